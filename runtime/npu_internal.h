@@ -39,4 +39,23 @@ npu_status npu_handle_check(const void *handle, npu_handle_kind kind, const char
 typedef enum npu_copy_kind { NPU_COPY_H2D, NPU_COPY_D2H, NPU_COPY_D2D } npu_copy_kind;
 void npu_device_count_copy(npu_device *device, npu_copy_kind kind, size_t bytes);
 
+/* Allocation counters: a backend allocation made (+) or freed (-), an import. */
+void npu_device_count_allocation(npu_device *device, size_t bytes);
+void npu_device_count_free(npu_device *device, size_t bytes);
+void npu_device_count_import(npu_device *device);
+
+/* Streams the device knows of, for npu_device_synchronize(). */
+npu_status npu_device_track_stream(npu_device *device, npu_hal_stream *stream);
+void npu_device_untrack_stream(npu_device *device, npu_hal_stream *stream);
+
+/* Pool support (memory.c <-> pool.c). A pooled buffer owns a backend
+ * allocation of `capacity` bytes; its last release calls
+ * npu_mem_pool_reclaim() instead of freeing. */
+npu_status npu_buffer_create_pooled(npu_device *device, npu_mem_pool *pool, size_t capacity,
+                                    npu_buffer **buffer);
+void npu_buffer_revive_pooled(npu_buffer *buffer, size_t size); /* reuse from the cache */
+size_t npu_buffer_capacity(npu_buffer *buffer);
+void npu_buffer_destroy_pooled(npu_buffer *buffer);
+void npu_mem_pool_reclaim(npu_mem_pool *pool, npu_buffer *buffer);
+
 #endif

@@ -82,6 +82,20 @@ NPU_API npu_status npu_device_get_stats(npu_device *device, npu_device_stats *st
 /* Blocks until every stream of the device is idle. */
 NPU_API npu_status npu_device_synchronize(npu_device *device);
 
+/* A DRM render or accel node of this system (libdrm discovery), for
+ * reporting which kernel devices a future backend could drive. */
+typedef struct npu_drm_node {
+  char path[64];    /* e.g. "/dev/dri/renderD128", "/dev/accel/accel0" */
+  char kind[8];     /* "render" or "accel" */
+  char driver[32];  /* kernel driver name, "" if it could not be opened */
+  char bus[32];     /* e.g. "pci 0000:03:00.0", "platform", "" */
+  uint16_t vendor_id, device_id; /* PCI ids, 0 elsewhere */
+} npu_drm_node;
+
+/* Fills up to `capacity` nodes and sets *count to the number found (which
+ * may exceed capacity). NPU_ERROR_NOT_SUPPORTED when built without libdrm. */
+NPU_API npu_status npu_drm_nodes(npu_drm_node *nodes, uint32_t capacity, uint32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,7 +72,7 @@ NPU_API npu_status npu_memcpy_d2d(npu_buffer *dst, size_t dst_offset, npu_buffer
                                   size_t src_offset, size_t size);
 NPU_API npu_status npu_memset(npu_buffer *dst, size_t offset, int value, size_t size);
 
-/* Asynchronous copies, queued in order on `stream`. */
+/* Asynchronous copies, queued in order on `stream` (NULL: synchronous). */
 NPU_API npu_status npu_memcpy_h2d_async(npu_buffer *dst, size_t dst_offset, const void *src,
                                         size_t size, npu_stream *stream);
 NPU_API npu_status npu_memcpy_d2h_async(void *dst, npu_buffer *src, size_t src_offset,

@@ -1,0 +1,330 @@
+/* CPU backend: the host is the device. Device memory is memfd-backed so that
+ * every buffer can be exported as an fd and mapped by another element or
+ * process; streams are worker threads (cpu_stream.c); kernels share one
+ * worker pool sized by the thread budget (cpu_threadpool.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cpu_internal.h"
+#include "cpu_stream.h"
+#include "cpu_threadpool.h"
+
+struct npu_hal_device {
+  uint32_t thread_budget;
+  uint64_t memory_limit;        /* bytes the device may hand out */
+  atomic_uint_fast64_t bytes_in_use;
+  cpu_threadpool *workers;
+  char name[64];
+};
+
+struct npu_hal_buffer {
+  void *ptr;
+  size_t size;        /* bytes asked for */
+  size_t mapped_size; /* page-rounded mapping; 0 for imported host memory */
+  int fd;             /* memfd, -1 for imported host memory */
+};
+
+static size_t page_size(void)
+{
+  long size = sysconf(_SC_PAGESIZE);
+  return size > 0 ? (size_t)size : 4096;
+}
+
+/* "123", "64k", "512M", "2G" -> bytes; 0 when unset or malformed. */
+static uint64_t env_bytes(const char *name)
+{
+  const char *text = getenv(name);
+  if (!text || !*text)
+    return 0;
+  char *end;
+  unsigned long long value = strtoull(text, &end, 10);
+  switch (*end) {
+  case 'k': case 'K': value <<= 10; break;
+  case 'm': case 'M': value <<= 20; break;
+  case 'g': case 'G': value <<= 30; break;
+  default: break;
+  }
+  return value;
+}
+
+static uint64_t meminfo_kib(const char *key)
+{
+  FILE *file = fopen("/proc/meminfo", "r");
+  if (!file)
+    return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  size_t key_len = strlen(key);
+  while (fgets(line, sizeof line, file)) {
+    if (strncmp(line, key, key_len) == 0 && line[key_len] == ':') {
+      sscanf(line + key_len + 1, "%llu", &kib);
+      break;
+    }
+  }
+  fclose(file);
+  return kib;
+}
+
+static void read_cpu_model(char *name, size_t size)
+{
+  snprintf(name, size, "CPU");
+  FILE *file = fopen("/proc/cpuinfo", "r");
+  if (!file)
+    return;
+  char line[256];
+  while (fgets(line, sizeof line, file)) {
+    char *colon = strchr(line, ':');
+    if (strncmp(line, "model name", 10) == 0 && colon) {
+      colon += 2;
+      colon[strcspn(colon, "\n")] = '\0';
+      snprintf(name, size, "CPU (%s)", colon);
+      break;
+    }
+  }
+  fclose(file);
+}
+
+static uint32_t cpu_device_count(void)
+{
+  return 1;
+}
+
+static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
+{
+  if (index != 0)
+    return npu_set_error(NPU_ERROR_NOT_FOUND, "the CPU backend has one device (index 0), not %u",
+                         index);
+  npu_hal_device *device = calloc(1, sizeof *device);
+  if (!device)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory opening the CPU device");
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t budget = env_bytes("NPU_NUM_THREADS");
+  device->thread_budget = budget ? (uint32_t)budget : (cores > 0 ? (uint32_t)cores : 1);
+  uint64_t physical = meminfo_kib("MemTotal") * 1024;
+  uint64_t limit = env_bytes("NPU_CPU_MEMORY_LIMIT");
+  device->memory_limit = limit && (limit < physical || !physical) ? limit : physical;
+  read_cpu_model(device->name, sizeof device->name);
+  device->workers = cpu_threadpool_create(device->thread_budget);
+  if (!device->workers) {
+    free(device);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "cannot start the CPU worker pool");
+  }
+  *out = device;
+  return NPU_OK;
+}
+
+static void cpu_device_close(npu_hal_device *device)
+{
+  cpu_threadpool_destroy(device->workers);
+  free(device);
+}
+
+static void cpu_device_properties(npu_hal_device *device, npu_device_properties *props)
+{
+  snprintf(props->name, sizeof props->name, "%s", device->name);
+  snprintf(props->backend, sizeof props->backend, "cpu");
+  props->memory_total = device->memory_limit;
+  uint64_t in_use = atomic_load(&device->bytes_in_use);
+  uint64_t free_bytes = in_use < device->memory_limit ? device->memory_limit - in_use : 0;
+  uint64_t available = meminfo_kib("MemAvailable") * 1024;
+  props->memory_free = available && available < free_bytes ? available : free_bytes;
+  props->compute_units = device->thread_budget;
+  props->caps = (npu_device_caps){
+      .host_visible_memory = true,
+      .host_import = true,
+      .fd_export = true,
+      .dmabuf_export = false,
+      .async_copy = true,
+      .cross_stream_events = true,
+      .max_streams = 0,
+  };
+}
+
+static bool reserve_device_bytes(npu_hal_device *device, size_t size)
+{
+  uint64_t in_use = atomic_load(&device->bytes_in_use);
+  do {
+    if (size > device->memory_limit - in_use || in_use > device->memory_limit)
+      return false;
+  } while (!atomic_compare_exchange_weak(&device->bytes_in_use, &in_use, in_use + size));
+  return true;
+}
+
+static npu_status cpu_buffer_alloc(npu_hal_device *device, size_t size, npu_hal_buffer **out)
+{
+  size_t page = page_size();
+  size_t mapped_size = (size + page - 1) / page * page;
+  if (!reserve_device_bytes(device, mapped_size))
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY,
+                         "CPU device out of memory: %zu bytes asked, %llu of %llu in use",
+                         size, (unsigned long long)atomic_load(&device->bytes_in_use),
+                         (unsigned long long)device->memory_limit);
+  npu_status status = NPU_ERROR_OUT_OF_MEMORY;
+  npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
+  if (!buffer) {
+    npu_set_error(status, "out of host memory for a buffer descriptor");
+    goto fail;
+  }
+  buffer->fd = memfd_create("npu-buffer", MFD_CLOEXEC);
+  if (buffer->fd < 0) {
+    status = npu_set_error(NPU_ERROR_IO, "memfd_create failed: %s", strerror(errno));
+    goto fail;
+  }
+  if (ftruncate(buffer->fd, (off_t)mapped_size) != 0) {
+    npu_set_error(status, "cannot size a %zu-byte device buffer: %s", size, strerror(errno));
+    goto fail;
+  }
+  buffer->ptr = mmap(NULL, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED, buffer->fd, 0);
+  if (buffer->ptr == MAP_FAILED) {
+    buffer->ptr = NULL;
+    npu_set_error(status, "cannot map a %zu-byte device buffer: %s", size, strerror(errno));
+    goto fail;
+  }
+  buffer->size = size;
+  buffer->mapped_size = mapped_size;
+  *out = buffer;
+  return NPU_OK;
+
+fail:
+  if (buffer && buffer->fd >= 0)
+    close(buffer->fd);
+  free(buffer);
+  atomic_fetch_sub(&device->bytes_in_use, mapped_size);
+  return status;
+}
+
+static void cpu_buffer_free(npu_hal_device *device, npu_hal_buffer *buffer)
+{
+  if (buffer->fd >= 0) {
+    munmap(buffer->ptr, buffer->mapped_size);
+    close(buffer->fd);
+    atomic_fetch_sub(&device->bytes_in_use, buffer->mapped_size);
+  }
+  free(buffer);
+}
+
+void *npu_cpu_buffer_ptr(npu_hal_buffer *buffer)
+{
+  return buffer->ptr;
+}
+
+void *npu_cpu_mem_ref_ptr(npu_hal_mem_ref ref)
+{
+  char *base = ref.buffer ? ref.buffer->ptr : ref.host;
+  return base + ref.offset;
+}
+
+static npu_status cpu_buffer_import_host(npu_hal_device *device, void *host_ptr, size_t size,
+                                         npu_hal_buffer **out)
+{
+  (void)device;
+  npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
+  if (!buffer)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory importing a buffer");
+  *buffer = (npu_hal_buffer){.ptr = host_ptr, .size = size, .fd = -1};
+  *out = buffer;
+  return NPU_OK;
+}
+
+static npu_status cpu_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *offset)
+{
+  if (buffer->fd < 0)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
+                         "imported host memory has no file descriptor to export");
+  *fd = fcntl(buffer->fd, F_DUPFD_CLOEXEC, 0);
+  if (*fd < 0)
+    return npu_set_error(NPU_ERROR_IO, "cannot duplicate the buffer's fd: %s", strerror(errno));
+  *offset = 0;
+  return NPU_OK;
+}
+
+static npu_status cpu_host_alloc(npu_hal_device *device, size_t size, void **host_ptr)
+{
+  (void)device;
+  if (posix_memalign(host_ptr, NPU_BUFFER_ALIGNMENT, size) != 0)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", size);
+  return NPU_OK;
+}
+
+static void cpu_host_free(npu_hal_device *device, void *host_ptr)
+{
+  (void)device;
+  free(host_ptr);
+}
+
+static npu_status cpu_copy_or_fill(npu_hal_stream *stream, npu_hal_mem_ref dst,
+                                   const void *src, int fill_value, size_t size,
+                                   npu_hal_task_fn done, void *done_data)
+{
+  void *dst_ptr = npu_cpu_mem_ref_ptr(dst);
+  if (stream)
+    return cpu_stream_submit_copy(stream, dst_ptr, src, fill_value, size, done, done_data);
+  if (fill_value >= 0)
+    memset(dst_ptr, fill_value, size);
+  else
+    memmove(dst_ptr, src, size);
+  if (done)
+    done(done_data);
+  return NPU_OK;
+}
+
+static npu_status cpu_copy(npu_hal_device *device, npu_hal_stream *stream, npu_hal_mem_ref dst,
+                           npu_hal_mem_ref src, size_t size, npu_hal_task_fn done,
+                           void *done_data)
+{
+  (void)device;
+  return cpu_copy_or_fill(stream, dst, npu_cpu_mem_ref_ptr(src), -1, size, done, done_data);
+}
+
+static npu_status cpu_fill(npu_hal_device *device, npu_hal_stream *stream, npu_hal_mem_ref dst,
+                           int value, size_t size, npu_hal_task_fn done, void *done_data)
+{
+  (void)device;
+  return cpu_copy_or_fill(stream, dst, NULL, value & 0xff, size, done, done_data);
+}
+
+uint32_t npu_cpu_thread_budget(npu_hal_device *device)
+{
+  return device->thread_budget;
+}
+
+void npu_cpu_parallel_for(npu_hal_device *device, size_t n, npu_cpu_parallel_fn fn, void *ctx)
+{
+  cpu_threadpool_run(device->workers, n, fn, ctx);
+}
+
+const npu_hal_backend npu_cpu_backend = {
+    .name = "cpu",
+    .device_count = cpu_device_count,
+    .device_open = cpu_device_open,
+    .device_close = cpu_device_close,
+    .device_properties = cpu_device_properties,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .buffer_host_ptr = npu_cpu_buffer_ptr,
+    .buffer_import_host = cpu_buffer_import_host,
+    .buffer_export_fd = cpu_buffer_export_fd,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .copy = cpu_copy,
+    .fill = cpu_fill,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_submit = cpu_stream_submit,
+    .stream_synchronize = cpu_stream_synchronize,
+    .stream_idle = cpu_stream_idle,
+    .stream_wait_event = cpu_stream_wait_event,
+    .stream_stats = cpu_stream_stats,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .event_synchronize = cpu_event_synchronize,
+    .event_done = cpu_event_done,
+    .event_elapsed_ms = cpu_event_elapsed_ms,
+};
