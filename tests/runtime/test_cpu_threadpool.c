@@ -1,0 +1,78 @@
+/* The CPU backend's shared worker pool: every index runs exactly once, from
+ * one caller or from several streams' threads at once. */
+#include <stdatomic.h>
+
+#include "cpu/cpu_internal.h"
+#include "npu_internal.h"
+#include "npu_test.h"
+
+enum { ITEMS = 10007 };
+
+typedef struct counts {
+  atomic_int hits[ITEMS];
+} counts;
+
+static void count_index(void *ctx, size_t index)
+{
+  counts *c = ctx;
+  atomic_fetch_add(&c->hits[index], 1);
+}
+
+static npu_hal_device *cpu_device(npu_device *device)
+{
+  g_assert_true(npu_device_backend(device) == &npu_cpu_backend);
+  return npu_device_hal(device);
+}
+
+static void test_each_index_once(void)
+{
+  npu_device *device = npu_test_open_device();
+  counts *c = g_new0(counts, 1);
+  for (size_t n = 0; n <= ITEMS; n = n * 2 + 1) {
+    for (size_t i = 0; i < ITEMS; i++)
+      atomic_store(&c->hits[i], 0);
+    npu_cpu_parallel_for(cpu_device(device), n, count_index, c);
+    for (size_t i = 0; i < ITEMS; i++)
+      g_assert_cmpint(atomic_load(&c->hits[i]), ==, i < n ? 1 : 0);
+  }
+  g_assert_cmpuint(npu_cpu_thread_budget(cpu_device(device)), >=, 1);
+  g_free(c);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static npu_device *shared_device;
+
+static gpointer concurrent_caller(gpointer data)
+{
+  counts *c = data;
+  for (int round = 0; round < 50; round++)
+    npu_cpu_parallel_for(cpu_device(shared_device), ITEMS, count_index, c);
+  return NULL;
+}
+
+static void test_concurrent_callers(void)
+{
+  shared_device = npu_test_open_device();
+  enum { CALLERS = 4 };
+  counts *c[CALLERS];
+  GThread *threads[CALLERS];
+  for (int t = 0; t < CALLERS; t++) {
+    c[t] = g_new0(counts, 1);
+    threads[t] = g_thread_new("caller", concurrent_caller, c[t]);
+  }
+  for (int t = 0; t < CALLERS; t++) {
+    g_thread_join(threads[t]);
+    for (size_t i = 0; i < ITEMS; i++)
+      g_assert_cmpint(atomic_load(&c[t]->hits[i]), ==, 50);
+    g_free(c[t]);
+  }
+  NPU_ASSERT_OK(npu_device_release(shared_device));
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/cpu/threadpool/each-index-once", test_each_index_once);
+  g_test_add_func("/cpu/threadpool/concurrent-callers", test_concurrent_callers);
+  return g_test_run();
+}

@@ -1,0 +1,221 @@
+/* Device memory: alloc/map, copies in every direction (sync and async),
+ * memset, fd export, zero-copy import, copy statistics and bad arguments. */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "npu_test.h"
+
+static void fill_pattern(guint8 *bytes, size_t size, guint seed)
+{
+  for (size_t i = 0; i < size; i++)
+    bytes[i] = (guint8)(i * 31 + seed);
+}
+
+static void test_alloc_map_and_sync_copies(void)
+{
+  npu_device *device = npu_test_open_device();
+  const size_t size = 100003; /* not a page multiple */
+  npu_buffer *a, *b;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &a));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &b));
+  size_t reported;
+  NPU_ASSERT_OK(npu_buffer_size(a, &reported));
+  g_assert_cmpuint(reported, ==, size);
+  npu_device *owner;
+  NPU_ASSERT_OK(npu_buffer_device(a, &owner));
+  g_assert_true(owner == device);
+
+  guint8 *src = g_malloc(size), *dst = g_malloc0(size);
+  fill_pattern(src, size, 7);
+  npu_device_stats before, after;
+  NPU_ASSERT_OK(npu_device_get_stats(device, &before));
+  NPU_ASSERT_OK(npu_memcpy_h2d(a, 0, src, size));
+  NPU_ASSERT_OK(npu_memcpy_d2d(b, 3, a, 0, size - 3));
+  NPU_ASSERT_OK(npu_memcpy_d2h(dst, b, 3, size - 3));
+  g_assert_cmpmem(dst, size - 3, src, size - 3);
+  NPU_ASSERT_OK(npu_device_get_stats(device, &after));
+  g_assert_cmpuint(after.bytes_h2d - before.bytes_h2d, ==, size);
+  g_assert_cmpuint(after.bytes_d2d - before.bytes_d2d, ==, size - 3);
+  g_assert_cmpuint(after.bytes_d2h - before.bytes_d2h, ==, size - 3);
+  g_assert_cmpuint(after.copies - before.copies, ==, 3);
+
+  void *mapped;
+  NPU_ASSERT_OK(npu_buffer_map(a, NPU_MAP_READ, &mapped));
+  g_assert_cmpuint((guintptr)mapped % NPU_BUFFER_ALIGNMENT, ==, 0);
+  g_assert_cmpmem(mapped, size, src, size);
+  NPU_ASSERT_OK(npu_buffer_unmap(a));
+  NPU_ASSERT_STATUS(npu_buffer_unmap(a), NPU_ERROR_INVALID_ARGUMENT);
+
+  NPU_ASSERT_OK(npu_memset(a, 10, 0xab, 20));
+  NPU_ASSERT_OK(npu_memcpy_d2h(dst, a, 0, 40));
+  for (int i = 0; i < 40; i++)
+    g_assert_cmpuint(dst[i], ==, i >= 10 && i < 30 ? 0xab : src[i]);
+
+  NPU_ASSERT_OK(npu_buffer_release(a));
+  NPU_ASSERT_OK(npu_buffer_release(b));
+  g_free(src);
+  g_free(dst);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static void test_async_copies_land(void)
+{
+  npu_device *device = npu_test_open_device();
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  const size_t size = 1 << 20;
+  guint8 *src, *dst;
+  NPU_ASSERT_OK(npu_host_alloc(device, size, (void **)&src));
+  NPU_ASSERT_OK(npu_host_alloc(device, size, (void **)&dst));
+  fill_pattern(src, size, 3);
+  memset(dst, 0, size);
+  npu_buffer *a, *b;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &a));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &b));
+  NPU_ASSERT_OK(npu_memcpy_h2d_async(a, 0, src, size, stream));
+  NPU_ASSERT_OK(npu_memcpy_d2d_async(b, 0, a, 0, size, stream));
+  NPU_ASSERT_OK(npu_memset_async(b, 0, 0x5a, 64, stream));
+  NPU_ASSERT_OK(npu_memcpy_d2h_async(dst, b, 0, size, stream));
+  /* Queued work keeps its buffers alive: releasing now is safe. */
+  NPU_ASSERT_OK(npu_buffer_release(a));
+  NPU_ASSERT_OK(npu_buffer_release(b));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  for (size_t i = 0; i < 64; i++)
+    g_assert_cmpuint(dst[i], ==, 0x5a);
+  g_assert_cmpmem(dst + 64, size - 64, src + 64, size - 64);
+  NPU_ASSERT_STATUS(npu_buffer_release(a), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_OK(npu_host_free(device, src));
+  NPU_ASSERT_OK(npu_host_free(device, dst));
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static void test_fd_export_maps_same_bytes(void)
+{
+  npu_device *device = npu_test_open_device();
+  const size_t size = 3 * 4096 + 17;
+  npu_buffer *buffer;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &buffer));
+  guint8 *pattern = g_malloc(size);
+  fill_pattern(pattern, size, 11);
+  NPU_ASSERT_OK(npu_memcpy_h2d(buffer, 0, pattern, size));
+
+  int fd = -1;
+  size_t offset = 1;
+  NPU_ASSERT_OK(npu_buffer_export_fd(buffer, &fd, &offset));
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_cmpuint(offset, ==, 0);
+  guint8 *view = mmap(NULL, size + offset, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  g_assert_true(view != MAP_FAILED);
+  g_assert_cmpmem(view + offset, size, pattern, size);
+  /* Writes through the fd are seen by the device buffer. */
+  view[offset + 5] = 0xee;
+  guint8 byte;
+  NPU_ASSERT_OK(npu_memcpy_d2h(&byte, buffer, 5, 1));
+  g_assert_cmpuint(byte, ==, 0xee);
+  munmap(view, size + offset);
+  close(fd);
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  g_free(pattern);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static int released_count;
+
+static void count_release(void *data)
+{
+  g_assert_cmpint(GPOINTER_TO_INT(data), ==, 42);
+  released_count++;
+}
+
+static void test_import_is_zero_copy(void)
+{
+  npu_device *device = npu_test_open_device();
+  const size_t size = 8192;
+  guint8 *host = g_malloc(size);
+  fill_pattern(host, size, 1);
+  npu_device_stats before, after;
+  NPU_ASSERT_OK(npu_device_get_stats(device, &before));
+  npu_buffer *buffer;
+  released_count = 0;
+  NPU_ASSERT_OK(npu_buffer_import_host(device, host, size, count_release, GINT_TO_POINTER(42),
+                                       &buffer));
+  void *mapped;
+  NPU_ASSERT_OK(npu_buffer_map(buffer, NPU_MAP_READ | NPU_MAP_WRITE, &mapped));
+  g_assert_true(mapped == host); /* same memory, no copy */
+  NPU_ASSERT_OK(npu_buffer_unmap(buffer));
+  host[100] = 0x77;
+  guint8 byte;
+  NPU_ASSERT_OK(npu_memcpy_d2h(&byte, buffer, 100, 1));
+  g_assert_cmpuint(byte, ==, 0x77);
+  int fd;
+  size_t offset;
+  NPU_ASSERT_STATUS(npu_buffer_export_fd(buffer, &fd, &offset), NPU_ERROR_NOT_SUPPORTED);
+  NPU_ASSERT_OK(npu_device_get_stats(device, &after));
+  g_assert_cmpuint(after.imports - before.imports, ==, 1);
+  g_assert_cmpuint(after.allocations - before.allocations, ==, 0);
+  g_assert_cmpuint(after.bytes_h2d - before.bytes_h2d, ==, 0);
+  NPU_ASSERT_OK(npu_buffer_retain(buffer));
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  g_assert_cmpint(released_count, ==, 0);
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  g_assert_cmpint(released_count, ==, 1);
+  g_free(host);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static void test_bad_arguments(void)
+{
+  npu_device *device = npu_test_open_device();
+  npu_buffer *buffer, *other;
+  guint8 host[64];
+  NPU_ASSERT_STATUS(npu_buffer_alloc(device, 0, &buffer), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_alloc(device, 16, NULL), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_alloc(NULL, 16, &buffer), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_import_host(device, NULL, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_OK(npu_buffer_alloc(device, 64, &buffer));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, 32, &other));
+  NPU_ASSERT_STATUS(npu_memcpy_h2d(buffer, 0, host, 65), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_h2d(buffer, 60, host, 8), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_h2d(buffer, SIZE_MAX, host, 2), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_h2d(buffer, 0, host, 0), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_h2d(buffer, 0, NULL, 8), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_d2h(NULL, buffer, 0, 8), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_d2d(other, 0, buffer, 0, 64), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memset(buffer, 0, 300, 8), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_map(buffer, 0, &(void *){NULL}), NPU_ERROR_INVALID_ARGUMENT);
+  /* A host pointer is not a device buffer. */
+  NPU_ASSERT_STATUS(npu_memcpy_d2h(host, (npu_buffer *)host, 0, 8), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_OK(npu_buffer_release(other));
+  /* Double free and use after free are reported, not crashed on. */
+  NPU_ASSERT_STATUS(npu_buffer_release(other), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_STATUS(npu_memcpy_d2d(other, 0, buffer, 0, 8), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_STATUS(npu_buffer_retain(other), NPU_ERROR_INVALID_HANDLE);
+  /* A destroyed stream is refused by async copies. */
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_STATUS(npu_memcpy_h2d_async(buffer, 0, host, 8, stream), NPU_ERROR_INVALID_HANDLE);
+  /* Host memory must come from npu_host_alloc and be freed once. */
+  void *pinned;
+  NPU_ASSERT_STATUS(npu_host_free(device, host), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_OK(npu_host_alloc(device, 100, &pinned));
+  NPU_ASSERT_OK(npu_host_free(device, pinned));
+  NPU_ASSERT_STATUS(npu_host_free(device, pinned), NPU_ERROR_INVALID_HANDLE);
+  NPU_ASSERT_STATUS(npu_host_alloc(device, 0, &pinned), NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/memory/alloc-map-and-sync-copies", test_alloc_map_and_sync_copies);
+  g_test_add_func("/memory/async-copies-land", test_async_copies_land);
+  g_test_add_func("/memory/fd-export-maps-same-bytes", test_fd_export_maps_same_bytes);
+  g_test_add_func("/memory/import-is-zero-copy", test_import_is_zero_copy);
+  g_test_add_func("/memory/bad-arguments", test_bad_arguments);
+  return g_test_run();
+}
