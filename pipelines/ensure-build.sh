@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what gst-npu needs from Debian (only what is missing), then
+# configures and builds it. Sourced by demo.sh and tests/run.sh; usable alone:
+#   pipelines/ensure-build.sh [BUILD_DIR [extra meson options...]]
+set -euo pipefail
+
+NPU_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+NPU_DEBIAN_PACKAGES=(
+  gcc meson ninja-build pkg-config python3
+  libglib2.0-dev libdrm-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev libdnnl-dev
+  python3-onnx python3-numpy libjson-glib-dev
+)
+
+npu_install_missing_packages() {
+  local missing=()
+  for pkg in "${NPU_DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "gst-npu: installing ${missing[*]}" >&2
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# npu_build DIR [meson options...]: configure once, then build.
+npu_build() {
+  local dir="$1"
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$NPU_ROOT" -Dwerror=true "$@" >/dev/null
+  fi
+  ninja -C "$dir" -j "$(nproc)" >/dev/null
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  npu_install_missing_packages
+  npu_build "${1:-$NPU_ROOT/build}" "${@:2}"
+fi
