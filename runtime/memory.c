@@ -24,25 +24,35 @@ npu_hal_buffer *npu_buffer_hal(npu_buffer *buffer)
   return buffer->hal;
 }
 
-static npu_status new_buffer(npu_device *device, size_t size, npu_buffer **out)
+/* A handle around a backend buffer (an allocation or an
+ * import), holding a device reference; frees `hal` on failure. */
+static npu_status wrap_backend_buffer(npu_device *device, size_t size, npu_hal_buffer *hal,
+                                      npu_buffer **out)
 {
   npu_buffer *buffer = calloc(1, sizeof *buffer);
-  if (!buffer)
+  if (!buffer) {
+    npu_device_backend(device)->buffer_free(npu_device_hal(device), hal);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
-  npu_status status = npu_device_backend(device)->buffer_alloc(npu_device_hal(device), size,
-                                                                &buffer->hal);
-  if (status != NPU_OK) {
-    free(buffer);
-    return status;
   }
   atomic_init(&buffer->refcount, 1);
   npu_device_retain(device);
   buffer->device = device;
+  buffer->hal = hal;
   buffer->size = size;
   buffer->capacity = size;
-  npu_device_count_allocation(device, size);
   *out = buffer;
   return NPU_OK;
+}
+
+static npu_status new_buffer(npu_device *device, size_t size, npu_buffer **out)
+{
+  npu_hal_buffer *hal;
+  npu_status status = npu_device_backend(device)->buffer_alloc(npu_device_hal(device), size, &hal);
+  if (status == NPU_OK)
+    status = wrap_backend_buffer(device, size, hal, out);
+  if (status == NPU_OK)
+    npu_device_count_allocation(device, size);
+  return status;
 }
 
 NPU_API npu_status npu_buffer_alloc(npu_device *device, size_t size, npu_buffer **out)
@@ -114,19 +124,13 @@ NPU_API npu_status npu_buffer_import_host(npu_device *device, void *host_ptr, si
   if (!backend->buffer_import_host)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
                          "the %s backend cannot import host memory", backend->name);
-  npu_buffer *buffer = calloc(1, sizeof *buffer);
-  if (!buffer)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer handle");
-  status = backend->buffer_import_host(npu_device_hal(device), host_ptr, size, &buffer->hal);
-  if (status != NPU_OK) {
-    free(buffer);
+  npu_hal_buffer *hal;
+  npu_buffer *buffer;
+  status = backend->buffer_import_host(npu_device_hal(device), host_ptr, size, &hal);
+  if (status == NPU_OK)
+    status = wrap_backend_buffer(device, size, hal, &buffer);
+  if (status != NPU_OK)
     return status;
-  }
-  atomic_init(&buffer->refcount, 1);
-  npu_device_retain(device);
-  buffer->device = device;
-  buffer->size = size;
-  buffer->capacity = size;
   buffer->release = release;
   buffer->release_data = user_data;
   buffer->imported = 1;
