@@ -7,5 +7,6 @@
 #include <npu/stream.h>
 #include <npu/memory.h>
 #include <npu/pool.h>
+#include <npu/postprocess.h>
 
 #endif
