@@ -8,5 +8,6 @@
 #include <npu/memory.h>
 #include <npu/pool.h>
 #include <npu/postprocess.h>
+#include <npu/vpp.h>
 
 #endif

@@ -1,0 +1,386 @@
+/* CPU VPP kernels. Each output row is made in three passes over arrays, so
+ * the compiler can vectorise the last two: sample every source channel
+ * (bilinear / nearest / area, at the channel's own subsampled grid), apply
+ * the source colour matrix to get RGB, then write the destination (tensor
+ * normalisation and layout, or the destination's colour matrix and format).
+ * Rows are split into chunks run on the device's thread pool. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+#include "npu_hal_vpp.h"
+#include "cpu/vpp/cpu_vpp.h"
+
+#define ROWS_PER_ITEM 16
+
+enum { SCALE_BILINEAR = 0, SCALE_NEAREST = 1, SCALE_AREA = 2 }; /* npu_scale_method */
+
+/* One output grid: the full-resolution pixels, or a destination's
+ * subsampled chroma. */
+typedef struct grid {
+  uint32_t width, height;
+  uint8_t sub_x, sub_y;
+} grid;
+
+typedef struct work_item {
+  const npu_hal_vpp_job *job;
+  grid g;
+  uint32_t first_row, row_count;
+  bool chroma_grid; /* destination channels 1, 2 of a subsampled YUV image */
+} work_item;
+
+typedef struct batch_run {
+  npu_hal_device *device;
+  npu_hal_vpp_batch *batch;
+  work_item *items;
+  size_t item_count;
+  npu_hal_task_fn done;
+  void *done_data;
+} batch_run;
+
+/* Per-axis sampling of one source channel for each output position. */
+typedef struct taps {
+  int32_t *first, *second; /* bilinear/nearest: the two pixels; area: start, count */
+  float *weight;           /* bilinear: weight of `second` */
+} taps;
+
+static float clamp255(float v)
+{
+  return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+static uint8_t to_byte(float v)
+{
+  return (uint8_t)(clamp255(v) + 0.5f);
+}
+
+/* Source-channel taps along one axis for output positions [begin, end) of a
+ * grid with subsampling `out_sub`, content [content0, content0 + content_len)
+ * mapping to source [crop0, crop0 + crop_len) of a channel with `sub`. */
+static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
+                      double content0, double content_len, double crop0, double crop_len,
+                      uint8_t sub, uint32_t channel_len, taps *t)
+{
+  double ratio = crop_len / content_len;
+  for (uint32_t i = begin; i < end; i++) {
+    size_t k = i - begin;
+    if (method == SCALE_AREA) {
+      double lo = crop0 + (fmax((double)i * out_sub, content0) - content0) * ratio;
+      double hi = crop0 + (fmin((double)(i + 1) * out_sub, content0 + content_len) - content0) *
+                              ratio;
+      int64_t first = (int64_t)ceil(lo / sub - 0.5), last = (int64_t)ceil(hi / sub - 0.5);
+      if (last <= first) {
+        first = (int64_t)floor((lo + hi) / 2 / sub);
+        last = first + 1;
+      }
+      if (first < 0)
+        first = 0;
+      if (last > channel_len)
+        last = channel_len;
+      if (last <= first)
+        first = last - 1;
+      t->first[k] = (int32_t)first;
+      t->second[k] = (int32_t)(last - first);
+      continue;
+    }
+    double pos = crop0 + (((double)i + 0.5) * out_sub - content0) * ratio; /* source pixels */
+    if (method == SCALE_NEAREST) {
+      int64_t p = (int64_t)floor(pos / sub);
+      p = p < 0 ? 0 : p >= channel_len ? channel_len - 1 : p;
+      t->first[k] = t->second[k] = (int32_t)p;
+      t->weight[k] = 0;
+      continue;
+    }
+    double c = pos / sub - 0.5;
+    double f = floor(c);
+    int64_t p0 = (int64_t)f, p1 = p0 + 1;
+    float w = (float)(c - f);
+    if (p0 < 0)
+      p0 = 0;
+    if (p1 < 0)
+      p1 = 0;
+    if (p0 >= channel_len)
+      p0 = channel_len - 1;
+    if (p1 >= channel_len)
+      p1 = channel_len - 1;
+    t->first[k] = (int32_t)p0;
+    t->second[k] = (int32_t)p1;
+    t->weight[k] = w;
+  }
+}
+
+typedef struct row_scratch {
+  float *values[3]; /* sampled source channels */
+  float *rgb[3];
+  taps columns[3];
+} row_scratch;
+
+static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *cols,
+                       const taps *row, size_t n, float *out)
+{
+  const uint8_t *base = npu_cpu_mem_ref_ptr(ch->base);
+  const uint32_t ps = ch->pixel_stride;
+  if (method == SCALE_AREA) {
+    const uint8_t *first_row = base + (size_t)row->first[0] * ch->row_stride;
+    int32_t rows = row->second[0];
+    for (size_t k = 0; k < n; k++) {
+      uint32_t sum = 0;
+      for (int32_t y = 0; y < rows; y++) {
+        const uint8_t *p = first_row + (size_t)y * ch->row_stride + (size_t)cols->first[k] * ps;
+        for (int32_t x = 0; x < cols->second[k]; x++)
+          sum += p[(size_t)x * ps];
+      }
+      out[k] = (float)sum / (float)(rows * cols->second[k]);
+    }
+    return;
+  }
+  const uint8_t *r0 = base + (size_t)row->first[0] * ch->row_stride;
+  const uint8_t *r1 = base + (size_t)row->second[0] * ch->row_stride;
+  const float fy = row->weight[0];
+  for (size_t k = 0; k < n; k++) {
+    size_t a = (size_t)cols->first[k] * ps, b = (size_t)cols->second[k] * ps;
+    float fx = cols->weight[k];
+    float top = r0[a] + (r0[b] - r0[a]) * fx;
+    float bottom = r1[a] + (r1[b] - r1[a]) * fx;
+    out[k] = top + (bottom - top) * fy;
+  }
+}
+
+static void to_rgb(const npu_hal_vpp_image *src, row_scratch *s, size_t n)
+{
+  const float(*m)[4] = src->matrix;
+  const float *c0 = s->values[0];
+  const float *c1 = src->channel_count == 3 ? s->values[1] : c0;
+  const float *c2 = src->channel_count == 3 ? s->values[2] : c0;
+  for (int i = 0; i < 3; i++) {
+    float *out = s->rgb[i];
+    const float a = m[i][0], b = src->channel_count == 3 ? m[i][1] : 0,
+                c = src->channel_count == 3 ? m[i][2] : 0, d = m[i][3];
+    for (size_t k = 0; k < n; k++)
+      out[k] = clamp255(a * c0[k] + b * c1[k] + c * c2[k] + d);
+  }
+}
+
+static void fill_rgb(row_scratch *s, size_t from, size_t to, const float pad[3])
+{
+  for (int i = 0; i < 3; i++)
+    for (size_t k = from; k < to; k++)
+      s->rgb[i][k] = pad[i];
+}
+
+static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_job *job,
+                             uint32_t y, row_scratch *s)
+{
+  const npu_hal_vpp_tensor *t = &batch->tensor;
+  uint8_t *slot = npu_cpu_mem_ref_ptr(job->tensor_slot);
+  const size_t w = t->width, plane = (size_t)t->width * t->height;
+  for (int c = 0; c < 3; c++) {
+    const float *in = s->rgb[t->source_of[c]];
+    const float mean = t->mean[c], scale = t->scale[c];
+    if (t->float32) {
+      float *out = (float *)slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
+      size_t step = t->planar ? 1 : 3;
+      for (size_t k = 0; k < w; k++)
+        out[k * step] = (in[k] - mean) * scale;
+    } else {
+      uint8_t *out = slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
+      size_t step = t->planar ? 1 : 3;
+      for (size_t k = 0; k < w; k++)
+        out[k * step] = to_byte((in[k] - mean) * scale);
+    }
+  }
+}
+
+static void write_image_row(const npu_hal_vpp_image *dst, const work_item *item, uint32_t y,
+                            row_scratch *s)
+{
+  const size_t n = item->g.width;
+  uint32_t first = item->chroma_grid ? 1 : 0;
+  uint32_t last = dst->channel_count == 3 && dst->channels[1].sub_x == item->g.sub_x &&
+                          dst->channels[1].sub_y == item->g.sub_y
+                      ? dst->channel_count
+                      : 1;
+  if (item->chroma_grid)
+    last = 3;
+  for (uint32_t c = first; c < last; c++) {
+    const npu_hal_vpp_channel *ch = &dst->channels[c];
+    uint8_t *out = (uint8_t *)npu_cpu_mem_ref_ptr(ch->base) + (size_t)y * ch->row_stride;
+    const float *m = dst->matrix[c];
+    for (size_t k = 0; k < n; k++)
+      out[k * ch->pixel_stride] =
+          to_byte(m[0] * s->rgb[0][k] + m[1] * s->rgb[1][k] + m[2] * s->rgb[2][k] + m[3]);
+  }
+  if (dst->has_filler && !item->chroma_grid) {
+    uint8_t *out = (uint8_t *)npu_cpu_mem_ref_ptr(dst->filler.base) +
+                   (size_t)y * dst->filler.row_stride;
+    for (size_t k = 0; k < n; k++)
+      out[k * dst->filler.pixel_stride] = 255;
+  }
+}
+
+static bool alloc_scratch(row_scratch *s, size_t n)
+{
+  float *floats = malloc(n * 9 * sizeof(float));
+  int32_t *ints = malloc(n * 6 * sizeof(int32_t));
+  if (!floats || !ints) {
+    free(floats);
+    free(ints);
+    return false;
+  }
+  for (int i = 0; i < 3; i++) {
+    s->values[i] = floats + i * n;
+    s->rgb[i] = floats + (3 + i) * n;
+    s->columns[i] = (taps){ints + 2 * i * n, ints + (2 * i + 1) * n, floats + (6 + i) * n};
+  }
+  return true;
+}
+
+static void free_scratch(row_scratch *s)
+{
+  free(s->values[0]);
+  free(s->columns[0].first);
+}
+
+/* [begin, end) of grid positions whose centres fall in the content span. */
+static void content_span(uint32_t len, uint8_t sub, uint32_t content0, uint32_t content_len,
+                         uint32_t *begin, uint32_t *end)
+{
+  uint32_t b = 0, e = 0;
+  for (uint32_t i = 0; i < len; i++) {
+    double centre = ((double)i + 0.5) * sub;
+    if (centre >= content0 && centre < (double)content0 + content_len) {
+      if (e == 0)
+        b = i;
+      e = i + 1;
+    }
+  }
+  *begin = b;
+  *end = e;
+}
+
+static void run_item(void *ctx, size_t index)
+{
+  batch_run *run = ctx;
+  const npu_hal_vpp_batch *batch = run->batch;
+  const work_item *item = &run->items[index];
+  const npu_hal_vpp_job *job = item->job;
+  const npu_hal_vpp_image *src = &job->src;
+  const size_t n = item->g.width;
+  row_scratch s;
+  if (!alloc_scratch(&s, n))
+    return; /* host OOM inside a kernel: the rows stay unwritten */
+
+  uint32_t col0, col1, row0, row1;
+  content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
+  content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
+  for (uint32_t c = 0; c < src->channel_count; c++) {
+    const npu_hal_vpp_channel *ch = &src->channels[c];
+    make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w, job->crop_x,
+              job->crop_w, ch->sub_x, vpp_div_up(src->width, ch->sub_x), &s.columns[c]);
+  }
+  for (uint32_t y = item->first_row; y < item->first_row + item->row_count; y++) {
+    bool content = y >= row0 && y < row1 && col1 > col0;
+    fill_rgb(&s, 0, content ? col0 : n, batch->pad_rgb);
+    if (content) {
+      fill_rgb(&s, col1, n, batch->pad_rgb);
+      row_scratch shifted = s;
+      for (int i = 0; i < 3; i++) {
+        shifted.values[i] = s.values[i] + col0;
+        shifted.rgb[i] = s.rgb[i] + col0;
+      }
+      for (uint32_t c = 0; c < src->channel_count; c++) {
+        const npu_hal_vpp_channel *ch = &src->channels[c];
+        int32_t first, second;
+        float weight;
+        taps row = {&first, &second, &weight};
+        make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h, job->crop_y,
+                  job->crop_h, ch->sub_y, vpp_div_up(src->height, ch->sub_y), &row);
+        sample_row(batch->method, ch, &s.columns[c], &row, col1 - col0, shifted.values[c]);
+      }
+      to_rgb(src, &shifted, col1 - col0);
+    }
+    if (batch->kind == NPU_HAL_VPP_TENSOR)
+      write_tensor_row(batch, job, y, &s);
+    else
+      write_image_row(&job->dst, item, y, &s);
+  }
+  free_scratch(&s);
+}
+
+static size_t plan_items(const npu_hal_vpp_batch *batch, work_item *items)
+{
+  size_t count = 0;
+  for (size_t j = 0; j < batch->job_count; j++) {
+    const npu_hal_vpp_job *job = &batch->jobs[j];
+    grid grids[2];
+    size_t grid_count = 1;
+    if (batch->kind == NPU_HAL_VPP_TENSOR) {
+      grids[0] = (grid){batch->tensor.width, batch->tensor.height, 1, 1};
+    } else {
+      const npu_hal_vpp_image *dst = &job->dst;
+      grids[0] = (grid){dst->width, dst->height, 1, 1};
+      const npu_hal_vpp_channel *chroma = &dst->channels[1];
+      if (dst->channel_count == 3 && (chroma->sub_x > 1 || chroma->sub_y > 1)) {
+        grids[1] = (grid){vpp_div_up(dst->width, chroma->sub_x),
+                          vpp_div_up(dst->height, chroma->sub_y), chroma->sub_x, chroma->sub_y};
+        grid_count = 2;
+      }
+    }
+    for (size_t g = 0; g < grid_count; g++) {
+      for (uint32_t row = 0; row < grids[g].height; row += ROWS_PER_ITEM) {
+        uint32_t rows = grids[g].height - row < ROWS_PER_ITEM ? grids[g].height - row
+                                                               : ROWS_PER_ITEM;
+        if (items)
+          items[count] = (work_item){job, grids[g], row, rows, g == 1};
+        count++;
+      }
+    }
+  }
+  return count;
+}
+
+static void free_run(batch_run *run)
+{
+  free(run->items);
+  free(run->batch->jobs);
+  free(run->batch);
+  free(run);
+}
+
+static void execute_batch(void *data)
+{
+  batch_run *run = data;
+  npu_cpu_parallel_for(run->device, run->item_count, run_item, run);
+  npu_hal_task_fn done = run->done;
+  void *done_data = run->done_data;
+  free_run(run);
+  if (done)
+    done(done_data);
+}
+
+static npu_status cpu_vpp_submit(npu_hal_device *device, npu_hal_stream *stream,
+                                 npu_hal_vpp_batch *batch, npu_hal_task_fn done, void *done_data)
+{
+  batch_run *run = calloc(1, sizeof *run);
+  size_t count = plan_items(batch, NULL);
+  work_item *items = run ? malloc(count * sizeof *items) : NULL;
+  if (!items) {
+    free(run);
+    free(batch->jobs);
+    free(batch);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "VPP: out of host memory");
+  }
+  plan_items(batch, items);
+  *run = (batch_run){device, batch, items, count, done, done_data};
+  npu_status status = npu_cpu_backend.stream_submit(stream, execute_batch, run);
+  if (status != NPU_OK) {
+    run->done = NULL;
+    free_run(run);
+  }
+  return status;
+}
+
+const npu_hal_vpp_ops npu_cpu_vpp_ops = {
+    .submit = cpu_vpp_submit,
+};
