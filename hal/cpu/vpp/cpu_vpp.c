@@ -12,7 +12,7 @@
 #include "npu_hal_vpp.h"
 #include "cpu/vpp/cpu_vpp.h"
 
-#define ROWS_PER_ITEM 16
+#define ROWS_PER_ITEM 64
 
 enum { SCALE_BILINEAR = 0, SCALE_NEAREST = 1, SCALE_AREA = 2 }; /* npu_scale_method */
 
@@ -57,10 +57,12 @@ static uint8_t to_byte(float v)
 
 /* Source-channel taps along one axis for output positions [begin, end) of a
  * grid with subsampling `out_sub`, content [content0, content0 + content_len)
- * mapping to source [crop0, crop0 + crop_len) of a channel with `sub`. */
+ * mapping to source [crop0, crop0 + crop_len) of a channel with `sub`.
+ * Bilinear/nearest positions are scaled by `unit` (a column's pixel stride,
+ * so the kernels index bytes directly; 1 for rows). */
 static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
                       double content0, double content_len, double crop0, double crop_len,
-                      uint8_t sub, uint32_t channel_len, taps *t)
+                      uint8_t sub, uint32_t channel_len, int32_t unit, taps *t)
 {
   double ratio = crop_len / content_len;
   for (uint32_t i = begin; i < end; i++) {
@@ -88,7 +90,7 @@ static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
     if (method == SCALE_NEAREST) {
       int64_t p = (int64_t)floor(pos / sub);
       p = p < 0 ? 0 : p >= channel_len ? channel_len - 1 : p;
-      t->first[k] = t->second[k] = (int32_t)p;
+      t->first[k] = t->second[k] = (int32_t)p * unit;
       t->weight[k] = 0;
       continue;
     }
@@ -104,8 +106,8 @@ static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
       p0 = channel_len - 1;
     if (p1 >= channel_len)
       p1 = channel_len - 1;
-    t->first[k] = (int32_t)p0;
-    t->second[k] = (int32_t)p1;
+    t->first[k] = (int32_t)p0 * unit;
+    t->second[k] = (int32_t)p1 * unit;
     t->weight[k] = w;
   }
 }
@@ -116,6 +118,14 @@ typedef struct row_scratch {
   taps columns[3];
 } row_scratch;
 
+/* Hot loops get an AVX2 build next to the baseline one, picked at load time. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+VECTOR_CLONES
 static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *cols,
                        const taps *row, size_t n, float *out)
 {
@@ -138,15 +148,49 @@ static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *co
   const uint8_t *r0 = base + (size_t)row->first[0] * ch->row_stride;
   const uint8_t *r1 = base + (size_t)row->second[0] * ch->row_stride;
   const float fy = row->weight[0];
+  const int32_t *restrict first = cols->first, *restrict second = cols->second;
+  const float *restrict weight = cols->weight;
   for (size_t k = 0; k < n; k++) {
-    size_t a = (size_t)cols->first[k] * ps, b = (size_t)cols->second[k] * ps;
-    float fx = cols->weight[k];
+    int32_t a = first[k], b = second[k]; /* byte offsets */
+    float fx = weight[k];
     float top = r0[a] + (r0[b] - r0[a]) * fx;
     float bottom = r1[a] + (r1[b] - r1[a]) * fx;
     out[k] = top + (bottom - top) * fy;
   }
 }
 
+/* Two channels with the same geometry (U and V, or two of R, G, B) share
+ * their taps: one pass, half the index loads. */
+VECTOR_CLONES
+static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_channel *ch_b,
+                            const taps *cols, const taps *row, size_t n, float *out_a,
+                            float *out_b)
+{
+  const uint8_t *base_a = npu_cpu_mem_ref_ptr(ch_a->base);
+  const uint8_t *base_b = npu_cpu_mem_ref_ptr(ch_b->base);
+  const size_t row0 = (size_t)row->first[0] * ch_a->row_stride;
+  const size_t row1 = (size_t)row->second[0] * ch_a->row_stride;
+  const uint8_t *a0 = base_a + row0, *a1 = base_a + row1, *b0 = base_b + row0, *b1 = base_b + row1;
+  const float fy = row->weight[0];
+  const int32_t *restrict first = cols->first, *restrict second = cols->second;
+  const float *restrict weight = cols->weight;
+  for (size_t k = 0; k < n; k++) {
+    int32_t p = first[k], q = second[k];
+    float fx = weight[k];
+    float top_a = a0[p] + (a0[q] - a0[p]) * fx, bottom_a = a1[p] + (a1[q] - a1[p]) * fx;
+    float top_b = b0[p] + (b0[q] - b0[p]) * fx, bottom_b = b1[p] + (b1[q] - b1[p]) * fx;
+    out_a[k] = top_a + (bottom_a - top_a) * fy;
+    out_b[k] = top_b + (bottom_b - top_b) * fy;
+  }
+}
+
+static bool same_geometry(const npu_hal_vpp_channel *a, const npu_hal_vpp_channel *b)
+{
+  return a->sub_x == b->sub_x && a->sub_y == b->sub_y && a->pixel_stride == b->pixel_stride &&
+         a->row_stride == b->row_stride;
+}
+
+VECTOR_CLONES
 static void to_rgb(const npu_hal_vpp_image *src, row_scratch *s, size_t n)
 {
   const float(*m)[4] = src->matrix;
@@ -169,6 +213,7 @@ static void fill_rgb(row_scratch *s, size_t from, size_t to, const float pad[3])
       s->rgb[i][k] = pad[i];
 }
 
+VECTOR_CLONES
 static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_job *job,
                              uint32_t y, row_scratch *s)
 {
@@ -277,7 +322,8 @@ static void run_item(void *ctx, size_t index)
   for (uint32_t c = 0; c < src->channel_count; c++) {
     const npu_hal_vpp_channel *ch = &src->channels[c];
     make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w, job->crop_x,
-              job->crop_w, ch->sub_x, vpp_div_up(src->width, ch->sub_x), &s.columns[c]);
+              job->crop_w, ch->sub_x, vpp_div_up(src->width, ch->sub_x),
+              batch->method == SCALE_AREA ? 1 : (int32_t)ch->pixel_stride, &s.columns[c]);
   }
   for (uint32_t y = item->first_row; y < item->first_row + item->row_count; y++) {
     bool content = y >= row0 && y < row1 && col1 > col0;
@@ -289,14 +335,22 @@ static void run_item(void *ctx, size_t index)
         shifted.values[i] = s.values[i] + col0;
         shifted.rgb[i] = s.rgb[i] + col0;
       }
-      for (uint32_t c = 0; c < src->channel_count; c++) {
+      for (uint32_t c = 0; c < src->channel_count;) {
         const npu_hal_vpp_channel *ch = &src->channels[c];
         int32_t first, second;
         float weight;
         taps row = {&first, &second, &weight};
         make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h, job->crop_y,
-                  job->crop_h, ch->sub_y, vpp_div_up(src->height, ch->sub_y), &row);
-        sample_row(batch->method, ch, &s.columns[c], &row, col1 - col0, shifted.values[c]);
+                  job->crop_h, ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
+        if (batch->method != SCALE_AREA && c + 1 < src->channel_count &&
+            same_geometry(ch, &src->channels[c + 1])) {
+          sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], &row, col1 - col0,
+                          shifted.values[c], shifted.values[c + 1]);
+          c += 2;
+        } else {
+          sample_row(batch->method, ch, &s.columns[c], &row, col1 - col0, shifted.values[c]);
+          c++;
+        }
       }
       to_rgb(src, &shifted, col1 - col0);
     }
