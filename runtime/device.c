@@ -14,6 +14,7 @@ struct npu_device {
   uint32_t index;
   const npu_hal_backend *backend;
   npu_hal_device *hal;
+  npu_device_caps caps; /* fixed for the device's life: read once at open */
 
   atomic_uint_fast64_t allocations, frees, bytes_allocated, bytes_allocated_peak, imports;
   atomic_uint_fast64_t bytes_copied[3]; /* by npu_copy_kind */
@@ -109,6 +110,9 @@ NPU_API npu_status npu_device_open(uint32_t index, npu_device **out)
   atomic_init(&device->refcount, 1);
   device->index = index;
   device->backend = backend;
+  npu_device_properties props = {0};
+  backend->device_properties(device->hal, &props);
+  device->caps = props.caps;
   pthread_mutex_init(&device->streams_lock, NULL);
   open_devices[index] = device;
   npu_handle_register(device, NPU_HANDLE_DEVICE);
@@ -252,6 +256,11 @@ const npu_hal_backend *npu_device_backend(npu_device *device)
 npu_hal_device *npu_device_hal(npu_device *device)
 {
   return device->hal;
+}
+
+const npu_device_caps *npu_device_caps_of(npu_device *device)
+{
+  return &device->caps;
 }
 
 void npu_device_count_copy(npu_device *device, npu_copy_kind kind, size_t bytes)

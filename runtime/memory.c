@@ -121,7 +121,7 @@ NPU_API npu_status npu_buffer_import_host(npu_device *device, void *host_ptr, si
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "npu_buffer_import_host: host_ptr or buffer is NULL, or size is 0");
   const npu_hal_backend *backend = npu_device_backend(device);
-  if (!backend->buffer_import_host)
+  if (!backend->buffer_import_host || !npu_device_caps_of(device)->host_import)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
                          "the %s backend cannot import host memory", backend->name);
   npu_hal_buffer *hal;
@@ -200,7 +200,7 @@ NPU_API npu_status npu_buffer_map(npu_buffer *buffer, uint32_t map_flags, void *
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "npu_buffer_map: host_ptr is NULL or flags are not READ/WRITE");
   const npu_hal_backend *backend = npu_device_backend(buffer->device);
-  if (!backend->buffer_host_ptr)
+  if (!backend->buffer_host_ptr || !npu_device_caps_of(buffer->device)->host_visible_memory)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
                          "%s device memory is not host-visible: copy it with npu_memcpy_d2h",
                          backend->name);

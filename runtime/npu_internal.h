@@ -10,6 +10,7 @@
 /* The backend and backend device behind a runtime device. */
 const npu_hal_backend *npu_device_backend(npu_device *device);
 npu_hal_device *npu_device_hal(npu_device *device);
+const npu_device_caps *npu_device_caps_of(npu_device *device);
 
 /* Backend objects behind runtime handles (no reference taken: the caller
  * keeps the runtime handle alive while it uses them). */

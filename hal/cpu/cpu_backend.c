@@ -18,6 +18,7 @@
 
 struct npu_hal_device {
   uint32_t thread_budget;
+  bool opaque_memory;           /* NPU_CPU_DEVICE_MEMORY=opaque: act like a discrete device */
   uint64_t memory_limit;        /* bytes the device may hand out */
   atomic_uint_fast64_t bytes_in_use;
   cpu_threadpool *workers;
@@ -111,6 +112,10 @@ static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
   uint64_t limit = env_bytes("NPU_CPU_MEMORY_LIMIT");
   device->memory_limit = limit && (limit < physical || !physical) ? limit : physical;
   read_cpu_model(device->name, sizeof device->name);
+  /* Lets users and tests exercise the paths a device without host-visible
+   * memory takes (staging copies) on any machine. */
+  const char *memory_mode = getenv("NPU_CPU_DEVICE_MEMORY");
+  device->opaque_memory = memory_mode && strcmp(memory_mode, "opaque") == 0;
   device->workers = cpu_threadpool_create(device->thread_budget);
   if (!device->workers) {
     free(device);
@@ -137,8 +142,8 @@ static void cpu_device_properties(npu_hal_device *device, npu_device_properties 
   props->memory_free = available && available < free_bytes ? available : free_bytes;
   props->compute_units = device->thread_budget;
   props->caps = (npu_device_caps){
-      .host_visible_memory = true,
-      .host_import = true,
+      .host_visible_memory = !device->opaque_memory,
+      .host_import = !device->opaque_memory,
       .fd_export = true,
       .dmabuf_export = false,
       .async_copy = true,
