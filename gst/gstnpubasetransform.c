@@ -1,0 +1,303 @@
+/* GstNpuBaseTransform. */
+#include "gstnpubasetransform.h"
+
+#include "gstnpubufferpool.h"
+#include "gstnpumemory.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_npu_base_transform_debug);
+#define GST_CAT_DEFAULT gst_npu_base_transform_debug
+
+#define NPU_VIDEO_FORMATS \
+  "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }"
+
+typedef struct {
+  gint device_id;
+  npu_device *device;
+  npu_stream *stream;
+  GstAllocator *allocator;
+  GstBufferPool *stats_pool; /* the pool whose device statistics `stats` shows */
+  guint64 frames[GST_NPU_FRAME_COUNTER_COUNT];
+} GstNpuBaseTransformPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE(GstNpuBaseTransform, gst_npu_base_transform,
+                                    GST_TYPE_BASE_TRANSFORM)
+
+enum { PROP_0, PROP_DEVICE_ID, PROP_STATS };
+
+#define PRIV(self) ((GstNpuBaseTransformPrivate *)gst_npu_base_transform_get_instance_private(self))
+
+GstCaps *gst_npu_video_caps(gboolean npu_memory)
+{
+  GstCaps *caps = gst_caps_from_string("video/x-raw, format = (string) " NPU_VIDEO_FORMATS
+                                       ", width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ]"
+                                       ", framerate = (fraction) [ 0, max ]");
+  if (npu_memory)
+    gst_caps_set_features(caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_NPU, NULL));
+  return caps;
+}
+
+/* A device from a gst.npu.device context, if it matches our device-id. */
+static gboolean take_device_from_context(GstNpuBaseTransform *self, GstContext *context)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  if (priv->device || g_strcmp0(gst_context_get_context_type(context),
+                                GST_NPU_DEVICE_CONTEXT_TYPE) != 0)
+    return priv->device != NULL;
+  npu_device *device = NULL;
+  const GstStructure *s = gst_context_get_structure(context);
+  if (!gst_structure_get(s, "device", GST_TYPE_NPU_DEVICE, &device, NULL) || !device)
+    return FALSE;
+  npu_device_properties props;
+  npu_device_properties_of(device, &props);
+  if (priv->device_id >= 0 && (guint)priv->device_id != props.index) {
+    npu_device_release(device);
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "using shared device %u (%s)", props.index, props.name);
+  priv->device = device;
+  return TRUE;
+}
+
+static void gst_npu_base_transform_set_context(GstElement *element, GstContext *context)
+{
+  take_device_from_context(GST_NPU_BASE_TRANSFORM(element), context);
+  GST_ELEMENT_CLASS(gst_npu_base_transform_parent_class)->set_context(element, context);
+}
+
+static gboolean ask_neighbours(GstNpuBaseTransform *self)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
+  GstPad *pads[2] = {trans->srcpad, trans->sinkpad};
+  gboolean found = FALSE;
+  for (int i = 0; i < 2 && !found; i++) {
+    GstQuery *query = gst_query_new_context(GST_NPU_DEVICE_CONTEXT_TYPE);
+    GstContext *context = NULL;
+    if (gst_pad_peer_query(pads[i], query)) {
+      gst_query_parse_context(query, &context);
+      found = context && take_device_from_context(self, context);
+    }
+    gst_query_unref(query);
+  }
+  return found;
+}
+
+/* Finds the device: a neighbour's or the application's context, else opens
+ * it and announces it so the rest of the pipeline shares it. */
+static gboolean ensure_device(GstNpuBaseTransform *self)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  if (priv->device || ask_neighbours(self))
+    return TRUE;
+  GstMessage *need = gst_message_new_need_context(GST_OBJECT(self), GST_NPU_DEVICE_CONTEXT_TYPE);
+  gst_element_post_message(GST_ELEMENT(self), need);
+  if (priv->device) /* the application answered synchronously */
+    return TRUE;
+  npu_status status = priv->device_id < 0 ? npu_device_open_default(&priv->device)
+                                          : npu_device_open((uint32_t)priv->device_id,
+                                                            &priv->device);
+  if (status != NPU_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Cannot open NPU device %d", priv->device_id),
+                      ("%s: %s", npu_status_name(status), npu_last_error_message()));
+    return FALSE;
+  }
+  GstContext *context = gst_context_new(GST_NPU_DEVICE_CONTEXT_TYPE, TRUE);
+  gst_structure_set(gst_context_writable_structure(context), "device", GST_TYPE_NPU_DEVICE,
+                    priv->device, NULL);
+  gst_element_set_context(GST_ELEMENT(self), context);
+  gst_element_post_message(GST_ELEMENT(self),
+                           gst_message_new_have_context(GST_OBJECT(self), context));
+  return TRUE;
+}
+
+static gboolean gst_npu_base_transform_query(GstBaseTransform *trans, GstPadDirection direction,
+                                             GstQuery *query)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(trans));
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && priv->device) {
+    const gchar *type;
+    gst_query_parse_context_type(query, &type);
+    if (g_strcmp0(type, GST_NPU_DEVICE_CONTEXT_TYPE) == 0) {
+      GstContext *context = gst_context_new(GST_NPU_DEVICE_CONTEXT_TYPE, TRUE);
+      gst_structure_set(gst_context_writable_structure(context), "device", GST_TYPE_NPU_DEVICE,
+                        priv->device, NULL);
+      gst_query_set_context(query, context);
+      gst_context_unref(context);
+      return TRUE;
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_npu_base_transform_parent_class)
+      ->query(trans, direction, query);
+}
+
+static gboolean gst_npu_base_transform_start(GstBaseTransform *trans)
+{
+  GstNpuBaseTransform *self = GST_NPU_BASE_TRANSFORM(trans);
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  if (!ensure_device(self))
+    return FALSE;
+  npu_status status = npu_stream_create(priv->device, &priv->stream);
+  if (status != NPU_OK) {
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot create an NPU stream"),
+                      ("%s", npu_last_error_message()));
+    return FALSE;
+  }
+  priv->allocator = gst_npu_allocator_new(priv->device);
+  memset(priv->frames, 0, sizeof priv->frames);
+  return TRUE;
+}
+
+static gboolean gst_npu_base_transform_stop(GstBaseTransform *trans)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(trans));
+  if (priv->stream) {
+    npu_stream_destroy(priv->stream); /* drains queued work first */
+    priv->stream = NULL;
+  }
+  gst_clear_object(&priv->allocator);
+  gst_clear_object(&priv->stats_pool);
+  if (priv->device) {
+    npu_device_release(priv->device);
+    priv->device = NULL;
+  }
+  return TRUE;
+}
+
+npu_device *gst_npu_base_transform_get_device(GstNpuBaseTransform *self)
+{
+  return PRIV(self)->device;
+}
+
+npu_stream *gst_npu_base_transform_get_stream(GstNpuBaseTransform *self)
+{
+  return PRIV(self)->stream;
+}
+
+GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self)
+{
+  return PRIV(self)->allocator;
+}
+
+void gst_npu_base_transform_count_frame(GstNpuBaseTransform *self, GstNpuFrameCounter counter)
+{
+  GST_OBJECT_LOCK(self);
+  PRIV(self)->frames[counter]++;
+  GST_OBJECT_UNLOCK(self);
+}
+
+gboolean gst_npu_base_transform_offer_pool(GstNpuBaseTransform *self, GstQuery *query,
+                                           GstCaps *caps, gboolean remember_for_stats)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  GstVideoInfo info;
+  if (!caps || !gst_video_info_from_caps(&info, caps))
+    return FALSE;
+  GstBufferPool *pool = gst_npu_buffer_pool_new(priv->device);
+  if (!pool)
+    return FALSE;
+  GstStructure *config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&info), 2, 0);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config(pool, config)) {
+    gst_object_unref(pool);
+    return FALSE;
+  }
+  /* Replace whatever pools were proposed: ours is the device-memory one. */
+  while (gst_query_get_n_allocation_pools(query) > 0)
+    gst_query_remove_nth_allocation_pool(query, 0);
+  gst_query_add_allocation_pool(query, pool, (guint)GST_VIDEO_INFO_SIZE(&info), 2, 0);
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+  if (remember_for_stats) {
+    GST_OBJECT_LOCK(self);
+    gst_object_replace((GstObject **)&priv->stats_pool, GST_OBJECT(pool));
+    GST_OBJECT_UNLOCK(self);
+  }
+  gst_object_unref(pool);
+  return TRUE;
+}
+
+static GstStructure *build_stats(GstNpuBaseTransform *self)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  GstStructure *s = gst_structure_new_empty("npu-stats");
+  GST_OBJECT_LOCK(self);
+  gst_structure_set(s, "frames-zero-copy", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_ZERO_COPY],
+                    "frames-copied", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_COPIED],
+                    "frames-processed", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_PROCESSED],
+                    NULL);
+  npu_device_stats device_stats;
+  if (priv->device && npu_device_get_stats(priv->device, &device_stats) == NPU_OK)
+    gst_structure_set(s, "device-bytes-h2d", G_TYPE_UINT64, device_stats.bytes_h2d,
+                      "device-bytes-d2h", G_TYPE_UINT64, device_stats.bytes_d2h,
+                      "device-bytes-d2d", G_TYPE_UINT64, device_stats.bytes_d2d,
+                      "device-allocations", G_TYPE_UINT64, device_stats.allocations,
+                      "device-imports", G_TYPE_UINT64, device_stats.imports, NULL);
+  npu_mem_pool_stats pool_stats;
+  if (priv->stats_pool && gst_npu_buffer_pool_get_stats(priv->stats_pool, &pool_stats))
+    gst_structure_set(s, "pool-requests", G_TYPE_UINT64, pool_stats.requests, "pool-hits",
+                      G_TYPE_UINT64, pool_stats.hits, "pool-allocations", G_TYPE_UINT64,
+                      pool_stats.allocations, NULL);
+  GST_OBJECT_UNLOCK(self);
+  return s;
+}
+
+static void gst_npu_base_transform_set_property(GObject *object, guint id, const GValue *value,
+                                                GParamSpec *pspec)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(object));
+  switch (id) {
+  case PROP_DEVICE_ID:
+    priv->device_id = g_value_get_int(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+static void gst_npu_base_transform_get_property(GObject *object, guint id, GValue *value,
+                                                GParamSpec *pspec)
+{
+  GstNpuBaseTransform *self = GST_NPU_BASE_TRANSFORM(object);
+  switch (id) {
+  case PROP_DEVICE_ID:
+    g_value_set_int(value, PRIV(self)->device_id);
+    break;
+  case PROP_STATS:
+    g_value_take_boxed(value, build_stats(self));
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+static void gst_npu_base_transform_class_init(GstNpuBaseTransformClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  object_class->set_property = gst_npu_base_transform_set_property;
+  object_class->get_property = gst_npu_base_transform_get_property;
+  g_object_class_install_property(
+      object_class, PROP_DEVICE_ID,
+      g_param_spec_int("device-id", "Device ID",
+                       "NPU device index (npu-info lists them); -1 = the default device "
+                       "(NPU_BACKEND/NPU_DEVICE, else the CPU backend)",
+                       -1, G_MAXINT16, -1,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property(
+      object_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "Frames passed zero-copy / copied / processed by this element, and the "
+                         "device's bytes copied per direction, allocations and pool hits",
+                         GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  GST_ELEMENT_CLASS(klass)->set_context = gst_npu_base_transform_set_context;
+  trans_class->start = gst_npu_base_transform_start;
+  trans_class->stop = gst_npu_base_transform_stop;
+  trans_class->query = gst_npu_base_transform_query;
+  GST_DEBUG_CATEGORY_INIT(gst_npu_base_transform_debug, "npubasetransform", 0,
+                          "NPU element base");
+  gst_type_mark_as_plugin_api(GST_TYPE_NPU_BASE_TRANSFORM, 0);
+}
+
+static void gst_npu_base_transform_init(GstNpuBaseTransform *self)
+{
+  PRIV(self)->device_id = -1;
+}

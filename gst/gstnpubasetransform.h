@@ -1,0 +1,48 @@
+/* GstNpuBaseTransform: what npuupload, npudownload and npuvpp share: the
+ * device (chosen by device-id or shared through a "gst.npu.device"
+ * GstContext), a runtime stream of the element's own, and the read-only
+ * `stats` property. */
+#ifndef GST_NPU_BASE_TRANSFORM_H
+#define GST_NPU_BASE_TRANSFORM_H
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/video/video.h>
+#include <npu/npu.h>
+
+G_BEGIN_DECLS
+
+#define GST_NPU_DEVICE_CONTEXT_TYPE "gst.npu.device"
+
+#define GST_TYPE_NPU_BASE_TRANSFORM (gst_npu_base_transform_get_type())
+G_DECLARE_DERIVABLE_TYPE(GstNpuBaseTransform, gst_npu_base_transform, GST, NPU_BASE_TRANSFORM,
+                         GstBaseTransform)
+
+struct _GstNpuBaseTransformClass {
+  GstBaseTransformClass parent_class;
+};
+
+/* Valid between start and stop. */
+npu_device *gst_npu_base_transform_get_device(GstNpuBaseTransform *self);
+npu_stream *gst_npu_base_transform_get_stream(GstNpuBaseTransform *self);
+GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self);
+
+/* Frame counters shown in `stats`. */
+typedef enum {
+  GST_NPU_FRAME_ZERO_COPY, /* passed on in place or imported without copy */
+  GST_NPU_FRAME_COPIED,    /* went through a copy */
+  GST_NPU_FRAME_PROCESSED, /* ran a device kernel */
+  GST_NPU_FRAME_COUNTER_COUNT,
+} GstNpuFrameCounter;
+
+void gst_npu_base_transform_count_frame(GstNpuBaseTransform *self, GstNpuFrameCounter counter);
+
+/* Offers/decides a GstNpuBufferPool for `caps` in an allocation query. */
+gboolean gst_npu_base_transform_offer_pool(GstNpuBaseTransform *self, GstQuery *query,
+                                           GstCaps *caps, gboolean remember_for_stats);
+
+/* Caps of the pads: `formats` video/x-raw with (feature) or without NPU memory. */
+GstCaps *gst_npu_video_caps(gboolean npu_memory);
+
+G_END_DECLS
+
+#endif

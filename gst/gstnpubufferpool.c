@@ -1,0 +1,120 @@
+/* GstNpuBufferPool. Each buffer holds one NPU memory sized for the
+ * configured video info (planes at GstVideoInfo offsets, described by a
+ * GstVideoMeta); the memory comes from a runtime npu_mem_pool, so buffers
+ * the GstBufferPool frees on reconfiguration are reused by the device pool
+ * instead of being allocated again. */
+#include "gstnpubufferpool.h"
+
+#include "gstnpumemory.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_npu_buffer_pool_debug);
+#define GST_CAT_DEFAULT gst_npu_buffer_pool_debug
+
+struct _GstNpuBufferPool {
+  GstBufferPool parent;
+  npu_device *device;
+  npu_mem_pool *memory;
+  GstAllocator *allocator;
+  GstVideoInfo info;
+  gboolean add_video_meta;
+};
+
+G_DEFINE_TYPE(GstNpuBufferPool, gst_npu_buffer_pool, GST_TYPE_BUFFER_POOL)
+
+static const gchar **npu_pool_get_options(GstBufferPool *pool)
+{
+  (void)pool;
+  static const gchar *options[] = {GST_BUFFER_POOL_OPTION_VIDEO_META, NULL};
+  return options;
+}
+
+static gboolean npu_pool_set_config(GstBufferPool *pool, GstStructure *config)
+{
+  GstNpuBufferPool *self = GST_NPU_BUFFER_POOL(pool);
+  GstCaps *caps;
+  guint size, min, max;
+  if (!gst_buffer_pool_config_get_params(config, &caps, &size, &min, &max) || !caps) {
+    GST_WARNING_OBJECT(pool, "no caps in the pool config");
+    return FALSE;
+  }
+  if (!gst_video_info_from_caps(&self->info, caps)) {
+    GST_WARNING_OBJECT(pool, "caps are not video caps: %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  self->add_video_meta =
+      gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  /* The device memory is sized by the video info, whatever was asked. */
+  gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&self->info), min,
+                                    max);
+  return GST_BUFFER_POOL_CLASS(gst_npu_buffer_pool_parent_class)->set_config(pool, config);
+}
+
+static GstFlowReturn npu_pool_alloc_buffer(GstBufferPool *pool, GstBuffer **out,
+                                           GstBufferPoolAcquireParams *params)
+{
+  GstNpuBufferPool *self = GST_NPU_BUFFER_POOL(pool);
+  (void)params;
+  gsize size = GST_VIDEO_INFO_SIZE(&self->info);
+  npu_buffer *buffer;
+  npu_status status = npu_mem_pool_alloc(self->memory, size, &buffer);
+  if (status != NPU_OK) {
+    GST_ERROR_OBJECT(pool, "device memory allocation of %" G_GSIZE_FORMAT " bytes failed: %s",
+                     size, npu_last_error_message());
+    return GST_FLOW_ERROR;
+  }
+  GstBuffer *gst_buffer = gst_buffer_new();
+  gst_buffer_append_memory(gst_buffer, gst_npu_memory_wrap(self->allocator, buffer, size));
+  if (self->add_video_meta)
+    gst_buffer_add_video_meta_full(gst_buffer, GST_VIDEO_FRAME_FLAG_NONE,
+                                   GST_VIDEO_INFO_FORMAT(&self->info),
+                                   GST_VIDEO_INFO_WIDTH(&self->info),
+                                   GST_VIDEO_INFO_HEIGHT(&self->info),
+                                   GST_VIDEO_INFO_N_PLANES(&self->info), self->info.offset,
+                                   self->info.stride);
+  *out = gst_buffer;
+  return GST_FLOW_OK;
+}
+
+static void gst_npu_buffer_pool_finalize(GObject *object)
+{
+  GstNpuBufferPool *self = GST_NPU_BUFFER_POOL(object);
+  npu_mem_pool_destroy(self->memory);
+  gst_object_unref(self->allocator);
+  npu_device_release(self->device);
+  G_OBJECT_CLASS(gst_npu_buffer_pool_parent_class)->finalize(object);
+}
+
+static void gst_npu_buffer_pool_class_init(GstNpuBufferPoolClass *klass)
+{
+  GstBufferPoolClass *pool_class = GST_BUFFER_POOL_CLASS(klass);
+  pool_class->get_options = npu_pool_get_options;
+  pool_class->set_config = npu_pool_set_config;
+  pool_class->alloc_buffer = npu_pool_alloc_buffer;
+  G_OBJECT_CLASS(klass)->finalize = gst_npu_buffer_pool_finalize;
+  GST_DEBUG_CATEGORY_INIT(gst_npu_buffer_pool_debug, "npubufferpool", 0, "NPU buffer pool");
+}
+
+static void gst_npu_buffer_pool_init(GstNpuBufferPool *self)
+{
+  (void)self;
+}
+
+GstBufferPool *gst_npu_buffer_pool_new(npu_device *device)
+{
+  npu_mem_pool *memory;
+  if (npu_mem_pool_create(device, NULL, &memory) != NPU_OK)
+    return NULL;
+  GstNpuBufferPool *self = g_object_new(GST_TYPE_NPU_BUFFER_POOL, NULL);
+  gst_object_ref_sink(self);
+  npu_device_retain(device);
+  self->device = device;
+  self->memory = memory;
+  self->allocator = gst_npu_allocator_new(device);
+  return GST_BUFFER_POOL(self);
+}
+
+gboolean gst_npu_buffer_pool_get_stats(GstBufferPool *pool, npu_mem_pool_stats *stats)
+{
+  return GST_IS_NPU_BUFFER_POOL(pool) &&
+         npu_mem_pool_get_stats(GST_NPU_BUFFER_POOL(pool)->memory, stats) == NPU_OK;
+}

@@ -1,0 +1,211 @@
+/**
+ * SECTION:element-npuupload
+ *
+ * Moves video frames from system memory into NPU memory, copying only when
+ * nothing else works:
+ *
+ * - input already in NPU memory of the same device: passed on as is;
+ * - upstream writes into buffers of the NPU pool this element proposes in
+ *   the allocation query: nothing to move;
+ * - the device can import host memory: the frame is wrapped, not copied;
+ * - otherwise one host-to-device copy.
+ *
+ * `stats` tells which of these happened.
+ *
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! npuupload ! npudownload ! fakesink
+ * ]|
+ */
+#include "gstnpuupload.h"
+
+#include "gstnpumemory.h"
+#include "gstnpumemorytransfer.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_npu_upload_debug);
+#define GST_CAT_DEFAULT gst_npu_upload_debug
+
+struct _GstNpuUpload {
+  GstNpuBaseTransform parent;
+  GstVideoInfo info;
+};
+
+G_DEFINE_TYPE(GstNpuUpload, gst_npu_upload, GST_TYPE_NPU_BASE_TRANSFORM)
+GST_ELEMENT_REGISTER_DEFINE(npuupload, "npuupload", GST_RANK_NONE, GST_TYPE_NPU_UPLOAD)
+
+static GstCaps *gst_npu_upload_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                              GstCaps *caps, GstCaps *filter)
+{
+  (void)trans;
+  return direction == GST_PAD_SINK ? gst_npu_caps_with_memory(caps, TRUE, FALSE, filter)
+                                   : gst_npu_caps_with_memory(caps, FALSE, TRUE, filter);
+}
+
+static gboolean gst_npu_upload_set_caps(GstBaseTransform *trans, GstCaps *incaps,
+                                        GstCaps *outcaps)
+{
+  GstNpuUpload *self = GST_NPU_UPLOAD(trans);
+  (void)outcaps;
+  return gst_video_info_from_caps(&self->info, incaps);
+}
+
+static gboolean gst_npu_upload_propose_allocation(GstBaseTransform *trans, GstQuery *decide,
+                                                  GstQuery *query)
+{
+  (void)decide;
+  GstCaps *caps;
+  gst_query_parse_allocation(query, &caps, NULL);
+  /* Upstream that takes our pool writes straight into device memory. */
+  return gst_npu_base_transform_offer_pool(GST_NPU_BASE_TRANSFORM(trans), query, caps, TRUE);
+}
+
+static gboolean gst_npu_upload_decide_allocation(GstBaseTransform *trans, GstQuery *query)
+{
+  GstCaps *caps;
+  gst_query_parse_allocation(query, &caps, NULL);
+  return gst_npu_base_transform_offer_pool(GST_NPU_BASE_TRANSFORM(trans), query, caps, FALSE) &&
+         GST_BASE_TRANSFORM_CLASS(gst_npu_upload_parent_class)->decide_allocation(trans, query);
+}
+
+typedef struct import_hold {
+  GstBuffer *buffer;
+  GstMapInfo map;
+} import_hold;
+
+static void release_import(void *data)
+{
+  import_hold *hold = data;
+  gst_buffer_unmap(hold->buffer, &hold->map);
+  gst_buffer_unref(hold->buffer);
+  g_free(hold);
+}
+
+/* Wraps a one-memory system buffer's bytes as device memory, if the device can. */
+static GstBuffer *import_buffer(GstNpuUpload *self, GstBuffer *inbuf)
+{
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(self);
+  npu_device_properties props;
+  npu_device_properties_of(gst_npu_base_transform_get_device(base), &props);
+  if (!props.caps.host_import || gst_buffer_n_memory(inbuf) != 1)
+    return NULL;
+  import_hold *hold = g_new0(import_hold, 1);
+  hold->buffer = gst_buffer_ref(inbuf);
+  if (!gst_buffer_map(inbuf, &hold->map, GST_MAP_READ) || hold->map.size == 0) {
+    gst_buffer_unref(hold->buffer);
+    g_free(hold);
+    return NULL;
+  }
+  npu_buffer *imported;
+  if (npu_buffer_import_host(gst_npu_base_transform_get_device(base), hold->map.data,
+                             hold->map.size, release_import, hold, &imported) != NPU_OK) {
+    GST_DEBUG_OBJECT(self, "import refused: %s", npu_last_error_message());
+    release_import(hold);
+    return NULL;
+  }
+  GstBuffer *outbuf = gst_buffer_new();
+  gst_buffer_append_memory(outbuf, gst_npu_memory_wrap(gst_npu_base_transform_get_allocator(base),
+                                                       imported, hold->map.size));
+  gst_buffer_copy_into(outbuf, inbuf, GST_BUFFER_COPY_METADATA, 0, -1);
+  return outbuf;
+}
+
+static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *trans,
+                                                          GstBuffer *inbuf, GstBuffer **outbuf)
+{
+  GstNpuUpload *self = GST_NPU_UPLOAD(trans);
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
+  if (gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base))) {
+    *outbuf = gst_buffer_ref(inbuf);
+    gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
+    return GST_FLOW_OK;
+  }
+  if (!gst_buffer_get_video_meta(inbuf) &&
+      gst_buffer_get_size(inbuf) < GST_VIDEO_INFO_SIZE(&self->info)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Input buffer is smaller than its caps say"),
+                      ("%" G_GSIZE_FORMAT " bytes, %ux%u %s needs %" G_GSIZE_FORMAT,
+                       gst_buffer_get_size(inbuf), GST_VIDEO_INFO_WIDTH(&self->info),
+                       GST_VIDEO_INFO_HEIGHT(&self->info), GST_VIDEO_INFO_NAME(&self->info),
+                       GST_VIDEO_INFO_SIZE(&self->info)));
+    return GST_FLOW_ERROR;
+  }
+  if ((*outbuf = import_buffer(self, inbuf))) {
+    gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
+    return GST_FLOW_OK;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_npu_upload_parent_class)
+      ->prepare_output_buffer(trans, inbuf, outbuf);
+}
+
+static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer *inbuf,
+                                              GstBuffer *outbuf)
+{
+  GstNpuUpload *self = GST_NPU_UPLOAD(trans);
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
+  if (inbuf == outbuf || !gst_npu_buffer_is_on_device(outbuf, gst_npu_base_transform_get_device(base)))
+    return GST_FLOW_OK; /* zero-copy cases were handled when preparing the output */
+
+  GstVideoFrame in_frame, out_frame;
+  if (!gst_video_frame_map(&in_frame, &self->info, inbuf, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Input buffer is smaller than its caps say"),
+                      ("%" G_GSIZE_FORMAT " bytes for %ux%u %s", gst_buffer_get_size(inbuf),
+                       GST_VIDEO_INFO_WIDTH(&self->info), GST_VIDEO_INFO_HEIGHT(&self->info),
+                       GST_VIDEO_INFO_NAME(&self->info)));
+    return GST_FLOW_ERROR;
+  }
+  GstMemory *out_mem = gst_buffer_peek_memory(outbuf, 0);
+  npu_status status = NPU_OK;
+  gboolean ok = TRUE;
+  GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
+  gboolean same_layout = gst_buffer_n_memory(inbuf) == 1 &&
+                         (!in_meta || (in_meta->stride[0] == self->info.stride[0] &&
+                                       in_meta->offset[1] == self->info.offset[1]));
+  if (same_layout) { /* one device copy, counted in the device statistics */
+    GstMapInfo map;
+    gst_buffer_map(inbuf, &map, GST_MAP_READ);
+    gsize size = MIN(map.size, out_mem->size);
+    status = npu_memcpy_h2d(gst_npu_memory_get_buffer(out_mem), out_mem->offset, map.data, size);
+    gst_buffer_unmap(inbuf, &map);
+  } else if ((ok = gst_video_frame_map(&out_frame, &self->info, outbuf, GST_MAP_WRITE))) {
+    ok = gst_video_frame_copy(&out_frame, &in_frame);
+    gst_video_frame_unmap(&out_frame);
+  }
+  gst_video_frame_unmap(&in_frame);
+  if (status != NPU_OK || !ok) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Upload to the NPU failed"),
+                      ("%s", status != NPU_OK ? npu_last_error_message() : "frame copy failed"));
+    return GST_FLOW_ERROR;
+  }
+  gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_COPIED);
+  return GST_FLOW_OK;
+}
+
+static void gst_npu_upload_class_init(GstNpuUploadClass *klass)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCaps *npu = gst_npu_video_caps(TRUE);
+  GstCaps *sink = gst_caps_merge(gst_npu_video_caps(FALSE), gst_caps_ref(npu));
+  gst_element_class_add_pad_template(element_class,
+                                     gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink));
+  gst_element_class_add_pad_template(element_class,
+                                     gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, npu));
+  gst_caps_unref(sink);
+  gst_caps_unref(npu);
+  gst_element_class_set_static_metadata(
+      element_class, "NPU upload", "Filter/Video/Hardware",
+      "Moves video frames into NPU device memory: passthrough for NPU memory, upstream writes "
+      "into the proposed NPU pool, host memory imported without copy, or one copy",
+      "gst-npu developers");
+  trans_class->transform_caps = gst_npu_upload_transform_caps;
+  trans_class->set_caps = gst_npu_upload_set_caps;
+  trans_class->propose_allocation = gst_npu_upload_propose_allocation;
+  trans_class->decide_allocation = gst_npu_upload_decide_allocation;
+  trans_class->prepare_output_buffer = gst_npu_upload_prepare_output_buffer;
+  trans_class->transform = gst_npu_upload_transform;
+  trans_class->passthrough_on_same_caps = FALSE;
+  GST_DEBUG_CATEGORY_INIT(gst_npu_upload_debug, "npuupload", 0, "NPU upload");
+}
+
+static void gst_npu_upload_init(GstNpuUpload *self)
+{
+  (void)self;
+}

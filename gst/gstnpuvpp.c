@@ -1,0 +1,317 @@
+/**
+ * SECTION:element-npuvpp
+ *
+ * Colour conversion, scaling, cropping (GstVideoCropMeta) and letterboxing
+ * of frames in NPU memory, in one pass of the runtime's VPP on the
+ * element's own stream, like cudaconvertscale for CUDA memory.
+ *
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! npuupload ! npuvpp add-borders=true ! video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640 ! npudownload ! fakesink
+ * ]|
+ */
+#include "gstnpuvpp.h"
+
+#include "gstnpumemory.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_npu_vpp_debug);
+#define GST_CAT_DEFAULT gst_npu_vpp_debug
+
+struct _GstNpuVpp {
+  GstNpuBaseTransform parent;
+  npu_scale_method method;
+  gboolean add_borders;
+  guint32 border_color;
+  GstVideoInfo in_info, out_info;
+};
+
+G_DEFINE_TYPE(GstNpuVpp, gst_npu_vpp, GST_TYPE_NPU_BASE_TRANSFORM)
+GST_ELEMENT_REGISTER_DEFINE(npuvpp, "npuvpp", GST_RANK_NONE, GST_TYPE_NPU_VPP)
+
+enum { PROP_0, PROP_METHOD, PROP_ADD_BORDERS, PROP_BORDER_COLOR };
+
+#define GST_TYPE_NPU_VPP_METHOD (gst_npu_vpp_method_get_type())
+static GType gst_npu_vpp_method_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {NPU_SCALE_BILINEAR, "Bilinear interpolation", "bilinear"},
+      {NPU_SCALE_NEAREST, "Nearest neighbour", "nearest"},
+      {NPU_SCALE_AREA, "Area average (strong downscaling)", "area"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstNpuVppMethod", values));
+  return type;
+}
+
+static const struct {
+  GstVideoFormat gst;
+  uint32_t npu;
+} formats[] = {
+    {GST_VIDEO_FORMAT_NV12, NPU_FORMAT_NV12}, {GST_VIDEO_FORMAT_NV21, NPU_FORMAT_NV21},
+    {GST_VIDEO_FORMAT_I420, NPU_FORMAT_I420}, {GST_VIDEO_FORMAT_YV12, NPU_FORMAT_YV12},
+    {GST_VIDEO_FORMAT_YUY2, NPU_FORMAT_YUY2}, {GST_VIDEO_FORMAT_UYVY, NPU_FORMAT_UYVY},
+    {GST_VIDEO_FORMAT_RGB, NPU_FORMAT_RGB},   {GST_VIDEO_FORMAT_BGR, NPU_FORMAT_BGR},
+    {GST_VIDEO_FORMAT_RGBx, NPU_FORMAT_RGBX}, {GST_VIDEO_FORMAT_BGRx, NPU_FORMAT_BGRX},
+    {GST_VIDEO_FORMAT_xRGB, NPU_FORMAT_XRGB}, {GST_VIDEO_FORMAT_xBGR, NPU_FORMAT_XBGR},
+    {GST_VIDEO_FORMAT_RGBA, NPU_FORMAT_RGBA}, {GST_VIDEO_FORMAT_BGRA, NPU_FORMAT_BGRA},
+    {GST_VIDEO_FORMAT_GRAY8, NPU_FORMAT_GRAY8},
+};
+
+static uint32_t npu_format_of(GstVideoFormat format)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(formats); i++)
+    if (formats[i].gst == format)
+      return formats[i].npu;
+  return 0;
+}
+
+/* Describes an NPU-memory buffer as a VPP image. */
+static gboolean image_of(const GstVideoInfo *info, GstBuffer *buffer, npu_image *image)
+{
+  if (gst_buffer_n_memory(buffer) != 1)
+    return FALSE;
+  GstMemory *mem = gst_buffer_peek_memory(buffer, 0);
+  GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+  memset(image, 0, sizeof *image);
+  image->format = npu_format_of(GST_VIDEO_INFO_FORMAT(info));
+  image->width = GST_VIDEO_INFO_WIDTH(info);
+  image->height = GST_VIDEO_INFO_HEIGHT(info);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++) {
+    image->planes[p] = gst_npu_memory_get_buffer(mem);
+    image->offsets[p] = mem->offset + (meta ? meta->offset[p] : info->offset[p]);
+    image->strides[p] = (size_t)(meta ? meta->stride[p] : info->stride[p]);
+  }
+  switch (info->colorimetry.matrix) {
+  case GST_VIDEO_COLOR_MATRIX_BT601:
+    image->matrix = NPU_COLOR_BT601;
+    break;
+  case GST_VIDEO_COLOR_MATRIX_BT2020:
+    image->matrix = NPU_COLOR_BT2020;
+    break;
+  default:
+    image->matrix = NPU_COLOR_BT709;
+    break;
+  }
+  image->range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255 ? NPU_RANGE_FULL
+                                                                         : NPU_RANGE_LIMITED;
+  return image->format != 0;
+}
+
+/* Any size and format out, like videoconvertscale. */
+static GstCaps *gst_npu_vpp_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                           GstCaps *caps, GstCaps *filter)
+{
+  (void)trans;
+  (void)direction;
+  GstCaps *result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+    GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
+    gst_structure_set(s, "width", GST_TYPE_INT_RANGE, 1, 32768, "height", GST_TYPE_INT_RANGE, 1,
+                      32768, NULL);
+    gst_structure_remove_fields(s, "format", "colorimetry", "chroma-site", "pixel-aspect-ratio",
+                                NULL);
+    result = gst_caps_merge_structure_full(
+        result, s, gst_caps_features_copy(gst_caps_get_features(caps, i)));
+  }
+  if (filter) {
+    GstCaps *filtered = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = filtered;
+  }
+  return result;
+}
+
+/* Unfixed fields take the input's values: same size and format unless asked. */
+static GstCaps *gst_npu_vpp_fixate_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                        GstCaps *caps, GstCaps *othercaps)
+{
+  (void)trans;
+  (void)direction;
+  othercaps = gst_caps_truncate(gst_caps_make_writable(othercaps));
+  GstStructure *in = gst_caps_get_structure(caps, 0);
+  GstStructure *out = gst_caps_get_structure(othercaps, 0);
+  gint width = 0, height = 0;
+  gst_structure_get_int(in, "width", &width);
+  gst_structure_get_int(in, "height", &height);
+  const gchar *format = gst_structure_get_string(in, "format");
+  gst_structure_fixate_field_nearest_int(out, "width", width);
+  gst_structure_fixate_field_nearest_int(out, "height", height);
+  if (format)
+    gst_structure_fixate_field_string(out, "format", format);
+  if (gst_structure_has_field(out, "pixel-aspect-ratio"))
+    gst_structure_fixate_field_nearest_fraction(out, "pixel-aspect-ratio", 1, 1);
+  return gst_caps_fixate(othercaps);
+}
+
+static gboolean gst_npu_vpp_set_caps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+  GstNpuVpp *self = GST_NPU_VPP(trans);
+  if (!gst_video_info_from_caps(&self->in_info, incaps) ||
+      !gst_video_info_from_caps(&self->out_info, outcaps))
+    return FALSE;
+  gboolean same = gst_video_info_is_equal(&self->in_info, &self->out_info);
+  gst_base_transform_set_passthrough(trans, same);
+  return TRUE;
+}
+
+static gboolean gst_npu_vpp_propose_allocation(GstBaseTransform *trans, GstQuery *decide,
+                                               GstQuery *query)
+{
+  if (gst_base_transform_is_passthrough(trans))
+    return GST_BASE_TRANSFORM_CLASS(gst_npu_vpp_parent_class)
+        ->propose_allocation(trans, decide, query);
+  GstCaps *caps;
+  gst_query_parse_allocation(query, &caps, NULL);
+  /* Upstream may hand us crop metadata instead of cropping itself. */
+  gst_query_add_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, NULL);
+  return gst_npu_base_transform_offer_pool(GST_NPU_BASE_TRANSFORM(trans), query, caps, FALSE);
+}
+
+static gboolean gst_npu_vpp_decide_allocation(GstBaseTransform *trans, GstQuery *query)
+{
+  GstCaps *caps;
+  gst_query_parse_allocation(query, &caps, NULL);
+  return gst_npu_base_transform_offer_pool(GST_NPU_BASE_TRANSFORM(trans), query, caps, TRUE) &&
+         GST_BASE_TRANSFORM_CLASS(gst_npu_vpp_parent_class)->decide_allocation(trans, query);
+}
+
+/* Our output pool adds its own video meta, and the crop is applied. */
+static gboolean gst_npu_vpp_transform_meta(GstBaseTransform *trans, GstBuffer *outbuf,
+                                           GstMeta *meta, GstBuffer *inbuf)
+{
+  GType api = meta->info->api;
+  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE)
+    return FALSE;
+  return GST_BASE_TRANSFORM_CLASS(gst_npu_vpp_parent_class)
+      ->transform_meta(trans, outbuf, meta, inbuf);
+}
+
+static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *inbuf,
+                                           GstBuffer *outbuf)
+{
+  GstNpuVpp *self = GST_NPU_VPP(trans);
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
+  npu_stream *stream = gst_npu_base_transform_get_stream(base);
+  if (!gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base))) {
+    GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("Input is not NPU memory of this device"),
+                      ("put npuupload before npuvpp"));
+    return GST_FLOW_ERROR;
+  }
+  npu_image src, dst;
+  if (!image_of(&self->in_info, inbuf, &src) || !image_of(&self->out_info, outbuf, &dst)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Unsupported buffer layout"),
+                      ("one NPU memory per buffer expected"));
+    return GST_FLOW_ERROR;
+  }
+  npu_vpp_job job = {&src, {0}, 0, NULL};
+  GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta(inbuf);
+  if (crop)
+    job.crop = (npu_rect){(int32_t)crop->x, (int32_t)crop->y, crop->width, crop->height};
+  npu_vpp_params params = {self->method, self->add_borders, NPU_LETTERBOX_CENTER,
+                           {(self->border_color >> 16) & 0xff, (self->border_color >> 8) & 0xff,
+                            self->border_color & 0xff}};
+  GstMemory *in_mem = gst_buffer_peek_memory(inbuf, 0);
+  GstMemory *out_mem = gst_buffer_peek_memory(outbuf, 0);
+  npu_status status = NPU_ERROR_INTERNAL;
+  if (gst_npu_memory_sync_for_device(in_mem, stream))
+    status = npu_vpp_to_images(stream, &job, 1, &params, &dst, 1);
+  if (status != NPU_OK || !gst_npu_memory_mark_written(out_mem, stream)) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("NPU VPP failed"), ("%s: %s",
+                      npu_status_name(status), npu_last_error_message()));
+    return GST_FLOW_ERROR;
+  }
+  gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_PROCESSED);
+  return GST_FLOW_OK;
+}
+
+static void gst_npu_vpp_set_property(GObject *object, guint id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+  GstNpuVpp *self = GST_NPU_VPP(object);
+  GST_OBJECT_LOCK(self);
+  switch (id) {
+  case PROP_METHOD:
+    self->method = (npu_scale_method)g_value_get_enum(value);
+    break;
+  case PROP_ADD_BORDERS:
+    self->add_borders = g_value_get_boolean(value);
+    break;
+  case PROP_BORDER_COLOR:
+    self->border_color = g_value_get_uint(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_npu_vpp_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+  GstNpuVpp *self = GST_NPU_VPP(object);
+  GST_OBJECT_LOCK(self);
+  switch (id) {
+  case PROP_METHOD:
+    g_value_set_enum(value, self->method);
+    break;
+  case PROP_ADD_BORDERS:
+    g_value_set_boolean(value, self->add_borders);
+    break;
+  case PROP_BORDER_COLOR:
+    g_value_set_uint(value, self->border_color);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_npu_vpp_class_init(GstNpuVppClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  object_class->set_property = gst_npu_vpp_set_property;
+  object_class->get_property = gst_npu_vpp_get_property;
+  g_object_class_install_property(
+      object_class, PROP_METHOD,
+      g_param_spec_enum("method", "Method", "Scaling method", GST_TYPE_NPU_VPP_METHOD,
+                        NPU_SCALE_BILINEAR, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property(
+      object_class, PROP_ADD_BORDERS,
+      g_param_spec_boolean("add-borders", "Add borders",
+                           "Keep the aspect ratio and pad the rest (letterbox, centred)", FALSE,
+                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property(
+      object_class, PROP_BORDER_COLOR,
+      g_param_spec_uint("border-color", "Border color",
+                        "Padding colour as 0xAARRGGBB (alpha ignored)", 0, G_MAXUINT32,
+                        0xff000000, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  GstCaps *caps = gst_npu_video_caps(TRUE);
+  gst_element_class_add_pad_template(element_class,
+                                     gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template(element_class,
+                                     gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref(caps);
+  gst_element_class_set_static_metadata(
+      element_class, "NPU video converter and scaler", "Filter/Converter/Video/Scaler/Hardware",
+      "Converts colour format, scales, crops (GstVideoCropMeta) and letterboxes video in NPU "
+      "memory in one pass of the runtime's VPP",
+      "gst-npu developers");
+  trans_class->transform_caps = gst_npu_vpp_transform_caps;
+  trans_class->fixate_caps = gst_npu_vpp_fixate_caps;
+  trans_class->set_caps = gst_npu_vpp_set_caps;
+  trans_class->propose_allocation = gst_npu_vpp_propose_allocation;
+  trans_class->decide_allocation = gst_npu_vpp_decide_allocation;
+  trans_class->transform_meta = gst_npu_vpp_transform_meta;
+  trans_class->transform = gst_npu_vpp_transform;
+  trans_class->passthrough_on_same_caps = TRUE;
+  gst_type_mark_as_plugin_api(GST_TYPE_NPU_VPP_METHOD, 0);
+  GST_DEBUG_CATEGORY_INIT(gst_npu_vpp_debug, "npuvpp", 0, "NPU VPP");
+}
+
+static void gst_npu_vpp_init(GstNpuVpp *self)
+{
+  self->method = NPU_SCALE_BILINEAR;
+  self->border_color = 0xff000000;
+}

@@ -1,0 +1,20 @@
+/* The "npu" plugin: zero-copy video inference elements over the gst-npu runtime. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstnpudownload.h"
+#include "gstnpuupload.h"
+#include "gstnpuvpp.h"
+
+static gboolean plugin_init(GstPlugin *plugin)
+{
+  gboolean ok = GST_ELEMENT_REGISTER(npuupload, plugin);
+  ok &= GST_ELEMENT_REGISTER(npudownload, plugin);
+  ok &= GST_ELEMENT_REGISTER(npuvpp, plugin);
+  return ok;
+}
+
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, npu,
+                  "Zero-copy multi-stream video inference on NPU devices (CPU backend included)",
+                  plugin_init, "0.1.0", "LGPL", "gst-npu", "https://example.invalid/gst-npu")
