@@ -17,6 +17,10 @@ typedef struct {
   GstAllocator *allocator;
   GstBufferPool *stats_pool; /* the pool whose device statistics `stats` shows */
   guint64 frames[GST_NPU_FRAME_COUNTER_COUNT];
+  /* Last figures of the device and pool, kept after stop for `stats`. */
+  gboolean have_device_stats, have_pool_stats;
+  npu_device_stats device_stats;
+  npu_mem_pool_stats pool_stats;
 } GstNpuBaseTransformPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE(GstNpuBaseTransform, gst_npu_base_transform,
@@ -142,8 +146,20 @@ static gboolean gst_npu_base_transform_start(GstBaseTransform *trans)
     return FALSE;
   }
   priv->allocator = gst_npu_allocator_new(priv->device);
+  GST_OBJECT_LOCK(self);
   memset(priv->frames, 0, sizeof priv->frames);
+  priv->have_device_stats = priv->have_pool_stats = FALSE;
+  GST_OBJECT_UNLOCK(self);
   return TRUE;
+}
+
+/* Refreshes the saved device and pool figures (object lock held). */
+static void refresh_stats(GstNpuBaseTransformPrivate *priv)
+{
+  if (priv->device && npu_device_get_stats(priv->device, &priv->device_stats) == NPU_OK)
+    priv->have_device_stats = TRUE;
+  if (priv->stats_pool && gst_npu_buffer_pool_get_stats(priv->stats_pool, &priv->pool_stats))
+    priv->have_pool_stats = TRUE;
 }
 
 static gboolean gst_npu_base_transform_stop(GstBaseTransform *trans)
@@ -154,7 +170,10 @@ static gboolean gst_npu_base_transform_stop(GstBaseTransform *trans)
     priv->stream = NULL;
   }
   gst_clear_object(&priv->allocator);
+  GST_OBJECT_LOCK(trans);
+  refresh_stats(priv);
   gst_clear_object(&priv->stats_pool);
+  GST_OBJECT_UNLOCK(trans);
   if (priv->device) {
     npu_device_release(priv->device);
     priv->device = NULL;
@@ -224,18 +243,17 @@ static GstStructure *build_stats(GstNpuBaseTransform *self)
                     "frames-copied", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_COPIED],
                     "frames-processed", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_PROCESSED],
                     NULL);
-  npu_device_stats device_stats;
-  if (priv->device && npu_device_get_stats(priv->device, &device_stats) == NPU_OK)
-    gst_structure_set(s, "device-bytes-h2d", G_TYPE_UINT64, device_stats.bytes_h2d,
-                      "device-bytes-d2h", G_TYPE_UINT64, device_stats.bytes_d2h,
-                      "device-bytes-d2d", G_TYPE_UINT64, device_stats.bytes_d2d,
-                      "device-allocations", G_TYPE_UINT64, device_stats.allocations,
-                      "device-imports", G_TYPE_UINT64, device_stats.imports, NULL);
-  npu_mem_pool_stats pool_stats;
-  if (priv->stats_pool && gst_npu_buffer_pool_get_stats(priv->stats_pool, &pool_stats))
-    gst_structure_set(s, "pool-requests", G_TYPE_UINT64, pool_stats.requests, "pool-hits",
-                      G_TYPE_UINT64, pool_stats.hits, "pool-allocations", G_TYPE_UINT64,
-                      pool_stats.allocations, NULL);
+  refresh_stats(priv);
+  if (priv->have_device_stats)
+    gst_structure_set(s, "device-bytes-h2d", G_TYPE_UINT64, priv->device_stats.bytes_h2d,
+                      "device-bytes-d2h", G_TYPE_UINT64, priv->device_stats.bytes_d2h,
+                      "device-bytes-d2d", G_TYPE_UINT64, priv->device_stats.bytes_d2d,
+                      "device-allocations", G_TYPE_UINT64, priv->device_stats.allocations,
+                      "device-imports", G_TYPE_UINT64, priv->device_stats.imports, NULL);
+  if (priv->have_pool_stats)
+    gst_structure_set(s, "pool-requests", G_TYPE_UINT64, priv->pool_stats.requests,
+                      "pool-hits", G_TYPE_UINT64, priv->pool_stats.hits, "pool-allocations",
+                      G_TYPE_UINT64, priv->pool_stats.allocations, NULL);
   GST_OBJECT_UNLOCK(self);
   return s;
 }

@@ -68,15 +68,18 @@ static GstFlowReturn gst_npu_download_prepare_output_buffer(GstBaseTransform *tr
   gboolean on_device = gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base));
   if (!on_device || self->host_visible) {
     /* Host-visible NPU memory maps in place (after waiting for device
-     * writes); system memory needs nothing. */
-    *outbuf = gst_buffer_make_writable(gst_buffer_ref(inbuf));
-    if (on_device && !gst_buffer_get_video_meta(*outbuf))
+     * writes); system memory needs nothing. The buffer itself goes on, so
+     * its pool gets it back; basetransform owns inbuf. */
+    *outbuf = inbuf;
+    if (on_device && !gst_buffer_get_video_meta(inbuf)) {
+      *outbuf = gst_buffer_make_writable(gst_buffer_ref(inbuf));
       gst_buffer_add_video_meta_full(*outbuf, GST_VIDEO_FRAME_FLAG_NONE,
                                      GST_VIDEO_INFO_FORMAT(&self->info),
                                      GST_VIDEO_INFO_WIDTH(&self->info),
                                      GST_VIDEO_INFO_HEIGHT(&self->info),
                                      GST_VIDEO_INFO_N_PLANES(&self->info), self->info.offset,
                                      self->info.stride);
+    }
     gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
     return GST_FLOW_OK;
   }

@@ -27,6 +27,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_upload_debug);
 struct _GstNpuUpload {
   GstNpuBaseTransform parent;
   GstVideoInfo info;
+  gboolean output_ready; /* prepare_output_buffer passed or imported the frame */
 };
 
 G_DEFINE_TYPE(GstNpuUpload, gst_npu_upload, GST_TYPE_NPU_BASE_TRANSFORM)
@@ -113,8 +114,9 @@ static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *tran
 {
   GstNpuUpload *self = GST_NPU_UPLOAD(trans);
   GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
+  self->output_ready = TRUE;
   if (gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base))) {
-    *outbuf = gst_buffer_ref(inbuf);
+    *outbuf = inbuf; /* basetransform owns inbuf; returning it passes it on */
     gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
     return GST_FLOW_OK;
   }
@@ -131,6 +133,7 @@ static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *tran
     gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
     return GST_FLOW_OK;
   }
+  self->output_ready = FALSE;
   return GST_BASE_TRANSFORM_CLASS(gst_npu_upload_parent_class)
       ->prepare_output_buffer(trans, inbuf, outbuf);
 }
@@ -140,7 +143,7 @@ static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer
 {
   GstNpuUpload *self = GST_NPU_UPLOAD(trans);
   GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
-  if (inbuf == outbuf || !gst_npu_buffer_is_on_device(outbuf, gst_npu_base_transform_get_device(base)))
+  if (self->output_ready)
     return GST_FLOW_OK; /* zero-copy cases were handled when preparing the output */
 
   GstVideoFrame in_frame, out_frame;
