@@ -237,24 +237,66 @@ static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_j
   }
 }
 
+/* Packed RGB-family output: the values are already clamped RGB, so each
+ * byte is a rounding of one of them, written in one interleaved pass. */
+VECTOR_CLONES
+static void write_packed_rgb_row(uint8_t *out, uint32_t pixel_stride, const int offsets[3],
+                                 const row_scratch *s, size_t n)
+{
+  const float *restrict r = s->rgb[0], *restrict g = s->rgb[1], *restrict b = s->rgb[2];
+  uint8_t *restrict pr = out + offsets[0], *restrict pg = out + offsets[1],
+                    *restrict pb = out + offsets[2];
+  for (size_t k = 0; k < n; k++) {
+    pr[k * pixel_stride] = (uint8_t)(r[k] + 0.5f);
+    pg[k * pixel_stride] = (uint8_t)(g[k] + 0.5f);
+    pb[k * pixel_stride] = (uint8_t)(b[k] + 0.5f);
+  }
+}
+
+/* True when the destination stores R, G, B unchanged in one packed plane. */
+static bool is_packed_rgb(const npu_hal_vpp_image *dst, int offsets[3])
+{
+  if (dst->channel_count != 3)
+    return false;
+  for (int c = 0; c < 3; c++) {
+    const npu_hal_vpp_channel *ch = &dst->channels[c];
+    if (ch->base.buffer != dst->channels[0].base.buffer || ch->pixel_stride != dst->channels[0].pixel_stride ||
+        ch->sub_x != 1 || ch->sub_y != 1)
+      return false;
+    for (int j = 0; j < 4; j++)
+      if (dst->matrix[c][j] != (j == c ? 1.0f : 0.0f))
+        return false;
+  }
+  size_t base = dst->channels[0].base.offset;
+  for (int c = 0; c < 3; c++)
+    offsets[c] = (int)((ptrdiff_t)dst->channels[c].base.offset - (ptrdiff_t)base);
+  return true;
+}
+
 static void write_image_row(const npu_hal_vpp_image *dst, const work_item *item, uint32_t y,
                             row_scratch *s)
 {
   const size_t n = item->g.width;
-  uint32_t first = item->chroma_grid ? 1 : 0;
-  uint32_t last = dst->channel_count == 3 && dst->channels[1].sub_x == item->g.sub_x &&
-                          dst->channels[1].sub_y == item->g.sub_y
-                      ? dst->channel_count
-                      : 1;
-  if (item->chroma_grid)
-    last = 3;
-  for (uint32_t c = first; c < last; c++) {
-    const npu_hal_vpp_channel *ch = &dst->channels[c];
-    uint8_t *out = (uint8_t *)npu_cpu_mem_ref_ptr(ch->base) + (size_t)y * ch->row_stride;
-    const float *m = dst->matrix[c];
-    for (size_t k = 0; k < n; k++)
-      out[k * ch->pixel_stride] =
-          to_byte(m[0] * s->rgb[0][k] + m[1] * s->rgb[1][k] + m[2] * s->rgb[2][k] + m[3]);
+  int offsets[3];
+  if (!item->chroma_grid && is_packed_rgb(dst, offsets)) {
+    const npu_hal_vpp_channel *ch = &dst->channels[0];
+    uint8_t *row = (uint8_t *)npu_cpu_mem_ref_ptr(ch->base) + (size_t)y * ch->row_stride;
+    write_packed_rgb_row(row, ch->pixel_stride, offsets, s, n);
+  } else {
+    uint32_t first = item->chroma_grid ? 1 : 0;
+    /* The full-resolution grid writes the chroma too unless it has its own grid. */
+    uint32_t last = item->chroma_grid || (dst->channel_count == 3 && dst->channels[1].sub_x == 1 &&
+                                          dst->channels[1].sub_y == 1)
+                        ? dst->channel_count
+                        : 1;
+    for (uint32_t c = first; c < last; c++) {
+      const npu_hal_vpp_channel *ch = &dst->channels[c];
+      uint8_t *out = (uint8_t *)npu_cpu_mem_ref_ptr(ch->base) + (size_t)y * ch->row_stride;
+      const float *m = dst->matrix[c];
+      for (size_t k = 0; k < n; k++)
+        out[k * ch->pixel_stride] =
+            to_byte(m[0] * s->rgb[0][k] + m[1] * s->rgb[1][k] + m[2] * s->rgb[2][k] + m[3]);
+    }
   }
   if (dst->has_filler && !item->chroma_grid) {
     uint8_t *out = (uint8_t *)npu_cpu_mem_ref_ptr(dst->filler.base) +
