@@ -5,6 +5,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
+#include <npu/npu.h>
 #include <stdlib.h>
 
 /* Runs a pipeline to EOS or error; returns "message | debug" (or NULL) and
@@ -192,26 +193,26 @@ GST_START_TEST(test_zero_copy_proven_by_stats)
 {
   GstElement *pipeline;
   gchar *error = run_pipeline(
-      "videotestsrc num-buffers=100 ! video/x-raw,format=NV12,width=320,height=240 ! "
-      "npuupload name=up ! npuvpp name=vpp ! video/x-raw(memory:NPUMemory),format=RGB,width=160,height=120 ! "
+      "videotestsrc num-buffers=1000 ! video/x-raw,format=NV12,width=160,height=120 ! "
+      "npuupload name=up ! npuvpp name=vpp ! video/x-raw(memory:NPUMemory),format=RGB,width=80,height=60 ! "
       "npudownload name=down ! fakesink", &pipeline);
   fail_unless(error == NULL, "%s", error);
   /* videotestsrc drew into our pool: nothing was copied anywhere. */
-  fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-zero-copy"), 100);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-zero-copy"), 1000);
   fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-copied"), 0);
-  fail_unless_equals_uint64(stat_of(pipeline, "vpp", "frames-processed"), 100);
-  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-zero-copy"), 100);
+  fail_unless_equals_uint64(stat_of(pipeline, "vpp", "frames-processed"), 1000);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-zero-copy"), 1000);
   fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-h2d"), 0);
   fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2h"), 0);
   fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2d"), 0);
-  /* The proposed pool served 100 frames from a handful of allocations. */
+  /* The pools served 1000 frames from a handful of allocations. */
   fail_unless_equals_uint64(stat_of(pipeline, "up", "pool-requests"),
                             stat_of(pipeline, "up", "pool-allocations") +
                                 stat_of(pipeline, "up", "pool-hits"));
   guint64 up_allocations = stat_of(pipeline, "up", "pool-allocations");
   guint64 vpp_allocations = stat_of(pipeline, "vpp", "pool-allocations");
   fail_unless(up_allocations <= 8 && vpp_allocations <= 8,
-              "pools allocated %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT " buffers for 100 frames",
+              "pools allocated %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT " buffers for 1000 frames",
               up_allocations, vpp_allocations);
   gst_object_unref(pipeline);
 }
@@ -290,6 +291,9 @@ GST_END_TEST;
 
 GST_START_TEST(test_repeated_state_changes)
 {
+  /* Holding the device keeps its counters across the pipeline's life. */
+  npu_device *device;
+  fail_unless(npu_device_open_default(&device) == NPU_OK);
   GstElement *pipeline = gst_parse_launch(
       "videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! npuupload ! "
       "npuvpp ! video/x-raw(memory:NPUMemory),format=RGB,width=32,height=32 ! npudownload ! "
@@ -299,6 +303,101 @@ GST_START_TEST(test_repeated_state_changes)
     fail_unless(gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND) == GST_STATE_CHANGE_SUCCESS);
     fail_unless(gst_element_set_state(pipeline, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
   }
+  gst_object_unref(pipeline);
+  /* Every device buffer made for the 30 runs was given back. */
+  npu_device_stats stats;
+  fail_unless(npu_device_get_stats(device, &stats) == NPU_OK);
+  fail_unless(stats.allocations > 0);
+  fail_unless_equals_uint64(stats.allocations, stats.frees);
+  fail_unless_equals_uint64(stats.bytes_allocated, 0);
+  npu_device_release(device);
+}
+GST_END_TEST;
+
+static GstPadProbeReturn add_crop_meta(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad;
+  (void)data;
+  GstBuffer *buffer = gst_buffer_make_writable(GST_PAD_PROBE_INFO_BUFFER(info));
+  GstVideoCropMeta *crop = gst_buffer_add_video_crop_meta(buffer);
+  crop->x = 16;
+  crop->y = 8;
+  crop->width = 32;
+  crop->height = 24;
+  GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  return GST_PAD_PROBE_OK;
+}
+
+/* A crop meta on npuvpp's input crops: the same as cropping with videocrop. */
+GST_START_TEST(test_crop_meta_is_honoured)
+{
+  const gchar *ours_desc =
+      "videotestsrc num-buffers=1 pattern=gradient ! video/x-raw,format=RGB,width=64,height=48 ! "
+      "npuupload ! npuvpp name=vpp ! video/x-raw(memory:NPUMemory),format=RGB,width=32,height=24 ! "
+      "npudownload ! appsink name=sink";
+  GstElement *pipeline = gst_parse_launch(ours_desc, NULL);
+  GstElement *vpp = gst_bin_get_by_name(GST_BIN(pipeline), "vpp");
+  GstPad *sink_pad = gst_element_get_static_pad(vpp, "sink");
+  gst_pad_add_probe(sink_pad, GST_PAD_PROBE_TYPE_BUFFER, add_crop_meta, NULL, NULL);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstSample *ours = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+  fail_unless(ours != NULL);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  GstSample *theirs = first_sample(
+      "videotestsrc num-buffers=1 pattern=gradient ! video/x-raw,format=RGB,width=64,height=48 ! "
+      "videocrop left=16 top=8 right=16 bottom=16 ! appsink name=sink");
+  int worst;
+  double mean;
+  compare_rgb(ours, theirs, &worst, &mean);
+  fail_unless(worst <= 1, "crop differs by up to %d", worst);
+  gst_sample_unref(ours);
+  gst_sample_unref(theirs);
+  gst_object_unref(sink);
+  gst_object_unref(sink_pad);
+  gst_object_unref(vpp);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* The input size changes mid-stream: pools are remade, frames keep flowing. */
+GST_START_TEST(test_caps_change_mid_stream)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "appsrc name=src format=time ! npuupload ! npuvpp ! "
+      "video/x-raw(memory:NPUMemory),format=RGB,width=16,height=16 ! npudownload ! "
+      "appsink name=sink sync=false", NULL);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  const int sizes[2][2] = {{64, 48}, {32, 24}};
+  for (int round = 0; round < 2; round++) {
+    GstVideoInfo info;
+    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420, sizes[round][0], sizes[round][1]);
+    GstCaps *caps = gst_video_info_to_caps(&info);
+    gst_app_src_set_caps(GST_APP_SRC(src), caps);
+    gst_caps_unref(caps);
+    for (int i = 0; i < 3; i++) {
+      GstBuffer *buffer = gst_buffer_new_allocate(NULL, GST_VIDEO_INFO_SIZE(&info), NULL);
+      gst_buffer_memset(buffer, 0, 128, GST_VIDEO_INFO_SIZE(&info));
+      GST_BUFFER_PTS(buffer) = (round * 3 + i) * GST_MSECOND;
+      fail_unless(gst_app_src_push_buffer(GST_APP_SRC(src), buffer) == GST_FLOW_OK);
+    }
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  for (int i = 0; i < 6; i++) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 5 * GST_SECOND);
+    fail_unless(sample != NULL, "frame %d missing", i);
+    GstMapInfo map;
+    gst_buffer_map(gst_sample_get_buffer(sample), &map, GST_MAP_READ);
+    fail_unless(map.data[0] == 130 && map.data[1] == 130 && map.data[2] == 130,
+                "limited-range Y 128 is RGB 130, got %u", map.data[0]);
+    gst_buffer_unmap(gst_sample_get_buffer(sample), &map);
+    gst_sample_unref(sample);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(sink);
   gst_object_unref(pipeline);
 }
 GST_END_TEST;
@@ -319,6 +418,8 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_unsupported_caps_are_not_negotiated);
   tcase_add_test(tc, test_truncated_buffer_is_an_error);
   tcase_add_test(tc, test_repeated_state_changes);
+  tcase_add_test(tc, test_crop_meta_is_honoured);
+  tcase_add_test(tc, test_caps_change_mid_stream);
   return s;
 }
 
