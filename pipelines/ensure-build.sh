@@ -40,6 +40,16 @@ npu_build() {
   ninja -C "$dir" -j "$(nproc)" >/dev/null
 }
 
+# For the pipeline scripts: NPU_BUILD_DIR set (as the smoke tests do) means
+# "use that build as it is"; otherwise install what is missing and build.
+npu_prepare_build() {
+  if [ -z "${NPU_BUILD_DIR:-}" ]; then
+    npu_install_missing_packages
+    NPU_BUILD_DIR="$NPU_ROOT/build"
+    npu_build "$NPU_BUILD_DIR"
+  fi
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   npu_install_missing_packages
   npu_build "${1:-$NPU_ROOT/build}" "${@:2}"

@@ -11,9 +11,8 @@
 # add-borders=false to stretch instead of letterboxing.
 set -euo pipefail
 source "$(dirname "$0")/ensure-build.sh"
-npu_install_missing_packages
-npu_build "$NPU_ROOT/build"
-export GST_PLUGIN_PATH="$NPU_ROOT/build/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+npu_prepare_build
+export GST_PLUGIN_PATH="$NPU_BUILD_DIR/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 
 if [ $# -ge 1 ]; then
   source_desc="filesrc location=$1 ! decodebin ! videoconvert ! video/x-raw,format=NV12"
@@ -21,7 +20,7 @@ else
   source_desc="videotestsrc num-buffers=${NUM_BUFFERS:-120} ! video/x-raw,format=NV12,width=1920,height=1080"
 fi
 
-gst-launch-1.0 -m $source_desc ! npuupload name=up ! \
+gst-launch-1.0 $source_desc ! npuupload name=up ! \
   npuvpp add-borders=true border-color=0xff727272 ! \
   "video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640" ! \
-  npudownload name=down ! fakesink 2>&1 | grep -E "ERROR|EOS|Execution ended" || true
+  npudownload name=down ! fakesink
