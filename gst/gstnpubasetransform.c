@@ -40,6 +40,25 @@ GstCaps *gst_npu_video_caps(gboolean npu_memory)
   return caps;
 }
 
+static GstCaps *caps_for(GstNpuPadMemory memory)
+{
+  if (memory == GST_NPU_PAD_BOTH)
+    return gst_caps_merge(gst_npu_video_caps(TRUE), gst_npu_video_caps(FALSE));
+  return gst_npu_video_caps(memory == GST_NPU_PAD_NPU);
+}
+
+void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuPadMemory sink,
+                                             GstNpuPadMemory src)
+{
+  GstCaps *sink_caps = caps_for(sink), *src_caps = caps_for(src);
+  gst_element_class_add_pad_template(
+      klass, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink_caps));
+  gst_element_class_add_pad_template(
+      klass, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, src_caps));
+  gst_caps_unref(sink_caps);
+  gst_caps_unref(src_caps);
+}
+
 /* A device from a gst.npu.device context, if it matches our device-id. */
 static gboolean take_device_from_context(GstNpuBaseTransform *self, GstContext *context)
 {

@@ -118,14 +118,7 @@ static void gst_npu_download_class_init(GstNpuDownloadClass *klass)
 {
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCaps *system = gst_npu_video_caps(FALSE);
-  GstCaps *sink = gst_caps_merge(gst_npu_video_caps(TRUE), gst_caps_ref(system));
-  gst_element_class_add_pad_template(element_class,
-                                     gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink));
-  gst_element_class_add_pad_template(element_class,
-                                     gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, system));
-  gst_caps_unref(sink);
-  gst_caps_unref(system);
+  gst_npu_element_class_add_pad_templates(element_class, GST_NPU_PAD_BOTH, GST_NPU_PAD_SYSTEM);
   gst_element_class_set_static_metadata(
       element_class, "NPU download", "Filter/Video/Hardware",
       "Moves video frames from NPU device memory to system memory: zero-copy where the device "

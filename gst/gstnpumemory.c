@@ -19,7 +19,21 @@ static void device_free(npu_device *device)
   npu_device_release(device);
 }
 
-G_DEFINE_BOXED_TYPE(GstNpuDevice, gst_npu_device, device_copy, device_free)
+/* So that gst-launch -v and logs can print contexts holding a device. */
+static void device_to_string(const GValue *src, GValue *dest)
+{
+  npu_device *device = g_value_get_boxed(src);
+  npu_device_properties props;
+  if (device && npu_device_properties_of(device, &props) == NPU_OK)
+    g_value_take_string(dest, g_strdup_printf("%u: %s (%s)", props.index, props.name,
+                                              props.backend));
+  else
+    g_value_set_string(dest, "none");
+}
+
+G_DEFINE_BOXED_TYPE_WITH_CODE(GstNpuDevice, gst_npu_device, device_copy, device_free,
+                              g_value_register_transform_func(g_define_type_id, G_TYPE_STRING,
+                                                              device_to_string))
 
 typedef struct _GstNpuMemory {
   GstMemory mem;

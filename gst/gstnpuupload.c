@@ -185,14 +185,7 @@ static void gst_npu_upload_class_init(GstNpuUploadClass *klass)
 {
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  GstCaps *npu = gst_npu_video_caps(TRUE);
-  GstCaps *sink = gst_caps_merge(gst_npu_video_caps(FALSE), gst_caps_ref(npu));
-  gst_element_class_add_pad_template(element_class,
-                                     gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink));
-  gst_element_class_add_pad_template(element_class,
-                                     gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, npu));
-  gst_caps_unref(sink);
-  gst_caps_unref(npu);
+  gst_npu_element_class_add_pad_templates(element_class, GST_NPU_PAD_BOTH, GST_NPU_PAD_NPU);
   gst_element_class_set_static_metadata(
       element_class, "NPU upload", "Filter/Video/Hardware",
       "Moves video frames into NPU device memory: passthrough for NPU memory, upstream writes "
