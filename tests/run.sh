@@ -11,7 +11,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   npu_build "$NPU_ROOT/build-asan" -Db_sanitize=address,undefined -Db_lundef=false
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   meson test -C "$NPU_ROOT/build-asan" --print-errorlogs --num-processes 2 \
-    --suite runtime --suite vpp
+    --suite runtime --suite vpp --suite executor
 else
   npu_build "$NPU_ROOT/build"
   meson test -C "$NPU_ROOT/build" --print-errorlogs --num-processes 2

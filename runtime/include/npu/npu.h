@@ -9,5 +9,6 @@
 #include <npu/pool.h>
 #include <npu/postprocess.h>
 #include <npu/vpp.h>
+#include <npu/model.h>
 
 #endif

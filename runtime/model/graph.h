@@ -1,0 +1,61 @@
+/* The runtime's graph IR: tensors and nodes of a validated model, in a
+ * topological order. Names and attributes stay in the parsed ONNX message,
+ * which lives as long as the graph. */
+#ifndef NPU_GRAPH_H
+#define NPU_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <npu/model.h>
+
+#include "onnx.pb-c.h"
+#include "op_schema.h"
+
+typedef struct npu_graph_tensor {
+  const char *name;
+  npu_dtype dtype;     /* UNDEFINED until shape inference for intermediates */
+  bool has_shape;
+  uint32_t rank;
+  int64_t dims[NPU_MAX_RANK];          /* NPU_DIM_DYNAMIC where open */
+  const char *dim_names[NPU_MAX_RANK];
+  const void *data;    /* constants: packed little-endian elements */
+  size_t data_size;
+  int32_t producer;    /* node index; -1 for graph inputs and constants */
+} npu_graph_tensor;
+
+typedef struct npu_graph_node {
+  const Onnx__NodeProto *proto; /* name, op_type, attributes */
+  const npu_op_schema *schema;
+  uint32_t input_count, output_count;
+  int32_t *inputs;     /* tensor indices; -1: optional input left out */
+  int32_t *outputs;
+} npu_graph_node;
+
+typedef struct npu_graph {
+  npu_graph_tensor *tensors;
+  size_t tensor_count;
+  npu_graph_node *nodes;
+  size_t node_count;
+  uint32_t *order;     /* node indices, producers before consumers */
+  int32_t *inputs;     /* tensors the caller feeds (graph inputs minus initializers) */
+  size_t input_count;
+  int32_t *outputs;
+  size_t output_count;
+  int64_t opset;
+  void **owned;        /* constant data converted or read from external files */
+  size_t owned_count;
+} npu_graph;
+
+/* Builds and validates the graph of a parsed model. `base_dir` resolves
+ * external data (NULL: refused). On failure the message names the node or
+ * tensor and the problem; *graph is left empty. */
+npu_status npu_graph_from_onnx(const Onnx__ModelProto *model, const char *base_dir,
+                               npu_graph *graph);
+void npu_graph_clear(npu_graph *graph);
+
+/* Element count of a fully known shape; false on overflow or dynamic dims. */
+bool npu_shape_elements(const int64_t *dims, uint32_t rank, size_t *count);
+
+#endif

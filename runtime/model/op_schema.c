@@ -1,0 +1,92 @@
+/* Operator table: what a model may use and with how many inputs/outputs
+ * (ONNX's own limits across opsets 9 to 18: e.g. Clip gained min/max inputs
+ * in opset 11, Slice its inputs in 10, Split its `split` input in 13). */
+#include <string.h>
+
+#include "op_schema.h"
+
+#define V NPU_OP_VARIADIC
+
+static const npu_op_schema schemas[] = {
+    {"Abs", 1, 1, 1, 1},
+    {"Add", 2, 2, 1, 1},
+    {"ArgMax", 1, 1, 1, 1},
+    {"AveragePool", 1, 1, 1, 1},
+    {"BatchNormalization", 5, 5, 1, 3},
+    {"Cast", 1, 1, 1, 1},
+    {"Ceil", 1, 1, 1, 1},
+    {"Clip", 1, 3, 1, 1},
+    {"Concat", 1, V, 1, 1},
+    {"Constant", 0, 0, 1, 1},
+    {"ConstantOfShape", 1, 1, 1, 1},
+    {"Conv", 2, 3, 1, 1},
+    {"ConvTranspose", 2, 3, 1, 1},
+    {"Div", 2, 2, 1, 1},
+    {"Dropout", 1, 3, 1, 2},
+    {"Equal", 2, 2, 1, 1},
+    {"Erf", 1, 1, 1, 1},
+    {"Exp", 1, 1, 1, 1},
+    {"Expand", 2, 2, 1, 1},
+    {"Flatten", 1, 1, 1, 1},
+    {"Floor", 1, 1, 1, 1},
+    {"Gather", 2, 2, 1, 1},
+    {"Gemm", 2, 3, 1, 1},
+    {"GlobalAveragePool", 1, 1, 1, 1},
+    {"GlobalMaxPool", 1, 1, 1, 1},
+    {"Greater", 2, 2, 1, 1},
+    {"HardSigmoid", 1, 1, 1, 1},
+    {"HardSwish", 1, 1, 1, 1},
+    {"Identity", 1, 1, 1, 1},
+    {"LayerNormalization", 2, 3, 1, 3},
+    {"LeakyRelu", 1, 1, 1, 1},
+    {"Less", 2, 2, 1, 1},
+    {"Log", 1, 1, 1, 1},
+    {"LogSoftmax", 1, 1, 1, 1},
+    {"MatMul", 2, 2, 1, 1},
+    {"Max", 1, V, 1, 1},
+    {"MaxPool", 1, 1, 1, 2},
+    {"Min", 1, V, 1, 1},
+    {"Mul", 2, 2, 1, 1},
+    {"Neg", 1, 1, 1, 1},
+    {"Pad", 1, 4, 1, 1},
+    {"Pow", 2, 2, 1, 1},
+    {"Range", 3, 3, 1, 1},
+    {"Reciprocal", 1, 1, 1, 1},
+    {"ReduceMax", 1, 2, 1, 1},
+    {"ReduceMean", 1, 2, 1, 1},
+    {"ReduceSum", 1, 2, 1, 1},
+    {"Relu", 1, 1, 1, 1},
+    {"Reshape", 2, 2, 1, 1},
+    {"Resize", 1, 4, 1, 1},
+    {"Shape", 1, 1, 1, 1},
+    {"Sigmoid", 1, 1, 1, 1},
+    {"Slice", 1, 5, 1, 1},
+    {"Softmax", 1, 1, 1, 1},
+    {"Split", 1, 2, 1, V},
+    {"Sqrt", 1, 1, 1, 1},
+    {"Squeeze", 1, 2, 1, 1},
+    {"Sub", 2, 2, 1, 1},
+    {"Tanh", 1, 1, 1, 1},
+    {"Tile", 2, 2, 1, 1},
+    {"TopK", 1, 2, 2, 2},
+    {"Transpose", 1, 1, 1, 1},
+    {"Unsqueeze", 1, 2, 1, 1},
+    {"Upsample", 1, 2, 1, 1},
+    {"Where", 3, 3, 1, 1},
+};
+
+const npu_op_schema *npu_op_schema_find(const char *op_type)
+{
+  size_t lo = 0, hi = sizeof schemas / sizeof schemas[0];
+  while (lo < hi) { /* the table is sorted by name */
+    size_t mid = (lo + hi) / 2;
+    int order = strcmp(op_type, schemas[mid].op_type);
+    if (order == 0)
+      return &schemas[mid];
+    if (order < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return NULL;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Writes the loader's test models into OUTDIR: one good model (dynamic batch,
+raw and typed initializers), the same with external data, and one broken
+model per validation rule. Uses Debian's python3-onnx."""
+import os
+import sys
+
+import warnings
+
+import numpy as np
+
+warnings.simplefilter("ignore", FutureWarning)
+for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
+        setattr(np, alias, value)
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(7)
+
+
+def save(model, name):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def model_of(nodes, inputs, outputs, initializers=(), opset=13, domain=""):
+    graph = helper.make_graph(nodes, "test", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset)])
+
+
+image = helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 8, 8])
+scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["batch", 5])
+conv_w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "conv_w")
+gemm_w = helper.make_tensor("gemm_w", TensorProto.FLOAT, [5, 4],
+                            rng.standard_normal(20).astype(np.float32).tolist())  # typed field
+shape_c = helper.make_tensor("flat_shape", TensorProto.INT64, [2], [0, -1])
+good_nodes = [
+    helper.make_node("Conv", ["image", "conv_w"], ["conv"], name="conv", pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["conv"], ["relu"], name="relu"),
+    helper.make_node("GlobalAveragePool", ["relu"], ["pool"], name="pool"),
+    helper.make_node("Reshape", ["pool", "flat_shape"], ["flat"], name="flatten"),
+    helper.make_node("Gemm", ["flat", "gemm_w"], ["scores"], name="classifier", transB=1),
+]
+good = model_of(good_nodes, [image], [scores], [conv_w, gemm_w, shape_c])
+save(good, "good.onnx")
+
+# The same with the convolution weights in a file beside the model.
+external = model_of(good_nodes, [image], [scores], [conv_w, gemm_w, shape_c])
+weights = external.graph.initializer[0]
+payload = weights.raw_data
+with open(os.path.join(OUT, "good_weights.bin"), "wb") as f:
+    f.write(b"\0" * 16 + payload)
+weights.ClearField("raw_data")
+weights.data_location = TensorProto.EXTERNAL
+for key, value in (("location", "good_weights.bin"), ("offset", "16"), ("length", str(len(payload)))):
+    entry = weights.external_data.add()
+    entry.key, entry.value = key, value
+save(external, "external.onnx")
+
+escape = model_of(good_nodes, [image], [scores], [conv_w, gemm_w, shape_c])
+escape.CopyFrom(external)
+escape.graph.initializer[0].external_data[0].value = "../outside.bin"
+save(escape, "escape_external.onnx")
+
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+broken = {
+    "cycle": model_of([helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+                       helper.make_node("Relu", ["a"], ["b"], name="second"),
+                       helper.make_node("Identity", ["a"], ["y"], name="out")], [x], [y]),
+    "missing_input": model_of([helper.make_node("Add", ["x", "nope"], ["y"], name="adder")],
+                              [x], [y]),
+    "unknown_op": model_of([helper.make_node("FancyOp", ["x"], ["y"], name="fancy")], [x], [y]),
+    "bad_arity": model_of([helper.make_node("Add", ["x"], ["y"], name="lonely_add")], [x], [y]),
+    "duplicate_output": model_of([helper.make_node("Relu", ["x"], ["y"], name="one"),
+                                  helper.make_node("Relu", ["x"], ["y"], name="two")], [x], [y]),
+    "custom_domain": model_of([helper.make_node("Relu", ["x"], ["y"], name="ms",
+                                                domain="com.microsoft")], [x], [y]),
+    "old_opset": model_of([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=5),
+    "no_output_producer": model_of([helper.make_node("Relu", ["x"], ["z"])], [x], [y]),
+}
+
+
+def raw_tensor(name, dims, raw):
+    """A float tensor built by hand: make_tensor would refuse the bad ones."""
+    tensor = TensorProto()
+    tensor.name, tensor.data_type = name, TensorProto.FLOAT
+    tensor.dims.extend(dims)
+    tensor.raw_data = raw
+    return tensor
+
+
+for name, dims, raw in (("short_data", [4], b"\0" * 12), ("negative_dims", [-2], b"")):
+    broken[name] = model_of([helper.make_node("Add", ["x", "w"], ["y"], name="adder")], [x], [y],
+                            [raw_tensor("w", dims, raw)])
+for name, model in broken.items():
+    save(model, name + ".onnx")
