@@ -1,0 +1,197 @@
+/* Memory planner (see planner.h). In-place chains are merged into groups
+ * first: a group lives from its first member's first step to its last
+ * member's last step and needs its largest member's size. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_hal.h"
+#include "planner.h"
+
+typedef struct group {
+  size_t size;
+  uint32_t first_step, last_step;
+  size_t offset;
+  bool placed;
+} group;
+
+typedef struct interval {
+  size_t begin, end;
+} interval;
+
+static size_t align_up(size_t value, size_t alignment)
+{
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+static bool lifetimes_overlap(const group *a, const group *b)
+{
+  return a->first_step <= b->last_step && b->first_step <= a->last_step;
+}
+
+static int by_begin(const void *a, const void *b)
+{
+  const interval *x = a, *y = b;
+  return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+static int by_size_descending(const void *a, const void *b, void *groups)
+{
+  const group *x = &((const group *)groups)[*(const uint32_t *)a];
+  const group *y = &((const group *)groups)[*(const uint32_t *)b];
+  if (x->size != y->size)
+    return (x->size < y->size) - (x->size > y->size);
+  return (x->first_step > y->first_step) - (x->first_step < y->first_step);
+}
+
+/* The smallest gap between the busy intervals that fits `size`, else the end. */
+static size_t best_fit(interval *busy, size_t busy_count, size_t size)
+{
+  qsort(busy, busy_count, sizeof *busy, by_begin);
+  size_t best = SIZE_MAX, best_gap = SIZE_MAX, cursor = 0;
+  for (size_t i = 0; i < busy_count; i++) {
+    if (busy[i].begin > cursor) {
+      size_t gap = busy[i].begin - cursor;
+      if (gap >= size && gap < best_gap) {
+        best_gap = gap;
+        best = cursor;
+      }
+    }
+    if (busy[i].end > cursor)
+      cursor = busy[i].end;
+  }
+  return best != SIZE_MAX ? best : cursor;
+}
+
+static npu_status check_request(const npu_plan_tensor *tensors, size_t count, size_t alignment)
+{
+  if ((count && !tensors) || alignment == 0 || (alignment & (alignment - 1)))
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: no tensors, or alignment %zu is "
+                         "not a power of two", alignment);
+  for (size_t i = 0; i < count; i++)
+    for (size_t j = i + 1; j < count; j++)
+      if (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE &&
+          tensors[i].inplace_source == tensors[j].inplace_source)
+        return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensors %zu and %zu both "
+                             "claim tensor %u's memory", i, j, tensors[i].inplace_source);
+  for (size_t i = 0; i < count; i++) {
+    const npu_plan_tensor *t = &tensors[i];
+    if (t->first_step > t->last_step)
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu dies (step %u) "
+                           "before it is written (step %u)", i, t->last_step, t->first_step);
+    if (t->inplace_source != NPU_PLAN_NO_SOURCE &&
+        (t->inplace_source >= count || tensors[t->inplace_source].last_step != t->first_step))
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu cannot reuse tensor "
+                           "%u in place: it must die where %zu is written", i, t->inplace_source,
+                           i);
+  }
+  return NPU_OK;
+}
+
+/* Group of each tensor: follow in-place sources to the chain's root. */
+static uint32_t root_of(const npu_plan_tensor *tensors, uint32_t i)
+{
+  while (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE && tensors[i].size > 0 &&
+         tensors[tensors[i].inplace_source].size > 0)
+    i = tensors[i].inplace_source;
+  return i;
+}
+
+npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t alignment,
+                           npu_memory_plan *plan)
+{
+  memset(plan, 0, sizeof *plan);
+  npu_status status = check_request(tensors, count, alignment);
+  if (status != NPU_OK)
+    return status;
+  group *groups = calloc(count + 1, sizeof *groups);
+  uint32_t *root = malloc((count + 1) * sizeof *root);
+  uint32_t *order = malloc((count + 1) * sizeof *order);
+  interval *busy = malloc((count + 1) * sizeof *busy);
+  plan->offsets = calloc(count + 1, sizeof *plan->offsets);
+  if (!groups || !root || !order || !busy || !plan->offsets) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "planner: out of memory");
+    goto done;
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    root[i] = root_of(tensors, i);
+    group *g = &groups[root[i]];
+    size_t size = align_up(tensors[i].size, alignment);
+    if (tensors[i].size == 0)
+      continue;
+    if (g->size == 0) {
+      g->first_step = tensors[i].first_step;
+      g->last_step = tensors[i].last_step;
+    }
+    g->size = size > g->size ? size : g->size;
+    g->first_step = tensors[i].first_step < g->first_step ? tensors[i].first_step : g->first_step;
+    g->last_step = tensors[i].last_step > g->last_step ? tensors[i].last_step : g->last_step;
+    plan->naive_size += tensors[i].size;
+  }
+  size_t group_count = 0;
+  for (uint32_t i = 0; i < count; i++)
+    if (root[i] == i && groups[i].size > 0)
+      order[group_count++] = i;
+  qsort_r(order, group_count, sizeof *order, by_size_descending, groups);
+
+  for (size_t k = 0; k < group_count; k++) {
+    group *g = &groups[order[k]];
+    size_t busy_count = 0;
+    for (size_t j = 0; j < k; j++) {
+      const group *other = &groups[order[j]];
+      if (lifetimes_overlap(g, other))
+        busy[busy_count++] = (interval){other->offset, other->offset + other->size};
+    }
+    g->offset = best_fit(busy, busy_count, g->size);
+    g->placed = true;
+    if (g->offset + g->size > plan->arena_size)
+      plan->arena_size = g->offset + g->size;
+  }
+  for (uint32_t i = 0; i < count; i++)
+    plan->offsets[i] = tensors[i].size ? groups[root[i]].offset : 0;
+done:
+  free(groups);
+  free(root);
+  free(order);
+  free(busy);
+  if (status != NPU_OK)
+    npu_memory_plan_clear(plan);
+  return status;
+}
+
+void npu_memory_plan_clear(npu_memory_plan *plan)
+{
+  free(plan->offsets);
+  memset(plan, 0, sizeof *plan);
+}
+
+static bool same_chain(const npu_plan_tensor *tensors, uint32_t a, uint32_t b)
+{
+  return root_of(tensors, a) == root_of(tensors, b);
+}
+
+npu_status npu_plan_validate(const npu_plan_tensor *tensors, size_t count, size_t alignment,
+                             const npu_memory_plan *plan)
+{
+  for (uint32_t i = 0; i < count; i++) {
+    if (tensors[i].size == 0)
+      continue;
+    if (plan->offsets[i] % alignment)
+      return npu_set_error(NPU_ERROR_INTERNAL, "plan: tensor %u at offset %zu is not %zu-byte "
+                           "aligned", i, plan->offsets[i], alignment);
+    if (plan->offsets[i] + tensors[i].size > plan->arena_size)
+      return npu_set_error(NPU_ERROR_INTERNAL, "plan: tensor %u ends past the arena", i);
+    for (uint32_t j = i + 1; j < count; j++) {
+      if (tensors[j].size == 0 || same_chain(tensors, i, j))
+        continue;
+      bool live_together = tensors[i].first_step <= tensors[j].last_step &&
+                           tensors[j].first_step <= tensors[i].last_step;
+      bool share_bytes = plan->offsets[i] < plan->offsets[j] + tensors[j].size &&
+                         plan->offsets[j] < plan->offsets[i] + tensors[i].size;
+      if (live_together && share_bytes)
+        return npu_set_error(NPU_ERROR_INTERNAL, "plan: tensors %u and %u are alive together "
+                             "and overlap in memory", i, j);
+    }
+  }
+  return NPU_OK;
+}
