@@ -14,6 +14,7 @@
 #include "cpu_internal.h"
 #include "cpu_stream.h"
 #include "cpu_threadpool.h"
+#include "cpu/kernels/cpu_kernels.h"
 #include "cpu/vpp/cpu_vpp.h"
 
 struct npu_hal_device {
@@ -334,4 +335,5 @@ const npu_hal_backend npu_cpu_backend = {
     .event_done = cpu_event_done,
     .event_elapsed_ms = cpu_event_elapsed_ms,
     .vpp = &npu_cpu_vpp_ops,
+    .graph = &npu_cpu_graph_ops,
 };

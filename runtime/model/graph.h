@@ -20,7 +20,8 @@ typedef struct npu_graph_tensor {
   uint32_t rank;
   int64_t dims[NPU_MAX_RANK];          /* NPU_DIM_DYNAMIC where open */
   const char *dim_names[NPU_MAX_RANK];
-  const void *data;    /* constants: packed little-endian elements */
+  bool constant;       /* an initializer or a Constant node's value */
+  const void *data;    /* constants: packed little-endian elements (NULL when empty) */
   size_t data_size;
   int32_t producer;    /* node index; -1 for graph inputs and constants */
 } npu_graph_tensor;
@@ -31,6 +32,7 @@ typedef struct npu_graph_node {
   uint32_t input_count, output_count;
   int32_t *inputs;     /* tensor indices; -1: optional input left out */
   int32_t *outputs;
+  bool folded;         /* a Constant node: its output already holds the data */
 } npu_graph_node;
 
 typedef struct npu_graph {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "model_internal.h"
 #include "npu_internal.h"
 
 struct npu_model {
@@ -206,4 +206,9 @@ NPU_API npu_status npu_model_opset(npu_model *model, int64_t *opset)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_model_opset: opset is NULL");
   *opset = model->graph.opset;
   return NPU_OK;
+}
+
+const npu_graph *npu_model_graph(npu_model *model)
+{
+  return &model->graph;
 }

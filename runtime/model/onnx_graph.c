@@ -218,6 +218,7 @@ static npu_status load_constant(builder *b, const Onnx__TensorProto *tp, npu_gra
   t->dtype = dtype;
   t->rank = (uint32_t)tp->n_dims;
   t->has_shape = true;
+  t->constant = true;
   for (size_t i = 0; i < tp->n_dims; i++)
     t->dims[i] = tp->dims[i];
   size_t count;
@@ -360,6 +361,51 @@ static npu_status resolve_node_inputs(builder *b, size_t index)
   return NPU_OK;
 }
 
+/* Constant nodes become constant tensors at load. */
+static npu_status fold_constant_node(builder *b, size_t index)
+{
+  const Onnx__NodeProto *node = b->proto->node[index];
+  npu_graph_node *n = &b->graph->nodes[index];
+  char label[160];
+  if (strcmp(node->op_type, "Constant") != 0 || n->outputs[0] < 0)
+    return NPU_OK;
+  npu_graph_tensor *t = &b->graph->tensors[n->outputs[0]];
+  for (size_t i = 0; i < node->n_attribute; i++) {
+    const Onnx__AttributeProto *attr = node->attribute[i];
+    if (!attr->name)
+      continue;
+    npu_status status = NPU_OK;
+    if (strcmp(attr->name, "value") == 0 && attr->t) {
+      const char *name = attr->t->name;
+      attr->t->name = (char *)t->name; /* messages name the tensor */
+      status = load_constant(b, attr->t, t);
+      attr->t->name = (char *)name;
+    } else if (strcmp(attr->name, "value_float") == 0 || strcmp(attr->name, "value_int") == 0) {
+      bool is_float = attr->name[6] == 'f';
+      t->dtype = is_float ? NPU_DTYPE_FLOAT32 : NPU_DTYPE_INT64;
+      t->rank = 0;
+      t->has_shape = t->constant = true;
+      t->data = is_float ? (const void *)&attr->f : (const void *)&attr->i;
+      t->data_size = npu_dtype_size(t->dtype);
+    } else if (strcmp(attr->name, "value_floats") == 0 || strcmp(attr->name, "value_ints") == 0) {
+      bool is_float = attr->name[6] == 'f';
+      t->dtype = is_float ? NPU_DTYPE_FLOAT32 : NPU_DTYPE_INT64;
+      t->rank = 1;
+      t->dims[0] = (int64_t)(is_float ? attr->n_floats : attr->n_ints);
+      t->has_shape = t->constant = true;
+      t->data = is_float ? (const void *)attr->floats : (const void *)attr->ints;
+      t->data_size = (size_t)t->dims[0] * npu_dtype_size(t->dtype);
+    } else {
+      continue;
+    }
+    if (status == NPU_OK)
+      n->folded = true;
+    return status;
+  }
+  return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s has no value attribute it can use",
+                       node_label(node, index, label, sizeof label));
+}
+
 /* Kahn's algorithm; a node left over is on a cycle. */
 static npu_status sort_nodes(builder *b)
 {
@@ -475,6 +521,8 @@ static npu_status build(builder *b)
   }
   for (size_t i = 0; i < proto->n_node; i++) {
     npu_status status = resolve_node_inputs(b, i);
+    if (status == NPU_OK)
+      status = fold_constant_node(b, i);
     if (status != NPU_OK)
       return status;
   }

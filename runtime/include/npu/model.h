@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <npu/status.h>
+#include <npu/memory.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +70,43 @@ NPU_API npu_status npu_model_output_info(npu_model *model, uint32_t index,
 /* The default-domain opset the model was exported with, and its node count. */
 NPU_API npu_status npu_model_opset(npu_model *model, int64_t *opset);
 NPU_API npu_status npu_model_node_count(npu_model *model, uint32_t *count);
+
+/* An execution context: one model planned for one device and one set of
+ * input shapes (a shape profile: pick the batch size and image size of
+ * dynamic axes here). It owns the kernels, the constants on the device and
+ * one memory arena, so running it allocates no device memory. Many
+ * contexts share one loaded model. A context runs one inference at a time:
+ * a run queued while the previous one is pending waits for it first. */
+typedef struct npu_context npu_context;
+
+typedef struct npu_context_stats {
+  uint64_t arena_bytes;      /* planned intermediate memory */
+  uint64_t naive_bytes;      /* what one buffer per intermediate tensor would take */
+  uint64_t constant_bytes;   /* weights and folded constants on the device */
+  uint32_t kernels;          /* launches per run */
+  uint32_t folded_nodes;     /* nodes computed once while planning */
+} npu_context_stats;
+
+/* `shapes` (may be NULL when every input is static) gives each model input's
+ * dims in input order; only dims left dynamic by the model may differ. */
+NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
+                                      const npu_tensor_info *shapes, uint32_t shape_count,
+                                      npu_context **context);
+NPU_API npu_status npu_context_destroy(npu_context *context);
+
+/* Concrete shapes of this profile. */
+NPU_API npu_status npu_context_input_info(npu_context *context, uint32_t index,
+                                          npu_tensor_info *info);
+NPU_API npu_status npu_context_output_info(npu_context *context, uint32_t index,
+                                           npu_tensor_info *info);
+
+/* Queues one inference on `stream`: inputs and outputs are device buffers
+ * of at least the tensors' sizes, in model order. They must stay alive
+ * until the stream has run it (the call keeps references itself). */
+NPU_API npu_status npu_context_run(npu_context *context, npu_stream *stream,
+                                   npu_buffer *const *inputs, npu_buffer *const *outputs);
+
+NPU_API npu_status npu_context_get_stats(npu_context *context, npu_context_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,128 @@
+/* CPU graph kernels: creation by operator name, and running a plan's
+ * launches as one task on the stream (kernels parallelise inside with the
+ * device's worker pool). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_stream.h"
+#include "cpu_kernels.h"
+
+size_t cpu_tensor_elements(const npu_hal_tensor_desc *t)
+{
+  size_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++)
+    n *= (size_t)t->dims[i];
+  return n;
+}
+
+void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides)
+{
+  int64_t s = 1;
+  for (uint32_t i = t->rank; i-- > 0;) {
+    strides[i] = s;
+    s *= t->dims[i];
+  }
+}
+
+npu_status cpu_unsupported(const npu_hal_op *op, const char *why)
+{
+  return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "CPU backend: %s (opset %lld): %s", op->op_type,
+                       (long long)op->opset, why);
+}
+
+static const cpu_kernel_entry *const tables[] = {
+    cpu_elementwise_kernels,
+    cpu_layout_kernels,
+    cpu_nn_kernels,
+};
+
+static void cpu_kernel_destroy(npu_hal_kernel *kernel)
+{
+  if (kernel->free_params)
+    kernel->free_params(kernel->params);
+  else
+    free(kernel->params);
+  free(kernel);
+}
+
+static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
+                                    npu_hal_kernel **out)
+{
+  const cpu_kernel_entry *entry = NULL;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0] && !entry; t++)
+    for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++)
+      if (strcmp(e->op_type, op->op_type) == 0)
+        entry = e;
+  if (!entry)
+    return cpu_unsupported(op, "no CPU kernel");
+  if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0)
+    return cpu_unsupported(op, "more than 8 inputs");
+  npu_hal_kernel *kernel = calloc(1, sizeof *kernel);
+  if (!kernel)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  kernel->device = device;
+  kernel->input_count = op->input_count;
+  kernel->output_count = op->output_count;
+  for (uint32_t i = 0; i < op->input_count && i < 8; i++)
+    kernel->inputs[i] = op->inputs[i];
+  for (uint32_t i = 0; i < op->output_count && i < 8; i++)
+    kernel->outputs[i] = op->outputs[i];
+  npu_status status = entry->create(op, kernel);
+  if (status != NPU_OK) {
+    cpu_kernel_destroy(kernel);
+    return status;
+  }
+  *out = kernel;
+  return NPU_OK;
+}
+
+typedef struct plan_run {
+  const npu_hal_launch *launches;
+  size_t count;
+  npu_hal_task_fn done;
+  void *done_data;
+} plan_run;
+
+static void run_launches(void *data)
+{
+  plan_run *run = data;
+  void *inputs[64], *outputs[8];
+  for (size_t l = 0; l < run->count; l++) {
+    const npu_hal_launch *launch = &run->launches[l];
+    for (uint32_t i = 0; i < launch->input_count && i < 64; i++)
+      inputs[i] = launch->inputs[i].buffer || launch->inputs[i].host
+                      ? npu_cpu_mem_ref_ptr(launch->inputs[i])
+                      : NULL;
+    for (uint32_t i = 0; i < launch->output_count && i < 8; i++)
+      outputs[i] = launch->outputs[i].buffer || launch->outputs[i].host
+                       ? npu_cpu_mem_ref_ptr(launch->outputs[i])
+                       : NULL;
+    launch->kernel->run(launch->kernel, inputs, outputs);
+  }
+  npu_hal_task_fn done = run->done;
+  void *done_data = run->done_data;
+  free(run);
+  if (done)
+    done(done_data);
+}
+
+static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
+                                const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
+                                void *done_data)
+{
+  (void)device;
+  plan_run *run = malloc(sizeof *run);
+  if (!run)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");
+  *run = (plan_run){launches, count, done, done_data};
+  npu_status status = cpu_stream_submit(stream, run_launches, run);
+  if (status != NPU_OK)
+    free(run);
+  return status;
+}
+
+const npu_hal_graph_ops npu_cpu_graph_ops = {
+    .kernel_create = cpu_kernel_create,
+    .kernel_destroy = cpu_kernel_destroy,
+    .run = cpu_graph_run,
+};

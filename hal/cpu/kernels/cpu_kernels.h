@@ -1,0 +1,42 @@
+/* CPU graph kernels: what the operator files share. */
+#ifndef NPU_CPU_KERNELS_H
+#define NPU_CPU_KERNELS_H
+
+#include "cpu/cpu_internal.h"
+#include "npu_hal_graph.h"
+
+typedef void (*cpu_kernel_fn)(const npu_hal_kernel *kernel, void *const *inputs,
+                              void *const *outputs);
+
+struct npu_hal_kernel {
+  cpu_kernel_fn run;
+  npu_hal_device *device;
+  uint32_t input_count, output_count;
+  npu_hal_tensor_desc inputs[8], outputs[8]; /* the first 8 (variadic ops see input_count) */
+  void *params;                              /* operator-specific, freed with the kernel */
+  void (*free_params)(void *params);         /* NULL: free() */
+};
+
+/* Fills kernel->run (and params); NPU_ERROR_NOT_SUPPORTED with a message for
+ * variants it does not handle. */
+typedef npu_status (*cpu_kernel_create_fn)(const npu_hal_op *op, npu_hal_kernel *kernel);
+
+typedef struct cpu_kernel_entry {
+  const char *op_type;
+  cpu_kernel_create_fn create;
+} cpu_kernel_entry;
+
+/* Each operator file exports a NULL-terminated table. */
+extern const cpu_kernel_entry cpu_elementwise_kernels[];
+extern const cpu_kernel_entry cpu_layout_kernels[];
+extern const cpu_kernel_entry cpu_nn_kernels[];
+
+extern const npu_hal_graph_ops npu_cpu_graph_ops;
+
+size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
+npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
+
+/* Row-major strides (in elements) of a tensor. */
+void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);
+
+#endif

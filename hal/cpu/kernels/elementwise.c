@@ -1,0 +1,323 @@
+/* Elementwise kernels: unary activations, binary arithmetic and comparisons
+ * with NumPy broadcasting, Clip, Where, Cast. The innermost dimension is a
+ * plain loop (contiguous or broadcast scalar) that the compiler vectorises;
+ * outer rows are spread over the worker pool. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+/* ---- unary ----------------------------------------------------------------- */
+
+typedef enum {
+  U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_RECIPROCAL, U_FLOOR, U_CEIL,
+  U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP,
+} unary_kind;
+
+typedef struct unary_params {
+  unary_kind kind;
+  float alpha, beta; /* LeakyRelu alpha; HardSigmoid alpha, beta; Clip min, max */
+  size_t count;
+} unary_params;
+
+#define CHUNK 16384
+
+static float apply_unary(const unary_params *p, float x)
+{
+  switch (p->kind) {
+  case U_RELU: return x > 0 ? x : 0;
+  case U_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case U_TANH: return tanhf(x);
+  case U_EXP: return expf(x);
+  case U_LOG: return logf(x);
+  case U_SQRT: return sqrtf(x);
+  case U_ABS: return fabsf(x);
+  case U_NEG: return -x;
+  case U_RECIPROCAL: return 1.0f / x;
+  case U_FLOOR: return floorf(x);
+  case U_CEIL: return ceilf(x);
+  case U_ERF: return erff(x);
+  case U_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta));
+  case U_HARD_SWISH: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
+  case U_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
+  case U_CLIP: return fminf(fmaxf(x, p->alpha), p->beta);
+  }
+  return x;
+}
+
+typedef struct unary_job {
+  const unary_params *p;
+  const float *in;
+  float *out;
+} unary_job;
+
+static void unary_chunk(void *ctx, size_t index)
+{
+  unary_job *job = ctx;
+  size_t begin = index * CHUNK, end = begin + CHUNK < job->p->count ? begin + CHUNK : job->p->count;
+  const unary_params *p = job->p;
+  if (p->kind == U_RELU) { /* the hot one: branch-free for the vectoriser */
+    for (size_t i = begin; i < end; i++)
+      job->out[i] = job->in[i] > 0 ? job->in[i] : 0;
+    return;
+  }
+  for (size_t i = begin; i < end; i++)
+    job->out[i] = apply_unary(p, job->in[i]);
+}
+
+static void run_unary(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const unary_params *p = k->params;
+  unary_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (p->count + CHUNK - 1) / CHUNK, unary_chunk, &job);
+}
+
+static const struct {
+  const char *name;
+  unary_kind kind;
+} unary_ops[] = {
+    {"Relu", U_RELU}, {"Sigmoid", U_SIGMOID}, {"Tanh", U_TANH}, {"Exp", U_EXP},
+    {"Log", U_LOG}, {"Sqrt", U_SQRT}, {"Abs", U_ABS}, {"Neg", U_NEG},
+    {"Reciprocal", U_RECIPROCAL}, {"Floor", U_FLOOR}, {"Ceil", U_CEIL}, {"Erf", U_ERF},
+    {"HardSigmoid", U_HARD_SIGMOID}, {"HardSwish", U_HARD_SWISH},
+    {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP},
+};
+
+static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (op->inputs[0].dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "only float32 inputs");
+  unary_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
+    if (strcmp(unary_ops[i].name, op->op_type) == 0)
+      p->kind = unary_ops[i].kind;
+  const npu_hal_attributes *a = &op->attributes;
+  p->count = cpu_tensor_elements(&op->outputs[0]);
+  switch (p->kind) {
+  case U_LEAKY_RELU:
+    p->alpha = a->get_float(a->node, "alpha", 0.01f);
+    break;
+  case U_HARD_SIGMOID:
+    p->alpha = a->get_float(a->node, "alpha", 0.2f);
+    p->beta = a->get_float(a->node, "beta", 0.5f);
+    break;
+  case U_CLIP:
+    /* Bounds are attributes before opset 11, optional constant inputs after. */
+    p->alpha = op->opset < 11 ? a->get_float(a->node, "min", -INFINITY) : -INFINITY;
+    p->beta = op->opset < 11 ? a->get_float(a->node, "max", INFINITY) : INFINITY;
+    for (uint32_t i = 1; i < op->input_count && i < 3; i++) {
+      if (op->inputs[i].dtype == NPU_DTYPE_UNDEFINED)
+        continue;
+      if (!op->input_values[i])
+        return cpu_unsupported(op, "min/max must be constants");
+      float bound = *(const float *)op->input_values[i];
+      if (i == 1)
+        p->alpha = bound;
+      else
+        p->beta = bound;
+    }
+    break;
+  default:
+    break;
+  }
+  k->run = run_unary;
+  return NPU_OK;
+}
+
+/* ---- binary with broadcasting -------------------------------------------------- */
+
+typedef enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER } binary_kind;
+
+typedef struct binary_params {
+  binary_kind kind;
+  npu_dtype dtype;                 /* of the inputs */
+  uint32_t rank;                   /* of the output */
+  int64_t dims[NPU_MAX_RANK];
+  int64_t a_strides[NPU_MAX_RANK]; /* 0 where broadcast */
+  int64_t b_strides[NPU_MAX_RANK];
+  size_t rows;                     /* output elements / last dimension */
+} binary_params;
+
+#define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
+  do {                                                                                      \
+    const T *restrict x = (const T *)a + a_off;                                             \
+    const T *restrict y = (const T *)b + b_off;                                             \
+    OUT_T *restrict z = (OUT_T *)out + row * inner;                                         \
+    if (sa == 1 && sb == 1)                                                                 \
+      for (int64_t i = 0; i < inner; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }  \
+    else if (sa == 1)                                                                       \
+      for (int64_t i = 0; i < inner; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); }  \
+    else if (sb == 1)                                                                       \
+      for (int64_t i = 0; i < inner; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }  \
+    else                                                                                    \
+      for (int64_t i = 0; i < inner; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }  \
+  } while (0)
+
+#define BINARY_KINDS(T, POW, MAX, MIN)                                                      \
+  switch (p->kind) {                                                                        \
+  case B_ADD: BINARY_LOOP(T, T, u + v); break;                                              \
+  case B_SUB: BINARY_LOOP(T, T, u - v); break;                                              \
+  case B_MUL: BINARY_LOOP(T, T, u * v); break;                                              \
+  case B_DIV: BINARY_LOOP(T, T, v != 0 ? u / v : 0); break;                                 \
+  case B_POW: BINARY_LOOP(T, T, POW(u, v)); break;                                          \
+  case B_MAX: BINARY_LOOP(T, T, MAX(u, v)); break;                                          \
+  case B_MIN: BINARY_LOOP(T, T, MIN(u, v)); break;                                          \
+  case B_EQUAL: BINARY_LOOP(T, uint8_t, u == v); break;                                     \
+  case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
+  case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
+  }
+
+static int64_t pow_i64(int64_t u, int64_t v)
+{
+  int64_t r = 1;
+  for (int64_t i = 0; i < v; i++)
+    r *= u;
+  return r;
+}
+#define MAX_OF(u, v) ((u) > (v) ? (u) : (v))
+#define MIN_OF(u, v) ((u) < (v) ? (u) : (v))
+
+typedef struct binary_job {
+  const binary_params *p;
+  const void *a, *b;
+  void *out;
+} binary_job;
+
+static void binary_rows(void *ctx, size_t row)
+{
+  binary_job *job = ctx;
+  const binary_params *p = job->p;
+  const void *a = job->a, *b = job->b;
+  void *out = job->out;
+  int64_t inner = p->rank ? p->dims[p->rank - 1] : 1;
+  int64_t sa = p->rank ? p->a_strides[p->rank - 1] : 0, sb = p->rank ? p->b_strides[p->rank - 1] : 0;
+  int64_t a_off = 0, b_off = 0, rest = (int64_t)row;
+  for (int d = (int)p->rank - 2; d >= 0; d--) {
+    int64_t idx = rest % p->dims[d];
+    rest /= p->dims[d];
+    a_off += idx * p->a_strides[d];
+    b_off += idx * p->b_strides[d];
+  }
+  if (p->dtype == NPU_DTYPE_FLOAT32) {
+    BINARY_KINDS(float, powf, fmaxf, fminf)
+  } else if (p->dtype == NPU_DTYPE_INT64) {
+    BINARY_KINDS(int64_t, pow_i64, MAX_OF, MIN_OF)
+  } else {
+    BINARY_KINDS(int32_t, pow_i64, MAX_OF, MIN_OF)
+  }
+}
+
+static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const binary_params *p = k->params;
+  binary_job job = {p, in[0], in[1], out[0]};
+  npu_cpu_parallel_for(k->device, p->rows, binary_rows, &job);
+}
+
+/* Strides of `in` read through a broadcast to the output's rank and dims. */
+static void broadcast_strides(const npu_hal_tensor_desc *in, const binary_params *p,
+                              int64_t *strides)
+{
+  int64_t own[NPU_MAX_RANK];
+  cpu_strides(in, own);
+  uint32_t shift = p->rank - in->rank;
+  for (uint32_t d = 0; d < p->rank; d++)
+    strides[d] = d < shift || in->dims[d - shift] == 1 ? 0 : own[d - shift];
+}
+
+static const struct {
+  const char *name;
+  binary_kind kind;
+} binary_ops[] = {
+    {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
+    {"Max", B_MAX}, {"Min", B_MIN}, {"Equal", B_EQUAL}, {"Less", B_LESS},
+    {"Greater", B_GREATER},
+};
+
+static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (op->input_count != 2)
+    return cpu_unsupported(op, "exactly two inputs are supported");
+  npu_dtype dtype = op->inputs[0].dtype;
+  if ((dtype != NPU_DTYPE_FLOAT32 && dtype != NPU_DTYPE_INT64 && dtype != NPU_DTYPE_INT32) ||
+      op->inputs[1].dtype != dtype)
+    return cpu_unsupported(op, "inputs must both be float32, int32 or int64");
+  if (op->opset < 7 && op->attributes.get_int(op->attributes.node, "broadcast", 0))
+    return cpu_unsupported(op, "legacy (opset < 7) broadcasting");
+  binary_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
+    if (strcmp(binary_ops[i].name, op->op_type) == 0)
+      p->kind = binary_ops[i].kind;
+  p->dtype = dtype;
+  p->rank = op->outputs[0].rank;
+  memcpy(p->dims, op->outputs[0].dims, sizeof p->dims);
+  broadcast_strides(&op->inputs[0], p, p->a_strides);
+  broadcast_strides(&op->inputs[1], p, p->b_strides);
+  size_t total = cpu_tensor_elements(&op->outputs[0]);
+  int64_t inner = p->rank ? p->dims[p->rank - 1] : 1;
+  p->rows = inner ? total / (size_t)inner : 0;
+  k->run = run_binary;
+  return NPU_OK;
+}
+
+/* ---- Where, Cast ------------------------------------------------------------------- */
+
+static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  size_t n = cpu_tensor_elements(&k->outputs[0]);
+  npu_dtype from = k->inputs[0].dtype, to = k->outputs[0].dtype;
+  for (size_t i = 0; i < n; i++) {
+    double v;
+    switch (from) {
+    case NPU_DTYPE_FLOAT32: v = ((const float *)in[0])[i]; break;
+    case NPU_DTYPE_INT64: v = (double)((const int64_t *)in[0])[i]; break;
+    case NPU_DTYPE_INT32: v = ((const int32_t *)in[0])[i]; break;
+    case NPU_DTYPE_FLOAT64: v = ((const double *)in[0])[i]; break;
+    default: v = ((const uint8_t *)in[0])[i]; break; /* uint8, bool */
+    }
+    switch (to) {
+    case NPU_DTYPE_FLOAT32: ((float *)out[0])[i] = (float)v; break;
+    case NPU_DTYPE_INT64: ((int64_t *)out[0])[i] = (int64_t)v; break;
+    case NPU_DTYPE_INT32: ((int32_t *)out[0])[i] = (int32_t)v; break;
+    case NPU_DTYPE_FLOAT64: ((double *)out[0])[i] = v; break;
+    case NPU_DTYPE_BOOL: ((uint8_t *)out[0])[i] = v != 0; break;
+    default: ((uint8_t *)out[0])[i] = (uint8_t)v; break;
+    }
+  }
+}
+
+static bool castable(npu_dtype t)
+{
+  return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_INT64 || t == NPU_DTYPE_INT32 ||
+         t == NPU_DTYPE_FLOAT64 || t == NPU_DTYPE_UINT8 || t == NPU_DTYPE_BOOL;
+}
+
+static npu_status create_cast(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (!castable(op->inputs[0].dtype) || !castable(op->outputs[0].dtype))
+    return cpu_unsupported(op, "unsupported element types");
+  k->run = run_cast;
+  return NPU_OK;
+}
+
+const cpu_kernel_entry cpu_elementwise_kernels[] = {
+    {"Relu", create_unary}, {"Sigmoid", create_unary}, {"Tanh", create_unary},
+    {"Exp", create_unary}, {"Log", create_unary}, {"Sqrt", create_unary},
+    {"Abs", create_unary}, {"Neg", create_unary}, {"Reciprocal", create_unary},
+    {"Floor", create_unary}, {"Ceil", create_unary}, {"Erf", create_unary},
+    {"HardSigmoid", create_unary}, {"HardSwish", create_unary},
+    {"LeakyRelu", create_unary}, {"Clip", create_unary},
+    {"Add", create_binary}, {"Sub", create_binary}, {"Mul", create_binary},
+    {"Div", create_binary}, {"Pow", create_binary}, {"Max", create_binary},
+    {"Min", create_binary}, {"Equal", create_binary}, {"Less", create_binary},
+    {"Greater", create_binary},
+    {"Cast", create_cast},
+    {NULL, NULL},
+};

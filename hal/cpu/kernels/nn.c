@@ -1,0 +1,482 @@
+/* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
+ * MatMul (batched, broadcast), Max/Average pooling, global pooling,
+ * BatchNormalization (inference), Softmax/LogSoftmax, ReduceMean/Sum/Max.
+ * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
+ * oneDNN path replaces it for speed (see the issue tracker). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+/* ---- GEMM: C[M,N] (+)= A[M,K] B[K,N], row-major with leading dimensions ---- */
+
+typedef struct gemm_job {
+  size_t m, n, k;
+  const float *a, *b;
+  float *c;
+  size_t lda, ldb, ldc;
+  size_t a_row_stride_is_col; /* A transposed: element (i, p) at a[p * lda + i] */
+  size_t b_transposed;        /* element (p, j) at b[j * ldb + p] */
+} gemm_job;
+
+static void gemm_row(void *ctx, size_t i)
+{
+  const gemm_job *g = ctx;
+  float *restrict c = g->c + i * g->ldc;
+  for (size_t p = 0; p < g->k; p++) {
+    float a = g->a_row_stride_is_col ? g->a[p * g->lda + i] : g->a[i * g->lda + p];
+    if (a == 0)
+      continue;
+    if (g->b_transposed) {
+      for (size_t j = 0; j < g->n; j++)
+        c[j] += a * g->b[j * g->ldb + p];
+    } else {
+      const float *restrict b = g->b + p * g->ldb;
+      for (size_t j = 0; j < g->n; j++)
+        c[j] += a * b[j];
+    }
+  }
+}
+
+static void gemm(npu_hal_device *device, gemm_job *g)
+{
+  npu_cpu_parallel_for(device, g->m, gemm_row, g);
+}
+
+/* ---- Conv ---------------------------------------------------------------------- */
+
+typedef struct conv_params {
+  int64_t n, c, h, w, m, oh, ow, kh, kw;
+  int64_t group, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+  bool has_bias;
+  float *columns; /* im2col workspace: (c/group*kh*kw) x (oh*ow) */
+} conv_params;
+
+static void im2col(const conv_params *p, const float *image, float *columns)
+{
+  int64_t cg = p->c / p->group;
+  for (int64_t ci = 0; ci < cg; ci++)
+    for (int64_t ky = 0; ky < p->kh; ky++)
+      for (int64_t kx = 0; kx < p->kw; kx++) {
+        float *row = columns + ((ci * p->kh + ky) * p->kw + kx) * p->oh * p->ow;
+        const float *plane = image + ci * p->h * p->w;
+        for (int64_t oy = 0; oy < p->oh; oy++) {
+          int64_t y = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+          for (int64_t ox = 0; ox < p->ow; ox++) {
+            int64_t x = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+            row[oy * p->ow + ox] =
+                y >= 0 && y < p->h && x >= 0 && x < p->w ? plane[y * p->w + x] : 0.0f;
+          }
+        }
+      }
+}
+
+static void run_conv(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const conv_params *p = k->params;
+  const float *x = in[0], *w = in[1], *bias = p->has_bias ? in[2] : NULL;
+  float *y = out[0];
+  int64_t cg = p->c / p->group, mg = p->m / p->group, spatial = p->oh * p->ow;
+  int64_t kdim = cg * p->kh * p->kw;
+  for (int64_t b = 0; b < p->n; b++)
+    for (int64_t g = 0; g < p->group; g++) {
+      im2col(p, x + (b * p->c + g * cg) * p->h * p->w, p->columns);
+      float *out_g = y + (b * p->m + g * mg) * spatial;
+      for (int64_t o = 0; o < mg; o++) {
+        float init = bias ? bias[g * mg + o] : 0.0f;
+        for (int64_t s = 0; s < spatial; s++)
+          out_g[o * spatial + s] = init;
+      }
+      gemm_job job = {(size_t)mg, (size_t)spatial, (size_t)kdim, w + g * mg * kdim, p->columns,
+                      out_g, (size_t)kdim, (size_t)spatial, (size_t)spatial, 0, 0};
+      gemm(k->device, &job);
+    }
+}
+
+static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
+{
+  return i < count ? values[i] : fallback;
+}
+
+static void free_conv_params(void *params)
+{
+  conv_params *p = params;
+  if (p)
+    free(p->columns);
+  free(p);
+}
+
+static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
+  if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
+    return cpu_unsupported(op, "only float32 1-D and 2-D convolutions");
+  const npu_hal_attributes *a = &op->attributes;
+  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+  conv_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_conv_params;
+  bool two_d = x->rank == 4;
+  p->n = x->dims[0];
+  p->c = x->dims[1];
+  p->h = two_d ? x->dims[2] : 1;
+  p->w = x->dims[x->rank - 1];
+  p->m = w->dims[0];
+  p->kh = two_d ? w->dims[2] : 1;
+  p->kw = w->dims[w->rank - 1];
+  p->oh = two_d ? op->outputs[0].dims[2] : 1;
+  p->ow = op->outputs[0].dims[x->rank - 1];
+  p->group = a->get_int(a->node, "group", 1);
+  const int64_t *strides, *dilations, *pads;
+  size_t ns = a->get_ints(a->node, "strides", &strides);
+  size_t nd = a->get_ints(a->node, "dilations", &dilations);
+  size_t np = a->get_ints(a->node, "pads", &pads);
+  p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
+  p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
+  p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
+  p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
+  p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
+  p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
+  if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
+    int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
+    int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
+    bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+    p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
+    p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
+  }
+  if (p->group <= 0 || p->c % p->group || p->m % p->group || w->dims[1] * p->group != p->c)
+    return cpu_unsupported(op, "channels do not divide into the groups");
+  p->has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
+  size_t columns = (size_t)(p->c / p->group * p->kh * p->kw * p->oh * p->ow);
+  p->columns = malloc((columns ? columns : 1) * sizeof(float));
+  if (!p->columns)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory for the im2col workspace");
+  k->run = run_conv;
+  return NPU_OK;
+}
+
+/* ---- Gemm and MatMul ---------------------------------------------------------------- */
+
+typedef struct gemm_params {
+  size_t m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  npu_hal_tensor_desc c;   /* bias shape, rank 0 when absent */
+  size_t batch;            /* MatMul: output matrices */
+  int64_t a_batch_stride[NPU_MAX_RANK], b_batch_stride[NPU_MAX_RANK];
+  int64_t batch_dims[NPU_MAX_RANK];
+  uint32_t batch_rank;
+} gemm_params;
+
+static void run_gemm(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const gemm_params *p = k->params;
+  float *y = out[0];
+  const float *bias = k->input_count > 2 && in[2] ? in[2] : NULL;
+  for (size_t i = 0; i < p->m; i++)
+    for (size_t j = 0; j < p->n; j++) {
+      float c = 0.0f;
+      if (bias) { /* unidirectional broadcast of C to (M, N) */
+        size_t bi = p->c.rank == 2 && p->c.dims[0] > 1 ? i : 0;
+        size_t bj = p->c.rank >= 1 && p->c.dims[p->c.rank - 1] > 1 ? j : 0;
+        c = bias[bi * (p->c.rank == 2 ? (size_t)p->c.dims[1] : 1) + bj] * p->beta;
+      }
+      y[i * p->n + j] = c;
+    }
+  gemm_job job = {p->m, p->n, p->k, in[0], in[1], y, p->trans_a ? p->m : p->k,
+                  p->trans_b ? p->k : p->n, p->n, p->trans_a, p->trans_b};
+  if (p->alpha == 1.0f) {
+    gemm(k->device, &job);
+    return;
+  }
+  float *scaled = y; /* alpha != 1: accumulate A*B separately, rare in vision models */
+  for (size_t i = 0; i < p->m * p->n; i++)
+    scaled[i] /= p->alpha;
+  gemm(k->device, &job);
+  for (size_t i = 0; i < p->m * p->n; i++)
+    scaled[i] *= p->alpha;
+}
+
+static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (op->inputs[0].dtype != NPU_DTYPE_FLOAT32 || op->inputs[0].rank != 2 ||
+      op->inputs[1].rank != 2)
+    return cpu_unsupported(op, "float32 2-D inputs only");
+  gemm_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  const npu_hal_attributes *a = &op->attributes;
+  p->trans_a = a->get_int(a->node, "transA", 0) != 0;
+  p->trans_b = a->get_int(a->node, "transB", 0) != 0;
+  p->alpha = a->get_float(a->node, "alpha", 1.0f);
+  p->beta = a->get_float(a->node, "beta", 1.0f);
+  if (p->alpha == 0.0f)
+    return cpu_unsupported(op, "alpha 0");
+  p->m = (size_t)op->outputs[0].dims[0];
+  p->n = (size_t)op->outputs[0].dims[1];
+  p->k = (size_t)op->inputs[0].dims[p->trans_a ? 0 : 1];
+  if (op->input_count > 2)
+    p->c = op->inputs[2];
+  k->run = run_gemm;
+  return NPU_OK;
+}
+
+static void run_matmul(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const gemm_params *p = k->params;
+  int64_t idx[NPU_MAX_RANK] = {0};
+  for (size_t b = 0; b < p->batch; b++) {
+    int64_t a_off = 0, b_off = 0;
+    for (uint32_t d = 0; d < p->batch_rank; d++) {
+      a_off += idx[d] * p->a_batch_stride[d];
+      b_off += idx[d] * p->b_batch_stride[d];
+    }
+    float *y = (float *)out[0] + b * p->m * p->n;
+    memset(y, 0, p->m * p->n * sizeof(float));
+    gemm_job job = {p->m, p->n, p->k, (const float *)in[0] + a_off, (const float *)in[1] + b_off,
+                    y, p->k, p->n, p->n, 0, 0};
+    gemm(k->device, &job);
+    for (int d = (int)p->batch_rank - 1; d >= 0 && ++idx[d] >= p->batch_dims[d]; d--)
+      idx[d] = 0;
+  }
+}
+
+static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
+  if (a->dtype != NPU_DTYPE_FLOAT32 || a->rank < 2 || b->rank < 2)
+    return cpu_unsupported(op, "float32 inputs of rank 2 or more (1-D operands not yet)");
+  gemm_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  p->m = (size_t)a->dims[a->rank - 2];
+  p->k = (size_t)a->dims[a->rank - 1];
+  p->n = (size_t)b->dims[b->rank - 1];
+  p->batch_rank = y->rank - 2;
+  p->batch = 1;
+  for (uint32_t d = 0; d < p->batch_rank; d++) {
+    p->batch_dims[d] = y->dims[d];
+    p->batch *= (size_t)y->dims[d];
+    /* Each operand's batch stride, 0 where it broadcasts. */
+    int64_t ad = (int64_t)d - (int64_t)(y->rank - a->rank);
+    int64_t bd = (int64_t)d - (int64_t)(y->rank - b->rank);
+    int64_t a_size = (int64_t)(p->m * p->k), b_size = (int64_t)(p->k * p->n);
+    for (int64_t e = ad + 1; ad >= 0 && e < (int64_t)a->rank - 2; e++)
+      a_size *= a->dims[e];
+    for (int64_t e = bd + 1; bd >= 0 && e < (int64_t)b->rank - 2; e++)
+      b_size *= b->dims[e];
+    p->a_batch_stride[d] = ad >= 0 && a->dims[ad] > 1 ? a_size : 0;
+    p->b_batch_stride[d] = bd >= 0 && b->dims[bd] > 1 ? b_size : 0;
+  }
+  k->run = run_matmul;
+  return NPU_OK;
+}
+
+/* ---- pooling ---------------------------------------------------------------------- */
+
+typedef struct pool_params {
+  bool max, count_include_pad;
+  int64_t planes, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+} pool_params;
+
+static void pool_plane(void *ctx, size_t plane)
+{
+  const void *const *job = ctx;
+  const pool_params *p = job[0];
+  const float *x = (const float *)job[1] + plane * p->h * p->w;
+  float *y = (float *)job[2] + plane * p->oh * p->ow;
+  for (int64_t oy = 0; oy < p->oh; oy++)
+    for (int64_t ox = 0; ox < p->ow; ox++) {
+      float acc = p->max ? -FLT_MAX : 0.0f;
+      int64_t count = 0;
+      for (int64_t ky = 0; ky < p->kh; ky++)
+        for (int64_t kx = 0; kx < p->kw; kx++) {
+          int64_t yy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+          int64_t xx = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+          bool inside = yy >= 0 && yy < p->h && xx >= 0 && xx < p->w;
+          if (!inside) {
+            /* padding counts for the average only up to the padded border */
+            if (p->count_include_pad && yy < p->h + p->pad_top && xx < p->w + p->pad_left)
+              count++;
+            continue;
+          }
+          float v = x[yy * p->w + xx];
+          acc = p->max ? fmaxf(acc, v) : acc + v;
+          count++;
+        }
+      y[oy * p->ow + ox] = p->max ? acc : (count ? acc / (float)count : 0.0f);
+    }
+}
+
+static void run_pool(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const pool_params *p = k->params;
+  const void *job[3] = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (size_t)p->planes, pool_plane, (void *)job);
+}
+
+static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
+    return cpu_unsupported(op, "float32 1-D and 2-D pooling only");
+  if (op->output_count > 1)
+    return cpu_unsupported(op, "MaxPool indices output");
+  pool_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  const npu_hal_attributes *a = &op->attributes;
+  bool global = strncmp(op->op_type, "Global", 6) == 0, two_d = x->rank == 4;
+  p->max = strstr(op->op_type, "Max") != NULL;
+  p->planes = x->dims[0] * x->dims[1];
+  p->h = two_d ? x->dims[2] : 1;
+  p->w = x->dims[x->rank - 1];
+  p->oh = two_d ? y->dims[2] : 1;
+  p->ow = y->dims[y->rank - 1];
+  p->stride_h = p->stride_w = p->dil_h = p->dil_w = 1;
+  if (global) {
+    p->kh = p->h;
+    p->kw = p->w;
+  } else {
+    const int64_t *kernel, *strides, *pads, *dilations;
+    size_t nk = a->get_ints(a->node, "kernel_shape", &kernel);
+    size_t ns = a->get_ints(a->node, "strides", &strides);
+    size_t np = a->get_ints(a->node, "pads", &pads);
+    size_t nd = a->get_ints(a->node, "dilations", &dilations);
+    p->kh = two_d ? attr_at(kernel, nk, 0, 1) : 1;
+    p->kw = attr_at(kernel, nk, two_d ? 1 : 0, 1);
+    p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
+    p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
+    p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
+    p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
+    p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
+    p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
+    p->count_include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
+    const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+    if (strncmp(auto_pad, "SAME", 4) == 0) {
+      int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
+      int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
+      bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+      p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
+      p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
+    }
+  }
+  k->run = run_pool;
+  return NPU_OK;
+}
+
+/* ---- BatchNormalization (inference) ------------------------------------------------- */
+
+static void run_batch_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const float *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
+  float epsilon = *(const float *)k->params;
+  const npu_hal_tensor_desc *t = &k->inputs[0];
+  int64_t n = t->dims[0], c = t->rank > 1 ? t->dims[1] : 1;
+  size_t inner = cpu_tensor_elements(t) / (size_t)(n * c);
+  float *y = out[0];
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++) {
+      float s = scale[ch] / sqrtf(var[ch] + epsilon), o = bias[ch] - mean[ch] * s;
+      const float *xs = x + (b * c + ch) * (int64_t)inner;
+      float *ys = y + (b * c + ch) * (int64_t)inner;
+      for (size_t i = 0; i < inner; i++)
+        ys[i] = xs[i] * s + o;
+    }
+}
+
+static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (op->inputs[0].dtype != NPU_DTYPE_FLOAT32 || op->output_count > 1)
+    return cpu_unsupported(op, "float32 inference mode only");
+  if (op->opset < 9 && op->attributes.get_int(op->attributes.node, "spatial", 1) == 0)
+    return cpu_unsupported(op, "spatial=0");
+  float *epsilon = malloc(sizeof *epsilon);
+  if (!epsilon)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  *epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
+  k->params = epsilon;
+  k->run = run_batch_norm;
+  return NPU_OK;
+}
+
+/* ---- Softmax, LogSoftmax ---------------------------------------------------------- */
+
+typedef struct softmax_params {
+  size_t outer, axis_length, inner;
+  bool log;
+} softmax_params;
+
+static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const softmax_params *p = k->params;
+  const float *x = in[0];
+  float *y = out[0];
+  for (size_t o = 0; o < p->outer; o++)
+    for (size_t i = 0; i < p->inner; i++) {
+      const float *xs = x + o * p->axis_length * p->inner + i;
+      float *ys = y + o * p->axis_length * p->inner + i;
+      float max = -INFINITY;
+      for (size_t a = 0; a < p->axis_length; a++)
+        max = fmaxf(max, xs[a * p->inner]);
+      double sum = 0;
+      for (size_t a = 0; a < p->axis_length; a++)
+        sum += exp((double)xs[a * p->inner] - max);
+      for (size_t a = 0; a < p->axis_length; a++) {
+        float shifted = xs[a * p->inner] - max;
+        ys[a * p->inner] = p->log ? shifted - (float)log(sum) : (float)(exp(shifted) / sum);
+      }
+    }
+}
+
+static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 only");
+  softmax_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  p->log = strcmp(op->op_type, "LogSoftmax") == 0;
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", op->opset < 13 ? 1 : -1);
+  if (axis < 0)
+    axis += x->rank;
+  if (axis < 0 || axis >= (int64_t)x->rank)
+    return cpu_unsupported(op, "axis out of range");
+  p->outer = p->axis_length = p->inner = 1;
+  for (int64_t d = 0; d < (int64_t)x->rank; d++) {
+    size_t dim = (size_t)x->dims[d];
+    if (d < axis)
+      p->outer *= dim;
+    else if (op->opset < 13) /* before 13: a 2-D softmax over everything from axis on */
+      p->axis_length *= dim;
+    else if (d == axis)
+      p->axis_length = dim;
+    else
+      p->inner *= dim;
+  }
+  k->run = run_softmax;
+  return NPU_OK;
+}
+
+const cpu_kernel_entry cpu_nn_kernels[] = {
+    {"Conv", create_conv},
+    {"Gemm", create_gemm},
+    {"MatMul", create_matmul},
+    {"MaxPool", create_pool},
+    {"AveragePool", create_pool},
+    {"GlobalAveragePool", create_pool},
+    {"GlobalMaxPool", create_pool},
+    {"BatchNormalization", create_batch_norm},
+    {"Softmax", create_softmax},
+    {"LogSoftmax", create_softmax},
+    {NULL, NULL},
+};

@@ -1,0 +1,61 @@
+/* gst-npu HAL: the graph kernel family. The runtime infers shapes, folds
+ * constants and plans memory; a backend turns each operator into a kernel
+ * once per plan (weights packed, loops chosen) and runs a plan's launches in
+ * order on a stream. Nothing here is ONNX-specific: attributes are read
+ * through callbacks. */
+#ifndef NPU_HAL_GRAPH_H
+#define NPU_HAL_GRAPH_H
+
+#include "npu_hal.h"
+
+typedef struct npu_hal_kernel npu_hal_kernel;
+
+typedef struct npu_hal_tensor_desc {
+  npu_dtype dtype;      /* NPU_DTYPE_UNDEFINED: an optional input left out */
+  uint32_t rank;
+  int64_t dims[NPU_MAX_RANK];
+} npu_hal_tensor_desc;
+
+/* Operator attributes, read by name with a fallback when absent. A tensor-
+ * valued attribute NAME answers get_int/get_float with its first element,
+ * and get_int("NAME.dtype") with its element type. */
+typedef struct npu_hal_attributes {
+  const void *node;
+  int64_t (*get_int)(const void *node, const char *name, int64_t fallback);
+  float (*get_float)(const void *node, const char *name, float fallback);
+  /* Number of values (0 when absent); *values stays valid for the plan's life. */
+  size_t (*get_ints)(const void *node, const char *name, const int64_t **values);
+  const char *(*get_string)(const void *node, const char *name, const char *fallback);
+} npu_hal_attributes;
+
+typedef struct npu_hal_op {
+  const char *op_type;
+  int64_t opset;
+  npu_hal_attributes attributes;
+  uint32_t input_count, output_count;
+  const npu_hal_tensor_desc *inputs, *outputs;
+  /* Host copies of inputs whose values are known when planning (weights,
+   * shapes), NULL elsewhere: kernels may pre-pack them. */
+  const void *const *input_values;
+} npu_hal_op;
+
+/* One kernel run: where its inputs and outputs are. */
+typedef struct npu_hal_launch {
+  npu_hal_kernel *kernel;
+  uint32_t input_count, output_count;
+  npu_hal_mem_ref *inputs;  /* .buffer NULL and .host NULL: an input left out */
+  npu_hal_mem_ref *outputs;
+} npu_hal_launch;
+
+struct npu_hal_graph_ops {
+  /* NPU_ERROR_NOT_SUPPORTED (with a message) when the backend cannot run it. */
+  npu_status (*kernel_create)(npu_hal_device *device, const npu_hal_op *op,
+                              npu_hal_kernel **kernel);
+  void (*kernel_destroy)(npu_hal_kernel *kernel);
+  /* Queues the launches, in order, on `stream`; `done` runs after the last. */
+  npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
+                    const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
+                    void *done_data);
+};
+
+#endif

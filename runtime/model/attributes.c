@@ -1,0 +1,124 @@
+/* ONNX attribute lookups for kernels (see npu_hal_graph.h for the rules). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attributes.h"
+#include "npu_hal.h"
+
+static const Onnx__AttributeProto *find(const npu_attribute_source *src, const char *name,
+                                        size_t name_length)
+{
+  for (size_t i = 0; i < src->node->n_attribute; i++) {
+    const Onnx__AttributeProto *a = src->node->attribute[i];
+    if (a->name && strlen(a->name) == name_length && strncmp(a->name, name, name_length) == 0)
+      return a;
+  }
+  return NULL;
+}
+
+/* The first element of a tensor attribute, as a double. */
+static bool tensor_first(const Onnx__TensorProto *t, double *value)
+{
+  switch (t->data_type) {
+  case NPU_DTYPE_FLOAT32:
+    if (t->n_float_data) { *value = t->float_data[0]; return true; }
+    if (t->has_raw_data && t->raw_data.len >= 4) { float f; memcpy(&f, t->raw_data.data, 4); *value = f; return true; }
+    return false;
+  case NPU_DTYPE_INT64:
+    if (t->n_int64_data) { *value = (double)t->int64_data[0]; return true; }
+    if (t->has_raw_data && t->raw_data.len >= 8) { int64_t i; memcpy(&i, t->raw_data.data, 8); *value = (double)i; return true; }
+    return false;
+  case NPU_DTYPE_INT32:
+    if (t->n_int32_data) { *value = t->int32_data[0]; return true; }
+    if (t->has_raw_data && t->raw_data.len >= 4) { int32_t i; memcpy(&i, t->raw_data.data, 4); *value = i; return true; }
+    return false;
+  case NPU_DTYPE_UINT8: case NPU_DTYPE_BOOL:
+    if (t->n_int32_data) { *value = t->int32_data[0]; return true; }
+    if (t->has_raw_data && t->raw_data.len >= 1) { *value = t->raw_data.data[0]; return true; }
+    return false;
+  default:
+    return false;
+  }
+}
+
+static int64_t get_int(const void *node, const char *name, int64_t fallback)
+{
+  const npu_attribute_source *src = node;
+  const char *suffix = strstr(name, ".dtype");
+  const Onnx__AttributeProto *a = find(src, name, suffix ? (size_t)(suffix - name) : strlen(name));
+  if (!a)
+    return fallback;
+  if (suffix)
+    return a->t ? a->t->data_type : fallback;
+  double value;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+    return a->i;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS && a->n_ints)
+    return a->ints[0];
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t && tensor_first(a->t, &value))
+    return (int64_t)value;
+  return fallback;
+}
+
+static float get_float(const void *node, const char *name, float fallback)
+{
+  const npu_attribute_source *src = node;
+  const Onnx__AttributeProto *a = find(src, name, strlen(name));
+  double value;
+  if (!a)
+    return fallback;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
+    return a->f;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+    return (float)a->i;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t && tensor_first(a->t, &value))
+    return (float)value;
+  return fallback;
+}
+
+static size_t get_ints(const void *node, const char *name, const int64_t **values)
+{
+  const npu_attribute_source *src = node;
+  const Onnx__AttributeProto *a = find(src, name, strlen(name));
+  *values = NULL;
+  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+    return 0;
+  *values = a->ints;
+  return a->n_ints;
+}
+
+static const char *get_string(const void *node, const char *name, const char *fallback)
+{
+  npu_attribute_source *src = (npu_attribute_source *)node;
+  const Onnx__AttributeProto *a = find(src, name, strlen(name));
+  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+    return fallback;
+  /* ONNX strings are bytes without a terminator: keep a terminated copy. */
+  char **grown = realloc(src->strings, (src->string_count + 1) * sizeof *grown);
+  char *copy = malloc(a->s.len + 1);
+  if (!grown || !copy) {
+    free(copy);
+    if (grown)
+      src->strings = grown;
+    return fallback;
+  }
+  src->strings = grown;
+  memcpy(copy, a->s.data, a->s.len);
+  copy[a->s.len] = '\0';
+  src->strings[src->string_count++] = copy;
+  return copy;
+}
+
+npu_hal_attributes npu_attributes_of(npu_attribute_source *source)
+{
+  return (npu_hal_attributes){source, get_int, get_float, get_ints, get_string};
+}
+
+void npu_attribute_source_clear(npu_attribute_source *source)
+{
+  for (size_t i = 0; i < source->string_count; i++)
+    free(source->strings[i]);
+  free(source->strings);
+  source->strings = NULL;
+  source->string_count = 0;
+}

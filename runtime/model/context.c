@@ -1,0 +1,688 @@
+/* Execution contexts: plan a model for one device and one shape profile,
+ * then run it. Planning walks the nodes in order: it infers every shape,
+ * computes nodes whose inputs are all constants once (on the device, read
+ * back), creates a backend kernel for the rest, puts constants in one
+ * device buffer and plans the intermediates into one arena. A run binds the
+ * caller's buffers and queues the launches on the stream. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attributes.h"
+#include "model_internal.h"
+#include "npu_hal_graph.h"
+#include "npu_internal.h"
+#include "planner.h"
+#include "shape_inference.h"
+
+#define ALIGNMENT 64
+
+typedef enum { LOC_NONE, LOC_INPUT, LOC_OUTPUT, LOC_ARENA, LOC_CONSTANT } tensor_location;
+
+typedef struct ctx_tensor {
+  npu_hal_tensor_desc desc;
+  bool known;
+  const void *value;          /* host data of a constant */
+  tensor_location location;
+  uint32_t slot;              /* input/output index */
+  size_t offset;              /* in the arena or the constant buffer */
+  uint32_t first_step, last_step;
+  bool used_on_device;
+} ctx_tensor;
+
+typedef struct io_ref {
+  npu_hal_mem_ref *ref;
+  uint32_t slot;
+  bool output;
+} io_ref;
+
+/* A graph output not written by a launch: copied in at each run. */
+typedef struct output_fixup {
+  uint32_t slot;
+  const ctx_tensor *source; /* a constant (host value) or a graph input */
+} output_fixup;
+
+struct npu_context {
+  npu_model *model;
+  npu_device *device;
+  const npu_graph *graph;
+  ctx_tensor *tensors;
+  npu_hal_launch *launches;
+  uint32_t *launch_nodes;     /* the node each launch runs */
+  size_t launch_count;
+  output_fixup *fixups;
+  size_t fixup_count;
+  npu_hal_kernel **kernels;
+  npu_attribute_source *attribute_sources;
+  npu_hal_mem_ref *refs;      /* the launches' input/output references */
+  size_t ref_count;
+  io_ref *io_refs;
+  size_t io_ref_count;
+  npu_buffer *arena, *constants;
+  npu_event *finished;        /* recorded after each run */
+  npu_buffer **held;          /* the last run's inputs and outputs */
+  size_t held_count;
+  void **owned;               /* host values computed while planning */
+  size_t owned_count;
+  pthread_mutex_t lock;
+  npu_context_stats stats;
+};
+
+static bool own(npu_context *ctx, void *data)
+{
+  void **grown = realloc(ctx->owned, (ctx->owned_count + 1) * sizeof *grown);
+  if (!grown)
+    return false;
+  ctx->owned = grown;
+  ctx->owned[ctx->owned_count++] = data;
+  return true;
+}
+
+static size_t tensor_bytes(const npu_hal_tensor_desc *t)
+{
+  size_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++)
+    n *= (size_t)t->dims[i];
+  return n * npu_dtype_size(t->dtype);
+}
+
+static const char *label_of(const npu_graph *g, uint32_t node, char *buffer, size_t size)
+{
+  const Onnx__NodeProto *p = g->nodes[node].proto;
+  if (p->name && *p->name)
+    snprintf(buffer, size, "node '%s' (%s)", p->name, p->op_type);
+  else
+    snprintf(buffer, size, "node #%u (%s)", node, p->op_type);
+  return buffer;
+}
+
+/* ---- inputs of the profile ---------------------------------------------------- */
+
+static npu_status bind_inputs(npu_context *ctx, const npu_tensor_info *shapes, uint32_t count)
+{
+  const npu_graph *g = ctx->graph;
+  if (shapes && count != g->input_count)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%u input shapes given, the model has %zu",
+                         count, g->input_count);
+  for (size_t i = 0; i < g->input_count; i++) {
+    const npu_graph_tensor *gt = &g->tensors[g->inputs[i]];
+    ctx_tensor *t = &ctx->tensors[g->inputs[i]];
+    t->desc.dtype = gt->dtype;
+    t->desc.rank = gt->rank;
+    if (shapes && shapes[i].rank != gt->rank)
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "input '%s': rank %u given, the model "
+                           "says %u", gt->name, shapes[i].rank, gt->rank);
+    for (uint32_t d = 0; d < gt->rank; d++) {
+      int64_t dim = shapes ? shapes[i].dims[d] : gt->dims[d];
+      if (dim < 0 || (gt->dims[d] >= 0 && dim != gt->dims[d]))
+        return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "input '%s' axis %u: %lld given, the "
+                             "model needs %s%lld", gt->name, d, (long long)dim,
+                             gt->dims[d] < 0 ? "a size, not " : "", (long long)gt->dims[d]);
+      t->desc.dims[d] = dim;
+    }
+    t->known = true;
+    t->location = LOC_INPUT;
+    t->slot = (uint32_t)i;
+  }
+  return NPU_OK;
+}
+
+/* ---- planning a node ------------------------------------------------------------ */
+
+typedef struct node_io {
+  npu_hal_tensor_desc inputs[64], outputs[8];
+  const void *values[64];
+  uint32_t input_count, output_count;
+} node_io;
+
+/* Runs one kernel now on temporary device buffers and keeps its outputs on
+ * the host: constant folding that only uses the backend. */
+static npu_status fold_node(npu_context *ctx, npu_stream *stream, const npu_hal_op *op,
+                            npu_hal_kernel *kernel, void **results)
+{
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  npu_buffer *buffers[72] = {NULL};
+  npu_hal_mem_ref refs[72] = {{0}};
+  npu_status status = NPU_OK;
+  uint32_t total = op->input_count + op->output_count;
+  for (uint32_t i = 0; i < total && status == NPU_OK; i++) {
+    bool is_input = i < op->input_count;
+    const npu_hal_tensor_desc *d = is_input ? &op->inputs[i] : &op->outputs[i - op->input_count];
+    size_t bytes = tensor_bytes(d);
+    if (d->dtype == NPU_DTYPE_UNDEFINED)
+      continue;
+    status = npu_buffer_alloc(ctx->device, bytes ? bytes : 1, &buffers[i]);
+    if (status == NPU_OK && is_input && bytes)
+      status = npu_memcpy_h2d(buffers[i], 0, op->input_values[i], bytes);
+    if (status == NPU_OK)
+      refs[i] = (npu_hal_mem_ref){npu_buffer_hal(buffers[i]), NULL, 0};
+  }
+  npu_hal_launch launch = {kernel, op->input_count, op->output_count, refs,
+                           refs + op->input_count};
+  if (status == NPU_OK)
+    status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream), &launch, 1,
+                                 NULL, NULL);
+  if (status == NPU_OK)
+    status = npu_stream_synchronize(stream);
+  for (uint32_t o = 0; o < op->output_count && status == NPU_OK; o++) {
+    size_t bytes = tensor_bytes(&op->outputs[o]);
+    results[o] = malloc(bytes ? bytes : 1);
+    if (!results[o] || !own(ctx, results[o])) {
+      free(results[o]);
+      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory folding constants");
+    } else if (bytes) {
+      status = npu_memcpy_d2h(results[o], buffers[op->input_count + o], 0, bytes);
+    }
+  }
+  for (uint32_t i = 0; i < total; i++)
+    if (buffers[i])
+      npu_buffer_release(buffers[i]);
+  return status;
+}
+
+/* Shape: the input's dims as an int64 constant (opset 15 adds start/end). */
+static npu_status plan_shape(npu_context *ctx, const npu_graph_node *n, const npu_hal_op *op)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t start = op->attributes.get_int(op->attributes.node, "start", 0);
+  int64_t end = op->attributes.get_int(op->attributes.node, "end", x->rank);
+  if (start < 0)
+    start += x->rank;
+  if (end < 0)
+    end += x->rank;
+  start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+  end = end < start ? start : end > x->rank ? x->rank : end;
+  int64_t *dims = malloc(((size_t)(end - start) + 1) * sizeof *dims);
+  if (!dims || !own(ctx, dims)) {
+    free(dims);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int64_t d = start; d < end; d++)
+    dims[d - start] = x->dims[d];
+  ctx_tensor *t = &ctx->tensors[n->outputs[0]];
+  t->desc = (npu_hal_tensor_desc){NPU_DTYPE_INT64, 1, {end - start}};
+  t->known = true;
+  t->value = dims;
+  t->location = LOC_CONSTANT;
+  return NPU_OK;
+}
+
+static npu_status plan_node(npu_context *ctx, npu_stream *fold_stream, uint32_t index,
+                            node_io *io, npu_hal_kernel **kernel_out)
+{
+  const npu_graph *g = ctx->graph;
+  const npu_graph_node *n = &g->nodes[index];
+  char label[200];
+  label_of(g, index, label, sizeof label);
+  *kernel_out = NULL;
+  if (n->input_count > 64 || n->output_count > 8)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: too many inputs or outputs", label);
+  bool all_constant = true;
+  io->input_count = n->input_count;
+  io->output_count = n->output_count;
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    io->values[i] = NULL;
+    memset(&io->inputs[i], 0, sizeof io->inputs[i]);
+    if (n->inputs[i] < 0)
+      continue;
+    const ctx_tensor *t = &ctx->tensors[n->inputs[i]];
+    if (!t->known)
+      return npu_set_error(NPU_ERROR_INTERNAL, "%s: input %u has no shape", label, i);
+    io->inputs[i] = t->desc;
+    io->values[i] = t->value;
+    all_constant &= t->value != NULL;
+  }
+  npu_attribute_source *source = &ctx->attribute_sources[index];
+  source->node = n->proto;
+  npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
+                   n->output_count, io->inputs, io->outputs, io->values};
+  if (strcmp(op.op_type, "Shape") == 0)
+    return plan_shape(ctx, n, &op);
+  npu_status status = npu_infer_shapes(&op, io->outputs, label);
+  if (status != NPU_OK)
+    return status;
+  for (uint32_t o = 0; o < n->output_count; o++) {
+    if (n->outputs[o] < 0)
+      continue;
+    ctx_tensor *t = &ctx->tensors[n->outputs[o]];
+    t->desc = io->outputs[o];
+    t->known = true;
+  }
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  npu_hal_kernel *kernel;
+  status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
+  if (status != NPU_OK) {
+    char reason[400];
+    snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+    return npu_set_error(status, "%s: %s", label, reason);
+  }
+  if (!all_constant || n->input_count == 0) {
+    *kernel_out = kernel;
+    return NPU_OK;
+  }
+  void *results[8] = {NULL};
+  status = fold_node(ctx, fold_stream, &op, kernel, results);
+  backend->graph->kernel_destroy(kernel);
+  for (uint32_t o = 0; o < n->output_count && status == NPU_OK; o++) {
+    if (n->outputs[o] < 0)
+      continue;
+    ctx->tensors[n->outputs[o]].value = results[o];
+    ctx->tensors[n->outputs[o]].location = LOC_CONSTANT;
+  }
+  ctx->stats.folded_nodes++;
+  return status;
+}
+
+/* ---- placing tensors --------------------------------------------------------------- */
+
+static npu_status place_constants(npu_context *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  size_t total = 0;
+  for (size_t i = 0; i < g->tensor_count; i++) {
+    ctx_tensor *t = &ctx->tensors[i];
+    if (t->location != LOC_CONSTANT || !t->used_on_device)
+      continue;
+    t->offset = total;
+    total += (tensor_bytes(&t->desc) + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+  }
+  ctx->stats.constant_bytes = total;
+  if (total == 0)
+    return NPU_OK;
+  npu_status status = npu_buffer_alloc(ctx->device, total, &ctx->constants);
+  for (size_t i = 0; i < g->tensor_count && status == NPU_OK; i++) {
+    ctx_tensor *t = &ctx->tensors[i];
+    size_t bytes = tensor_bytes(&t->desc);
+    if (t->location == LOC_CONSTANT && t->used_on_device && bytes)
+      status = npu_memcpy_h2d(ctx->constants, t->offset, t->value, bytes);
+  }
+  return status;
+}
+
+static npu_status place_intermediates(npu_context *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  npu_plan_tensor *requests = calloc(g->tensor_count + 1, sizeof *requests);
+  if (!requests)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (size_t i = 0; i < g->tensor_count; i++) {
+    const ctx_tensor *t = &ctx->tensors[i];
+    requests[i] = (npu_plan_tensor){t->location == LOC_ARENA ? tensor_bytes(&t->desc) : 0,
+                                    t->first_step, t->last_step, NPU_PLAN_NO_SOURCE};
+  }
+  npu_memory_plan plan;
+  npu_status status = npu_plan_memory(requests, g->tensor_count, ALIGNMENT, &plan);
+  if (status == NPU_OK) {
+    for (size_t i = 0; i < g->tensor_count; i++)
+      ctx->tensors[i].offset = plan.offsets[i];
+    ctx->stats.arena_bytes = plan.arena_size;
+    ctx->stats.naive_bytes = plan.naive_size;
+    if (plan.arena_size)
+      status = npu_buffer_alloc(ctx->device, plan.arena_size, &ctx->arena);
+    npu_memory_plan_clear(&plan);
+  }
+  free(requests);
+  return status;
+}
+
+static npu_hal_mem_ref ref_of(npu_context *ctx, const ctx_tensor *t)
+{
+  switch (t->location) {
+  case LOC_ARENA: return (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, t->offset};
+  case LOC_CONSTANT: return (npu_hal_mem_ref){npu_buffer_hal(ctx->constants), NULL, t->offset};
+  default: return (npu_hal_mem_ref){NULL, NULL, 0}; /* bound per run, or absent */
+  }
+}
+
+/* Gives every launch its input/output references; caller buffers are
+ * patched in at each run through io_refs. */
+static npu_status build_launch_refs(npu_context *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  size_t total = 0;
+  for (size_t l = 0; l < ctx->launch_count; l++) {
+    const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
+    total += n->input_count + n->output_count;
+  }
+  ctx->refs = calloc(total + 1, sizeof *ctx->refs);
+  ctx->io_refs = calloc(total + 1, sizeof *ctx->io_refs);
+  if (!ctx->refs || !ctx->io_refs)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  npu_hal_mem_ref *next = ctx->refs;
+  for (size_t l = 0; l < ctx->launch_count; l++) {
+    const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
+    npu_hal_launch *launch = &ctx->launches[l];
+    launch->input_count = n->input_count;
+    launch->output_count = n->output_count;
+    launch->inputs = next;
+    next += n->input_count;
+    launch->outputs = next;
+    next += n->output_count;
+    for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
+      bool output = k >= n->input_count;
+      int32_t id = output ? n->outputs[k - n->input_count] : n->inputs[k];
+      npu_hal_mem_ref *ref = output ? &launch->outputs[k - n->input_count] : &launch->inputs[k];
+      if (id < 0)
+        continue;
+      const ctx_tensor *t = &ctx->tensors[id];
+      *ref = ref_of(ctx, t);
+      if (t->location == LOC_INPUT || t->location == LOC_OUTPUT)
+        ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
+    }
+  }
+  return NPU_OK;
+}
+
+/* Graph outputs: where they come from. */
+static npu_status bind_outputs(npu_context *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  ctx->fixups = calloc(g->output_count + 1, sizeof *ctx->fixups);
+  if (!ctx->fixups)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (size_t i = 0; i < g->output_count; i++) {
+    ctx_tensor *t = &ctx->tensors[g->outputs[i]];
+    if (!t->known)
+      return npu_set_error(NPU_ERROR_INTERNAL, "output '%s' was never computed",
+                           g->tensors[g->outputs[i]].name);
+    if (t->location == LOC_ARENA) {
+      t->location = LOC_OUTPUT;
+      t->slot = (uint32_t)i;
+    } else if (t->location == LOC_OUTPUT) {
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the same tensor is listed as two outputs");
+    } else {
+      ctx->fixups[ctx->fixup_count++] = (output_fixup){(uint32_t)i, t};
+    }
+  }
+  return NPU_OK;
+}
+
+static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step)
+{
+  const npu_graph_node *n = &ctx->graph->nodes[node];
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    if (n->inputs[i] < 0)
+      continue;
+    ctx_tensor *t = &ctx->tensors[n->inputs[i]];
+    if (t->location == LOC_CONSTANT)
+      t->used_on_device = true;
+    if (t->last_step < step)
+      t->last_step = step;
+  }
+  for (uint32_t o = 0; o < n->output_count; o++) {
+    if (n->outputs[o] < 0)
+      continue;
+    ctx_tensor *t = &ctx->tensors[n->outputs[o]];
+    t->location = LOC_ARENA;
+    t->first_step = t->last_step = step;
+  }
+}
+
+static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
+{
+  const npu_graph *g = ctx->graph;
+  for (size_t i = 0; i < g->tensor_count; i++) { /* initializers and Constant nodes */
+    const npu_graph_tensor *gt = &g->tensors[i];
+    if (!gt->constant)
+      continue;
+    ctx_tensor *t = &ctx->tensors[i];
+    t->desc.dtype = gt->dtype;
+    t->desc.rank = gt->rank;
+    memcpy(t->desc.dims, gt->dims, sizeof t->desc.dims);
+    t->known = true;
+    t->value = gt->data ? gt->data : "";
+    t->location = LOC_CONSTANT;
+  }
+  npu_status status = bind_inputs(ctx, shapes, shape_count);
+  if (status != NPU_OK)
+    return status;
+  npu_stream *fold_stream;
+  status = npu_stream_create(ctx->device, &fold_stream);
+  if (status != NPU_OK)
+    return status;
+  node_io *io = malloc(sizeof *io);
+  if (!io)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
+    uint32_t index = g->order[k];
+    if (g->nodes[index].folded)
+      continue;
+    npu_hal_kernel *kernel;
+    status = plan_node(ctx, fold_stream, index, io, &kernel);
+    if (status != NPU_OK || !kernel)
+      continue;
+    uint32_t step = (uint32_t)ctx->launch_count++;
+    ctx->kernels[step] = kernel;
+    ctx->launches[step].kernel = kernel;
+    ctx->launch_nodes[step] = index;
+    mark_uses(ctx, index, step);
+  }
+  free(io);
+  npu_stream_destroy(fold_stream);
+  ctx->stats.kernels = (uint32_t)ctx->launch_count;
+  if (status == NPU_OK)
+    status = bind_outputs(ctx);
+  if (status == NPU_OK)
+    status = place_constants(ctx);
+  if (status == NPU_OK)
+    status = place_intermediates(ctx);
+  if (status == NPU_OK)
+    status = build_launch_refs(ctx);
+  return status;
+}
+
+/* ---- public API ------------------------------------------------------------------- */
+
+static void release_held(npu_context *ctx)
+{
+  for (size_t i = 0; i < ctx->held_count; i++)
+    npu_buffer_release(ctx->held[i]);
+  ctx->held_count = 0;
+}
+
+static void destroy_context(npu_context *ctx)
+{
+  if (ctx->finished)
+    npu_event_synchronize(ctx->finished);
+  release_held(ctx);
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  for (size_t l = 0; l < ctx->launch_count; l++)
+    backend->graph->kernel_destroy(ctx->kernels[l]);
+  for (size_t i = 0; ctx->attribute_sources && i < ctx->graph->node_count; i++)
+    npu_attribute_source_clear(&ctx->attribute_sources[i]);
+  for (size_t i = 0; i < ctx->owned_count; i++)
+    free(ctx->owned[i]);
+  if (ctx->arena)
+    npu_buffer_release(ctx->arena);
+  if (ctx->constants)
+    npu_buffer_release(ctx->constants);
+  if (ctx->finished)
+    npu_event_destroy(ctx->finished);
+  pthread_mutex_destroy(&ctx->lock);
+  free(ctx->owned);
+  free(ctx->held);
+  free(ctx->fixups);
+  free(ctx->refs);
+  free(ctx->io_refs);
+  free(ctx->attribute_sources);
+  free(ctx->kernels);
+  free(ctx->launch_nodes);
+  free(ctx->launches);
+  free(ctx->tensors);
+  npu_model_release(ctx->model);
+  npu_device_release(ctx->device);
+  free(ctx);
+}
+
+NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
+                                      const npu_tensor_info *shapes, uint32_t shape_count,
+                                      npu_context **out)
+{
+  npu_status status = npu_handle_check(model, NPU_HANDLE_MODEL, "model");
+  if (status == NPU_OK)
+    status = npu_handle_check(device, NPU_HANDLE_DEVICE, "device");
+  if (status != NPU_OK)
+    return status;
+  if (!out)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_create: context is NULL");
+  const npu_hal_backend *backend = npu_device_backend(device);
+  if (!backend->graph)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the %s backend cannot run models",
+                         backend->name);
+  npu_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
+  npu_model_retain(model);
+  npu_device_retain(device);
+  ctx->model = model;
+  ctx->device = device;
+  ctx->graph = npu_model_graph(model);
+  pthread_mutex_init(&ctx->lock, NULL);
+  size_t nodes = ctx->graph->node_count + 1, tensors = ctx->graph->tensor_count + 1;
+  ctx->tensors = calloc(tensors, sizeof *ctx->tensors);
+  ctx->launches = calloc(nodes, sizeof *ctx->launches);
+  ctx->launch_nodes = calloc(nodes, sizeof *ctx->launch_nodes);
+  ctx->kernels = calloc(nodes, sizeof *ctx->kernels);
+  ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
+  ctx->held = calloc(ctx->graph->input_count + ctx->graph->output_count + 1, sizeof *ctx->held);
+  if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
+      !ctx->attribute_sources || !ctx->held)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
+  if (status == NPU_OK)
+    status = npu_event_create(device, NPU_EVENT_DISABLE_TIMING, &ctx->finished);
+  if (status == NPU_OK)
+    status = plan(ctx, shapes, shape_count);
+  if (status != NPU_OK) {
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+    destroy_context(ctx);
+    return npu_set_error(status, "%s", reason);
+  }
+  npu_handle_register(ctx, NPU_HANDLE_CONTEXT);
+  *out = ctx;
+  return NPU_OK;
+}
+
+NPU_API npu_status npu_context_destroy(npu_context *ctx)
+{
+  npu_status status = npu_handle_unregister(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status == NPU_OK)
+    destroy_context(ctx);
+  return status;
+}
+
+static npu_status describe(npu_context *ctx, bool input, uint32_t index, npu_tensor_info *info)
+{
+  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status != NPU_OK)
+    return status;
+  size_t count = input ? ctx->graph->input_count : ctx->graph->output_count;
+  if (!info || index >= count)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "context %s %u: info is NULL or there are "
+                         "%zu", input ? "input" : "output", index, count);
+  int32_t id = input ? ctx->graph->inputs[index] : ctx->graph->outputs[index];
+  const ctx_tensor *t = &ctx->tensors[id];
+  memset(info, 0, sizeof *info);
+  info->name = ctx->graph->tensors[id].name;
+  info->dtype = t->desc.dtype;
+  info->rank = t->desc.rank;
+  memcpy(info->dims, t->desc.dims, sizeof info->dims);
+  return NPU_OK;
+}
+
+NPU_API npu_status npu_context_input_info(npu_context *ctx, uint32_t index, npu_tensor_info *info)
+{
+  return describe(ctx, true, index, info);
+}
+
+NPU_API npu_status npu_context_output_info(npu_context *ctx, uint32_t index,
+                                           npu_tensor_info *info)
+{
+  return describe(ctx, false, index, info);
+}
+
+static npu_status check_binding(npu_context *ctx, npu_buffer *buffer, int32_t tensor,
+                                const char *what, uint32_t index)
+{
+  npu_status status = npu_handle_check(buffer, NPU_HANDLE_BUFFER, what);
+  if (status != NPU_OK)
+    return status;
+  size_t size;
+  npu_device *device;
+  npu_buffer_size(buffer, &size);
+  npu_buffer_device(buffer, &device);
+  size_t needed = tensor_bytes(&ctx->tensors[tensor].desc);
+  if (device != ctx->device)
+    return npu_set_error(NPU_ERROR_DEVICE_MISMATCH, "%s %u is on another device", what, index);
+  if (size < needed)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s %u ('%s') holds %zu bytes, the tensor "
+                         "needs %zu", what, index, ctx->graph->tensors[tensor].name, size, needed);
+  return NPU_OK;
+}
+
+NPU_API npu_status npu_context_run(npu_context *ctx, npu_stream *stream,
+                                   npu_buffer *const *inputs, npu_buffer *const *outputs)
+{
+  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status == NPU_OK)
+    status = npu_handle_check(stream, NPU_HANDLE_STREAM, "stream");
+  if (status != NPU_OK)
+    return status;
+  const npu_graph *g = ctx->graph;
+  if ((g->input_count && !inputs) || !outputs)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_run: inputs or outputs is NULL");
+  for (size_t i = 0; i < g->input_count && status == NPU_OK; i++)
+    status = check_binding(ctx, inputs[i], g->inputs[i], "input", (uint32_t)i);
+  for (size_t i = 0; i < g->output_count && status == NPU_OK; i++)
+    status = check_binding(ctx, outputs[i], g->outputs[i], "output", (uint32_t)i);
+  if (status != NPU_OK)
+    return status;
+
+  pthread_mutex_lock(&ctx->lock);
+  /* The launches are patched in place: the previous run must be done. */
+  status = npu_event_synchronize(ctx->finished);
+  release_held(ctx);
+  for (size_t i = 0; i < g->input_count; i++) {
+    npu_buffer_retain(inputs[i]);
+    ctx->held[ctx->held_count++] = inputs[i];
+  }
+  for (size_t i = 0; i < g->output_count; i++) {
+    npu_buffer_retain(outputs[i]);
+    ctx->held[ctx->held_count++] = outputs[i];
+  }
+  for (size_t i = 0; i < ctx->io_ref_count; i++) {
+    const io_ref *r = &ctx->io_refs[i];
+    npu_buffer *b = r->output ? outputs[r->slot] : inputs[r->slot];
+    *r->ref = (npu_hal_mem_ref){npu_buffer_hal(b), NULL, 0};
+  }
+  for (size_t i = 0; i < ctx->fixup_count && status == NPU_OK; i++) {
+    const output_fixup *f = &ctx->fixups[i];
+    size_t bytes = tensor_bytes(&f->source->desc);
+    if (!bytes)
+      continue;
+    status = f->source->location == LOC_INPUT
+                 ? npu_memcpy_d2d_async(outputs[f->slot], 0, inputs[f->source->slot], 0, bytes,
+                                        stream)
+                 : npu_memcpy_h2d_async(outputs[f->slot], 0, f->source->value, bytes, stream);
+  }
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  if (status == NPU_OK && ctx->launch_count)
+    status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream),
+                                 ctx->launches, ctx->launch_count, NULL, NULL);
+  if (status == NPU_OK)
+    status = npu_event_record(ctx->finished, stream);
+  pthread_mutex_unlock(&ctx->lock);
+  return status;
+}
+
+NPU_API npu_status npu_context_get_stats(npu_context *ctx, npu_context_stats *stats)
+{
+  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status != NPU_OK)
+    return status;
+  if (!stats)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_get_stats: stats is NULL");
+  *stats = ctx->stats;
+  return NPU_OK;
+}

@@ -1,0 +1,431 @@
+/* Shape inference, operator by operator (see shape_inference.h). */
+#include <string.h>
+
+#include "npu_hal.h"
+#include "shape_inference.h"
+
+#define FAIL(...) npu_set_error(NPU_ERROR_INVALID_MODEL, __VA_ARGS__)
+
+static int64_t attr_int(const npu_hal_op *op, const char *name, int64_t fallback)
+{
+  return op->attributes.get_int(op->attributes.node, name, fallback);
+}
+
+static size_t attr_ints(const npu_hal_op *op, const char *name, const int64_t **values)
+{
+  return op->attributes.get_ints(op->attributes.node, name, values);
+}
+
+static size_t elements(const npu_hal_tensor_desc *t)
+{
+  size_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++)
+    n *= (size_t)t->dims[i];
+  return n;
+}
+
+static int64_t value_at(const npu_hal_op *op, uint32_t input, size_t i)
+{
+  const void *v = op->input_values[input];
+  return op->inputs[input].dtype == NPU_DTYPE_INT32 ? ((const int32_t *)v)[i]
+                                                    : ((const int64_t *)v)[i];
+}
+
+/* Axes from the attribute (old opsets) or a constant input (new ones). */
+static npu_status read_axes(const npu_hal_op *op, uint32_t input, int64_t *axes, size_t *count,
+                            const char *label)
+{
+  const int64_t *attr;
+  size_t n = attr_ints(op, "axes", &attr);
+  if (n) {
+    memcpy(axes, attr, n * sizeof *axes);
+    *count = n;
+    return NPU_OK;
+  }
+  *count = 0;
+  if (op->input_count <= input || op->inputs[input].dtype == NPU_DTYPE_UNDEFINED)
+    return NPU_OK;
+  if (!op->input_values[input])
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: axes computed at run time", label);
+  *count = elements(&op->inputs[input]);
+  if (*count > NPU_MAX_RANK)
+    return FAIL("%s: too many axes", label);
+  for (size_t i = 0; i < *count; i++)
+    axes[i] = value_at(op, input, i);
+  return NPU_OK;
+}
+
+static npu_status broadcast(const npu_hal_op *op, uint32_t first, uint32_t count,
+                            npu_hal_tensor_desc *out, const char *label)
+{
+  out->rank = 0;
+  for (uint32_t i = first; i < first + count; i++)
+    if (op->inputs[i].rank > out->rank)
+      out->rank = op->inputs[i].rank;
+  for (uint32_t d = 0; d < out->rank; d++) {
+    int64_t dim = 1;
+    for (uint32_t i = first; i < first + count; i++) {
+      const npu_hal_tensor_desc *t = &op->inputs[i];
+      int64_t shift = (int64_t)out->rank - t->rank;
+      int64_t v = (int64_t)d < shift ? 1 : t->dims[d - shift];
+      if (v != 1 && dim != 1 && v != dim)
+        return FAIL("%s: shapes cannot be broadcast (%lld vs %lld on axis %u)", label,
+                    (long long)dim, (long long)v, d);
+      if (v != 1)
+        dim = v;
+    }
+    out->dims[d] = dim;
+  }
+  return NPU_OK;
+}
+
+/* Spatial output size of a convolution or pooling window. */
+static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tensor_desc *out,
+                                const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  uint32_t spatial = x->rank - 2;
+  const int64_t *kernel, *strides, *pads, *dilations;
+  size_t nk = pooling ? attr_ints(op, "kernel_shape", &kernel) : 0;
+  if (!pooling) {
+    nk = attr_ints(op, "kernel_shape", &kernel);
+    if (nk == 0) { /* from the weights */
+      kernel = op->inputs[1].dims + 2;
+      nk = op->inputs[1].rank - 2;
+    }
+  }
+  size_t ns = attr_ints(op, "strides", &strides);
+  size_t np = attr_ints(op, "pads", &pads);
+  size_t nd = attr_ints(op, "dilations", &dilations);
+  const char *auto_pad = op->attributes.get_string(op->attributes.node, "auto_pad", "NOTSET");
+  bool ceil_mode = pooling && attr_int(op, "ceil_mode", 0);
+  if (nk != spatial)
+    return FAIL("%s: kernel has %zu dimensions for %u spatial axes", label, nk, spatial);
+  for (uint32_t s = 0; s < spatial; s++) {
+    int64_t in = x->dims[2 + s], k = kernel[s];
+    int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
+    int64_t pad = s < np / 2 ? pads[s] + pads[s + spatial] : 0;
+    if (stride <= 0 || dil <= 0 || k <= 0)
+      return FAIL("%s: kernel, stride and dilation must be positive", label);
+    int64_t span = dil * (k - 1) + 1, dim;
+    if (strncmp(auto_pad, "SAME", 4) == 0)
+      dim = (in + stride - 1) / stride;
+    else if (strcmp(auto_pad, "VALID") == 0)
+      dim = (in - span + stride) / stride;
+    else if (ceil_mode) {
+      dim = (in + pad - span + stride - 1) / stride + 1;
+      if ((dim - 1) * stride >= in + (s < np / 2 ? pads[s] : 0)) /* last window starts in padding */
+        dim--;
+    } else
+      dim = (in + pad - span) / stride + 1;
+    if (dim <= 0)
+      return FAIL("%s: window larger than its padded input", label);
+    out->dims[2 + s] = dim;
+  }
+  return NPU_OK;
+}
+
+static npu_status infer_reshape(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
+{
+  if (!op->input_values[1])
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the target shape is computed at run time",
+                         label);
+  size_t n = elements(&op->inputs[1]), total = elements(&op->inputs[0]), known = 1;
+  if (n > NPU_MAX_RANK)
+    return FAIL("%s: target rank %zu", label, n);
+  int infer = -1;
+  bool allow_zero = attr_int(op, "allowzero", 0) != 0;
+  out->rank = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = value_at(op, 1, i);
+    if (v == 0 && !allow_zero) {
+      if (i >= op->inputs[0].rank)
+        return FAIL("%s: 0 copies a dimension the input lacks", label);
+      v = op->inputs[0].dims[i];
+    }
+    if (v == -1) {
+      if (infer >= 0)
+        return FAIL("%s: more than one -1 in the target shape", label);
+      infer = (int)i;
+      continue;
+    }
+    if (v < 0)
+      return FAIL("%s: target dimension %lld", label, (long long)v);
+    out->dims[i] = v;
+    known *= (size_t)v;
+  }
+  if (infer >= 0) {
+    if (known == 0 || total % known)
+      return FAIL("%s: cannot infer -1 for %zu elements", label, total);
+    out->dims[infer] = (int64_t)(total / known);
+    known = total;
+  }
+  if (known != total)
+    return FAIL("%s: reshape of %zu elements to %zu", label, total, known);
+  return NPU_OK;
+}
+
+static npu_status infer_slice(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  *out = *x;
+  const int64_t *attr_starts = NULL, *attr_ends = NULL, *attr_axes = NULL;
+  size_t count;
+  if (op->opset < 10) {
+    count = attr_ints(op, "starts", &attr_starts);
+    if (attr_ints(op, "ends", &attr_ends) != count)
+      return FAIL("%s: starts and ends differ in length", label);
+    if (attr_ints(op, "axes", &attr_axes) != count)
+      attr_axes = NULL;
+  } else {
+    for (uint32_t i = 1; i < op->input_count; i++)
+      if (op->inputs[i].dtype != NPU_DTYPE_UNDEFINED && !op->input_values[i])
+        return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: slice bounds computed at run time",
+                             label);
+    count = elements(&op->inputs[1]);
+    if (elements(&op->inputs[2]) != count)
+      return FAIL("%s: starts and ends differ in length", label);
+  }
+  bool has_axes = op->opset >= 10 && op->input_count > 3 && op->inputs[3].dtype;
+  bool has_steps = op->opset >= 10 && op->input_count > 4 && op->inputs[4].dtype;
+  for (size_t i = 0; i < count; i++) {
+    int64_t axis = attr_axes ? attr_axes[i] : has_axes ? value_at(op, 3, i) : (int64_t)i;
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank)
+      return FAIL("%s: slice axis out of range", label);
+    int64_t dim = x->dims[axis];
+    int64_t start = attr_starts ? attr_starts[i] : value_at(op, 1, i);
+    int64_t end = attr_ends ? attr_ends[i] : value_at(op, 2, i);
+    int64_t step = has_steps ? value_at(op, 4, i) : 1;
+    if (step == 0)
+      return FAIL("%s: slice step 0", label);
+    if (start < 0)
+      start += dim;
+    if (end < 0)
+      end += dim;
+    int64_t lo = step > 0 ? 0 : -1, hi_start = step > 0 ? dim : dim - 1;
+    start = start < 0 ? 0 : start > hi_start ? hi_start : start;
+    end = end < lo ? lo : end > hi_start ? hi_start : end;
+    int64_t length = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+    out->dims[axis] = length > 0 ? length : 0;
+  }
+  return NPU_OK;
+}
+
+npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
+{
+  const char *type = op->op_type;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  npu_hal_tensor_desc *y = &outputs[0];
+  *y = *x; /* the common case: same type and shape */
+  static const char *const same_shape[] = {
+      "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor",
+      "Ceil", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Identity",
+      "BatchNormalization", "Softmax", "LogSoftmax"};
+  for (size_t i = 0; i < sizeof same_shape / sizeof same_shape[0]; i++)
+    if (strcmp(type, same_shape[i]) == 0)
+      return NPU_OK;
+
+  if (!strcmp(type, "Add") || !strcmp(type, "Sub") || !strcmp(type, "Mul") ||
+      !strcmp(type, "Div") || !strcmp(type, "Pow") || !strcmp(type, "Max") ||
+      !strcmp(type, "Min") || !strcmp(type, "Equal") || !strcmp(type, "Less") ||
+      !strcmp(type, "Greater")) {
+    if (type[0] == 'E' || type[0] == 'L' || type[0] == 'G')
+      y->dtype = NPU_DTYPE_BOOL;
+    return broadcast(op, 0, op->input_count, y, label);
+  }
+  if (!strcmp(type, "Dropout")) { /* inference: the data unchanged, a mask of all true */
+    if (op->output_count > 1) {
+      outputs[1] = *x;
+      outputs[1].dtype = NPU_DTYPE_BOOL;
+    }
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Cast")) {
+    y->dtype = (npu_dtype)attr_int(op, "to", NPU_DTYPE_UNDEFINED);
+    return npu_dtype_size(y->dtype) ? NPU_OK : FAIL("%s: cast to an unsupported type", label);
+  }
+  if (!strcmp(type, "Conv") || !strcmp(type, "MaxPool") || !strcmp(type, "AveragePool")) {
+    bool pooling = type[0] != 'C';
+    if (x->rank < 3)
+      return FAIL("%s: input rank %u, expected N x C x spatial", label, x->rank);
+    if (!pooling) {
+      const npu_hal_tensor_desc *w = &op->inputs[1];
+      if (w->rank != x->rank)
+        return FAIL("%s: weights of rank %u for input of rank %u", label, w->rank, x->rank);
+      y->dims[1] = w->dims[0];
+    }
+    return window_output(op, pooling, y, label);
+  }
+  if (!strcmp(type, "GlobalAveragePool") || !strcmp(type, "GlobalMaxPool")) {
+    for (uint32_t d = 2; d < y->rank; d++)
+      y->dims[d] = 1;
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Gemm")) {
+    bool ta = attr_int(op, "transA", 0), tb = attr_int(op, "transB", 0);
+    const npu_hal_tensor_desc *b = &op->inputs[1];
+    if (x->rank != 2 || b->rank != 2 || x->dims[ta ? 0 : 1] != b->dims[tb ? 1 : 0])
+      return FAIL("%s: Gemm of incompatible matrices", label);
+    y->rank = 2;
+    y->dims[0] = x->dims[ta ? 1 : 0];
+    y->dims[1] = b->dims[tb ? 0 : 1];
+    return NPU_OK;
+  }
+  if (!strcmp(type, "MatMul")) {
+    const npu_hal_tensor_desc *b = &op->inputs[1];
+    if (x->rank < 2 || b->rank < 2)
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: 1-D MatMul operands", label);
+    if (x->dims[x->rank - 1] != b->dims[b->rank - 2])
+      return FAIL("%s: MatMul inner dimensions %lld and %lld differ", label,
+                  (long long)x->dims[x->rank - 1], (long long)b->dims[b->rank - 2]);
+    npu_hal_op batch = *op; /* broadcast the batch dimensions only */
+    npu_hal_tensor_desc batch_inputs[2] = {*x, *b};
+    batch_inputs[0].rank -= 2;
+    batch_inputs[1].rank -= 2;
+    batch.inputs = batch_inputs;
+    npu_status status = broadcast(&batch, 0, 2, y, label);
+    if (status != NPU_OK)
+      return status;
+    y->dims[y->rank] = x->dims[x->rank - 2];
+    y->dims[y->rank + 1] = b->dims[b->rank - 1];
+    y->rank += 2;
+    y->dtype = x->dtype;
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Reshape"))
+    return infer_reshape(op, y, label);
+  if (!strcmp(type, "Flatten")) {
+    int64_t axis = attr_int(op, "axis", 1);
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis > (int64_t)x->rank)
+      return FAIL("%s: axis out of range", label);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < (int64_t)x->rank; d++)
+      *(d < axis ? &outer : &inner) *= x->dims[d];
+    y->rank = 2;
+    y->dims[0] = outer;
+    y->dims[1] = inner;
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Squeeze") || !strcmp(type, "Unsqueeze")) {
+    int64_t axes[NPU_MAX_RANK];
+    size_t count;
+    npu_status status = read_axes(op, 1, axes, &count, label);
+    if (status != NPU_OK)
+      return status;
+    bool squeeze = type[0] == 'S';
+    uint32_t rank = squeeze ? x->rank : x->rank + (uint32_t)count;
+    if (rank > NPU_MAX_RANK)
+      return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
+    bool marked[NPU_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (a < 0 || a >= (int64_t)rank || (squeeze && x->dims[a] != 1))
+        return FAIL("%s: axis %lld cannot be %s", label, (long long)axes[i],
+                    squeeze ? "squeezed" : "inserted");
+      marked[a] = true;
+    }
+    y->rank = 0;
+    for (uint32_t d = 0, from = 0; d < rank; d++) {
+      if (squeeze) {
+        if (!(count ? marked[d] : x->dims[d] == 1))
+          y->dims[y->rank++] = x->dims[d];
+      } else {
+        y->dims[y->rank++] = marked[d] ? 1 : x->dims[from++];
+      }
+    }
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Transpose")) {
+    const int64_t *perm;
+    size_t n = attr_ints(op, "perm", &perm);
+    if (n && n != x->rank)
+      return FAIL("%s: perm has %zu entries for rank %u", label, n, x->rank);
+    for (uint32_t d = 0; d < x->rank; d++) {
+      int64_t a = n ? perm[d] : (int64_t)(x->rank - 1 - d);
+      if (a < 0 || a >= (int64_t)x->rank)
+        return FAIL("%s: perm out of range", label);
+      y->dims[d] = x->dims[a];
+    }
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Concat")) {
+    int64_t axis = attr_int(op, "axis", 0);
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank)
+      return FAIL("%s: axis out of range", label);
+    for (uint32_t i = 1; i < op->input_count; i++) {
+      const npu_hal_tensor_desc *t = &op->inputs[i];
+      if (t->rank != x->rank || t->dtype != x->dtype)
+        return FAIL("%s: input %u differs in rank or type", label, i);
+      for (uint32_t d = 0; d < x->rank; d++)
+        if ((int64_t)d != axis && t->dims[d] != x->dims[d])
+          return FAIL("%s: input %u differs on axis %u", label, i, d);
+      y->dims[axis] += t->dims[axis];
+    }
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Split")) {
+    int64_t axis = attr_int(op, "axis", 0);
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank)
+      return FAIL("%s: axis out of range", label);
+    const int64_t *split;
+    size_t n = attr_ints(op, "split", &split);
+    int64_t sum = 0;
+    for (uint32_t o = 0; o < op->output_count; o++) {
+      outputs[o] = *x;
+      int64_t part;
+      if (n)
+        part = o < n ? split[o] : 0;
+      else if (op->input_count > 1 && op->inputs[1].dtype && !op->input_values[1])
+        return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: split sizes computed at run time",
+                             label);
+      else if (op->input_count > 1 && op->inputs[1].dtype)
+        part = value_at(op, 1, o);
+      else
+        part = (x->dims[axis] + op->output_count - 1) / op->output_count;
+      if (!n && !(op->input_count > 1 && op->inputs[1].dtype) && o == op->output_count - 1)
+        part = x->dims[axis] - sum;
+      outputs[o].dims[axis] = part;
+      sum += part;
+    }
+    return sum == x->dims[axis] ? NPU_OK : FAIL("%s: split sizes do not add up", label);
+  }
+  if (!strcmp(type, "Slice"))
+    return infer_slice(op, y, label);
+  if (!strcmp(type, "Gather")) {
+    const npu_hal_tensor_desc *indices = &op->inputs[1];
+    int64_t axis = attr_int(op, "axis", 0);
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank || x->rank + indices->rank - 1 > NPU_MAX_RANK)
+      return FAIL("%s: axis out of range", label);
+    y->rank = 0;
+    for (int64_t d = 0; d < axis; d++)
+      y->dims[y->rank++] = x->dims[d];
+    for (uint32_t d = 0; d < indices->rank; d++)
+      y->dims[y->rank++] = indices->dims[d];
+    for (int64_t d = axis + 1; d < (int64_t)x->rank; d++)
+      y->dims[y->rank++] = x->dims[d];
+    return NPU_OK;
+  }
+  if (!strcmp(type, "ConstantOfShape")) {
+    if (!op->input_values[0])
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: shape computed at run time", label);
+    y->rank = (uint32_t)elements(x);
+    if (y->rank > NPU_MAX_RANK)
+      return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
+    for (uint32_t d = 0; d < y->rank; d++)
+      y->dims[d] = value_at(op, 0, d);
+    y->dtype = (npu_dtype)attr_int(op, "value.dtype", NPU_DTYPE_FLOAT32);
+    return NPU_OK;
+  }
+  return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: operator %s is not implemented yet", label,
+                       type);
+}
