@@ -28,6 +28,24 @@ typedef struct npu_hal_attributes {
   const char *(*get_string)(const void *node, const char *name, const char *fallback);
 } npu_hal_attributes;
 
+/* An activation applied to a kernel's output as it is written (operator
+ * fusion); the runtime fuses only where the consumer is the sole reader. */
+typedef enum npu_hal_activation_kind {
+  NPU_HAL_ACTIVATION_NONE,
+  NPU_HAL_ACTIVATION_RELU,
+  NPU_HAL_ACTIVATION_LEAKY_RELU,   /* alpha: the negative slope */
+  NPU_HAL_ACTIVATION_CLIP,         /* alpha, beta: the bounds */
+  NPU_HAL_ACTIVATION_SIGMOID,
+  NPU_HAL_ACTIVATION_HARD_SIGMOID, /* max(0, min(1, alpha x + beta)) */
+  NPU_HAL_ACTIVATION_HARD_SWISH,
+  NPU_HAL_ACTIVATION_TANH,
+} npu_hal_activation_kind;
+
+typedef struct npu_hal_activation {
+  npu_hal_activation_kind kind;
+  float alpha, beta;
+} npu_hal_activation;
+
 typedef struct npu_hal_op {
   const char *op_type;
   int64_t opset;
@@ -37,6 +55,9 @@ typedef struct npu_hal_op {
   /* Host copies of inputs whose values are known when planning (weights,
    * shapes), NULL elsewhere: kernels may pre-pack them. */
   const void *const *input_values;
+  /* Fused into output 0; a kernel that cannot apply it answers
+   * NPU_ERROR_NOT_SUPPORTED and the runtime runs the activation apart. */
+  npu_hal_activation activation;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */
@@ -45,6 +66,7 @@ typedef struct npu_hal_launch {
   uint32_t input_count, output_count;
   npu_hal_mem_ref *inputs;  /* .buffer NULL and .host NULL: an input left out */
   npu_hal_mem_ref *outputs;
+  npu_hal_mem_ref workspace; /* kernel_workspace() bytes, planned in the arena */
 } npu_hal_launch;
 
 struct npu_hal_graph_ops {
@@ -52,6 +74,9 @@ struct npu_hal_graph_ops {
   npu_status (*kernel_create)(npu_hal_device *device, const npu_hal_op *op,
                               npu_hal_kernel **kernel);
   void (*kernel_destroy)(npu_hal_kernel *kernel);
+  /* Scratch memory a kernel needs while it runs; the runtime plans it like a
+   * tensor that lives for that one launch. Optional (NULL: none). */
+  size_t (*kernel_workspace)(const npu_hal_kernel *kernel);
   /* Queues the launches, in order, on `stream`; `done` runs after the last. */
   npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
                     const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,

@@ -54,6 +54,8 @@ struct npu_context {
   output_fixup *fixups;
   size_t fixup_count;
   npu_hal_kernel **kernels;
+  size_t *workspace_bytes;    /* per launch */
+  size_t *workspace_offsets;  /* per launch, in the arena */
   npu_attribute_source *attribute_sources;
   npu_hal_mem_ref *refs;      /* the launches' input/output references */
   size_t ref_count;
@@ -160,6 +162,15 @@ static npu_status fold_node(npu_context *ctx, npu_stream *stream, const npu_hal_
   }
   npu_hal_launch launch = {kernel, op->input_count, op->output_count, refs,
                            refs + op->input_count};
+  npu_buffer *workspace = NULL;
+  size_t workspace_bytes = backend->graph->kernel_workspace
+                               ? backend->graph->kernel_workspace(kernel)
+                               : 0;
+  if (status == NPU_OK && workspace_bytes) {
+    status = npu_buffer_alloc(ctx->device, workspace_bytes, &workspace);
+    if (status == NPU_OK)
+      launch.workspace = (npu_hal_mem_ref){npu_buffer_hal(workspace), NULL, 0};
+  }
   if (status == NPU_OK)
     status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream), &launch, 1,
                                  NULL, NULL);
@@ -178,6 +189,8 @@ static npu_status fold_node(npu_context *ctx, npu_stream *stream, const npu_hal_
   for (uint32_t i = 0; i < total; i++)
     if (buffers[i])
       npu_buffer_release(buffers[i]);
+  if (workspace)
+    npu_buffer_release(workspace);
   return status;
 }
 
@@ -303,7 +316,9 @@ static npu_status place_constants(npu_context *ctx)
 static npu_status place_intermediates(npu_context *ctx)
 {
   const npu_graph *g = ctx->graph;
-  npu_plan_tensor *requests = calloc(g->tensor_count + 1, sizeof *requests);
+  /* The tensors, then each launch's workspace, live for that launch only. */
+  size_t count = g->tensor_count + ctx->launch_count;
+  npu_plan_tensor *requests = calloc(count + 1, sizeof *requests);
   if (!requests)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   for (size_t i = 0; i < g->tensor_count; i++) {
@@ -311,11 +326,17 @@ static npu_status place_intermediates(npu_context *ctx)
     requests[i] = (npu_plan_tensor){t->location == LOC_ARENA ? tensor_bytes(&t->desc) : 0,
                                     t->first_step, t->last_step, NPU_PLAN_NO_SOURCE};
   }
+  for (size_t l = 0; l < ctx->launch_count; l++)
+    requests[g->tensor_count + l] = (npu_plan_tensor){ctx->workspace_bytes[l], (uint32_t)l,
+                                                      (uint32_t)l, NPU_PLAN_NO_SOURCE};
   npu_memory_plan plan;
-  npu_status status = npu_plan_memory(requests, g->tensor_count, ALIGNMENT, &plan);
+  npu_status status = npu_plan_memory(requests, count, ALIGNMENT, &plan);
   if (status == NPU_OK) {
     for (size_t i = 0; i < g->tensor_count; i++)
-      ctx->tensors[i].offset = plan.offsets[i];
+      if (ctx->tensors[i].location == LOC_ARENA)
+        ctx->tensors[i].offset = plan.offsets[i];
+    for (size_t l = 0; l < ctx->launch_count; l++)
+      ctx->workspace_offsets[l] = plan.offsets[g->tensor_count + l];
     ctx->stats.arena_bytes = plan.arena_size;
     ctx->stats.naive_bytes = plan.naive_size;
     if (plan.arena_size)
@@ -359,6 +380,9 @@ static npu_status build_launch_refs(npu_context *ctx)
     next += n->input_count;
     launch->outputs = next;
     next += n->output_count;
+    if (ctx->workspace_bytes[l])
+      launch->workspace =
+          (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
     for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
       bool output = k >= n->input_count;
       int32_t id = output ? n->outputs[k - n->input_count] : n->inputs[k];
@@ -453,6 +477,9 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     if (status != NPU_OK || !kernel)
       continue;
     uint32_t step = (uint32_t)ctx->launch_count++;
+    const npu_hal_backend *backend = npu_device_backend(ctx->device);
+    ctx->workspace_bytes[step] =
+        backend->graph->kernel_workspace ? backend->graph->kernel_workspace(kernel) : 0;
     ctx->kernels[step] = kernel;
     ctx->launches[step].kernel = kernel;
     ctx->launch_nodes[step] = index;
@@ -507,6 +534,8 @@ static void destroy_context(npu_context *ctx)
   free(ctx->io_refs);
   free(ctx->attribute_sources);
   free(ctx->kernels);
+  free(ctx->workspace_bytes);
+  free(ctx->workspace_offsets);
   free(ctx->launch_nodes);
   free(ctx->launches);
   free(ctx->tensors);
@@ -544,9 +573,12 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->launches = calloc(nodes, sizeof *ctx->launches);
   ctx->launch_nodes = calloc(nodes, sizeof *ctx->launch_nodes);
   ctx->kernels = calloc(nodes, sizeof *ctx->kernels);
+  ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
+  ctx->workspace_offsets = calloc(nodes, sizeof *ctx->workspace_offsets);
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
   ctx->held = calloc(ctx->graph->input_count + ctx->graph->output_count + 1, sizeof *ctx->held);
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
+      !ctx->workspace_bytes || !ctx->workspace_offsets ||
       !ctx->attribute_sources || !ctx->held)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
   if (status == NPU_OK)

@@ -125,6 +125,44 @@ static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tens
   return NPU_OK;
 }
 
+/* ConvTranspose: output_shape when given, else
+ * stride * (in - 1) + output_padding + span - pads (SAME: in * stride). */
+static npu_status transposed_window_output(const npu_hal_op *op, npu_hal_tensor_desc *out,
+                                           const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
+  if (x->rank < 3 || w->rank != x->rank)
+    return FAIL("%s: input rank %u and weights rank %u, expected N x C x spatial", label,
+                x->rank, w->rank);
+  uint32_t spatial = x->rank - 2;
+  const int64_t *strides, *pads, *dilations, *output_padding, *output_shape;
+  size_t ns = attr_ints(op, "strides", &strides);
+  size_t np = attr_ints(op, "pads", &pads);
+  size_t nd = attr_ints(op, "dilations", &dilations);
+  size_t nop = attr_ints(op, "output_padding", &output_padding);
+  size_t nos = attr_ints(op, "output_shape", &output_shape);
+  const char *auto_pad = op->attributes.get_string(op->attributes.node, "auto_pad", "NOTSET");
+  out->dims[1] = w->dims[1] * attr_int(op, "group", 1);
+  for (uint32_t s = 0; s < spatial; s++) {
+    int64_t in = x->dims[2 + s], k = w->dims[2 + s];
+    int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
+    if (stride <= 0 || dil <= 0 || k <= 0)
+      return FAIL("%s: kernel, stride and dilation must be positive", label);
+    int64_t dim;
+    if (nos)
+      dim = output_shape[nos - spatial + s];
+    else if (strncmp(auto_pad, "SAME", 4) == 0)
+      dim = in * stride;
+    else
+      dim = stride * (in - 1) + (s < nop ? output_padding[s] : 0) + dil * (k - 1) + 1 -
+            (s < np / 2 ? pads[s] + pads[s + spatial] : 0);
+    if (dim <= 0)
+      return FAIL("%s: empty output", label);
+    out->dims[2 + s] = dim;
+  }
+  return NPU_OK;
+}
+
 static npu_status infer_reshape(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
 {
   if (!op->input_values[1])
@@ -258,6 +296,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
     }
     return window_output(op, pooling, y, label);
   }
+  if (!strcmp(type, "ConvTranspose"))
+    return transposed_window_output(op, y, label);
   if (!strcmp(type, "GlobalAveragePool") || !strcmp(type, "GlobalMaxPool")) {
     for (uint32_t d = 2; d < y->rank; d++)
       y->dims[d] = 1;

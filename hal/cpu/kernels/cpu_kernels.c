@@ -30,7 +30,9 @@ npu_status cpu_unsupported(const npu_hal_op *op, const char *why)
                        (long long)op->opset, why);
 }
 
+/* oneDNN first: where it takes an operator, it is the fast path. */
 static const cpu_kernel_entry *const tables[] = {
+    cpu_dnnl_kernels,
     cpu_elementwise_kernels,
     cpu_layout_kernels,
     cpu_nn_kernels,
@@ -48,32 +50,40 @@ static void cpu_kernel_destroy(npu_hal_kernel *kernel)
 static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
                                     npu_hal_kernel **out)
 {
-  const cpu_kernel_entry *entry = NULL;
-  for (size_t t = 0; t < sizeof tables / sizeof tables[0] && !entry; t++)
-    for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++)
-      if (strcmp(e->op_type, op->op_type) == 0)
-        entry = e;
-  if (!entry)
-    return cpu_unsupported(op, "no CPU kernel");
   if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0)
     return cpu_unsupported(op, "more than 8 inputs");
-  npu_hal_kernel *kernel = calloc(1, sizeof *kernel);
-  if (!kernel)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
-  kernel->device = device;
-  kernel->input_count = op->input_count;
-  kernel->output_count = op->output_count;
-  for (uint32_t i = 0; i < op->input_count && i < 8; i++)
-    kernel->inputs[i] = op->inputs[i];
-  for (uint32_t i = 0; i < op->output_count && i < 8; i++)
-    kernel->outputs[i] = op->outputs[i];
-  npu_status status = entry->create(op, kernel);
-  if (status != NPU_OK) {
-    cpu_kernel_destroy(kernel);
-    return status;
+  /* The first table whose kernel accepts this variant wins. */
+  npu_status status = cpu_unsupported(op, "no CPU kernel");
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+    for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++) {
+      if (strcmp(e->op_type, op->op_type) != 0)
+        continue;
+      npu_hal_kernel *kernel = calloc(1, sizeof *kernel);
+      if (!kernel)
+        return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+      kernel->device = device;
+      kernel->input_count = op->input_count;
+      kernel->output_count = op->output_count;
+      for (uint32_t i = 0; i < op->input_count && i < 8; i++)
+        kernel->inputs[i] = op->inputs[i];
+      for (uint32_t i = 0; i < op->output_count && i < 8; i++)
+        kernel->outputs[i] = op->outputs[i];
+      status = e->create(op, kernel);
+      if (status == NPU_OK) {
+        *out = kernel;
+        return NPU_OK;
+      }
+      cpu_kernel_destroy(kernel);
+      if (status != NPU_ERROR_NOT_SUPPORTED)
+        return status;
+    }
   }
-  *out = kernel;
-  return NPU_OK;
+  return status;
+}
+
+static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
+{
+  return kernel->workspace_bytes;
 }
 
 typedef struct plan_run {
@@ -86,7 +96,7 @@ typedef struct plan_run {
 static void run_launches(void *data)
 {
   plan_run *run = data;
-  void *inputs[64], *outputs[8];
+  void *inputs[64], *outputs[9];
   for (size_t l = 0; l < run->count; l++) {
     const npu_hal_launch *launch = &run->launches[l];
     for (uint32_t i = 0; i < launch->input_count && i < 64; i++)
@@ -97,6 +107,10 @@ static void run_launches(void *data)
       outputs[i] = launch->outputs[i].buffer || launch->outputs[i].host
                        ? npu_cpu_mem_ref_ptr(launch->outputs[i])
                        : NULL;
+    outputs[launch->output_count < 8 ? launch->output_count : 8] =
+        launch->workspace.buffer || launch->workspace.host
+            ? npu_cpu_mem_ref_ptr(launch->workspace)
+            : NULL;
     launch->kernel->run(launch->kernel, inputs, outputs);
   }
   npu_hal_task_fn done = run->done;
@@ -124,5 +138,6 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
 const npu_hal_graph_ops npu_cpu_graph_ops = {
     .kernel_create = cpu_kernel_create,
     .kernel_destroy = cpu_kernel_destroy,
+    .kernel_workspace = cpu_kernel_workspace,
     .run = cpu_graph_run,
 };

@@ -5,6 +5,7 @@
 #include "cpu/cpu_internal.h"
 #include "npu_hal_graph.h"
 
+/* outputs[output_count] is the kernel's workspace (workspace_bytes). */
 typedef void (*cpu_kernel_fn)(const npu_hal_kernel *kernel, void *const *inputs,
                               void *const *outputs);
 
@@ -13,6 +14,7 @@ struct npu_hal_kernel {
   npu_hal_device *device;
   uint32_t input_count, output_count;
   npu_hal_tensor_desc inputs[8], outputs[8]; /* the first 8 (variadic ops see input_count) */
+  size_t workspace_bytes;                    /* scratch planned by the runtime */
   void *params;                              /* operator-specific, freed with the kernel */
   void (*free_params)(void *params);         /* NULL: free() */
 };
@@ -30,6 +32,7 @@ typedef struct cpu_kernel_entry {
 extern const cpu_kernel_entry cpu_elementwise_kernels[];
 extern const cpu_kernel_entry cpu_layout_kernels[];
 extern const cpu_kernel_entry cpu_nn_kernels[];
+extern const cpu_kernel_entry cpu_dnnl_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 

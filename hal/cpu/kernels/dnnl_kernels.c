@@ -1,0 +1,324 @@
+/* oneDNN kernels: Conv and ConvTranspose (1-D to 3-D, groups, dilations,
+ * bias) with the fused activation as a post-op. Weights are reordered once,
+ * at kernel creation, into the layout oneDNN picks for this shape;
+ * activations stay in the graph's plain NCHW layout. oneDNN's scratchpad is
+ * the launch's planned workspace, so a run allocates nothing.
+ *
+ * Debian's oneDNN uses OpenMP: each oneDNN call runs a team of the device's
+ * thread budget, and one call runs at a time, so streams running together
+ * never use more threads than the budget. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "cpu_kernels.h"
+
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+static dnnl_status_t engine_status = dnnl_runtime_error;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t execute_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void create_engine(void)
+{
+  engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+  if (engine_status == dnnl_success)
+    engine_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+}
+
+typedef struct dnnl_params {
+  dnnl_primitive_t primitive;
+  dnnl_memory_t src, weights, bias, dst, scratchpad;
+  void *packed_weights;  /* weights in oneDNN's layout */
+  uint32_t threads;
+} dnnl_params;
+
+static void free_dnnl_params(void *data)
+{
+  dnnl_params *p = data;
+  if (!p)
+    return;
+  dnnl_memory_t memories[] = {p->src, p->weights, p->bias, p->dst, p->scratchpad};
+  for (size_t i = 0; i < sizeof memories / sizeof memories[0]; i++)
+    if (memories[i])
+      dnnl_memory_destroy(memories[i]);
+  if (p->primitive)
+    dnnl_primitive_destroy(p->primitive);
+  free(p->packed_weights);
+  free(p);
+}
+
+static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const dnnl_params *p = k->params;
+  dnnl_memory_set_data_handle(p->src, in[0]);
+  dnnl_memory_set_data_handle(p->dst, out[0]);
+  dnnl_memory_set_data_handle(p->scratchpad, out[k->output_count]);
+  if (p->bias)
+    dnnl_memory_set_data_handle(p->bias, in[2]);
+  dnnl_exec_arg_t args[] = {
+      {DNNL_ARG_SRC, p->src},       {DNNL_ARG_WEIGHTS, p->weights},
+      {DNNL_ARG_DST, p->dst},       {DNNL_ARG_SCRATCHPAD, p->scratchpad},
+      {DNNL_ARG_BIAS, p->bias},
+  };
+  pthread_mutex_lock(&execute_lock);
+  omp_set_num_threads((int)p->threads);
+  dnnl_primitive_execute(p->primitive, stream, p->bias ? 5 : 4, args);
+  dnnl_stream_wait(stream);
+  pthread_mutex_unlock(&execute_lock);
+}
+
+/* The activation as post-ops; false when oneDNN has no exact equivalent. */
+static bool append_activation(dnnl_post_ops_t post_ops, const npu_hal_activation *a)
+{
+  switch (a->kind) {
+  case NPU_HAL_ACTIVATION_NONE: return true;
+  case NPU_HAL_ACTIVATION_RELU:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, 0, 0) == dnnl_success;
+  case NPU_HAL_ACTIVATION_LEAKY_RELU:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, a->alpha, 0) ==
+           dnnl_success;
+  case NPU_HAL_ACTIVATION_CLIP:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip_v2, a->alpha,
+                                        a->beta) == dnnl_success;
+  case NPU_HAL_ACTIVATION_SIGMOID:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_logistic, 0, 0) ==
+           dnnl_success;
+  case NPU_HAL_ACTIVATION_TANH:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_tanh, 0, 0) == dnnl_success;
+  case NPU_HAL_ACTIVATION_HARD_SWISH:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_hardswish, 0, 0) ==
+           dnnl_success;
+  case NPU_HAL_ACTIVATION_HARD_SIGMOID:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear, a->alpha, a->beta) ==
+               dnnl_success &&
+           dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip_v2, 0, 1) ==
+               dnnl_success;
+  }
+  return false;
+}
+
+/* Geometry of a convolution or its transpose, in oneDNN's terms. */
+typedef struct window {
+  int spatial;                 /* 1 to 3 */
+  int64_t group;
+  dnnl_dims_t src, dst, weights, bias;
+  dnnl_dims_t strides, dilates, pad_begin, pad_end;
+} window;
+
+static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
+{
+  return i < count ? values[i] : fallback;
+}
+
+/* Pads, strides and dilations; the output shape comes from shape inference. */
+static npu_status read_window(const npu_hal_op *op, bool transposed, window *g)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  if (x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3 ||
+      x->rank > 5 || w->rank != x->rank)
+    return cpu_unsupported(op, "oneDNN takes float32 1-D to 3-D windows");
+  g->spatial = (int)x->rank - 2;
+  g->group = a->get_int(a->node, "group", 1);
+  int64_t in_channels = x->dims[1], out_channels = y->dims[1];
+  if (g->group <= 0 || in_channels % g->group || out_channels % g->group)
+    return cpu_unsupported(op, "channels do not divide into the groups");
+  const int64_t *strides, *dilations, *pads;
+  size_t ns = a->get_ints(a->node, "strides", &strides);
+  size_t nd = a->get_ints(a->node, "dilations", &dilations);
+  size_t np = a->get_ints(a->node, "pads", &pads);
+  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+  bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
+  bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+  for (int d = 0; d < (int)x->rank; d++) {
+    g->src[d] = x->dims[d];
+    g->dst[d] = y->dims[d];
+  }
+  /* oneDNN's weights are (g, oc/g, ic/g, k...) for both; ONNX stores
+   * ConvTranspose's as (ic, oc/g, k...), which is the same with i and o
+   * swapped in memory. */
+  bool fits = transposed ? w->dims[0] == in_channels && w->dims[1] * g->group == out_channels
+                         : w->dims[0] == out_channels && w->dims[1] * g->group == in_channels;
+  if (!fits)
+    return cpu_unsupported(op, "the weights do not match the channels and groups");
+  g->weights[0] = g->group;
+  g->weights[1] = out_channels / g->group;
+  g->weights[2] = in_channels / g->group;
+  g->bias[0] = out_channels;
+  for (int d = 0; d < g->spatial; d++) {
+    int64_t kernel = w->dims[2 + d], in = x->dims[2 + d], outd = y->dims[2 + d];
+    int64_t stride = attr_at(strides, ns, (size_t)d, 1), dilation = attr_at(dilations, nd, (size_t)d, 1);
+    g->weights[3 + d] = kernel;
+    g->strides[d] = stride;
+    g->dilates[d] = dilation - 1;
+    int64_t extent = (kernel - 1) * dilation + 1;
+    int64_t begin = attr_at(pads, np, (size_t)d, 0);
+    if (same) {
+      int64_t total = transposed ? (in - 1) * stride + extent - outd
+                                 : (outd - 1) * stride + extent - in;
+      total = total > 0 ? total : 0;
+      begin = lower ? (total + 1) / 2 : total / 2;
+    }
+    g->pad_begin[d] = begin;
+    /* The end padding that makes oneDNN produce the inferred size (it
+     * absorbs ConvTranspose's output_padding and Conv's floor). */
+    g->pad_end[d] = transposed ? (in - 1) * stride + extent - begin - outd
+                               : (outd - 1) * stride + extent - in - begin;
+    if (g->pad_end[d] < 0 && transposed)
+      return cpu_unsupported(op, "output_padding beyond the end padding");
+  }
+  return NPU_OK;
+}
+
+static const dnnl_format_tag_t plain_tags[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
+
+/* Packs the constant weights into the layout the primitive chose. */
+static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
+                               const dnnl_memory_desc_t *user_md, dnnl_params *p)
+{
+  const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  size_t bytes = dnnl_memory_desc_get_size(chosen);
+  p->packed_weights = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p->packed_weights)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
+  dnnl_memory_t user = NULL;
+  dnnl_primitive_desc_t reorder_pd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_status_t s = dnnl_memory_create(&user, user_md, engine, (void *)op->input_values[1]);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->weights, chosen, engine, p->packed_weights);
+  if (s == dnnl_success)
+    s = dnnl_reorder_primitive_desc_create(&reorder_pd, user_md, engine, chosen, engine, NULL);
+  if (s == dnnl_success)
+    s = dnnl_primitive_create(&reorder, reorder_pd);
+  if (s == dnnl_success) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, p->weights}};
+    pthread_mutex_lock(&execute_lock);
+    s = dnnl_primitive_execute(reorder, stream, 2, args);
+    if (s == dnnl_success)
+      s = dnnl_stream_wait(stream);
+    pthread_mutex_unlock(&execute_lock);
+  }
+  if (reorder)
+    dnnl_primitive_destroy(reorder);
+  if (reorder_pd)
+    dnnl_primitive_desc_destroy(reorder_pd);
+  if (user)
+    dnnl_memory_destroy(user);
+  return s == dnnl_success ? NPU_OK : cpu_unsupported(op, "oneDNN cannot reorder the weights");
+}
+
+static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+{
+  pthread_once(&engine_once, create_engine);
+  if (engine_status != dnnl_success)
+    return cpu_unsupported(op, "no oneDNN CPU engine");
+  if (!op->input_values[1])
+    return cpu_unsupported(op, "weights computed at run time");
+  bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
+  window g;
+  npu_status status = read_window(op, transposed, &g);
+  if (status != NPU_OK)
+    return status;
+  int rank = g.spatial + 2, tag = g.spatial - 1;
+  dnnl_memory_desc_t src_md, dst_md, user_weights_md, any_weights_md, bias_md;
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, plain_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, plain_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_f32,
+                               transposed ? grouped_transposed_tags[tag] : grouped_weight_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&any_weights_md, rank + 1, g.weights, dnnl_f32,
+                               dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&bias_md, 1, g.bias, dnnl_f32, dnnl_a);
+
+  dnnl_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_dnnl_params;
+  p->threads = npu_cpu_thread_budget(k->device);
+
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t post_ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t s = dnnl_primitive_attr_create(&attr);
+  if (s == dnnl_success)
+    s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (s == dnnl_success)
+    s = dnnl_post_ops_create(&post_ops);
+  if (s != dnnl_success) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
+    goto done;
+  }
+  if (!append_activation(post_ops, &op->activation) ||
+      dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
+    status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
+    goto done;
+  }
+  if (transposed) {
+    dnnl_deconvolution_desc_t desc;
+    s = dnnl_dilated_deconvolution_forward_desc_init(
+        &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md, &any_weights_md,
+        has_bias ? &bias_md : NULL, &dst_md, g.strides, g.dilates, g.pad_begin, g.pad_end);
+    if (s == dnnl_success)
+      s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+  } else {
+    dnnl_convolution_desc_t desc;
+    s = dnnl_dilated_convolution_forward_desc_init(
+        &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &any_weights_md,
+        has_bias ? &bias_md : NULL, &dst_md, g.strides, g.dilates, g.pad_begin, g.pad_end);
+    if (s == dnnl_success)
+      s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+  }
+  if (s != dnnl_success) {
+    status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
+    goto done;
+  }
+  status = pack_weights(op, pd, &user_weights_md, p);
+  if (status != NPU_OK)
+    goto done;
+  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  k->workspace_bytes = dnnl_memory_desc_get_size(scratch_md);
+  s = dnnl_primitive_create(&p->primitive, pd);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->src, &src_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->dst, &dst_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && has_bias)
+    s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
+  if (s != dnnl_success)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
+                           op->op_type);
+  k->run = run_dnnl;
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (post_ops)
+    dnnl_post_ops_destroy(post_ops);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  return status;
+}
+
+static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return create_window(op, k, false);
+}
+
+static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return create_window(op, k, true);
+}
+
+const cpu_kernel_entry cpu_dnnl_kernels[] = {
+    {"Conv", create_conv},
+    {"ConvTranspose", create_conv_transpose},
+    {NULL, NULL},
+};
