@@ -349,9 +349,13 @@ static npu_status place_intermediates(npu_context *ctx)
 
 static npu_hal_mem_ref ref_of(npu_context *ctx, const ctx_tensor *t)
 {
+  /* Empty tensors may have no memory at all (nor the arena or constants). */
+  npu_buffer *home = t->location == LOC_ARENA ? ctx->arena : ctx->constants;
   switch (t->location) {
-  case LOC_ARENA: return (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, t->offset};
-  case LOC_CONSTANT: return (npu_hal_mem_ref){npu_buffer_hal(ctx->constants), NULL, t->offset};
+  case LOC_ARENA:
+  case LOC_CONSTANT:
+    return home && tensor_bytes(&t->desc) ? (npu_hal_mem_ref){npu_buffer_hal(home), NULL, t->offset}
+                                          : (npu_hal_mem_ref){NULL, NULL, 0};
   default: return (npu_hal_mem_ref){NULL, NULL, 0}; /* bound per run, or absent */
   }
 }

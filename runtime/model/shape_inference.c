@@ -1,4 +1,5 @@
 /* Shape inference, operator by operator (see shape_inference.h). */
+#include <math.h>
 #include <string.h>
 
 #include "npu_hal.h"
@@ -251,6 +252,186 @@ static npu_status infer_slice(const npu_hal_op *op, npu_hal_tensor_desc *out, co
   return NPU_OK;
 }
 
+/* Reductions (ReduceX, ArgMax/ArgMin): the kept shape; *mask gets the
+ * reduced axes. Axes come from the attribute or, in newer opsets, input 1. */
+static npu_status infer_reduce(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  bool arg = strncmp(op->op_type, "Arg", 3) == 0;
+  int64_t axes[NPU_MAX_RANK];
+  size_t count = 0;
+  if (arg) {
+    axes[0] = attr_int(op, "axis", 0);
+    count = 1;
+  } else {
+    npu_status status = read_axes(op, 1, axes, &count, label);
+    if (status != NPU_OK)
+      return status;
+  }
+  bool keep = attr_int(op, "keepdims", 1) != 0;
+  bool reduced[NPU_MAX_RANK] = {false};
+  if (count == 0 && attr_int(op, "noop_with_empty_axes", 0))
+    return NPU_OK;
+  for (size_t i = 0; i < count; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+    if (a < 0 || a >= (int64_t)x->rank)
+      return FAIL("%s: axis %lld out of range", label, (long long)axes[i]);
+    reduced[a] = true;
+  }
+  out->rank = 0;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    if (!reduced[d] && count)
+      out->dims[out->rank++] = x->dims[d];
+    else if (keep)
+      out->dims[out->rank++] = 1;
+  }
+  if (arg)
+    out->dtype = NPU_DTYPE_INT64;
+  return NPU_OK;
+}
+
+/* Resize: from `sizes` or `scales` (opset 10: scales is input 1). */
+static npu_status infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  bool upsample = strcmp(op->op_type, "Upsample") == 0;
+  uint32_t scales_input = upsample || op->opset < 11 ? 1 : 2, sizes_input = 3;
+  bool has_sizes = op->input_count > sizes_input && op->inputs[sizes_input].dtype &&
+                   elements(&op->inputs[sizes_input]) > 0;
+  uint32_t source = has_sizes ? sizes_input : scales_input;
+  if (op->input_count <= source || !op->inputs[source].dtype)
+    return FAIL("%s: neither scales nor sizes", label);
+  if (!op->input_values[source])
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: output size computed at run time", label);
+  if (attr_ints(op, "axes", &(const int64_t *){NULL}))
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes attribute", label);
+  if (elements(&op->inputs[source]) != x->rank)
+    return FAIL("%s: %zu %s for rank %u", label, elements(&op->inputs[source]),
+                has_sizes ? "sizes" : "scales", x->rank);
+  for (uint32_t d = 0; d < x->rank; d++) {
+    if (has_sizes)
+      out->dims[d] = value_at(op, sizes_input, d);
+    else /* ONNX: floor(input * scale) */
+      out->dims[d] = (int64_t)((double)x->dims[d] *
+                               (double)((const float *)op->input_values[scales_input])[d]);
+    if (out->dims[d] <= 0)
+      return FAIL("%s: empty output on axis %u", label, d);
+  }
+  return NPU_OK;
+}
+
+/* Pad: pads from the attribute (opset < 11) or input 1, optional axes. */
+static npu_status infer_pad(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  const int64_t *attr;
+  size_t n = attr_ints(op, "pads", &attr);
+  int64_t pads[2 * NPU_MAX_RANK];
+  if (op->opset < 11) {
+    if (n != 2 * x->rank)
+      return FAIL("%s: %zu pads for rank %u", label, n, x->rank);
+    memcpy(pads, attr, n * sizeof *pads);
+  } else {
+    if (!op->input_values[1])
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: pads computed at run time", label);
+    if (op->input_count > 3 && op->inputs[3].dtype)
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes input", label);
+    n = elements(&op->inputs[1]);
+    if (n != 2 * x->rank)
+      return FAIL("%s: %zu pads for rank %u", label, n, x->rank);
+    for (size_t i = 0; i < n; i++)
+      pads[i] = value_at(op, 1, i);
+  }
+  for (uint32_t d = 0; d < x->rank; d++) {
+    out->dims[d] = x->dims[d] + pads[d] + pads[d + x->rank];
+    if (out->dims[d] < 0)
+      return FAIL("%s: negative size on axis %u", label, d);
+  }
+  return NPU_OK;
+}
+
+static double scalar_of(const npu_hal_op *op, uint32_t input)
+{
+  const void *v = op->input_values[input];
+  switch (op->inputs[input].dtype) {
+  case NPU_DTYPE_FLOAT32: return *(const float *)v;
+  case NPU_DTYPE_INT32: return *(const int32_t *)v;
+  default: return (double)*(const int64_t *)v;
+  }
+}
+
+/* Expand, Tile, Range, TopK, LayerNormalization, Where. */
+static npu_status infer_misc(const npu_hal_op *op, npu_hal_tensor_desc *out, const char *label,
+                             npu_hal_tensor_desc *outputs)
+{
+  const char *type = op->op_type;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (!strcmp(type, "Where")) {
+    npu_status status = broadcast(op, 0, 3, out, label);
+    out->dtype = op->inputs[1].dtype;
+    return status;
+  }
+  if (!strcmp(type, "LayerNormalization")) {
+    int64_t axis = attr_int(op, "axis", -1);
+    if (axis < 0)
+      axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank)
+      return FAIL("%s: axis out of range", label);
+    for (uint32_t o = 1; o < op->output_count; o++) {
+      outputs[o] = *x;
+      for (uint32_t d = (uint32_t)axis; d < x->rank; d++)
+        outputs[o].dims[d] = 1;
+    }
+    return NPU_OK;
+  }
+  if (!op->input_values[1] || (!strcmp(type, "Range") && !(op->input_values[0] && op->input_values[2])))
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: %s computed at run time", label,
+                         !strcmp(type, "TopK") ? "k" : "the output shape");
+  if (!strcmp(type, "Expand")) {
+    npu_hal_tensor_desc shape = {x->dtype, (uint32_t)elements(&op->inputs[1]), {0}};
+    if (shape.rank > NPU_MAX_RANK)
+      return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
+    for (uint32_t d = 0; d < shape.rank; d++)
+      shape.dims[d] = value_at(op, 1, d);
+    npu_hal_tensor_desc pair[2] = {*x, shape};
+    npu_hal_op both = *op;
+    both.inputs = pair;
+    npu_status status = broadcast(&both, 0, 2, out, label);
+    out->dtype = x->dtype;
+    return status;
+  }
+  if (!strcmp(type, "Tile")) {
+    if (elements(&op->inputs[1]) != x->rank)
+      return FAIL("%s: %zu repeats for rank %u", label, elements(&op->inputs[1]), x->rank);
+    for (uint32_t d = 0; d < x->rank; d++) {
+      int64_t repeats = value_at(op, 1, d);
+      if (repeats < 0)
+        return FAIL("%s: negative repeats", label);
+      out->dims[d] = x->dims[d] * repeats;
+    }
+    return NPU_OK;
+  }
+  if (!strcmp(type, "Range")) {
+    double start = scalar_of(op, 0), limit = scalar_of(op, 1), delta = scalar_of(op, 2);
+    if (delta == 0)
+      return FAIL("%s: delta is 0", label);
+    double count = ceil((limit - start) / delta);
+    out->rank = 1;
+    out->dims[0] = count > 0 ? (int64_t)count : 0;
+    return NPU_OK;
+  }
+  /* TopK */
+  int64_t axis = attr_int(op, "axis", -1), k = value_at(op, 1, 0);
+  if (axis < 0)
+    axis += x->rank;
+  if (axis < 0 || axis >= (int64_t)x->rank || k < 0 || k > x->dims[axis])
+    return FAIL("%s: axis out of range or k = %lld beyond the axis", label, (long long)k);
+  out->dims[axis] = k;
+  outputs[1] = *out;
+  outputs[1].dtype = NPU_DTYPE_INT64;
+  return NPU_OK;
+}
+
 npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
 {
   const char *type = op->op_type;
@@ -273,6 +454,15 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       y->dtype = NPU_DTYPE_BOOL;
     return broadcast(op, 0, op->input_count, y, label);
   }
+  if (!strncmp(type, "Reduce", 6) || !strcmp(type, "ArgMax") || !strcmp(type, "ArgMin"))
+    return infer_reduce(op, y, label);
+  if (!strcmp(type, "Resize") || !strcmp(type, "Upsample"))
+    return infer_resize(op, y, label);
+  if (!strcmp(type, "Pad"))
+    return infer_pad(op, y, label);
+  if (!strcmp(type, "Expand") || !strcmp(type, "Tile") || !strcmp(type, "Range") ||
+      !strcmp(type, "TopK") || !strcmp(type, "LayerNormalization") || !strcmp(type, "Where"))
+    return infer_misc(op, y, label, outputs);
   if (!strcmp(type, "Dropout")) { /* inference: the data unchanged, a mask of all true */
     if (op->output_count > 1) {
       outputs[1] = *x;

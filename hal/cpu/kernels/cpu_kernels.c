@@ -36,6 +36,9 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_elementwise_kernels,
     cpu_layout_kernels,
     cpu_nn_kernels,
+    cpu_reduce_kernels,
+    cpu_resize_kernels,
+    cpu_index_map_kernels,
 };
 
 static void cpu_kernel_destroy(npu_hal_kernel *kernel)

@@ -1,6 +1,6 @@
 /* Data-movement kernels: copies (Reshape, Flatten, Squeeze, Unsqueeze,
  * Identity), Dropout at inference, Transpose, Concat, Split, Slice, Gather,
- * ConstantOfShape. Element size is all they need to know of the type. */
+ * ConstantOfShape, Range. Element size is all they need to know of the type. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -384,11 +384,46 @@ static npu_status create_constant_of_shape(const npu_hal_op *op, npu_hal_kernel 
   return NPU_OK;
 }
 
+/* ---- Range ------------------------------------------------------------------------ */
+
+static void run_range(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  size_t n = cpu_tensor_elements(&k->outputs[0]);
+  switch (k->outputs[0].dtype) {
+  case NPU_DTYPE_FLOAT32: {
+    float start = *(const float *)in[0], delta = *(const float *)in[2];
+    for (size_t i = 0; i < n; i++)
+      ((float *)out[0])[i] = start + (float)i * delta;
+    break;
+  }
+  case NPU_DTYPE_INT32: {
+    int32_t start = *(const int32_t *)in[0], delta = *(const int32_t *)in[2];
+    for (size_t i = 0; i < n; i++)
+      ((int32_t *)out[0])[i] = start + (int32_t)i * delta;
+    break;
+  }
+  default: {
+    int64_t start = *(const int64_t *)in[0], delta = *(const int64_t *)in[2];
+    for (size_t i = 0; i < n; i++)
+      ((int64_t *)out[0])[i] = start + (int64_t)i * delta;
+  }
+  }
+}
+
+static npu_status create_range(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  npu_dtype t = op->inputs[0].dtype;
+  if (t != NPU_DTYPE_FLOAT32 && t != NPU_DTYPE_INT32 && t != NPU_DTYPE_INT64)
+    return cpu_unsupported(op, "float32, int32 or int64 bounds");
+  k->run = run_range;
+  return NPU_OK;
+}
+
 const cpu_kernel_entry cpu_layout_kernels[] = {
     {"Identity", create_copy}, {"Reshape", create_copy}, {"Flatten", create_copy},
     {"Squeeze", create_copy}, {"Unsqueeze", create_copy}, {"Dropout", create_dropout},
     {"Transpose", create_transpose}, {"Concat", create_concat}, {"Split", create_split},
     {"Slice", create_slice}, {"Gather", create_gather},
-    {"ConstantOfShape", create_constant_of_shape},
+    {"ConstantOfShape", create_constant_of_shape}, {"Range", create_range},
     {NULL, NULL},
 };

@@ -1,6 +1,6 @@
 /* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
  * MatMul (batched, broadcast), Max/Average pooling, global pooling,
- * BatchNormalization (inference), Softmax/LogSoftmax, ReduceMean/Sum/Max.
+ * BatchNormalization (inference), Softmax/LogSoftmax.
  * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
  * oneDNN path replaces it for speed (see the issue tracker). */
 #include <float.h>

@@ -1,0 +1,293 @@
+/* Kernels whose every output element reads input elements found through
+ * per-axis index tables, built once per plan: Pad (constant, edge,
+ * reflect), Tile, Expand and Where (broadcasting). A table entry is the
+ * input offset of that output index on that axis, or OUTSIDE for Pad's
+ * constant border. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+#define OUTSIDE INT64_MIN
+
+typedef struct index_tables {
+  uint32_t rank;
+  int64_t out_dims[NPU_MAX_RANK];
+  int64_t *offsets[NPU_MAX_RANK]; /* per axis, out_dims[d] entries, in elements */
+} index_tables;
+
+static void free_tables(index_tables *t)
+{
+  for (uint32_t d = 0; d < t->rank; d++)
+    free(t->offsets[d]);
+}
+
+/* Tables reading `in` broadcast to `out` (NumPy rules, ranks aligned right). */
+static npu_status broadcast_tables(const npu_hal_tensor_desc *in, const npu_hal_tensor_desc *out,
+                                   index_tables *t)
+{
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(in, strides);
+  t->rank = out->rank;
+  uint32_t shift = out->rank - in->rank;
+  for (uint32_t d = 0; d < out->rank; d++) {
+    t->out_dims[d] = out->dims[d];
+    t->offsets[d] = malloc(((size_t)out->dims[d] + 1) * sizeof(int64_t));
+    if (!t->offsets[d])
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    int64_t in_dim = d < shift ? 1 : in->dims[d - shift];
+    int64_t stride = d < shift ? 0 : strides[d - shift];
+    for (int64_t o = 0; o < out->dims[d]; o++)
+      t->offsets[d][o] = in_dim == 1 ? 0 : o * stride;
+  }
+  return NPU_OK;
+}
+
+/* Calls visit(ctx, i, offset) for each output element i in order; offset is
+ * OUTSIDE when any axis falls outside the input. */
+typedef void (*visit_fn)(void *ctx, size_t i, int64_t offset);
+
+static void walk(const index_tables *t, visit_fn visit, void *ctx)
+{
+  size_t count = 1;
+  for (uint32_t d = 0; d < t->rank; d++)
+    count *= (size_t)t->out_dims[d];
+  int64_t idx[NPU_MAX_RANK] = {0};
+  for (size_t i = 0; i < count; i++) {
+    int64_t offset = 0;
+    for (uint32_t d = 0; d < t->rank && offset != OUTSIDE; d++) {
+      int64_t v = t->offsets[d][idx[d]];
+      offset = v == OUTSIDE ? OUTSIDE : offset + v;
+    }
+    visit(ctx, i, offset);
+    for (int d = (int)t->rank - 1; d >= 0; d--) {
+      if (++idx[d] < t->out_dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* ---- Pad, Tile, Expand: one input ------------------------------------------------ */
+
+typedef struct gather_params {
+  index_tables tables;
+  size_t esize;
+  uint8_t fill[8]; /* Pad's constant, in the element type */
+} gather_params;
+
+typedef struct gather_job {
+  const gather_params *p;
+  const uint8_t *in;
+  uint8_t *out;
+} gather_job;
+
+static void free_gather_params(void *data)
+{
+  gather_params *p = data;
+  if (p)
+    free_tables(&p->tables);
+  free(p);
+}
+
+static void gather_element(void *ctx, size_t i, int64_t offset)
+{
+  gather_job *job = ctx;
+  size_t esize = job->p->esize;
+  const uint8_t *from = offset == OUTSIDE ? job->p->fill : job->in + (size_t)offset * esize;
+  memcpy(job->out + i * esize, from, esize);
+}
+
+static void run_gather_tables(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  gather_job job = {k->params, in[0], out[0]};
+  walk(&job.p->tables, gather_element, &job);
+}
+
+static npu_status new_gather(const npu_hal_op *op, npu_hal_kernel *k, gather_params **out)
+{
+  size_t esize = npu_dtype_size(op->inputs[0].dtype);
+  if (esize == 0 || esize > 8)
+    return cpu_unsupported(op, "element type");
+  gather_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->esize = esize;
+  k->params = p;
+  k->free_params = free_gather_params;
+  k->run = run_gather_tables;
+  *out = p;
+  return NPU_OK;
+}
+
+static npu_status create_expand(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  gather_params *p = NULL;
+  npu_status status = new_gather(op, k, &p);
+  return status == NPU_OK ? broadcast_tables(&op->inputs[0], &op->outputs[0], &p->tables) : status;
+}
+
+static npu_status create_tile(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  gather_params *p = NULL;
+  npu_status status = new_gather(op, k, &p);
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  if (status != NPU_OK)
+    return status;
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(x, strides);
+  p->tables.rank = y->rank;
+  for (uint32_t d = 0; d < y->rank; d++) {
+    p->tables.out_dims[d] = y->dims[d];
+    p->tables.offsets[d] = malloc(((size_t)y->dims[d] + 1) * sizeof(int64_t));
+    if (!p->tables.offsets[d])
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (int64_t o = 0; o < y->dims[d]; o++)
+      p->tables.offsets[d][o] = (o % x->dims[d]) * strides[d];
+  }
+  return NPU_OK;
+}
+
+typedef enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT } pad_mode;
+
+static int64_t pad_source(pad_mode mode, int64_t i, int64_t in)
+{
+  if (i >= 0 && i < in)
+    return i;
+  if (mode == PAD_CONSTANT)
+    return OUTSIDE;
+  if (mode == PAD_EDGE || in == 1)
+    return i < 0 ? 0 : in - 1;
+  int64_t period = 2 * (in - 1); /* reflect without repeating the edge */
+  i = ((i % period) + period) % period;
+  return i < in ? i : period - i;
+}
+
+static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  const char *mode_name = a->get_string(a->node, "mode", "constant");
+  pad_mode mode = strcmp(mode_name, "edge") == 0      ? PAD_EDGE
+                  : strcmp(mode_name, "reflect") == 0 ? PAD_REFLECT
+                                                      : PAD_CONSTANT;
+  if (mode == PAD_CONSTANT && strcmp(mode_name, "constant") != 0)
+    return cpu_unsupported(op, "pad mode");
+  gather_params *p = NULL;
+  npu_status status = new_gather(op, k, &p);
+  if (status != NPU_OK)
+    return status;
+  /* Begin pads are what the output adds before the input on each axis. */
+  const int64_t *attr_pads;
+  size_t n = a->get_ints(a->node, "pads", &attr_pads);
+  if (op->opset >= 11 && op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED) {
+    if (!op->input_values[2])
+      return cpu_unsupported(op, "constant_value computed at run time");
+    memcpy(p->fill, op->input_values[2], p->esize);
+  } else if (op->opset < 11 && x->dtype == NPU_DTYPE_FLOAT32) {
+    float value = a->get_float(a->node, "value", 0.0f);
+    memcpy(p->fill, &value, sizeof value);
+  }
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(x, strides);
+  p->tables.rank = y->rank;
+  for (uint32_t d = 0; d < y->rank; d++) {
+    int64_t before;
+    if (op->opset < 11)
+      before = d < n ? attr_pads[d] : 0;
+    else if (op->inputs[1].dtype == NPU_DTYPE_INT64)
+      before = ((const int64_t *)op->input_values[1])[d];
+    else
+      return cpu_unsupported(op, "pads must be int64");
+    if (mode == PAD_REFLECT && x->dims[d] == 0)
+      return cpu_unsupported(op, "reflecting an empty axis");
+    p->tables.out_dims[d] = y->dims[d];
+    p->tables.offsets[d] = malloc(((size_t)y->dims[d] + 1) * sizeof(int64_t));
+    if (!p->tables.offsets[d])
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (int64_t o = 0; o < y->dims[d]; o++) {
+      int64_t source = pad_source(mode, o - before, x->dims[d]);
+      p->tables.offsets[d][o] = source == OUTSIDE ? OUTSIDE : source * strides[d];
+    }
+  }
+  return NPU_OK;
+}
+
+/* ---- Where: three broadcast inputs ---------------------------------------------------- */
+
+typedef struct where_params {
+  index_tables condition, x, y;
+  size_t esize;
+} where_params;
+
+typedef struct where_job {
+  const where_params *p;
+  const uint8_t *condition, *x, *y;
+  uint8_t *out;
+  int64_t *condition_offsets, *x_offsets; /* filled by the first two walks */
+} where_job;
+
+static void free_where_params(void *data)
+{
+  where_params *p = data;
+  if (p) {
+    free_tables(&p->condition);
+    free_tables(&p->x);
+    free_tables(&p->y);
+  }
+  free(p);
+}
+
+static void record_offset(void *ctx, size_t i, int64_t offset)
+{
+  ((int64_t *)ctx)[i] = offset;
+}
+
+static void where_element(void *ctx, size_t i, int64_t y_offset)
+{
+  where_job *job = ctx;
+  size_t esize = job->p->esize;
+  const uint8_t *from = job->condition[job->condition_offsets[i]]
+                            ? job->x + (size_t)job->x_offsets[i] * esize
+                            : job->y + (size_t)y_offset * esize;
+  memcpy(job->out + i * esize, from, esize);
+}
+
+static void run_where(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const where_params *p = k->params;
+  size_t count = cpu_tensor_elements(&k->outputs[0]);
+  int64_t *scratch = out[k->output_count]; /* the workspace: two offset lists */
+  where_job job = {p, in[0], in[1], in[2], out[0], scratch, scratch + count};
+  walk(&p->condition, record_offset, job.condition_offsets);
+  walk(&p->x, record_offset, job.x_offsets);
+  walk(&p->y, where_element, &job);
+}
+
+static npu_status create_where(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  size_t esize = npu_dtype_size(op->inputs[1].dtype);
+  if (op->inputs[0].dtype != NPU_DTYPE_BOOL || op->inputs[2].dtype != op->inputs[1].dtype ||
+      esize == 0)
+    return cpu_unsupported(op, "a bool condition and two inputs of one type");
+  where_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_where_params;
+  p->esize = esize;
+  const npu_hal_tensor_desc *y = &op->outputs[0];
+  npu_status status = broadcast_tables(&op->inputs[0], y, &p->condition);
+  if (status == NPU_OK)
+    status = broadcast_tables(&op->inputs[1], y, &p->x);
+  if (status == NPU_OK)
+    status = broadcast_tables(&op->inputs[2], y, &p->y);
+  k->workspace_bytes = 2 * cpu_tensor_elements(y) * sizeof(int64_t);
+  k->run = run_where;
+  return status;
+}
+
+const cpu_kernel_entry cpu_index_map_kernels[] = {
+    {"Pad", create_pad},       {"Tile", create_tile}, {"Expand", create_expand},
+    {"Where", create_where},   {NULL, NULL},
+};

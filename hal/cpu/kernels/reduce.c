@@ -1,0 +1,381 @@
+/* Reductions: ReduceX over any axes, ArgMax/ArgMin and TopK along one
+ * axis, LayerNormalization over the trailing axes. Float32 data. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+/* A tensor seen as outer x axis x inner around one axis. */
+typedef struct axis_split {
+  size_t outer, axis, inner;
+} axis_split;
+
+static axis_split split_at(const npu_hal_tensor_desc *t, int64_t axis)
+{
+  axis_split s = {1, (size_t)t->dims[axis], 1};
+  for (int64_t d = 0; d < axis; d++)
+    s.outer *= (size_t)t->dims[d];
+  for (uint32_t d = (uint32_t)axis + 1; d < t->rank; d++)
+    s.inner *= (size_t)t->dims[d];
+  return s;
+}
+
+static bool normalise_axis(int64_t *axis, uint32_t rank)
+{
+  if (*axis < 0)
+    *axis += rank;
+  return *axis >= 0 && *axis < (int64_t)rank;
+}
+
+/* ---- ReduceX ------------------------------------------------------------------ */
+
+typedef enum {
+  R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUM_SQUARE, R_LOG_SUM, R_LOG_SUM_EXP,
+} reduce_kind;
+
+typedef struct reduce_params {
+  reduce_kind kind;
+  uint32_t rank;
+  int64_t dims[NPU_MAX_RANK];
+  int64_t out_strides[NPU_MAX_RANK]; /* 0 on reduced axes */
+  size_t in_count, out_count, group; /* group: input elements per output */
+  double *accumulators;
+} reduce_params;
+
+static void free_reduce_params(void *data)
+{
+  reduce_params *p = data;
+  if (p)
+    free(p->accumulators);
+  free(p);
+}
+
+static double reduce_init(reduce_kind kind)
+{
+  switch (kind) {
+  case R_MAX: return -INFINITY;
+  case R_MIN: return INFINITY;
+  case R_PROD: return 1;
+  default: return 0;
+  }
+}
+
+static double reduce_step(reduce_kind kind, double acc, double x)
+{
+  switch (kind) {
+  case R_MAX: return x > acc || isnan(x) ? x : acc;
+  case R_MIN: return x < acc || isnan(x) ? x : acc;
+  case R_PROD: return acc * x;
+  case R_L1: return acc + fabs(x);
+  case R_L2:
+  case R_SUM_SQUARE: return acc + x * x;
+  case R_LOG_SUM_EXP: return acc + exp(x);
+  default: return acc + x;
+  }
+}
+
+static double reduce_finish(reduce_kind kind, double acc, size_t group)
+{
+  switch (kind) {
+  case R_MEAN: return group ? acc / (double)group : NAN;
+  case R_L2: return sqrt(acc);
+  case R_LOG_SUM:
+  case R_LOG_SUM_EXP: return log(acc);
+  default: return acc;
+  }
+}
+
+static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const reduce_params *p = k->params;
+  const float *x = in[0];
+  float *y = out[0];
+  double init = reduce_init(p->kind);
+  for (size_t o = 0; o < p->out_count; o++)
+    p->accumulators[o] = init;
+  int64_t idx[NPU_MAX_RANK] = {0};
+  size_t target = 0;
+  for (size_t i = 0; i < p->in_count; i++) {
+    p->accumulators[target] = reduce_step(p->kind, p->accumulators[target], x[i]);
+    for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer over the input */
+      target += (size_t)p->out_strides[d];
+      if (++idx[d] < p->dims[d])
+        break;
+      target -= (size_t)(p->out_strides[d] * p->dims[d]);
+      idx[d] = 0;
+    }
+  }
+  for (size_t o = 0; o < p->out_count; o++)
+    y[o] = (float)reduce_finish(p->kind, p->accumulators[o], p->group);
+}
+
+static const struct {
+  const char *name;
+  reduce_kind kind;
+} reduce_ops[] = {
+    {"ReduceSum", R_SUM},         {"ReduceMean", R_MEAN},
+    {"ReduceMax", R_MAX},         {"ReduceMin", R_MIN},
+    {"ReduceProd", R_PROD},       {"ReduceL1", R_L1},
+    {"ReduceL2", R_L2},           {"ReduceSumSquare", R_SUM_SQUARE},
+    {"ReduceLogSum", R_LOG_SUM},  {"ReduceLogSumExp", R_LOG_SUM_EXP},
+};
+
+static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "only float32 reductions");
+  reduce_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_reduce_params;
+  for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
+    if (strcmp(op->op_type, reduce_ops[i].name) == 0)
+      p->kind = reduce_ops[i].kind;
+  p->rank = x->rank;
+  p->in_count = cpu_tensor_elements(x);
+  p->out_count = cpu_tensor_elements(y);
+  p->group = p->out_count ? p->in_count / p->out_count : 0;
+  /* Kept axes are the input axes whose size survives, in order; the output
+   * shape (keepdims or not) has the same elements in the same order. */
+  bool reduced[NPU_MAX_RANK] = {false};
+  bool any_axis = false;
+  const int64_t *attr;
+  size_t n = op->attributes.get_ints(op->attributes.node, "axes", &attr);
+  const int64_t *axes = attr;
+  if (!n && op->input_count > 1 && op->inputs[1].dtype) {
+    n = cpu_tensor_elements(&op->inputs[1]);
+    axes = op->input_values[1];
+  }
+  for (size_t i = 0; i < n; i++) {
+    int64_t a = axes[i];
+    if (!normalise_axis(&a, x->rank))
+      return cpu_unsupported(op, "axis out of range");
+    reduced[a] = any_axis = true;
+  }
+  bool noop = !any_axis && op->attributes.get_int(op->attributes.node, "noop_with_empty_axes", 0);
+  int64_t stride = 1;
+  for (int d = (int)x->rank - 1; d >= 0; d--) {
+    p->dims[d] = x->dims[d];
+    bool gone = any_axis ? reduced[d] : !noop;
+    p->out_strides[d] = gone ? 0 : stride;
+    if (!gone)
+      stride *= x->dims[d];
+  }
+  p->accumulators = malloc((p->out_count ? p->out_count : 1) * sizeof *p->accumulators);
+  if (!p->accumulators)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->run = run_reduce;
+  return NPU_OK;
+}
+
+/* ---- ArgMax, ArgMin --------------------------------------------------------------- */
+
+typedef struct arg_params {
+  axis_split split;
+  bool max, last;
+} arg_params;
+
+static void run_arg(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const arg_params *p = k->params;
+  const float *x = in[0];
+  int64_t *y = out[0];
+  for (size_t o = 0; o < p->split.outer; o++) {
+    for (size_t i = 0; i < p->split.inner; i++) {
+      const float *row = x + o * p->split.axis * p->split.inner + i;
+      size_t best = 0;
+      for (size_t a = 1; a < p->split.axis; a++) {
+        float v = row[a * p->split.inner], b = row[best * p->split.inner];
+        bool better = p->max ? (v > b || (p->last && v == b)) : (v < b || (p->last && v == b));
+        if (better)
+          best = a;
+      }
+      y[o * p->split.inner + i] = (int64_t)best;
+    }
+  }
+}
+
+static npu_status create_arg(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", 0);
+  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
+    return cpu_unsupported(op, "float32 data and an axis in range");
+  arg_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  p->split = split_at(x, axis);
+  p->max = strcmp(op->op_type, "ArgMax") == 0;
+  p->last = op->attributes.get_int(op->attributes.node, "select_last_index", 0) != 0;
+  k->params = p;
+  k->run = run_arg;
+  return NPU_OK;
+}
+
+/* ---- TopK -------------------------------------------------------------------------- */
+
+typedef struct ranked {
+  float value;
+  int64_t index;
+} ranked;
+
+typedef struct topk_params {
+  axis_split split;
+  size_t k;
+  bool largest;
+  ranked *row; /* one axis' worth */
+} topk_params;
+
+static void free_topk_params(void *data)
+{
+  topk_params *p = data;
+  if (p)
+    free(p->row);
+  free(p);
+}
+
+/* Ties keep the lower index first, as ONNX asks. */
+static int by_value_descending(const void *a, const void *b)
+{
+  const ranked *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value > y->value ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_value_ascending(const void *a, const void *b)
+{
+  const ranked *x = a, *y = b;
+  if (x->value != y->value)
+    return x->value < y->value ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void run_topk(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const topk_params *p = k->params;
+  const float *x = in[0];
+  float *values = out[0];
+  int64_t *indices = out[1];
+  for (size_t o = 0; o < p->split.outer; o++) {
+    for (size_t i = 0; i < p->split.inner; i++) {
+      const float *line = x + o * p->split.axis * p->split.inner + i;
+      for (size_t a = 0; a < p->split.axis; a++)
+        p->row[a] = (ranked){line[a * p->split.inner], (int64_t)a};
+      qsort(p->row, p->split.axis, sizeof *p->row,
+            p->largest ? by_value_descending : by_value_ascending);
+      for (size_t r = 0; r < p->k; r++) {
+        size_t at = (o * p->k + r) * p->split.inner + i;
+        values[at] = p->row[r].value;
+        if (indices)
+          indices[at] = p->row[r].index;
+      }
+    }
+  }
+}
+
+static npu_status create_topk(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
+  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
+    return cpu_unsupported(op, "float32 data and an axis in range");
+  topk_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_topk_params;
+  p->split = split_at(x, axis);
+  p->k = (size_t)op->outputs[0].dims[axis];
+  p->largest = op->attributes.get_int(op->attributes.node, "largest", 1) != 0;
+  p->row = malloc((p->split.axis ? p->split.axis : 1) * sizeof *p->row);
+  if (!p->row)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->run = run_topk;
+  return NPU_OK;
+}
+
+/* ---- LayerNormalization ---------------------------------------------------------- */
+
+typedef struct layer_norm_params {
+  size_t rows, width;
+  size_t scale_count, bias_count; /* width, or 1 for a broadcast scalar */
+  float epsilon;
+  const float *x, *scale, *bias;  /* bound per run */
+  float *y, *mean, *inv_std;
+} layer_norm_params;
+
+static void layer_norm_row(void *ctx, size_t r)
+{
+  const layer_norm_params *p = ctx;
+  const float *x = p->x + r * p->width;
+  float *y = p->y + r * p->width;
+  double sum = 0, squares = 0;
+  for (size_t i = 0; i < p->width; i++)
+    sum += x[i];
+  double mean = sum / (double)p->width;
+  for (size_t i = 0; i < p->width; i++)
+    squares += (x[i] - mean) * (x[i] - mean);
+  float inv_std = (float)(1.0 / sqrt(squares / (double)p->width + p->epsilon));
+  float m = (float)mean;
+  for (size_t i = 0; i < p->width; i++) {
+    float scale = p->scale[p->scale_count == 1 ? 0 : i];
+    float bias = p->bias ? p->bias[p->bias_count == 1 ? 0 : i] : 0.0f;
+    y[i] = (x[i] - m) * inv_std * scale + bias;
+  }
+  if (p->mean)
+    p->mean[r] = m;
+  if (p->inv_std)
+    p->inv_std[r] = inv_std;
+}
+
+static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  layer_norm_params job = *(const layer_norm_params *)k->params;
+  job.x = in[0];
+  job.scale = in[1];
+  job.bias = k->input_count > 2 ? in[2] : NULL;
+  job.y = out[0];
+  job.mean = k->output_count > 1 ? out[1] : NULL;
+  job.inv_std = k->output_count > 2 ? out[2] : NULL;
+  npu_cpu_parallel_for(k->device, job.rows, layer_norm_row, &job);
+}
+
+static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
+  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
+    return cpu_unsupported(op, "float32 data and an axis in range");
+  layer_norm_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  axis_split s = split_at(x, axis);
+  p->rows = s.outer;
+  p->width = s.axis * s.inner;
+  p->epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
+  p->scale_count = cpu_tensor_elements(&op->inputs[1]);
+  bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
+  p->bias_count = has_bias ? cpu_tensor_elements(&op->inputs[2]) : 1;
+  if ((p->scale_count != p->width && p->scale_count != 1) ||
+      (p->bias_count != p->width && p->bias_count != 1))
+    return cpu_unsupported(op, "scale and bias must cover the normalised axes");
+  k->run = run_layer_norm;
+  return NPU_OK;
+}
+
+const cpu_kernel_entry cpu_reduce_kernels[] = {
+    {"ReduceSum", create_reduce},   {"ReduceMean", create_reduce},
+    {"ReduceMax", create_reduce},   {"ReduceMin", create_reduce},
+    {"ReduceProd", create_reduce},  {"ReduceL1", create_reduce},
+    {"ReduceL2", create_reduce},    {"ReduceSumSquare", create_reduce},
+    {"ReduceLogSum", create_reduce}, {"ReduceLogSumExp", create_reduce},
+    {"ArgMax", create_arg},         {"ArgMin", create_arg},
+    {"TopK", create_topk},          {"LayerNormalization", create_layer_norm},
+    {NULL, NULL},
+};

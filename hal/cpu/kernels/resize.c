@@ -1,0 +1,218 @@
+/* Resize (and opset 9's Upsample): nearest and n-linear interpolation with
+ * ONNX's coordinate modes. Where each output coordinate reads from is
+ * computed once per plan as per-axis tap tables; a run only gathers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+
+typedef enum {
+  COORD_HALF_PIXEL, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS, COORD_ASYMMETRIC,
+  COORD_TF_HALF_PIXEL_FOR_NN,
+} coordinate_mode;
+
+typedef enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, ROUND_FLOOR, ROUND_CEIL } nearest_mode;
+
+/* Output index o of an axis reads in[first[o]] * (1 - weight[o]) +
+ * in[second[o]] * weight[o]; offsets are already multiplied by the stride. */
+typedef struct axis_taps {
+  int64_t *first, *second;
+  float *weight;
+  bool interpolated; /* some weight is not 0 */
+} axis_taps;
+
+typedef struct resize_params {
+  uint32_t rank;
+  int64_t out_dims[NPU_MAX_RANK];
+  axis_taps taps[NPU_MAX_RANK];
+  size_t rows; /* output rows along the last axis */
+  const float *x; /* bound per run */
+  float *y;
+} resize_params;
+
+static void free_resize_params(void *data)
+{
+  resize_params *p = data;
+  for (uint32_t d = 0; p && d < p->rank; d++) {
+    free(p->taps[d].first);
+    free(p->taps[d].second);
+    free(p->taps[d].weight);
+  }
+  free(p);
+}
+
+static double source_coordinate(coordinate_mode mode, int64_t o, int64_t in, int64_t out,
+                                double scale)
+{
+  switch (mode) {
+  case COORD_HALF_PIXEL: return (o + 0.5) / scale - 0.5;
+  case COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (o + 0.5) / scale - 0.5 : 0;
+  case COORD_ALIGN_CORNERS: /* over the unrounded resized length, as ONNX's reference */
+    return out > 1 ? (double)o * (double)(in - 1) / ((double)in * scale - 1) : 0;
+  case COORD_ASYMMETRIC: return o / scale;
+  case COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / scale;
+  }
+  return 0;
+}
+
+static int64_t round_nearest(nearest_mode mode, double x)
+{
+  switch (mode) {
+  case ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
+  case ROUND_PREFER_CEIL: return (int64_t)llround(x);
+  case ROUND_FLOOR: return (int64_t)floor(x);
+  case ROUND_CEIL: return (int64_t)ceil(x);
+  }
+  return 0;
+}
+
+static int64_t clamp_index(int64_t i, int64_t in)
+{
+  return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
+
+/* The (up to 2^k) taps of one output row over all axes but the last. */
+typedef struct row_tap {
+  int64_t offset;
+  float weight;
+} row_tap;
+
+static void resize_row(void *ctx, size_t row)
+{
+  const resize_params *p = ctx;
+  uint32_t last = p->rank - 1;
+  row_tap taps[1 << 7];
+  size_t count = 1;
+  taps[0] = (row_tap){0, 1.0f};
+  size_t rest = row;
+  for (int d = (int)last - 1; d >= 0; d--) {
+    int64_t o = (int64_t)(rest % (size_t)p->out_dims[d]);
+    rest /= (size_t)p->out_dims[d];
+    const axis_taps *a = &p->taps[d];
+    if (!a->interpolated) {
+      for (size_t t = 0; t < count; t++)
+        taps[t].offset += a->first[o];
+      continue;
+    }
+    for (size_t t = 0; t < count; t++) { /* each tap splits in two */
+      taps[count + t] = (row_tap){taps[t].offset + a->second[o], taps[t].weight * a->weight[o]};
+      taps[t].offset += a->first[o];
+      taps[t].weight *= 1.0f - a->weight[o];
+    }
+    count *= 2;
+  }
+  const axis_taps *w = &p->taps[last];
+  float *y = p->y + row * (size_t)p->out_dims[last];
+  for (int64_t j = 0; j < p->out_dims[last]; j++) {
+    float sum = 0;
+    for (size_t t = 0; t < count; t++) {
+      const float *x = p->x + taps[t].offset;
+      float v = w->interpolated
+                    ? x[w->first[j]] * (1.0f - w->weight[j]) + x[w->second[j]] * w->weight[j]
+                    : x[w->first[j]];
+      sum += taps[t].weight * v;
+    }
+    y[j] = sum;
+  }
+}
+
+static void run_resize(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  resize_params job = *(const resize_params *)k->params;
+  job.x = in[0];
+  job.y = out[0];
+  npu_cpu_parallel_for(k->device, job.rows, resize_row, &job);
+}
+
+static bool parse_mode(const char *value, const char *const *names, size_t count, int *mode)
+{
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(value, names[i]) == 0) {
+      *mode = (int)i;
+      return true;
+    }
+  return false;
+}
+
+static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  bool upsample = strcmp(op->op_type, "Upsample") == 0;
+  if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank == 0)
+    return cpu_unsupported(op, "only float32 tensors");
+  const char *mode = a->get_string(a->node, "mode", "nearest");
+  bool linear = strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0;
+  if (!linear && strcmp(mode, "nearest") != 0)
+    return cpu_unsupported(op, "only nearest and linear modes");
+  if (a->get_int(a->node, "antialias", 0))
+    return cpu_unsupported(op, "antialiasing");
+  static const char *const coordinate_names[] = {"half_pixel", "pytorch_half_pixel",
+                                                 "align_corners", "asymmetric",
+                                                 "tf_half_pixel_for_nn"};
+  static const char *const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                              "ceil"};
+  int coordinates = COORD_ASYMMETRIC, nearest = ROUND_FLOOR;
+  if (!upsample &&
+      (!parse_mode(a->get_string(a->node, "coordinate_transformation_mode", "half_pixel"),
+                   coordinate_names, 5, &coordinates) ||
+       !parse_mode(a->get_string(a->node, "nearest_mode", "round_prefer_floor"), nearest_names,
+                   4, &nearest)))
+    return cpu_unsupported(op, "this coordinate transformation or nearest mode");
+  /* Scales as given (they need not equal out/in), else from the sizes. */
+  uint32_t scales_input = upsample || op->opset < 11 ? 1 : 2;
+  const float *scales = op->input_count > scales_input && op->inputs[scales_input].dtype &&
+                                cpu_tensor_elements(&op->inputs[scales_input]) == x->rank
+                            ? op->input_values[scales_input]
+                            : NULL;
+  resize_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_resize_params;
+  p->rank = x->rank;
+  p->rows = cpu_tensor_elements(y) / (size_t)(y->dims[x->rank - 1] ? y->dims[x->rank - 1] : 1);
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(x, strides);
+  uint32_t interpolated_axes = 0;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    int64_t in = x->dims[d], out = y->dims[d];
+    double scale = scales ? scales[d] : (double)out / (double)in;
+    axis_taps *t = &p->taps[d];
+    p->out_dims[d] = out;
+    t->first = malloc((size_t)out * sizeof *t->first);
+    t->second = malloc((size_t)out * sizeof *t->second);
+    t->weight = malloc((size_t)out * sizeof *t->weight);
+    if (!t->first || !t->second || !t->weight)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (int64_t o = 0; o < out; o++) {
+      double source = source_coordinate((coordinate_mode)coordinates, o, in, out, scale);
+      int64_t first, second;
+      float weight = 0;
+      if (linear) {
+        source = source < 0 ? 0 : source > (double)(in - 1) ? (double)(in - 1) : source;
+        first = (int64_t)floor(source);
+        second = clamp_index(first + 1, in);
+        weight = (float)(source - (double)first);
+      } else {
+        first = second = clamp_index(round_nearest((nearest_mode)nearest, source), in);
+      }
+      t->first[o] = first * strides[d];
+      t->second[o] = second * strides[d];
+      t->weight[o] = weight;
+      t->interpolated |= weight != 0;
+    }
+    interpolated_axes += t->interpolated && d + 1 < x->rank;
+  }
+  if (interpolated_axes > 7)
+    return cpu_unsupported(op, "interpolation over more than 8 axes");
+  k->run = run_resize;
+  return NPU_OK;
+}
+
+const cpu_kernel_entry cpu_resize_kernels[] = {
+    {"Resize", create_resize},
+    {"Upsample", create_resize},
+    {NULL, NULL},
+};
