@@ -28,23 +28,27 @@ typedef struct npu_hal_attributes {
   const char *(*get_string)(const void *node, const char *name, const char *fallback);
 } npu_hal_attributes;
 
-/* An activation applied to a kernel's output as it is written (operator
- * fusion); the runtime fuses only where the consumer is the sole reader. */
+/* Elementwise functions applied, in order, to a kernel's output as it is
+ * written (operator fusion); the runtime fuses only where the output has
+ * no other reader. */
 typedef enum npu_hal_activation_kind {
-  NPU_HAL_ACTIVATION_NONE,
   NPU_HAL_ACTIVATION_RELU,
   NPU_HAL_ACTIVATION_LEAKY_RELU,   /* alpha: the negative slope */
   NPU_HAL_ACTIVATION_CLIP,         /* alpha, beta: the bounds */
   NPU_HAL_ACTIVATION_SIGMOID,
   NPU_HAL_ACTIVATION_HARD_SIGMOID, /* max(0, min(1, alpha x + beta)) */
-  NPU_HAL_ACTIVATION_HARD_SWISH,
+  NPU_HAL_ACTIVATION_HARD_SWISH,   /* x * max(0, min(1, x / 6 + 0.5)) */
+  NPU_HAL_ACTIVATION_SWISH,        /* x * sigmoid(x) */
   NPU_HAL_ACTIVATION_TANH,
+  NPU_HAL_ACTIVATION_LINEAR,       /* alpha x + beta */
 } npu_hal_activation_kind;
 
 typedef struct npu_hal_activation {
   npu_hal_activation_kind kind;
   float alpha, beta;
 } npu_hal_activation;
+
+#define NPU_HAL_MAX_ACTIVATIONS 8
 
 typedef struct npu_hal_op {
   const char *op_type;
@@ -55,9 +59,10 @@ typedef struct npu_hal_op {
   /* Host copies of inputs whose values are known when planning (weights,
    * shapes), NULL elsewhere: kernels may pre-pack them. */
   const void *const *input_values;
-  /* Fused into output 0; a kernel that cannot apply it answers
-   * NPU_ERROR_NOT_SUPPORTED and the runtime runs the activation apart. */
-  npu_hal_activation activation;
+  /* Fused into output 0; a kernel that cannot apply them answers
+   * NPU_ERROR_NOT_SUPPORTED and the runtime runs those operators apart. */
+  const npu_hal_activation *activations;
+  uint32_t activation_count;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attributes.h"
+#include "fusion.h"
 #include "model_internal.h"
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
@@ -50,6 +51,9 @@ struct npu_context {
   ctx_tensor *tensors;
   npu_hal_launch *launches;
   uint32_t *launch_nodes;     /* the node each launch runs */
+  int32_t *launch_outputs;    /* the tensor each launch's output 0 writes (fusion) */
+  bool *absorbed;             /* nodes fused into an earlier launch */
+  npu_consumers consumers;
   size_t launch_count;
   output_fixup *fixups;
   size_t fixup_count;
@@ -221,8 +225,37 @@ static npu_status plan_shape(npu_context *ctx, const npu_graph_node *n, const np
   return NPU_OK;
 }
 
+static const void *constant_value(void *data, int32_t tensor)
+{
+  return ((npu_context *)data)->tensors[tensor].value;
+}
+
+/* Creates the node's kernel with the longest chain of following
+ * elementwise nodes fused in that the backend accepts; *fusion says what
+ * it took (count 0: nothing). */
+static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
+                               npu_hal_kernel **kernel, npu_fusion *fusion)
+{
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  memset(fusion, 0, sizeof *fusion);
+  if (op->output_count >= 1 && op->outputs[0].dtype == NPU_DTYPE_FLOAT32 &&
+      ctx->graph->nodes[index].outputs[0] >= 0)
+    npu_fusion_find(ctx->graph, &ctx->consumers, index, constant_value, ctx, fusion);
+  if (fusion->count) {
+    op->activations = fusion->activations;
+    op->activation_count = fusion->count;
+    npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
+    op->activations = NULL;
+    op->activation_count = 0;
+    if (status != NPU_ERROR_NOT_SUPPORTED)
+      return status;
+    memset(fusion, 0, sizeof *fusion);
+  }
+  return backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
+}
+
 static npu_status plan_node(npu_context *ctx, npu_stream *fold_stream, uint32_t index,
-                            node_io *io, npu_hal_kernel **kernel_out)
+                            node_io *io, npu_hal_kernel **kernel_out, npu_fusion *fusion)
 {
   const npu_graph *g = ctx->graph;
   const npu_graph_node *n = &g->nodes[index];
@@ -264,13 +297,24 @@ static npu_status plan_node(npu_context *ctx, npu_stream *fold_stream, uint32_t 
   }
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   npu_hal_kernel *kernel;
-  status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
+  memset(fusion, 0, sizeof *fusion);
+  if (!all_constant || n->input_count == 0)
+    status = create_fused(ctx, index, &op, &kernel, fusion);
+  else
+    status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
   if (status != NPU_OK) {
     char reason[400];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
     return npu_set_error(status, "%s: %s", label, reason);
   }
   if (!all_constant || n->input_count == 0) {
+    if (fusion->count) { /* the chain's last tensor is what the kernel writes */
+      ctx->tensors[fusion->output].desc = io->outputs[0];
+      ctx->tensors[fusion->output].known = true;
+      for (uint32_t i = 0; i < fusion->absorbed_count; i++)
+        ctx->absorbed[fusion->absorbed[i]] = true;
+      ctx->stats.fused_nodes += fusion->absorbed_count;
+    }
     *kernel_out = kernel;
     return NPU_OK;
   }
@@ -389,7 +433,9 @@ static npu_status build_launch_refs(npu_context *ctx)
           (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
     for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
       bool output = k >= n->input_count;
-      int32_t id = output ? n->outputs[k - n->input_count] : n->inputs[k];
+      int32_t id = !output ? n->inputs[k]
+                   : k == n->input_count ? ctx->launch_outputs[l]
+                                         : n->outputs[k - n->input_count];
       npu_hal_mem_ref *ref = output ? &launch->outputs[k - n->input_count] : &launch->inputs[k];
       if (id < 0)
         continue;
@@ -426,7 +472,7 @@ static npu_status bind_outputs(npu_context *ctx)
   return NPU_OK;
 }
 
-static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step)
+static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step, int32_t output0)
 {
   const npu_graph_node *n = &ctx->graph->nodes[node];
   for (uint32_t i = 0; i < n->input_count; i++) {
@@ -439,9 +485,10 @@ static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step)
       t->last_step = step;
   }
   for (uint32_t o = 0; o < n->output_count; o++) {
-    if (n->outputs[o] < 0)
+    int32_t id = o == 0 ? output0 : n->outputs[o];
+    if (id < 0)
       continue;
-    ctx_tensor *t = &ctx->tensors[n->outputs[o]];
+    ctx_tensor *t = &ctx->tensors[id];
     t->location = LOC_ARENA;
     t->first_step = t->last_step = step;
   }
@@ -463,6 +510,8 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     t->location = LOC_CONSTANT;
   }
   npu_status status = bind_inputs(ctx, shapes, shape_count);
+  if (status == NPU_OK)
+    status = npu_consumers_build(g, &ctx->consumers);
   if (status != NPU_OK)
     return status;
   npu_stream *fold_stream;
@@ -474,10 +523,11 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
-    if (g->nodes[index].folded)
+    if (g->nodes[index].folded || ctx->absorbed[index])
       continue;
     npu_hal_kernel *kernel;
-    status = plan_node(ctx, fold_stream, index, io, &kernel);
+    npu_fusion fusion;
+    status = plan_node(ctx, fold_stream, index, io, &kernel, &fusion);
     if (status != NPU_OK || !kernel)
       continue;
     uint32_t step = (uint32_t)ctx->launch_count++;
@@ -487,7 +537,8 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     ctx->kernels[step] = kernel;
     ctx->launches[step].kernel = kernel;
     ctx->launch_nodes[step] = index;
-    mark_uses(ctx, index, step);
+    ctx->launch_outputs[step] = fusion.count ? fusion.output : g->nodes[index].outputs[0];
+    mark_uses(ctx, index, step, ctx->launch_outputs[step]);
   }
   free(io);
   npu_stream_destroy(fold_stream);
@@ -541,6 +592,9 @@ static void destroy_context(npu_context *ctx)
   free(ctx->workspace_bytes);
   free(ctx->workspace_offsets);
   free(ctx->launch_nodes);
+  free(ctx->launch_outputs);
+  free(ctx->absorbed);
+  npu_consumers_clear(&ctx->consumers);
   free(ctx->launches);
   free(ctx->tensors);
   npu_model_release(ctx->model);
@@ -576,13 +630,16 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->tensors = calloc(tensors, sizeof *ctx->tensors);
   ctx->launches = calloc(nodes, sizeof *ctx->launches);
   ctx->launch_nodes = calloc(nodes, sizeof *ctx->launch_nodes);
+  ctx->launch_outputs = calloc(nodes, sizeof *ctx->launch_outputs);
+  ctx->absorbed = calloc(nodes, sizeof *ctx->absorbed);
   ctx->kernels = calloc(nodes, sizeof *ctx->kernels);
   ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
   ctx->workspace_offsets = calloc(nodes, sizeof *ctx->workspace_offsets);
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
   ctx->held = calloc(ctx->graph->input_count + ctx->graph->output_count + 1, sizeof *ctx->held);
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
-      !ctx->workspace_bytes || !ctx->workspace_offsets ||
+      !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
+      !ctx->absorbed ||
       !ctx->attribute_sources || !ctx->held)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
   if (status == NPU_OK)

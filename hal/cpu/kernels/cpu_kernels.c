@@ -1,8 +1,11 @@
 /* CPU graph kernels: creation by operator name, and running a plan's
  * launches as one task on the stream (kernels parallelise inside with the
  * device's worker pool). */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/cpu_stream.h"
 #include "cpu_kernels.h"
@@ -58,6 +61,8 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   /* The first table whose kernel accepts this variant wins. */
   npu_status status = cpu_unsupported(op, "no CPU kernel");
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+    if (op->activation_count && tables[t] != cpu_dnnl_kernels)
+      continue; /* only oneDNN's kernels take post-ops */
     for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++) {
       if (strcmp(e->op_type, op->op_type) != 0)
         continue;
@@ -65,6 +70,7 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
       if (!kernel)
         return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
       kernel->device = device;
+      snprintf(kernel->op_type, sizeof kernel->op_type, "%s", op->op_type);
       kernel->input_count = op->input_count;
       kernel->output_count = op->output_count;
       for (uint32_t i = 0; i < op->input_count && i < 8; i++)
@@ -87,6 +93,61 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
 static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
 {
   return kernel->workspace_bytes;
+}
+
+/* NPU_CPU_PROFILE=1: time per operator type, printed to stderr at exit. */
+typedef struct op_time {
+  char op_type[32];
+  double seconds;
+  uint64_t launches;
+} op_time;
+
+static op_time profile[128];
+static size_t profile_count;
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
+static bool profiling;
+
+static void print_profile(void)
+{
+  double total = 0;
+  for (size_t i = 0; i < profile_count; i++)
+    total += profile[i].seconds;
+  fprintf(stderr, "CPU kernel profile (%.1f ms in all):\n", total * 1e3);
+  for (size_t i = 0; i < profile_count; i++)
+    fprintf(stderr, "  %-22s %9.2f ms %5.1f%% %8llu launches\n", profile[i].op_type,
+            profile[i].seconds * 1e3, total > 0 ? 100 * profile[i].seconds / total : 0,
+            (unsigned long long)profile[i].launches);
+}
+
+static void start_profile(void)
+{
+  const char *env = getenv("NPU_CPU_PROFILE");
+  profiling = env && strcmp(env, "1") == 0;
+  if (profiling)
+    atexit(print_profile);
+}
+
+static double seconds_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void record_launch(const char *op_type, double seconds)
+{
+  pthread_mutex_lock(&profile_lock);
+  size_t i = 0;
+  while (i < profile_count && strcmp(profile[i].op_type, op_type) != 0)
+    i++;
+  if (i == profile_count && profile_count < sizeof profile / sizeof profile[0])
+    snprintf(profile[profile_count++].op_type, sizeof profile[0].op_type, "%s", op_type);
+  if (i < profile_count) {
+    profile[i].seconds += seconds;
+    profile[i].launches++;
+  }
+  pthread_mutex_unlock(&profile_lock);
 }
 
 typedef struct plan_run {
@@ -114,7 +175,10 @@ static void run_launches(void *data)
         launch->workspace.buffer || launch->workspace.host
             ? npu_cpu_mem_ref_ptr(launch->workspace)
             : NULL;
+    double start = profiling ? seconds_now() : 0;
     launch->kernel->run(launch->kernel, inputs, outputs);
+    if (profiling)
+      record_launch(launch->kernel->op_type, seconds_now() - start);
   }
   npu_hal_task_fn done = run->done;
   void *done_data = run->done_data;
@@ -128,6 +192,7 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
                                 void *done_data)
 {
   (void)device;
+  pthread_once(&profile_once, start_profile);
   plan_run *run = malloc(sizeof *run);
   if (!run)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");

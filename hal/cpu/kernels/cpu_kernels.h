@@ -11,6 +11,7 @@ typedef void (*cpu_kernel_fn)(const npu_hal_kernel *kernel, void *const *inputs,
 
 struct npu_hal_kernel {
   cpu_kernel_fn run;
+  char op_type[32];                          /* for the profile */
   npu_hal_device *device;
   uint32_t input_count, output_count;
   npu_hal_tensor_desc inputs[8], outputs[8]; /* the first 8 (variadic ops see input_count) */

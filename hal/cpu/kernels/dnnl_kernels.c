@@ -29,9 +29,15 @@ static void create_engine(void)
     engine_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
 }
 
+/* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a
+ * blocked layout, the input is reordered into the workspace and the output
+ * reordered back from it (the post-ops still run inside the kernel). */
 typedef struct dnnl_params {
   dnnl_primitive_t primitive;
-  dnnl_memory_t src, weights, bias, dst, scratchpad;
+  dnnl_memory_t src, weights, bias, dst, scratchpad; /* as the primitive sees them */
+  dnnl_primitive_t src_reorder, dst_reorder;         /* NULL: plain layout used as is */
+  dnnl_memory_t plain_src, plain_dst;
+  size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
   void *packed_weights;  /* weights in oneDNN's layout */
   uint32_t threads;
 } dnnl_params;
@@ -41,12 +47,15 @@ static void free_dnnl_params(void *data)
   dnnl_params *p = data;
   if (!p)
     return;
-  dnnl_memory_t memories[] = {p->src, p->weights, p->bias, p->dst, p->scratchpad};
+  dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
+                              p->scratchpad, p->plain_src, p->plain_dst};
   for (size_t i = 0; i < sizeof memories / sizeof memories[0]; i++)
     if (memories[i])
       dnnl_memory_destroy(memories[i]);
-  if (p->primitive)
-    dnnl_primitive_destroy(p->primitive);
+  dnnl_primitive_t primitives[] = {p->primitive, p->src_reorder, p->dst_reorder};
+  for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
+    if (primitives[i])
+      dnnl_primitive_destroy(primitives[i]);
   free(p->packed_weights);
   free(p);
 }
@@ -54,9 +63,14 @@ static void free_dnnl_params(void *data)
 static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const dnnl_params *p = k->params;
-  dnnl_memory_set_data_handle(p->src, in[0]);
-  dnnl_memory_set_data_handle(p->dst, out[0]);
-  dnnl_memory_set_data_handle(p->scratchpad, out[k->output_count]);
+  char *workspace = out[k->output_count];
+  dnnl_memory_set_data_handle(p->src, p->src_reorder ? workspace + p->src_offset : in[0]);
+  dnnl_memory_set_data_handle(p->dst, p->dst_reorder ? workspace + p->dst_offset : out[0]);
+  dnnl_memory_set_data_handle(p->scratchpad, workspace);
+  if (p->src_reorder)
+    dnnl_memory_set_data_handle(p->plain_src, in[0]);
+  if (p->dst_reorder)
+    dnnl_memory_set_data_handle(p->plain_dst, out[0]);
   if (p->bias)
     dnnl_memory_set_data_handle(p->bias, in[2]);
   dnnl_exec_arg_t args[] = {
@@ -64,18 +78,23 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
       {DNNL_ARG_DST, p->dst},       {DNNL_ARG_SCRATCHPAD, p->scratchpad},
       {DNNL_ARG_BIAS, p->bias},
   };
+  dnnl_exec_arg_t to_blocked[] = {{DNNL_ARG_FROM, p->plain_src}, {DNNL_ARG_TO, p->src}};
+  dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
   pthread_mutex_lock(&execute_lock);
   omp_set_num_threads((int)p->threads);
+  if (p->src_reorder)
+    dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
   dnnl_primitive_execute(p->primitive, stream, p->bias ? 5 : 4, args);
+  if (p->dst_reorder)
+    dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
   dnnl_stream_wait(stream);
   pthread_mutex_unlock(&execute_lock);
 }
 
-/* The activation as post-ops; false when oneDNN has no exact equivalent. */
+/* An activation as post-ops; false when oneDNN has no exact equivalent. */
 static bool append_activation(dnnl_post_ops_t post_ops, const npu_hal_activation *a)
 {
   switch (a->kind) {
-  case NPU_HAL_ACTIVATION_NONE: return true;
   case NPU_HAL_ACTIVATION_RELU:
     return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, 0, 0) == dnnl_success;
   case NPU_HAL_ACTIVATION_LEAKY_RELU:
@@ -91,6 +110,12 @@ static bool append_activation(dnnl_post_ops_t post_ops, const npu_hal_activation
     return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_tanh, 0, 0) == dnnl_success;
   case NPU_HAL_ACTIVATION_HARD_SWISH:
     return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_hardswish, 0, 0) ==
+           dnnl_success;
+  case NPU_HAL_ACTIVATION_SWISH:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0) ==
+           dnnl_success;
+  case NPU_HAL_ACTIVATION_LINEAR:
+    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear, a->alpha, a->beta) ==
            dnnl_success;
   case NPU_HAL_ACTIVATION_HARD_SIGMOID:
     return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear, a->alpha, a->beta) ==
@@ -214,6 +239,45 @@ static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
   return s == dnnl_success ? NPU_OK : cpu_unsupported(op, "oneDNN cannot reorder the weights");
 }
 
+static size_t align64(size_t bytes)
+{
+  return (bytes + 63) / 64 * 64;
+}
+
+static dnnl_status_t describe_window(const window *g, bool transposed, const dnnl_memory_desc_t *src,
+                                     const dnnl_memory_desc_t *weights,
+                                     const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst,
+                                     dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd)
+{
+  dnnl_status_t s;
+  if (transposed) {
+    dnnl_deconvolution_desc_t desc;
+    s = dnnl_dilated_deconvolution_forward_desc_init(
+        &desc, dnnl_forward_inference, dnnl_deconvolution_direct, src, weights, bias, dst,
+        g->strides, g->dilates, g->pad_begin, g->pad_end);
+    return s == dnnl_success ? dnnl_primitive_desc_create(pd, &desc, attr, engine, NULL) : s;
+  }
+  dnnl_convolution_desc_t desc;
+  s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                                                 dnnl_convolution_direct, src, weights, bias, dst,
+                                                 g->strides, g->dilates, g->pad_begin, g->pad_end);
+  return s == dnnl_success ? dnnl_primitive_desc_create(pd, &desc, attr, engine, NULL) : s;
+}
+
+/* A reorder between layouts and a memory object for the plain side. */
+static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                  dnnl_primitive_t *reorder, dnnl_memory_t *plain,
+                                  const dnnl_memory_desc_t *plain_md)
+{
+  dnnl_primitive_desc_t pd;
+  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine, NULL);
+  if (s != dnnl_success)
+    return s;
+  s = dnnl_primitive_create(reorder, pd);
+  dnnl_primitive_desc_destroy(pd);
+  return s == dnnl_success ? dnnl_memory_create(plain, plain_md, engine, DNNL_MEMORY_NONE) : s;
+}
+
 static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
   pthread_once(&engine_once, create_engine);
@@ -221,15 +285,22 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     return cpu_unsupported(op, "no oneDNN CPU engine");
   if (!op->input_values[1])
     return cpu_unsupported(op, "weights computed at run time");
+  /* oneDNN 2.6 applies deconvolution post-ops outside its JIT code, some
+   * fifty times slower than running them apart. */
+  if (transposed && op->activation_count)
+    return cpu_unsupported(op, "no fused activations on deconvolution");
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
   window g;
   npu_status status = read_window(op, transposed, &g);
   if (status != NPU_OK)
     return status;
   int rank = g.spatial + 2, tag = g.spatial - 1;
-  dnnl_memory_desc_t src_md, dst_md, user_weights_md, any_weights_md, bias_md;
+  dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
+      bias_md;
   dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, plain_tags[tag]);
   dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, plain_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_f32,
                                transposed ? grouped_transposed_tags[tag] : grouped_weight_tags[tag]);
   dnnl_memory_desc_init_by_tag(&any_weights_md, rank + 1, g.weights, dnnl_f32,
@@ -255,26 +326,18 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
     goto done;
   }
-  if (!append_activation(post_ops, &op->activation) ||
-      dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
+  bool appended = true;
+  for (uint32_t i = 0; i < op->activation_count && appended; i++)
+    appended = append_activation(post_ops, &op->activations[i]);
+  if (!appended || dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
     goto done;
   }
-  if (transposed) {
-    dnnl_deconvolution_desc_t desc;
-    s = dnnl_dilated_deconvolution_forward_desc_init(
-        &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md, &any_weights_md,
-        has_bias ? &bias_md : NULL, &dst_md, g.strides, g.dilates, g.pad_begin, g.pad_end);
-    if (s == dnnl_success)
-      s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
-  } else {
-    dnnl_convolution_desc_t desc;
-    s = dnnl_dilated_convolution_forward_desc_init(
-        &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &any_weights_md,
-        has_bias ? &bias_md : NULL, &dst_md, g.strides, g.dilates, g.pad_begin, g.pad_end);
-    if (s == dnnl_success)
-      s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
-  }
+  s = describe_window(&g, transposed, &any_src_md, &any_weights_md, has_bias ? &bias_md : NULL,
+                      &any_dst_md, attr, &pd);
+  if (s != dnnl_success)
+    s = describe_window(&g, transposed, &src_md, &any_weights_md, has_bias ? &bias_md : NULL,
+                        &dst_md, attr, &pd);
   if (s != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
@@ -283,14 +346,27 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   if (status != NPU_OK)
     goto done;
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  k->workspace_bytes = dnnl_memory_desc_get_size(scratch_md);
+  const dnnl_memory_desc_t *chosen_src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  const dnnl_memory_desc_t *chosen_dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
   s = dnnl_primitive_create(&p->primitive, pd);
   if (s == dnnl_success)
-    s = dnnl_memory_create(&p->src, &src_md, engine, DNNL_MEMORY_NONE);
+    s = dnnl_memory_create(&p->src, chosen_src, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success)
-    s = dnnl_memory_create(&p->dst, &dst_md, engine, DNNL_MEMORY_NONE);
+    s = dnnl_memory_create(&p->dst, chosen_dst, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success)
     s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && !dnnl_memory_desc_equal(chosen_src, &src_md)) {
+    p->src_offset = workspace;
+    workspace += align64(dnnl_memory_desc_get_size(chosen_src));
+    s = make_reorder(&src_md, chosen_src, &p->src_reorder, &p->plain_src, &src_md);
+  }
+  if (s == dnnl_success && !dnnl_memory_desc_equal(chosen_dst, &dst_md)) {
+    p->dst_offset = workspace;
+    workspace += align64(dnnl_memory_desc_get_size(chosen_dst));
+    s = make_reorder(chosen_dst, &dst_md, &p->dst_reorder, &p->plain_dst, &dst_md);
+  }
+  k->workspace_bytes = workspace;
   if (s == dnnl_success && has_bias)
     s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
   if (s != dnnl_success)

@@ -85,6 +85,7 @@ typedef struct npu_context_stats {
   uint64_t constant_bytes;   /* weights and folded constants on the device */
   uint32_t kernels;          /* launches per run */
   uint32_t folded_nodes;     /* nodes computed once while planning */
+  uint32_t fused_nodes;      /* elementwise nodes run inside another kernel */
 } npu_context_stats;
 
 /* `shapes` (may be NULL when every input is static) gives each model input's

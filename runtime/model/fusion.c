@@ -1,0 +1,248 @@
+/* Operator fusion (see fusion.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion.h"
+
+npu_status npu_consumers_build(const npu_graph *g, npu_consumers *c)
+{
+  c->offsets = calloc(g->tensor_count + 2, sizeof *c->offsets);
+  size_t edges = 0;
+  for (size_t n = 0; n < g->node_count; n++)
+    edges += g->nodes[n].input_count;
+  c->nodes = calloc(edges + 1, sizeof *c->nodes);
+  uint32_t *fill = calloc(g->tensor_count + 1, sizeof *fill);
+  if (!c->offsets || !c->nodes || !fill) {
+    free(fill);
+    npu_consumers_clear(c);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
+  for (size_t n = 0; n < g->node_count; n++)
+    for (uint32_t i = 0; i < g->nodes[n].input_count; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        c->offsets[g->nodes[n].inputs[i] + 1]++;
+  for (size_t t = 0; t < g->tensor_count; t++)
+    c->offsets[t + 1] += c->offsets[t];
+  for (size_t n = 0; n < g->node_count; n++)
+    for (uint32_t i = 0; i < g->nodes[n].input_count; i++) {
+      int32_t t = g->nodes[n].inputs[i];
+      if (t >= 0)
+        c->nodes[c->offsets[t] + fill[t]++] = (uint32_t)n;
+    }
+  free(fill);
+  return NPU_OK;
+}
+
+void npu_consumers_clear(npu_consumers *c)
+{
+  free(c->offsets);
+  free(c->nodes);
+  c->offsets = c->nodes = NULL;
+}
+
+typedef struct matcher {
+  const npu_graph *g;
+  const npu_consumers *c;
+  npu_constant_value_fn constant_value;
+  void *data;
+} matcher;
+
+static bool is_output(const npu_graph *g, int32_t tensor)
+{
+  for (size_t i = 0; i < g->output_count; i++)
+    if (g->outputs[i] == tensor)
+      return true;
+  return false;
+}
+
+static uint32_t readers(const matcher *m, int32_t tensor)
+{
+  return m->c->offsets[tensor + 1] - m->c->offsets[tensor];
+}
+
+static uint32_t reader(const matcher *m, int32_t tensor, uint32_t k)
+{
+  return m->c->nodes[m->c->offsets[tensor] + k];
+}
+
+static bool op_is(const npu_graph_node *n, const char *type)
+{
+  return strcmp(n->proto->op_type, type) == 0;
+}
+
+static float float_attribute(const npu_graph_node *n, const char *name, float fallback)
+{
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, name) == 0)
+      return n->proto->attribute[i]->f;
+  return fallback;
+}
+
+/* A one-element float constant. */
+static bool scalar(const matcher *m, int32_t tensor, float *value)
+{
+  if (tensor < 0)
+    return false;
+  const npu_graph_tensor *t = &m->g->tensors[tensor];
+  const void *data = m->constant_value(m->data, tensor);
+  size_t count;
+  if (!data || t->dtype != NPU_DTYPE_FLOAT32 || !npu_shape_elements(t->dims, t->rank, &count) ||
+      count != 1)
+    return false;
+  *value = *(const float *)data;
+  return true;
+}
+
+/* The other input of a binary node that reads `tensor`, if a scalar. */
+static bool scalar_operand(const matcher *m, const npu_graph_node *n, int32_t tensor,
+                           float *value, bool *tensor_first)
+{
+  if (n->input_count != 2)
+    return false;
+  *tensor_first = n->inputs[0] == tensor;
+  return n->inputs[*tensor_first ? 1 : 0] != tensor &&
+         scalar(m, n->inputs[*tensor_first ? 1 : 0], value);
+}
+
+/* One node reading only `tensor` (and constants) that becomes one
+ * activation. */
+static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tensor,
+                        npu_hal_activation *a)
+{
+  float k;
+  bool first;
+  if (op_is(n, "Relu")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_RELU, 0, 0};
+  } else if (op_is(n, "LeakyRelu")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_LEAKY_RELU, float_attribute(n, "alpha", 0.01f), 0};
+  } else if (op_is(n, "Sigmoid")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_SIGMOID, 0, 0};
+  } else if (op_is(n, "Tanh")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_TANH, 0, 0};
+  } else if (op_is(n, "HardSwish")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SWISH, 0, 0};
+  } else if (op_is(n, "HardSigmoid")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SIGMOID, float_attribute(n, "alpha", 0.2f),
+                              float_attribute(n, "beta", 0.5f)};
+  } else if (op_is(n, "Clip")) {
+    float low = m->g->opset < 11 ? float_attribute(n, "min", -INFINITY) : -INFINITY;
+    float high = m->g->opset < 11 ? float_attribute(n, "max", INFINITY) : INFINITY;
+    if (n->inputs[0] != tensor || (n->input_count > 1 && n->inputs[1] >= 0 &&
+                                   !scalar(m, n->inputs[1], &low)) ||
+        (n->input_count > 2 && n->inputs[2] >= 0 && !scalar(m, n->inputs[2], &high)))
+      return false;
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_CLIP, low, high};
+  } else if (op_is(n, "Mul") && scalar_operand(m, n, tensor, &k, &first)) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, k, 0};
+  } else if (op_is(n, "Add") && scalar_operand(m, n, tensor, &k, &first)) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, 1, k};
+  } else if (op_is(n, "Sub") && scalar_operand(m, n, tensor, &k, &first)) {
+    *a = first ? (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, 1, -k}
+               : (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, -1, k};
+  } else if (op_is(n, "Div") && scalar_operand(m, n, tensor, &k, &first) && first && k != 0) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, 1 / k, 0};
+  } else {
+    return false;
+  }
+  return n->output_count >= 1 && n->outputs[0] >= 0;
+}
+
+/* The only reader of `tensor`, if it has exactly one and is not an output. */
+static bool only_reader(const matcher *m, int32_t tensor, uint32_t *node)
+{
+  if (tensor < 0 || is_output(m->g, tensor) || readers(m, tensor) != 1)
+    return false;
+  *node = reader(m, tensor, 0);
+  return true;
+}
+
+/* x * g(x) where x has two readers: Swish (g = Sigmoid) and HardSwish, as
+ * x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or x * HardSigmoid(x, 1/6, 1/2). */
+static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint32_t *nodes,
+                       uint32_t *node_count, int32_t *out)
+{
+  if (is_output(m->g, x) || readers(m, x) != 2)
+    return false;
+  for (uint32_t k = 0; k < 2; k++) {
+    uint32_t gate = reader(m, x, k), product = reader(m, x, 1 - k);
+    const npu_graph_node *gn = &m->g->nodes[gate], *pn = &m->g->nodes[product];
+    if (!op_is(pn, "Mul") || pn->input_count != 2)
+      continue;
+    uint32_t chain[3], length = 0, next;
+    int32_t cur = gn->outputs[0];
+    float value, high;
+    bool first;
+    npu_hal_activation_kind kind;
+    chain[length++] = gate;
+    if (op_is(gn, "Sigmoid")) {
+      kind = NPU_HAL_ACTIVATION_SWISH;
+    } else if (op_is(gn, "HardSigmoid") &&
+               fabsf(float_attribute(gn, "alpha", 0.2f) - 1.0f / 6) < 1e-6f &&
+               fabsf(float_attribute(gn, "beta", 0.5f) - 0.5f) < 1e-6f) {
+      kind = NPU_HAL_ACTIVATION_HARD_SWISH;
+    } else if (op_is(gn, "Add") && scalar_operand(m, gn, x, &value, &first) && value == 3 &&
+               only_reader(m, cur, &next) && op_is(&m->g->nodes[next], "Clip") &&
+               m->g->opset >= 11 && m->g->nodes[next].input_count == 3 &&
+               scalar(m, m->g->nodes[next].inputs[1], &value) && value == 0 &&
+               scalar(m, m->g->nodes[next].inputs[2], &high) && high == 6) {
+      chain[length++] = next;
+      cur = m->g->nodes[next].outputs[0];
+      kind = NPU_HAL_ACTIVATION_HARD_SWISH; /* once divided by 6, below */
+    } else {
+      continue;
+    }
+    uint32_t reader_of_gate;
+    if (!only_reader(m, cur, &reader_of_gate) || reader_of_gate != product ||
+        !((pn->inputs[0] == x && pn->inputs[1] == cur) || (pn->inputs[1] == x && pn->inputs[0] == cur)))
+      continue;
+    chain[length++] = product;
+    cur = pn->outputs[0];
+    if (length == 3) { /* the Clip form still needs its / 6 */
+      uint32_t scale;
+      if (!only_reader(m, cur, &scale))
+        continue;
+      const npu_graph_node *sn = &m->g->nodes[scale];
+      bool divides = op_is(sn, "Div") && scalar_operand(m, sn, cur, &value, &first) && first &&
+                     value == 6;
+      bool multiplies = op_is(sn, "Mul") && scalar_operand(m, sn, cur, &value, &first) &&
+                        fabsf(value - 1.0f / 6) < 1e-7f;
+      if (!divides && !multiplies)
+        continue;
+      nodes[length] = scale;
+      cur = sn->outputs[0];
+      *node_count = length + 1;
+    } else {
+      *node_count = length;
+    }
+    memcpy(nodes, chain, length * sizeof *chain);
+    *a = (npu_hal_activation){kind, 0, 0};
+    *out = cur;
+    return true;
+  }
+  return false;
+}
+
+void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
+                     npu_constant_value_fn constant_value, void *data, npu_fusion *f)
+{
+  matcher m = {g, c, constant_value, data};
+  memset(f, 0, sizeof *f);
+  int32_t cur = g->nodes[node].outputs[0];
+  f->output = cur;
+  while (f->count < NPU_HAL_MAX_ACTIVATIONS && cur >= 0) {
+    uint32_t next, nodes[4], node_count = 0;
+    npu_hal_activation a;
+    int32_t out;
+    if (only_reader(&m, cur, &next) && single_step(&m, &g->nodes[next], cur, &a)) {
+      nodes[node_count++] = next;
+      out = g->nodes[next].outputs[0];
+    } else if (!gated_step(&m, cur, &a, nodes, &node_count, &out)) {
+      break;
+    }
+    f->activations[f->count++] = a;
+    for (uint32_t i = 0; i < node_count; i++)
+      f->absorbed[f->absorbed_count++] = nodes[i];
+    cur = f->output = out;
+  }
+}

@@ -1,0 +1,36 @@
+/* Operator fusion: the elementwise operators after a kernel that can be
+ * applied to its output as it is written (activations, scalar affine steps,
+ * the expanded HardSwish and Swish subgraphs exporters emit). */
+#ifndef NPU_FUSION_H
+#define NPU_FUSION_H
+
+#include "graph.h"
+#include "npu_hal_graph.h"
+
+/* Who reads each tensor. */
+typedef struct npu_consumers {
+  uint32_t *offsets; /* tensor_count + 1 */
+  uint32_t *nodes;   /* nodes reading tensor t: nodes[offsets[t] .. offsets[t + 1]) */
+} npu_consumers;
+
+npu_status npu_consumers_build(const npu_graph *graph, npu_consumers *consumers);
+void npu_consumers_clear(npu_consumers *consumers);
+
+/* The host value of a constant tensor, NULL when not a constant. */
+typedef const void *(*npu_constant_value_fn)(void *data, int32_t tensor);
+
+#define NPU_FUSION_MAX_ABSORBED (4 * NPU_HAL_MAX_ACTIVATIONS)
+
+typedef struct npu_fusion {
+  npu_hal_activation activations[NPU_HAL_MAX_ACTIVATIONS];
+  uint32_t count;
+  uint32_t absorbed[NPU_FUSION_MAX_ABSORBED]; /* nodes the kernel takes over */
+  uint32_t absorbed_count;
+  int32_t output;                             /* the tensor the fused kernel writes */
+} npu_fusion;
+
+/* The longest chain after `node`'s first output (count 0 when none). */
+void npu_fusion_find(const npu_graph *graph, const npu_consumers *consumers, uint32_t node,
+                     npu_constant_value_fn constant_value, void *data, npu_fusion *fusion);
+
+#endif

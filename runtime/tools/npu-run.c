@@ -1,0 +1,411 @@
+/* npu-run: runs an ONNX model on the default device and reports load time,
+ * latency, throughput with concurrent streams, planned memory, allocations
+ * after warm-up and peak RSS; writes the outputs as .npy files.
+ *   npu-run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x640x640 ...]
+ *           [--output-dir DIR] [--batch N] [--streams N] [--iterations N]
+ *           [--warmup N] [--threads N] [--json] */
+#include <glib.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <npu/npu.h>
+
+#include "npy.h"
+
+typedef struct options {
+  gchar **inputs, **shapes;
+  gchar *output_dir;
+  gint batch, streams, iterations, warmup, threads;
+  gboolean json;
+} options;
+
+typedef struct report {
+  double load_ms, plan_ms;
+  double min_ms, median_ms, p90_ms, max_ms;
+  double throughput;         /* inferences per second over all streams */
+  npu_context_stats stats;
+  uint64_t allocations_after_warmup;
+  long peak_rss_kib;
+} report;
+
+static double now_ms(void)
+{
+  return (double)g_get_monotonic_time() / 1000.0;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* NAME=VALUE from a list, or NULL. */
+static const char *lookup(gchar **pairs, const char *name)
+{
+  size_t length = strlen(name);
+  for (gchar **p = pairs; p && *p; p++)
+    if (strncmp(*p, name, length) == 0 && (*p)[length] == '=')
+      return *p + length + 1;
+  return NULL;
+}
+
+static gboolean die(const char *what)
+{
+  fprintf(stderr, "npu-run: %s\n", what);
+  return FALSE;
+}
+
+static gboolean die_status(const char *what)
+{
+  fprintf(stderr, "npu-run: %s: %s\n", what, npu_last_error_message());
+  return FALSE;
+}
+
+/* The concrete shape of each input: --shape, else the model's with a
+ * dynamic first axis set to --batch; any other open axis must be given. */
+static gboolean choose_shapes(npu_model *model, const options *o, npu_tensor_info *shapes,
+                              uint32_t count)
+{
+  for (uint32_t i = 0; i < count; i++) {
+    npu_model_input_info(model, i, &shapes[i]);
+    const char *given = lookup(o->shapes, shapes[i].name);
+    if (given) {
+      gchar **parts = g_strsplit(given, "x", -1);
+      uint32_t rank = g_strv_length(parts);
+      gboolean ok = rank == shapes[i].rank;
+      for (uint32_t d = 0; ok && d < rank; d++)
+        shapes[i].dims[d] = g_ascii_strtoll(parts[d], NULL, 10);
+      g_strfreev(parts);
+      if (!ok) {
+        fprintf(stderr, "npu-run: --shape %s=%s: the input has rank %u\n", shapes[i].name, given,
+                shapes[i].rank);
+        return FALSE;
+      }
+      continue;
+    }
+    for (uint32_t d = 0; d < shapes[i].rank; d++) {
+      if (shapes[i].dims[d] >= 0)
+        continue;
+      if (d == 0) {
+        shapes[i].dims[0] = o->batch;
+        continue;
+      }
+      fprintf(stderr, "npu-run: input '%s' axis %u is dynamic: give it with --shape %s=", shapes[i].name, d,
+              shapes[i].name);
+      for (uint32_t k = 0; k < shapes[i].rank; k++)
+        fprintf(stderr, "%s%s", k ? "x" : "", shapes[i].dims[k] >= 0 ? "N" : "?");
+      fprintf(stderr, "\n");
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static size_t tensor_bytes(const npu_tensor_info *t)
+{
+  size_t n = npu_dtype_size(t->dtype);
+  for (uint32_t d = 0; d < t->rank; d++)
+    n *= (size_t)t->dims[d];
+  return n;
+}
+
+/* Input data: the --input file, else fixed-seed uniform [0, 1) (zeros for
+ * integer inputs). */
+static gboolean input_data(const options *o, const npu_tensor_info *shape, npy_array *array)
+{
+  const char *file = lookup(o->inputs, shape->name);
+  char error[512];
+  if (file) {
+    if (!npy_read(file, array, error, sizeof error))
+      return die(error);
+    if (array->info.dtype != shape->dtype || array->info.rank != shape->rank ||
+        memcmp(array->info.dims, shape->dims, shape->rank * sizeof shape->dims[0]) != 0) {
+      fprintf(stderr, "npu-run: %s does not hold a %s tensor of the input's shape "
+              "(give --shape for dynamic axes)\n", file, npu_dtype_name(shape->dtype));
+      return FALSE;
+    }
+    return TRUE;
+  }
+  array->info = *shape;
+  array->size = tensor_bytes(shape);
+  array->data = calloc(1, array->size ? array->size : 1);
+  if (!array->data)
+    return die("out of memory");
+  if (shape->dtype == NPU_DTYPE_FLOAT32) {
+    GRand *rand = g_rand_new_with_seed(42);
+    for (size_t i = 0; i < array->size / 4; i++)
+      ((float *)array->data)[i] = (float)g_rand_double(rand);
+    g_rand_free(rand);
+  }
+  return TRUE;
+}
+
+typedef struct worker {
+  npu_context *context;
+  npu_stream *stream;
+  npu_buffer **inputs, **outputs;
+} worker;
+
+static gboolean make_worker(npu_model *model, npu_device *device, const npu_tensor_info *shapes,
+                            uint32_t in_count, uint32_t out_count, npy_array *data, worker *w)
+{
+  if (npu_context_create(model, device, shapes, in_count, &w->context) != NPU_OK)
+    return die_status("planning the model");
+  if (npu_stream_create(device, &w->stream) != NPU_OK)
+    return die_status("creating a stream");
+  w->inputs = g_new0(npu_buffer *, in_count + 1);
+  w->outputs = g_new0(npu_buffer *, out_count + 1);
+  for (uint32_t i = 0; i < in_count; i++) {
+    size_t size = data[i].size ? data[i].size : 1;
+    if (npu_buffer_alloc(device, size, &w->inputs[i]) != NPU_OK ||
+        (data[i].size && npu_memcpy_h2d(w->inputs[i], 0, data[i].data, data[i].size) != NPU_OK))
+      return die_status("uploading an input");
+  }
+  for (uint32_t o = 0; o < out_count; o++) {
+    npu_tensor_info info;
+    npu_context_output_info(w->context, o, &info);
+    size_t size = tensor_bytes(&info);
+    if (npu_buffer_alloc(device, size ? size : 1, &w->outputs[o]) != NPU_OK)
+      return die_status("allocating an output");
+  }
+  return TRUE;
+}
+
+static void free_worker(worker *w, uint32_t in_count, uint32_t out_count)
+{
+  for (uint32_t i = 0; w->inputs && i < in_count; i++)
+    if (w->inputs[i])
+      npu_buffer_release(w->inputs[i]);
+  for (uint32_t o = 0; w->outputs && o < out_count; o++)
+    if (w->outputs[o])
+      npu_buffer_release(w->outputs[o]);
+  g_free(w->inputs);
+  g_free(w->outputs);
+  if (w->stream)
+    npu_stream_destroy(w->stream);
+  if (w->context)
+    npu_context_destroy(w->context);
+}
+
+static gboolean run_once(worker *w)
+{
+  if (npu_context_run(w->context, w->stream, w->inputs, w->outputs) != NPU_OK ||
+      npu_stream_synchronize(w->stream) != NPU_OK)
+    return die_status("running the model");
+  return TRUE;
+}
+
+static gboolean write_outputs(const options *o, worker *w, uint32_t out_count)
+{
+  if (g_mkdir_with_parents(o->output_dir, 0755) != 0)
+    return die("cannot create the output directory");
+  for (uint32_t i = 0; i < out_count; i++) {
+    npu_tensor_info info;
+    npu_context_output_info(w->context, i, &info);
+    size_t size = tensor_bytes(&info);
+    void *host = g_malloc(size + 1);
+    gchar *name = g_strdelimit(g_strdup(info.name), "/\\:", '_');
+    gchar *path = g_strdup_printf("%s/%s.npy", o->output_dir, name);
+    char error[512];
+    gboolean ok = (!size || npu_memcpy_d2h(host, w->outputs[i], 0, size) == NPU_OK) &&
+                  npy_write(path, &info, host, error, sizeof error);
+    if (!ok)
+      fprintf(stderr, "npu-run: %s\n", error);
+    g_free(path);
+    g_free(name);
+    g_free(host);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static void print_report(const char *model_path, const options *o, const npu_tensor_info *shapes,
+                         uint32_t in_count, const report *r)
+{
+  const npu_context_stats *s = &r->stats;
+  double saved = s->naive_bytes ? 100.0 * (double)s->arena_bytes / (double)s->naive_bytes : 0;
+  if (o->json) {
+    printf("{\"model\": \"%s\", \"inputs\": [", model_path);
+    for (uint32_t i = 0; i < in_count; i++) {
+      printf("%s{\"name\": \"%s\", \"shape\": [", i ? ", " : "", shapes[i].name);
+      for (uint32_t d = 0; d < shapes[i].rank; d++)
+        printf("%s%" PRId64, d ? ", " : "", shapes[i].dims[d]);
+      printf("]}");
+    }
+    printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
+           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
+           "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, "
+           "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
+           PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
+           "\"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
+           o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->min_ms,
+           r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
+           s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
+           r->allocations_after_warmup, r->peak_rss_kib);
+    return;
+  }
+  printf("model:        %s\n", model_path);
+  for (uint32_t i = 0; i < in_count; i++) {
+    printf("input:        %s ", shapes[i].name);
+    for (uint32_t d = 0; d < shapes[i].rank; d++)
+      printf("%s%" PRId64, d ? "x" : "", shapes[i].dims[d]);
+    printf(" %s\n", npu_dtype_name(shapes[i].dtype));
+  }
+  printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
+  printf("latency:      min %.2f  median %.2f  p90 %.2f  max %.2f ms (%d iterations)\n",
+         r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
+  printf("throughput:   %.1f inferences/s (batch %d, %d stream%s)\n", r->throughput, o->batch,
+         o->streams, o->streams == 1 ? "" : "s");
+  printf("memory:       arena %.2f MiB, naive %.2f MiB (%.0f%%), constants %.2f MiB\n",
+         (double)s->arena_bytes / 1048576.0, (double)s->naive_bytes / 1048576.0, saved,
+         (double)s->constant_bytes / 1048576.0);
+  printf("kernels:      %u per run, %u nodes folded at load, %u fused\n", s->kernels,
+         s->folded_nodes, s->fused_nodes);
+  printf("allocations:  %" PRIu64 " after warm-up\n", r->allocations_after_warmup);
+  printf("peak RSS:     %.1f MiB\n", (double)r->peak_rss_kib / 1024.0);
+}
+
+static gboolean measure(const char *model_path, const options *o)
+{
+  report r = {0};
+  double start = now_ms();
+  npu_model *model = NULL;
+  npu_device *device = NULL;
+  worker *workers = g_new0(worker, o->streams);
+  npy_array *data = NULL;
+  npu_tensor_info *shapes = NULL;
+  uint32_t in_count = 0, out_count = 0;
+  gboolean ok = FALSE;
+  if (npu_model_load_file(model_path, &model) != NPU_OK) {
+    die_status("loading the model");
+    goto done;
+  }
+  if (npu_device_open_default(&device) != NPU_OK) {
+    die_status("opening the device");
+    goto done;
+  }
+  npu_model_input_count(model, &in_count);
+  npu_model_output_count(model, &out_count);
+  shapes = g_new0(npu_tensor_info, in_count + 1);
+  data = g_new0(npy_array, in_count + 1);
+  if (!choose_shapes(model, o, shapes, in_count))
+    goto done;
+  for (uint32_t i = 0; i < in_count; i++)
+    if (!input_data(o, &shapes[i], &data[i]))
+      goto done;
+  double planned = now_ms();
+  for (int s = 0; s < o->streams; s++)
+    if (!make_worker(model, device, shapes, in_count, out_count, data, &workers[s]))
+      goto done;
+  r.plan_ms = (now_ms() - planned) / o->streams;
+  r.load_ms = now_ms() - start;
+  npu_context_get_stats(workers[0].context, &r.stats);
+
+  for (int i = 0; i < o->warmup; i++)
+    for (int s = 0; s < o->streams; s++)
+      if (!run_once(&workers[s]))
+        goto done;
+  npu_device_stats before, after;
+  npu_device_get_stats(device, &before);
+  double *latencies = g_new(double, o->iterations);
+  for (int i = 0; i < o->iterations; i++) {
+    double t0 = now_ms();
+    if (!run_once(&workers[0])) {
+      g_free(latencies);
+      goto done;
+    }
+    latencies[i] = now_ms() - t0;
+  }
+  qsort(latencies, (size_t)o->iterations, sizeof *latencies, compare_doubles);
+  r.min_ms = latencies[0];
+  r.median_ms = latencies[o->iterations / 2];
+  r.p90_ms = latencies[(size_t)floor(0.9 * (o->iterations - 1))];
+  r.max_ms = latencies[o->iterations - 1];
+  g_free(latencies);
+  /* Throughput: every stream queues its runs; they overlap on the device. */
+  double t0 = now_ms();
+  for (int i = 0; i < o->iterations; i++)
+    for (int s = 0; s < o->streams; s++)
+      if (npu_context_run(workers[s].context, workers[s].stream, workers[s].inputs,
+                          workers[s].outputs) != NPU_OK) {
+        die_status("running the model");
+        goto done;
+      }
+  for (int s = 0; s < o->streams; s++)
+    if (npu_stream_synchronize(workers[s].stream) != NPU_OK) {
+      die_status("running the model");
+      goto done;
+    }
+  double elapsed = now_ms() - t0;
+  r.throughput = elapsed > 0 ? 1000.0 * o->iterations * o->streams * o->batch / elapsed : 0;
+  npu_device_get_stats(device, &after);
+  r.allocations_after_warmup = after.allocations - before.allocations;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  r.peak_rss_kib = usage.ru_maxrss;
+  if (o->output_dir && !write_outputs(o, &workers[0], out_count))
+    goto done;
+  print_report(model_path, o, shapes, in_count, &r);
+  ok = TRUE;
+done:
+  for (int s = 0; s < o->streams; s++)
+    free_worker(&workers[s], in_count, out_count);
+  g_free(workers);
+  for (uint32_t i = 0; data && i < in_count; i++)
+    npy_clear(&data[i]);
+  g_free(data);
+  g_free(shapes);
+  if (device)
+    npu_device_release(device);
+  if (model)
+    npu_model_release(model);
+  return ok;
+}
+
+int main(int argc, char **argv)
+{
+  options o = {.batch = 1, .streams = 1, .iterations = 20, .warmup = 3};
+  GOptionEntry entries[] = {
+      {"input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &o.inputs,
+       "Input data from a NumPy file (default: fixed-seed random)", "NAME=FILE.npy"},
+      {"shape", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.shapes,
+       "Concrete shape of an input with dynamic axes", "NAME=1x3x640x640"},
+      {"output-dir", 'o', 0, G_OPTION_ARG_FILENAME, &o.output_dir,
+       "Write each output as DIR/NAME.npy", "DIR"},
+      {"batch", 'b', 0, G_OPTION_ARG_INT, &o.batch, "Batch size for a dynamic first axis", "N"},
+      {"streams", 0, 0, G_OPTION_ARG_INT, &o.streams,
+       "Concurrent streams (contexts) for the throughput run", "N"},
+      {"iterations", 'n', 0, G_OPTION_ARG_INT, &o.iterations, "Timed runs", "N"},
+      {"warmup", 'w', 0, G_OPTION_ARG_INT, &o.warmup, "Untimed runs first", "N"},
+      {"threads", 't', 0, G_OPTION_ARG_INT, &o.threads,
+       "Threads of the CPU backend (default: NPU_NUM_THREADS or all cores)", "N"},
+      {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
+      {NULL}};
+  GOptionContext *context = g_option_context_new("MODEL.onnx - run an ONNX model and measure it");
+  g_option_context_add_main_entries(context, entries, NULL);
+  GError *error = NULL;
+  gboolean parsed = g_option_context_parse(context, &argc, &argv, &error);
+  g_option_context_free(context);
+  if (!parsed || argc != 2 || o.batch < 1 || o.streams < 1 || o.iterations < 1 || o.warmup < 0 ||
+      o.threads < 0) {
+    fprintf(stderr, "npu-run: %s\n", error ? error->message
+                                           : "give one MODEL and positive counts (see --help)");
+    g_clear_error(&error);
+    return 2;
+  }
+  if (o.threads) { /* before the device opens */
+    gchar *threads = g_strdup_printf("%d", o.threads);
+    g_setenv("NPU_NUM_THREADS", threads, TRUE);
+    g_free(threads);
+  }
+  gboolean ok = measure(argv[1], &o);
+  g_strfreev(o.inputs);
+  g_strfreev(o.shapes);
+  g_free(o.output_dir);
+  return ok ? 0 : 1;
+}
