@@ -231,8 +231,8 @@ static const void *constant_value(void *data, int32_t tensor)
 }
 
 /* Creates the node's kernel with the longest chain of following
- * elementwise nodes fused in that the backend accepts; *fusion says what
- * it took (count 0: nothing). */
+ * elementwise nodes fused in that the backend accepts (the chain is
+ * shortened until it does); *fusion says what it took (count 0: nothing). */
 static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
                                npu_hal_kernel **kernel, npu_fusion *fusion)
 {
@@ -241,7 +241,7 @@ static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
   if (op->output_count >= 1 && op->outputs[0].dtype == NPU_DTYPE_FLOAT32 &&
       ctx->graph->nodes[index].outputs[0] >= 0)
     npu_fusion_find(ctx->graph, &ctx->consumers, index, constant_value, ctx, fusion);
-  if (fusion->count) {
+  for (; fusion->count; npu_fusion_truncate(fusion, fusion->count - 1)) {
     op->activations = fusion->activations;
     op->activation_count = fusion->count;
     npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
@@ -249,8 +249,8 @@ static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
     op->activation_count = 0;
     if (status != NPU_ERROR_NOT_SUPPORTED)
       return status;
-    memset(fusion, 0, sizeof *fusion);
   }
+  memset(fusion, 0, sizeof *fusion);
   return backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
 }
 

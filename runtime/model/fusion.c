@@ -240,9 +240,26 @@ void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
     } else if (!gated_step(&m, cur, &a, nodes, &node_count, &out)) {
       break;
     }
-    f->activations[f->count++] = a;
+    npu_hal_activation *last = f->count ? &f->activations[f->count - 1] : NULL;
+    if (last && last->kind == NPU_HAL_ACTIVATION_LINEAR && a.kind == NPU_HAL_ACTIVATION_LINEAR)
+      /* one step: a2 (a1 x + b1) + b2 (oneDNN 2.6 also gets two in a row wrong) */
+      *last = (npu_hal_activation){NPU_HAL_ACTIVATION_LINEAR, a.alpha * last->alpha,
+                                   a.alpha * last->beta + a.beta};
+    else
+      f->activations[f->count++] = a;
     for (uint32_t i = 0; i < node_count; i++)
       f->absorbed[f->absorbed_count++] = nodes[i];
     cur = f->output = out;
+    f->step_end[f->count - 1].absorbed_count = f->absorbed_count;
+    f->step_end[f->count - 1].output = out;
   }
+}
+
+void npu_fusion_truncate(npu_fusion *f, uint32_t count)
+{
+  if (count >= f->count)
+    return;
+  f->absorbed_count = count ? f->step_end[count - 1].absorbed_count : 0;
+  f->output = count ? f->step_end[count - 1].output : f->output;
+  f->count = count;
 }

@@ -27,10 +27,14 @@ typedef struct npu_fusion {
   uint32_t absorbed[NPU_FUSION_MAX_ABSORBED]; /* nodes the kernel takes over */
   uint32_t absorbed_count;
   int32_t output;                             /* the tensor the fused kernel writes */
+  struct { uint32_t absorbed_count; int32_t output; } step_end[NPU_HAL_MAX_ACTIVATIONS];
 } npu_fusion;
 
 /* The longest chain after `node`'s first output (count 0 when none). */
 void npu_fusion_find(const npu_graph *graph, const npu_consumers *consumers, uint32_t node,
                      npu_constant_value_fn constant_value, void *data, npu_fusion *fusion);
+
+/* Keeps only the first `count` activations (and the nodes they took over). */
+void npu_fusion_truncate(npu_fusion *fusion, uint32_t count);
 
 #endif

@@ -32,7 +32,8 @@ typedef struct npu_graph_node {
   uint32_t input_count, output_count;
   int32_t *inputs;     /* tensor indices; -1: optional input left out */
   int32_t *outputs;
-  bool folded;         /* a Constant node: its output already holds the data */
+  bool folded;         /* not run: a Constant node (its output holds the data) or a
+                          BatchNormalization merged into the Conv before it */
 } npu_graph_node;
 
 typedef struct npu_graph {
@@ -56,6 +57,13 @@ typedef struct npu_graph {
 npu_status npu_graph_from_onnx(const Onnx__ModelProto *model, const char *base_dir,
                                npu_graph *graph);
 void npu_graph_clear(npu_graph *graph);
+
+/* Keeps `data` (malloc'd) until the graph is cleared; false when out of memory. */
+bool npu_graph_own(npu_graph *graph, void *data);
+
+/* Load-time rewrites: BatchNormalization after a Conv with constant
+ * weights is merged into the weights and bias. */
+npu_status npu_graph_optimize(npu_graph *graph);
 
 /* Element count of a fully known shape; false on overflow or dynamic dims. */
 bool npu_shape_elements(const int64_t *dims, uint32_t rank, size_t *count);

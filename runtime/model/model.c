@@ -58,6 +58,11 @@ static npu_status load(const void *data, size_t size, const char *base_dir, npu_
                          "not an ONNX model: the %zu bytes do not parse as a ModelProto", size);
   }
   npu_status status = npu_graph_from_onnx(model->proto, base_dir, &model->graph);
+  if (status == NPU_OK) {
+    status = npu_graph_optimize(&model->graph);
+    if (status != NPU_OK)
+      npu_graph_clear(&model->graph);
+  }
   if (status != NPU_OK) {
     onnx__model_proto__free_unpacked(model->proto, NULL);
     free(model);

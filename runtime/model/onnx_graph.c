@@ -101,7 +101,7 @@ bool npu_shape_elements(const int64_t *dims, uint32_t rank, size_t *count)
   return true;
 }
 
-static bool own(npu_graph *graph, void *data)
+bool npu_graph_own(npu_graph *graph, void *data)
 {
   void **grown = realloc(graph->owned, (graph->owned_count + 1) * sizeof *grown);
   if (!grown)
@@ -159,7 +159,7 @@ static npu_status read_external(builder *b, const Onnx__TensorProto *tp, size_t 
                          tp->name, path, strerror(errno));
   void *bytes = malloc(size ? size : 1);
   npu_status status = NPU_OK;
-  if (!bytes || !own(b->graph, bytes)) {
+  if (!bytes || !npu_graph_own(b->graph, bytes)) {
     free(bytes);
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "initializer '%s': out of memory", tp->name);
   } else if (fseek(file, offset, SEEK_SET) != 0 || fread(bytes, 1, size, file) != size) {
@@ -187,7 +187,7 @@ static npu_status pack_typed(builder *b, const Onnx__TensorProto *tp, npu_dtype 
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': %zu values for a shape of "
                          "%zu elements", tp->name, available, count);
   uint8_t *bytes = malloc(count * esize + 1);
-  if (!bytes || !own(b->graph, bytes)) {
+  if (!bytes || !npu_graph_own(b->graph, bytes)) {
     free(bytes);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "initializer '%s': out of memory", tp->name);
   }

@@ -65,13 +65,24 @@ static gboolean die_status(const char *what)
   return FALSE;
 }
 
-/* The concrete shape of each input: --shape, else the model's with a
- * dynamic first axis set to --batch; any other open axis must be given. */
+/* The concrete shape of each input: --shape, else the --input file's (read
+ * here into `files`), else the model's with a dynamic first axis set to
+ * --batch; any other open axis must be given. */
 static gboolean choose_shapes(npu_model *model, const options *o, npu_tensor_info *shapes,
-                              uint32_t count)
+                              npy_array *files, uint32_t count)
 {
   for (uint32_t i = 0; i < count; i++) {
     npu_model_input_info(model, i, &shapes[i]);
+    const char *file = lookup(o->inputs, shapes[i].name);
+    char error[512];
+    if (file && !npy_read(file, &files[i], error, sizeof error))
+      return die(error);
+    if (file && files[i].info.rank == shapes[i].rank && !lookup(o->shapes, shapes[i].name)) {
+      for (uint32_t d = 0; d < shapes[i].rank; d++)
+        if (shapes[i].dims[d] < 0)
+          shapes[i].dims[d] = files[i].info.dims[d];
+      continue;
+    }
     const char *given = lookup(o->shapes, shapes[i].name);
     if (given) {
       gchar **parts = g_strsplit(given, "x", -1);
@@ -113,15 +124,12 @@ static size_t tensor_bytes(const npu_tensor_info *t)
   return n;
 }
 
-/* Input data: the --input file, else fixed-seed uniform [0, 1) (zeros for
- * integer inputs). */
+/* Input data: the --input file (already read), else fixed-seed uniform
+ * [0, 1) (zeros for integer inputs). */
 static gboolean input_data(const options *o, const npu_tensor_info *shape, npy_array *array)
 {
   const char *file = lookup(o->inputs, shape->name);
-  char error[512];
   if (file) {
-    if (!npy_read(file, array, error, sizeof error))
-      return die(error);
     if (array->info.dtype != shape->dtype || array->info.rank != shape->rank ||
         memcmp(array->info.dims, shape->dims, shape->rank * sizeof shape->dims[0]) != 0) {
       fprintf(stderr, "npu-run: %s does not hold a %s tensor of the input's shape "
@@ -293,7 +301,7 @@ static gboolean measure(const char *model_path, const options *o)
   npu_model_output_count(model, &out_count);
   shapes = g_new0(npu_tensor_info, in_count + 1);
   data = g_new0(npy_array, in_count + 1);
-  if (!choose_shapes(model, o, shapes, in_count))
+  if (!choose_shapes(model, o, shapes, data, in_count))
     goto done;
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))

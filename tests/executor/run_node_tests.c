@@ -58,16 +58,18 @@ static gboolean read_tensor(const char *path, npu_tensor_info *info, guint8 **da
   gboolean ok = esize > 0;
   *size = count * esize;
   *data = g_malloc0(*size + 1);
-  if (ok && t->has_raw_data)
+  if (!ok || count == 0)
+    ; /* nothing to copy: an empty tensor may carry no data at all */
+  else if (t->has_raw_data)
     ok = t->raw_data.len == *size && (memcpy(*data, t->raw_data.data, *size), TRUE);
-  else if (ok && info->dtype == NPU_DTYPE_FLOAT32 && t->n_float_data == count)
+  else if (info->dtype == NPU_DTYPE_FLOAT32 && t->n_float_data == count)
     memcpy(*data, t->float_data, *size);
-  else if (ok && info->dtype == NPU_DTYPE_INT64 && t->n_int64_data == count)
+  else if (info->dtype == NPU_DTYPE_INT64 && t->n_int64_data == count)
     memcpy(*data, t->int64_data, *size);
-  else if (ok && t->n_int32_data == count)
+  else if (t->n_int32_data == count)
     for (size_t i = 0; i < count; i++)
       memcpy(*data + i * esize, &t->int32_data[i], esize);
-  else if (ok && count != 0)
+  else
     ok = FALSE;
   onnx__tensor_proto__free_unpacked(t, NULL);
   return ok;
@@ -116,7 +118,8 @@ static npu_status load_variant(const char *dir, gboolean fold_tail, npu_model **
   Onnx__TensorProto **init = g->initializer;
   GPtrArray *values = g_ptr_array_new();
   Onnx__TensorProto **grown = g_new(Onnx__TensorProto *, n_init + n_input);
-  memcpy(grown, init, n_init * sizeof *init);
+  if (n_init > 0)
+    memcpy(grown, init, n_init * sizeof *init);
   gboolean ok = TRUE;
   for (size_t i = 1; fold_tail && i < n_input && ok; i++) {
     gchar *file = g_strdup_printf("%s/test_data_set_0/input_%zu.pb", dir, i);
@@ -128,8 +131,9 @@ static npu_status load_variant(const char *dir, gboolean fold_tail, npu_model **
     g_free(data);
     ok = t != NULL;
     if (ok) {
-      t->name = g->input[i]->name;
+      g_ptr_array_add(values, t->name); /* its own name, restored before freeing */
       g_ptr_array_add(values, t);
+      t->name = g->input[i]->name;
       grown[g->n_initializer++] = t;
     }
   }
@@ -149,9 +153,9 @@ static npu_status load_variant(const char *dir, gboolean fold_tail, npu_model **
   g->initializer = init;
   g->n_initializer = n_init;
   g->n_input = kept_inputs;
-  for (guint i = 0; i < values->len; i++) {
-    Onnx__TensorProto *t = g_ptr_array_index(values, i);
-    t->name = NULL;
+  for (guint i = 0; i < values->len; i += 2) {
+    Onnx__TensorProto *t = g_ptr_array_index(values, i + 1);
+    t->name = g_ptr_array_index(values, i);
     onnx__tensor_proto__free_unpacked(t, NULL);
   }
   g_ptr_array_free(values, TRUE);
@@ -402,5 +406,7 @@ int main(int argc, char **argv)
   npu_device_release(device);
   g_hash_table_destroy(tallies);
   g_hash_table_destroy(expected);
-  return unexpected_failures ? 1 : 0;
+  /* NPU_NODE_TESTS_STRICT=1: every test must run (our own graph tests). */
+  gboolean strict = g_strcmp0(g_getenv("NPU_NODE_TESTS_STRICT"), "1") == 0;
+  return unexpected_failures || (strict && skipped) ? 1 : 0;
 }

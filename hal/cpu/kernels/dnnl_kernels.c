@@ -91,37 +91,50 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
   pthread_mutex_unlock(&execute_lock);
 }
 
+/* Eltwise post-ops being appended. oneDNN 2.6's JIT gives every eltwise
+ * post-op of one algorithm the alpha and beta of the first (linear(a, b)
+ * then linear(c, d) computes linear(a, b) twice), so a chain that needs one
+ * algorithm with two different parameter sets is refused. */
+typedef struct eltwise_chain {
+  dnnl_post_ops_t post_ops;
+  uint32_t count;
+  struct { dnnl_alg_kind_t alg; float alpha, beta; } used[2 * NPU_HAL_MAX_ACTIVATIONS];
+} eltwise_chain;
+
+static bool append_eltwise(eltwise_chain *c, dnnl_alg_kind_t alg, float alpha, float beta)
+{
+  for (uint32_t i = 0; i < c->count; i++)
+    if (c->used[i].alg == alg && (c->used[i].alpha != alpha || c->used[i].beta != beta))
+      return false;
+  c->used[c->count].alg = alg;
+  c->used[c->count].alpha = alpha;
+  c->used[c->count++].beta = beta;
+  return dnnl_post_ops_append_eltwise(c->post_ops, 1.0f, alg, alpha, beta) == dnnl_success;
+}
+
 /* An activation as post-ops; false when oneDNN has no exact equivalent. */
-static bool append_activation(dnnl_post_ops_t post_ops, const npu_hal_activation *a)
+static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
 {
   switch (a->kind) {
   case NPU_HAL_ACTIVATION_RELU:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, 0, 0) == dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_relu, 0, 0);
   case NPU_HAL_ACTIVATION_LEAKY_RELU:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, a->alpha, 0) ==
-           dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_relu, a->alpha, 0);
   case NPU_HAL_ACTIVATION_CLIP:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip_v2, a->alpha,
-                                        a->beta) == dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_clip_v2, a->alpha, a->beta);
   case NPU_HAL_ACTIVATION_SIGMOID:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_logistic, 0, 0) ==
-           dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_logistic, 0, 0);
   case NPU_HAL_ACTIVATION_TANH:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_tanh, 0, 0) == dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_tanh, 0, 0);
   case NPU_HAL_ACTIVATION_HARD_SWISH:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_hardswish, 0, 0) ==
-           dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_hardswish, 0, 0);
   case NPU_HAL_ACTIVATION_SWISH:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0) ==
-           dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_swish, 1.0f, 0);
   case NPU_HAL_ACTIVATION_LINEAR:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear, a->alpha, a->beta) ==
-           dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta);
   case NPU_HAL_ACTIVATION_HARD_SIGMOID:
-    return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear, a->alpha, a->beta) ==
-               dnnl_success &&
-           dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip_v2, 0, 1) ==
-               dnnl_success;
+    return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta) &&
+           append_eltwise(c, dnnl_eltwise_clip_v2, 0, 1);
   }
   return false;
 }
@@ -327,8 +340,9 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     goto done;
   }
   bool appended = true;
+  eltwise_chain chain = {.post_ops = post_ops};
   for (uint32_t i = 0; i < op->activation_count && appended; i++)
-    appended = append_activation(post_ops, &op->activations[i]);
+    appended = append_activation(&chain, &op->activations[i]);
   if (!appended || dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
     goto done;

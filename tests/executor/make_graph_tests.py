@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Writes graph tests for the load-time rewrites into OUTDIR, in the ONNX
+backend node-test layout (CASE/model.onnx, CASE/test_data_set_0/*.pb) so
+run_node_tests checks them: Conv -> BatchNormalization folding and chains
+of elementwise nodes fused into convolutions (activations, scalar affine
+steps, the expanded HardSwish and Swish patterns exporters emit). Expected
+outputs come from a float64 numpy reference of the unfused graph."""
+import os
+import sys
+import warnings
+
+import numpy as np
+
+warnings.simplefilter("ignore", FutureWarning)
+for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
+        setattr(np, alias, value)
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(11)
+CHANNELS, SIZE = 8, 10
+
+
+def conv(x, w, b, group=1, stride=1, pad=1):
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, m, oh, ow))
+    per_group = m // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        ws = w[g * per_group:(g + 1) * per_group]
+        for i in range(kh):
+            for j in range(kw):
+                window = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                y[:, g * per_group:(g + 1) * per_group] += np.einsum("nchw,mc->nmhw", window,
+                                                                     ws[:, :, i, j])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name: (ONNX nodes after the conv, numpy of the same); each step reads `t`.
+STEPS = {
+    "relu": (lambda t, o: [helper.make_node("Relu", [t], [o])], lambda v: np.maximum(v, 0)),
+    "relu6": (lambda t, o: [helper.make_node("Clip", [t, "zero", "six"], [o])],
+              lambda v: np.clip(v, 0, 6)),
+    "leaky": (lambda t, o: [helper.make_node("LeakyRelu", [t], [o], alpha=0.1)],
+              lambda v: np.where(v > 0, v, 0.1 * v)),
+    "sigmoid": (lambda t, o: [helper.make_node("Sigmoid", [t], [o])], sigmoid),
+    "tanh": (lambda t, o: [helper.make_node("Tanh", [t], [o])], np.tanh),
+    "hardsigmoid": (lambda t, o: [helper.make_node("HardSigmoid", [t], [o])],
+                    lambda v: np.clip(0.2 * v + 0.5, 0, 1)),
+    "hardswish": (lambda t, o: [helper.make_node("HardSwish", [t], [o])],
+                  lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+    "mul": (lambda t, o: [helper.make_node("Mul", ["k_mul", t], [o])], lambda v: 0.75 * v),
+    "add": (lambda t, o: [helper.make_node("Add", [t, "k_add"], [o])], lambda v: v + 0.5),
+    "rsub": (lambda t, o: [helper.make_node("Sub", ["k_add", t], [o])], lambda v: 0.5 - v),
+    "div": (lambda t, o: [helper.make_node("Div", [t, "six"], [o])], lambda v: v / 6),
+    # x * Clip(x + 3, 0, 6) / 6, as Paddle and PyTorch exporters write HardSwish
+    "hardswish_expanded": (lambda t, o: [
+        helper.make_node("Add", [t, "three"], [o + "_a"]),
+        helper.make_node("Clip", [o + "_a", "zero", "six"], [o + "_c"]),
+        helper.make_node("Mul", [t, o + "_c"], [o + "_m"]),
+        helper.make_node("Div", [o + "_m", "six"], [o])],
+        lambda v: v * np.clip(v + 3, 0, 6) / 6),
+    "swish_expanded": (lambda t, o: [
+        helper.make_node("Sigmoid", [t], [o + "_s"]),
+        helper.make_node("Mul", [o + "_s", t], [o])],
+        lambda v: v * sigmoid(v)),
+}
+
+CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0}
+
+
+def write_case(name, nodes, inits, x, expected):
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, expected.shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, array in (("input", x), ("output", expected.astype(np.float32))):
+        with open(os.path.join(folder, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+
+
+def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1):
+    x = rng.standard_normal((2, CHANNELS, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((CHANNELS, CHANNELS // group, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(CHANNELS).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    inputs = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(b, "b"))
+        inputs.append("b")
+    nodes = [helper.make_node("Conv", inputs, ["t0"], group=group, pads=[1, 1, 1, 1],
+                              strides=[stride, stride])]
+    value = conv(x.astype(np.float64), w.astype(np.float64),
+                 b.astype(np.float64) if bias else np.zeros(CHANNELS), group, stride)
+    tensor = "t0"
+    if batch_norm:
+        gamma, beta = rng.uniform(0.5, 1.5, CHANNELS), rng.standard_normal(CHANNELS)
+        mean, var = rng.standard_normal(CHANNELS), rng.uniform(0.5, 2, CHANNELS)
+        for n, v in (("gamma", gamma), ("beta", beta), ("mean", mean), ("var", var)):
+            inits.append(numpy_helper.from_array(v.astype(np.float32), n))
+        nodes.append(helper.make_node("BatchNormalization", ["t0", "gamma", "beta", "mean", "var"],
+                                      ["bn"], epsilon=1e-3))
+        shape = (1, -1, 1, 1)
+        value = ((value - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-3) *
+                 gamma.reshape(shape) + beta.reshape(shape))
+        tensor = "bn"
+    for i, step in enumerate(steps):
+        make, reference = STEPS[step]
+        out = "y" if i == len(steps) - 1 else f"s{i}"
+        nodes += make(tensor, out)
+        value = reference(value)
+        tensor = out
+    if not steps:
+        nodes[-1].output[0] = "y"
+    used = {i for n in nodes for i in n.input}
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k)
+              for k, v in CONSTANTS.items() if k in used]
+    write_case(name, nodes, inits, x, value)
+
+
+conv_case("fold_conv_bn", [], batch_norm=True)
+conv_case("fold_conv_nobias_bn_relu", ["relu"], batch_norm=True, bias=False)
+conv_case("fold_depthwise_bn_hardswish", ["hardswish"], group=CHANNELS, batch_norm=True)
+conv_case("fuse_conv_relu6", ["relu6"])
+conv_case("fuse_conv_leaky_mul", ["leaky", "mul"], stride=2)
+conv_case("fuse_conv_mul_add_relu", ["mul", "add", "relu"])
+conv_case("fuse_conv_rsub_div", ["rsub", "div"])
+conv_case("fuse_conv_mul_hardsigmoid_mul", ["mul", "hardsigmoid", "mul"])
+conv_case("fuse_conv_tanh_mul_tanh_add", ["tanh", "mul", "tanh", "add"])
+conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish_expanded"],
+          group=CHANNELS)
+conv_case("fuse_conv_bn_swish_expanded", ["swish_expanded"], batch_norm=True)
+conv_case("fuse_conv_sigmoid_hardswish", ["sigmoid", "hardswish"])
