@@ -10,10 +10,23 @@
 
 typedef struct npu_hal_kernel npu_hal_kernel;
 
+/* How a tensor's elements lie in memory. dims are always in the operator's
+ * logical order (N, C, spatial...). Convolution engines run fastest on
+ * channels-last or channel-blocked activations, so the runtime keeps them in
+ * the backend's preferred layout between kernels that take it. Channel
+ * blocks (NC1HWC0, C0 = 8 or 16) only hold whole blocks: C % C0 == 0. */
+typedef enum npu_hal_layout {
+  NPU_HAL_LAYOUT_PLAIN = 0,      /* row-major in dims order */
+  NPU_HAL_LAYOUT_CHANNELS_LAST,  /* rank >= 3: (N, spatial..., C) */
+  NPU_HAL_LAYOUT_CHANNELS_8,     /* rank >= 3: (N, C/8, spatial..., 8) */
+  NPU_HAL_LAYOUT_CHANNELS_16,    /* rank >= 3: (N, C/16, spatial..., 16) */
+} npu_hal_layout;
+
 typedef struct npu_hal_tensor_desc {
   npu_dtype dtype;      /* NPU_DTYPE_UNDEFINED: an optional input left out */
   uint32_t rank;
   int64_t dims[NPU_MAX_RANK];
+  npu_hal_layout layout;
 } npu_hal_tensor_desc;
 
 /* Operator attributes, read by name with a fallback when absent. A tensor-
@@ -79,6 +92,14 @@ struct npu_hal_graph_ops {
   npu_status (*kernel_create)(npu_hal_device *device, const npu_hal_op *op,
                               npu_hal_kernel **kernel);
   void (*kernel_destroy)(npu_hal_kernel *kernel);
+  /* Whether kernel_create takes `op` with the layouts its tensors carry (the
+   * runtime asks before choosing channels-last for a tensor). Optional
+   * (NULL: plain layouts only). */
+  bool (*layout_supported)(npu_hal_device *device, const npu_hal_op *op);
+  /* The layout the backend's kernels run fastest on for this activation
+   * tensor (the runtime falls back to channels-last, then plain, where a
+   * kernel around it does not take it). Optional (NULL: channels-last). */
+  npu_hal_layout (*preferred_layout)(npu_hal_device *device, const npu_hal_tensor_desc *tensor);
   /* Scratch memory a kernel needs while it runs; the runtime plans it like a
    * tensor that lives for that one launch. Optional (NULL: none). */
   size_t (*kernel_workspace)(const npu_hal_kernel *kernel);

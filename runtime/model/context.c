@@ -11,6 +11,7 @@
 
 #include "attributes.h"
 #include "fusion.h"
+#include "layout.h"
 #include "model_internal.h"
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
@@ -254,35 +255,55 @@ static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
   return backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
 }
 
-static npu_status plan_node(npu_context *ctx, npu_stream *fold_stream, uint32_t index,
-                            node_io *io, npu_hal_kernel **kernel_out, npu_fusion *fusion)
+/* The operator of node `index` over io (filled from the planned tensors). */
+static npu_hal_op node_op(npu_context *ctx, uint32_t index, node_io *io)
+{
+  const npu_graph *g = ctx->graph;
+  const npu_graph_node *n = &g->nodes[index];
+  io->input_count = n->input_count;
+  io->output_count = n->output_count;
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    const ctx_tensor *t = n->inputs[i] >= 0 ? &ctx->tensors[n->inputs[i]] : NULL;
+    memset(&io->inputs[i], 0, sizeof io->inputs[i]);
+    if (t && t->known)
+      io->inputs[i] = t->desc;
+    io->values[i] = t ? t->value : NULL;
+  }
+  for (uint32_t o = 0; o < n->output_count; o++) {
+    const ctx_tensor *t = n->outputs[o] >= 0 ? &ctx->tensors[n->outputs[o]] : NULL;
+    memset(&io->outputs[o], 0, sizeof io->outputs[o]);
+    if (t && t->known)
+      io->outputs[o] = t->desc;
+  }
+  npu_attribute_source *source = &ctx->attribute_sources[index];
+  source->node = n->proto;
+  return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
+                      n->output_count, io->inputs, io->outputs, io->values};
+}
+
+/* First planning pass over a node: infers its output shapes, and computes
+ * it right away when all its inputs are known (constant folding). *runs:
+ * whether a kernel must run it at inference time. */
+static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t index,
+                             node_io *io, bool *runs)
 {
   const npu_graph *g = ctx->graph;
   const npu_graph_node *n = &g->nodes[index];
   char label[200];
   label_of(g, index, label, sizeof label);
-  *kernel_out = NULL;
+  *runs = false;
   if (n->input_count > 64 || n->output_count > 8)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: too many inputs or outputs", label);
   bool all_constant = true;
-  io->input_count = n->input_count;
-  io->output_count = n->output_count;
   for (uint32_t i = 0; i < n->input_count; i++) {
-    io->values[i] = NULL;
-    memset(&io->inputs[i], 0, sizeof io->inputs[i]);
     if (n->inputs[i] < 0)
       continue;
     const ctx_tensor *t = &ctx->tensors[n->inputs[i]];
     if (!t->known)
       return npu_set_error(NPU_ERROR_INTERNAL, "%s: input %u has no shape", label, i);
-    io->inputs[i] = t->desc;
-    io->values[i] = t->value;
     all_constant &= t->value != NULL;
   }
-  npu_attribute_source *source = &ctx->attribute_sources[index];
-  source->node = n->proto;
-  npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
-                   n->output_count, io->inputs, io->outputs, io->values};
+  npu_hal_op op = node_op(ctx, index, io);
   if (strcmp(op.op_type, "Shape") == 0)
     return plan_shape(ctx, n, &op);
   npu_status status = npu_infer_shapes(&op, io->outputs, label);
@@ -295,39 +316,115 @@ static npu_status plan_node(npu_context *ctx, npu_stream *fold_stream, uint32_t 
     t->desc = io->outputs[o];
     t->known = true;
   }
+  if (!all_constant || n->input_count == 0) {
+    *runs = true;
+    return NPU_OK;
+  }
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   npu_hal_kernel *kernel;
-  memset(fusion, 0, sizeof *fusion);
-  if (!all_constant || n->input_count == 0)
-    status = create_fused(ctx, index, &op, &kernel, fusion);
-  else
-    status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
+  status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
+  void *results[8] = {NULL};
+  if (status == NPU_OK) {
+    status = fold_node(ctx, fold_stream, &op, kernel, results);
+    backend->graph->kernel_destroy(kernel);
+  }
   if (status != NPU_OK) {
     char reason[400];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
     return npu_set_error(status, "%s: %s", label, reason);
   }
-  if (!all_constant || n->input_count == 0) {
-    if (fusion->count) { /* the chain's last tensor is what the kernel writes */
-      ctx->tensors[fusion->output].desc = io->outputs[0];
-      ctx->tensors[fusion->output].known = true;
-      for (uint32_t i = 0; i < fusion->absorbed_count; i++)
-        ctx->absorbed[fusion->absorbed[i]] = true;
-      ctx->stats.fused_nodes += fusion->absorbed_count;
-    }
-    *kernel_out = kernel;
-    return NPU_OK;
-  }
-  void *results[8] = {NULL};
-  status = fold_node(ctx, fold_stream, &op, kernel, results);
-  backend->graph->kernel_destroy(kernel);
-  for (uint32_t o = 0; o < n->output_count && status == NPU_OK; o++) {
+  for (uint32_t o = 0; o < n->output_count; o++) {
     if (n->outputs[o] < 0)
       continue;
     ctx->tensors[n->outputs[o]].value = results[o];
     ctx->tensors[n->outputs[o]].location = LOC_CONSTANT;
   }
   ctx->stats.folded_nodes++;
+  return NPU_OK;
+}
+
+/* Last planning pass over a node that runs: its kernel, with the
+ * elementwise nodes after it fused in where the backend takes them. */
+static npu_status create_kernel(npu_context *ctx, uint32_t index, node_io *io,
+                                npu_hal_kernel **kernel, npu_fusion *fusion)
+{
+  npu_hal_op op = node_op(ctx, index, io);
+  npu_status status = create_fused(ctx, index, &op, kernel, fusion);
+  if (status != NPU_OK) {
+    char label[200], reason[400];
+    label_of(ctx->graph, index, label, sizeof label);
+    snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+    return npu_set_error(status, "%s: %s", label, reason);
+  }
+  for (uint32_t i = 0; i < fusion->absorbed_count; i++)
+    ctx->absorbed[fusion->absorbed[i]] = true;
+  ctx->stats.fused_nodes += fusion->absorbed_count;
+  return NPU_OK;
+}
+
+/* ---- choosing layouts ---------------------------------------------------------- */
+
+typedef struct layout_scope {
+  npu_context *ctx;
+  const bool *runs;
+  node_io *io;
+} layout_scope;
+
+static const npu_hal_tensor_desc *planned_activation(void *data, int32_t tensor)
+{
+  const npu_context *ctx = ((layout_scope *)data)->ctx;
+  const ctx_tensor *t = &ctx->tensors[tensor];
+  for (size_t i = 0; i < ctx->graph->output_count; i++)
+    if (ctx->graph->outputs[i] == tensor)
+      return NULL; /* users read outputs plain */
+  return t->known && !t->value && t->location == LOC_NONE ? &t->desc : NULL;
+}
+
+static bool node_runs(void *data, uint32_t node)
+{
+  return ((layout_scope *)data)->runs[node];
+}
+
+static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *layouts)
+{
+  layout_scope *scope = data;
+  npu_context *ctx = scope->ctx;
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  if (!backend->graph->layout_supported)
+    return false;
+  const npu_graph_node *n = &ctx->graph->nodes[node];
+  npu_hal_op op = node_op(ctx, node, scope->io);
+  for (uint32_t i = 0; i < n->input_count; i++)
+    if (n->inputs[i] >= 0)
+      scope->io->inputs[i].layout = layouts[n->inputs[i]];
+  for (uint32_t o = 0; o < n->output_count; o++)
+    if (n->outputs[o] >= 0)
+      scope->io->outputs[o].layout = layouts[n->outputs[o]];
+  return backend->graph->layout_supported(npu_device_hal(ctx->device), &op);
+}
+
+static npu_hal_layout backend_prefers(void *data, const npu_hal_tensor_desc *tensor)
+{
+  const npu_context *ctx = ((layout_scope *)data)->ctx;
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  return backend->graph->preferred_layout
+             ? backend->graph->preferred_layout(npu_device_hal(ctx->device), tensor)
+             : NPU_HAL_LAYOUT_CHANNELS_LAST;
+}
+
+static npu_status choose_layouts(npu_context *ctx, const bool *runs, node_io *io)
+{
+  const npu_graph *g = ctx->graph;
+  npu_hal_layout *layouts = malloc((g->tensor_count + 1) * sizeof *layouts);
+  if (!layouts)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
+  layout_scope scope = {ctx, runs, io};
+  npu_layout_query query = {g,         &ctx->consumers, planned_activation, node_runs,
+                            backend_accepts, backend_prefers, &scope};
+  npu_status status = npu_layout_plan(&query, layouts, &ctx->stats.relaid_tensors);
+  for (size_t t = 0; t < g->tensor_count && status == NPU_OK; t++)
+    ctx->tensors[t].desc.layout = layouts[t];
+  free(layouts);
   return status;
 }
 
@@ -521,15 +618,25 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
   node_io *io = malloc(sizeof *io);
   if (!io)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  bool *runs = calloc(g->node_count + 1, sizeof *runs);
+  if (!runs)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
-    if (g->nodes[index].folded || ctx->absorbed[index])
+    if (!g->nodes[index].folded)
+      status = infer_node(ctx, fold_stream, index, io, &runs[index]);
+  }
+  if (status == NPU_OK)
+    status = choose_layouts(ctx, runs, io);
+  for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
+    uint32_t index = g->order[k];
+    if (!runs[index] || ctx->absorbed[index])
       continue;
     npu_hal_kernel *kernel;
     npu_fusion fusion;
-    status = plan_node(ctx, fold_stream, index, io, &kernel, &fusion);
-    if (status != NPU_OK || !kernel)
-      continue;
+    status = create_kernel(ctx, index, io, &kernel, &fusion);
+    if (status != NPU_OK)
+      break;
     uint32_t step = (uint32_t)ctx->launch_count++;
     const npu_hal_backend *backend = npu_device_backend(ctx->device);
     ctx->workspace_bytes[step] =
@@ -540,6 +647,7 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     ctx->launch_outputs[step] = fusion.count ? fusion.output : g->nodes[index].outputs[0];
     mark_uses(ctx, index, step, ctx->launch_outputs[step]);
   }
+  free(runs);
   free(io);
   npu_stream_destroy(fold_stream);
   ctx->stats.kernels = (uint32_t)ctx->launch_count;

@@ -144,3 +144,50 @@ conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish
           group=CHANNELS)
 conv_case("fuse_conv_bn_swish_expanded", ["swish_expanded"], batch_norm=True)
 conv_case("fuse_conv_sigmoid_hardswish", ["sigmoid", "hardswish"])
+
+
+def network_case(name):
+    """Convolutions joined by activations, a residual Add, a broadcast
+    (squeeze-excitation) Mul and odd channel counts: activations between
+    kernels change layout (channel blocks, channels-last, plain) and back."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes = [], []
+    value, tensor = x.astype(np.float64), "x"
+
+    def add_conv(src, value, out_channels, group=1):
+        in_channels = value.shape[1]
+        w = (rng.standard_normal((out_channels, in_channels // group, 3, 3)) * 0.3).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        k = len(inits)
+        inits.extend([numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")])
+        out = f"conv{k}"
+        nodes.append(helper.make_node("Conv", [src, f"w{k}", f"b{k}"], [out], group=group,
+                                      pads=[1, 1, 1, 1]))
+        return out, conv(value, w.astype(np.float64), b.astype(np.float64), group)
+
+    def add_node(op, inputs, out, **attrs):
+        nodes.append(helper.make_node(op, inputs, [out], **attrs))
+        return out
+
+    tensor, value = add_conv(tensor, value, 16)
+    tensor, value = add_node("Relu", [tensor], "r0"), np.maximum(value, 0)
+    skip, skip_value = tensor, value
+    tensor, value = add_conv(tensor, value, 16, group=16)
+    tensor, value = add_conv(tensor, value, 16)
+    tensor, value = add_node("Add", [tensor, skip], "res"), value + skip_value
+    tensor, value = add_node("Relu", [tensor], "r1"), np.maximum(value, 0)
+    tensor, value = add_conv(tensor, value, 12)
+    pooled = add_node("GlobalAveragePool", [tensor], "gap")
+    gate = add_node("Sigmoid", [pooled], "gate")
+    tensor = add_node("Mul", [tensor, gate], "se")
+    value = value * sigmoid(value.mean(axis=(2, 3), keepdims=True))
+    tensor, value = add_conv(tensor, value, 24)
+    tensor, value = add_node("Clip", [tensor, "zero", "six"], "r2"), np.clip(value, 0, 6)
+    tensor, value = add_conv(tensor, value, 8)
+    nodes[-1].output[0] = "y"
+    inits += [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+              numpy_helper.from_array(np.array(6.0, np.float32), "six")]
+    write_case(name, nodes, inits, x, value)
+
+
+network_case("layout_network")

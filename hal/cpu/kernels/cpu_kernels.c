@@ -44,6 +44,52 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_index_map_kernels,
 };
 
+static size_t channel_block(npu_hal_layout layout)
+{
+  return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
+}
+
+/* Whether kernel entry `e` takes the layouts of `op`'s tensors. */
+static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
+{
+  const npu_hal_tensor_desc *first = NULL;
+  bool relaid = false, shared = true;
+  for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
+    const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
+                                                       : &op->outputs[i - op->input_count];
+    if (d->dtype == NPU_DTYPE_UNDEFINED || cpu_tensor_elements(d) == 1)
+      continue; /* left out, or a scalar: the same in every layout */
+    relaid |= d->layout != NPU_HAL_LAYOUT_PLAIN;
+    if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || d->dims[1] % channel_block(d->layout)))
+      return false; /* no layout for it, or a partial channel block */
+    if (first)
+      shared &= d->layout == first->layout && d->rank == first->rank &&
+                memcmp(d->dims, first->dims, d->rank * sizeof d->dims[0]) == 0;
+    else
+      first = d;
+  }
+  return !relaid || e->layouts == CPU_LAYOUTS_ANY ||
+         (e->layouts == CPU_LAYOUTS_SHARED && shared);
+}
+
+
+static npu_hal_layout cpu_preferred_layout(npu_hal_device *device,
+                                           const npu_hal_tensor_desc *tensor)
+{
+  (void)device;
+  return cpu_dnnl_preferred_layout(tensor);
+}
+
+static bool cpu_layout_supported(npu_hal_device *device, const npu_hal_op *op)
+{
+  (void)device;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++)
+      if (strcmp(e->op_type, op->op_type) == 0 && entry_takes_layouts(e, op))
+        return true;
+  return false;
+}
+
 static void cpu_kernel_destroy(npu_hal_kernel *kernel)
 {
   if (kernel->free_params)
@@ -64,7 +110,7 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
     if (op->activation_count && tables[t] != cpu_dnnl_kernels)
       continue; /* only oneDNN's kernels take post-ops */
     for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++) {
-      if (strcmp(e->op_type, op->op_type) != 0)
+      if (strcmp(e->op_type, op->op_type) != 0 || !entry_takes_layouts(e, op))
         continue;
       npu_hal_kernel *kernel = calloc(1, sizeof *kernel);
       if (!kernel)
@@ -206,6 +252,8 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
 const npu_hal_graph_ops npu_cpu_graph_ops = {
     .kernel_create = cpu_kernel_create,
     .kernel_destroy = cpu_kernel_destroy,
+    .layout_supported = cpu_layout_supported,
+    .preferred_layout = cpu_preferred_layout,
     .kernel_workspace = cpu_kernel_workspace,
     .run = cpu_graph_run,
 };

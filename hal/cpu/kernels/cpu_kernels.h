@@ -24,9 +24,18 @@ struct npu_hal_kernel {
  * variants it does not handle. */
 typedef npu_status (*cpu_kernel_create_fn)(const npu_hal_op *op, npu_hal_kernel *kernel);
 
+/* The tensor layouts a kernel takes (see npu_hal_layout). */
+typedef enum cpu_layouts {
+  CPU_LAYOUTS_PLAIN = 0, /* plain tensors only */
+  CPU_LAYOUTS_SHARED,    /* any one layout shared by all its same-shape tensors
+                            (elementwise: one flat loop serves every layout) */
+  CPU_LAYOUTS_ANY,       /* any layout per tensor */
+} cpu_layouts;
+
 typedef struct cpu_kernel_entry {
   const char *op_type;
   cpu_kernel_create_fn create;
+  cpu_layouts layouts;
 } cpu_kernel_entry;
 
 /* Each operator file exports a NULL-terminated table. */
@@ -39,6 +48,9 @@ extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
+
+/* The activation layout oneDNN's convolutions run fastest on here. */
+npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor);
 
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
 npu_status cpu_unsupported(const npu_hal_op *op, const char *why);

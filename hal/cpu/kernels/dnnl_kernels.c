@@ -212,7 +212,37 @@ static npu_status read_window(const npu_hal_op *op, bool transposed, window *g)
   return NPU_OK;
 }
 
-static const dnnl_format_tag_t plain_tags[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+/* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
+static const dnnl_format_tag_t layout_tags[][3] = {
+    [NPU_HAL_LAYOUT_PLAIN] = {dnnl_abc, dnnl_abcd, dnnl_abcde},
+    [NPU_HAL_LAYOUT_CHANNELS_LAST] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
+    [NPU_HAL_LAYOUT_CHANNELS_8] = {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+    [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
+};
+
+npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
+{
+  pthread_once(&engine_once, create_engine);
+  if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
+    return NPU_HAL_LAYOUT_CHANNELS_LAST;
+  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. */
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+              isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+  if (wide && t->dims[1] % 16 == 0)
+    return NPU_HAL_LAYOUT_CHANNELS_16;
+  if (t->dims[1] % 8 == 0)
+    return NPU_HAL_LAYOUT_CHANNELS_8;
+  return NPU_HAL_LAYOUT_CHANNELS_LAST;
+}
+
+/* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
+static bool fast_implementation(const_dnnl_primitive_desc_t pd)
+{
+  const char *name = NULL;
+  return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success &&
+         name && strncmp(name, "ref", 3) != 0;
+}
 static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
 
@@ -310,8 +340,10 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   int rank = g.spatial + 2, tag = g.spatial - 1;
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, plain_tags[tag]);
-  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, plain_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32,
+                               layout_tags[op->inputs[0].layout][tag]);
+  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32,
+                               layout_tags[op->outputs[0].layout][tag]);
   dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_f32,
@@ -347,11 +379,24 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
     goto done;
   }
-  s = describe_window(&g, transposed, &any_src_md, &any_weights_md, has_bias ? &bias_md : NULL,
-                      &any_dst_md, attr, &pd);
-  if (s != dnnl_success)
-    s = describe_window(&g, transposed, &src_md, &any_weights_md, has_bias ? &bias_md : NULL,
-                        &dst_md, attr, &pd);
+  /* The tensors' own layouts first (no reorder around the primitive), unless
+   * that leaves oneDNN only its reference loops for this shape: then its
+   * own choice, reordered in the workspace. */
+  const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
+  s = describe_window(&g, transposed, &src_md, &any_weights_md, bias, &dst_md, attr, &pd);
+  if (s != dnnl_success || !fast_implementation(pd)) {
+    dnnl_primitive_desc_t chosen = NULL;
+    if (describe_window(&g, transposed, &any_src_md, &any_weights_md, bias, &any_dst_md, attr,
+                        &chosen) == dnnl_success &&
+        (s != dnnl_success || fast_implementation(chosen))) {
+      if (pd)
+        dnnl_primitive_desc_destroy(pd);
+      pd = chosen;
+      s = dnnl_success;
+    } else if (chosen) {
+      dnnl_primitive_desc_destroy(chosen);
+    }
+  }
   if (s != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
@@ -408,7 +453,7 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
-    {"Conv", create_conv},
-    {"ConvTranspose", create_conv_transpose},
-    {NULL, NULL},
+    {"Conv", create_conv, CPU_LAYOUTS_ANY},
+    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY},
+    {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

@@ -86,6 +86,8 @@ typedef struct npu_context_stats {
   uint32_t kernels;          /* launches per run */
   uint32_t folded_nodes;     /* nodes computed once while planning */
   uint32_t fused_nodes;      /* elementwise nodes run inside another kernel */
+  uint32_t relaid_tensors;   /* intermediates kept in the backend's own layout
+                                (channels-last or channel blocks) between kernels */
 } npu_context_stats;
 
 /* `shapes` (may be NULL when every input is static) gives each model input's
