@@ -94,6 +94,15 @@ static bool scalar(const matcher *m, int32_t tensor, float *value)
   return true;
 }
 
+/* A Clip's bounds: attributes before opset 11, optional scalar inputs after. */
+static bool clip_bounds(const matcher *m, const npu_graph_node *n, float *low, float *high)
+{
+  *low = m->g->opset < 11 ? float_attribute(n, "min", -INFINITY) : -INFINITY;
+  *high = m->g->opset < 11 ? float_attribute(n, "max", INFINITY) : INFINITY;
+  return !(n->input_count > 1 && n->inputs[1] >= 0 && !scalar(m, n->inputs[1], low)) &&
+         !(n->input_count > 2 && n->inputs[2] >= 0 && !scalar(m, n->inputs[2], high));
+}
+
 /* The other input of a binary node that reads `tensor`, if a scalar. */
 static bool scalar_operand(const matcher *m, const npu_graph_node *n, int32_t tensor,
                            float *value, bool *tensor_first)
@@ -126,11 +135,8 @@ static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tenso
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SIGMOID, float_attribute(n, "alpha", 0.2f),
                               float_attribute(n, "beta", 0.5f)};
   } else if (op_is(n, "Clip")) {
-    float low = m->g->opset < 11 ? float_attribute(n, "min", -INFINITY) : -INFINITY;
-    float high = m->g->opset < 11 ? float_attribute(n, "max", INFINITY) : INFINITY;
-    if (n->inputs[0] != tensor || (n->input_count > 1 && n->inputs[1] >= 0 &&
-                                   !scalar(m, n->inputs[1], &low)) ||
-        (n->input_count > 2 && n->inputs[2] >= 0 && !scalar(m, n->inputs[2], &high)))
+    float low, high;
+    if (n->inputs[0] != tensor || !clip_bounds(m, n, &low, &high))
       return false;
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_CLIP, low, high};
   } else if (op_is(n, "Mul") && scalar_operand(m, n, tensor, &k, &first)) {
@@ -171,7 +177,7 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       continue;
     uint32_t chain[3], length = 0, next;
     int32_t cur = gn->outputs[0];
-    float value, high;
+    float value, low, high;
     bool first;
     npu_hal_activation_kind kind;
     chain[length++] = gate;
@@ -183,9 +189,7 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       kind = NPU_HAL_ACTIVATION_HARD_SWISH;
     } else if (op_is(gn, "Add") && scalar_operand(m, gn, x, &value, &first) && value == 3 &&
                only_reader(m, cur, &next) && op_is(&m->g->nodes[next], "Clip") &&
-               m->g->opset >= 11 && m->g->nodes[next].input_count == 3 &&
-               scalar(m, m->g->nodes[next].inputs[1], &value) && value == 0 &&
-               scalar(m, m->g->nodes[next].inputs[2], &high) && high == 6) {
+               clip_bounds(m, &m->g->nodes[next], &low, &high) && low == 0 && high == 6) {
       chain[length++] = next;
       cur = m->g->nodes[next].outputs[0];
       kind = NPU_HAL_ACTIVATION_HARD_SWISH; /* once divided by 6, below */

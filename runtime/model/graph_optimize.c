@@ -7,16 +7,6 @@
 #include "fusion.h"
 #include "graph.h"
 
-static bool float_constant(const npu_graph *g, int32_t tensor, size_t count)
-{
-  size_t n;
-  if (tensor < 0)
-    return false;
-  const npu_graph_tensor *t = &g->tensors[tensor];
-  return t->constant && t->data && t->dtype == NPU_DTYPE_FLOAT32 &&
-         npu_shape_elements(t->dims, t->rank, &n) && n == count;
-}
-
 static bool is_output(const npu_graph *g, int32_t tensor)
 {
   for (size_t i = 0; i < g->output_count; i++)
@@ -52,17 +42,95 @@ static int32_t add_constant(npu_graph *g, const char *name, float *data, const i
   return (int32_t)g->tensor_count++;
 }
 
-/* Conv (constant weights, optional constant bias) -> BatchNormalization
- * (constant parameters), the Conv's output read by nothing else:
- * W' = W * s, b' = (b - mean) * s + beta with s = gamma / sqrt(var + eps). */
-static npu_status merge_batch_norm(npu_graph *g, uint32_t conv, uint32_t bn)
+/* Per-output-channel y = x * scale + shift that a follower of a Conv
+ * applies, when it is one: BatchNormalization with constant statistics, or
+ * Mul/Add/Sub/Div by a constant scalar or per-channel ([C], [C,1,1],
+ * [1,C,1,1]) value. */
+typedef struct channel_affine {
+  float *scale, *shift; /* channels each */
+} channel_affine;
+
+/* The values of constant `tensor` when it is a float [channels] vector. */
+static const float *channel_vector(const npu_graph *g, int32_t tensor, size_t channels)
 {
-  npu_graph_node *c = &g->nodes[conv], *n = &g->nodes[bn];
+  const npu_graph_tensor *t = tensor >= 0 ? &g->tensors[tensor] : NULL;
+  return t && t->constant && t->data && t->dtype == NPU_DTYPE_FLOAT32 && t->rank == 1 &&
+                 t->dims[0] == (int64_t)channels
+             ? t->data
+             : NULL;
+}
+
+/* The per-channel values of constant `tensor`, broadcast against an NC...
+ * output of `rank` axes with `channels` channels; NULL when it is not one. */
+static const float *channel_values(const npu_graph *g, int32_t tensor, size_t channels,
+                                   uint32_t rank, bool *per_channel)
+{
+  size_t n;
+  if (tensor < 0)
+    return NULL;
+  const npu_graph_tensor *t = &g->tensors[tensor];
+  if (!t->constant || !t->data || t->dtype != NPU_DTYPE_FLOAT32 ||
+      !npu_shape_elements(t->dims, t->rank, &n) || t->rank > rank)
+    return NULL;
+  *per_channel = n != 1;
+  if (n == 1)
+    return t->data;
+  /* [C, 1...] aligned so that C lands on axis 1 of the output. */
+  uint32_t axis = rank - t->rank;
+  for (uint32_t d = 0; d < t->rank; d++) {
+    int64_t want = axis + d == 1 ? (int64_t)channels : 1;
+    if (t->dims[d] != want)
+      return NULL;
+  }
+  return axis <= 1 && n == channels ? t->data : NULL;
+}
+
+static bool describe_affine(const npu_graph *g, const npu_graph_node *n, int32_t x,
+                            size_t channels, uint32_t rank, channel_affine *a)
+{
+  const char *op = n->proto->op_type;
+  if (strcmp(op, "BatchNormalization") == 0) {
+    if (n->output_count != 1 || n->inputs[0] != x)
+      return false;
+    const float *stat[4];
+    for (uint32_t k = 0; k < 4; k++)
+      if (!(stat[k] = channel_vector(g, n->inputs[k + 1], channels)))
+        return false;
+    float epsilon = epsilon_of(n);
+    for (size_t m = 0; m < channels; m++) {
+      a->scale[m] = stat[0][m] / sqrtf(stat[3][m] + epsilon);
+      a->shift[m] = stat[1][m] - stat[2][m] * a->scale[m];
+    }
+    return true;
+  }
+  bool mul = strcmp(op, "Mul") == 0, add = strcmp(op, "Add") == 0;
+  bool sub = strcmp(op, "Sub") == 0, div = strcmp(op, "Div") == 0;
+  if (!(mul || add || sub || div) || n->input_count != 2 || n->inputs[0] == n->inputs[1])
+    return false;
+  bool x_first = n->inputs[0] == x, per_channel;
+  const float *k = channel_values(g, n->inputs[x_first ? 1 : 0], channels, rank, &per_channel);
+  if (!k || (div && !x_first))
+    return false; /* k / x is not affine */
+  for (size_t m = 0; m < channels; m++) {
+    float v = k[per_channel ? m : 0];
+    if (div && v == 0)
+      return false;
+    a->scale[m] = mul ? v : div ? 1.0f / v : sub && !x_first ? -1.0f : 1.0f;
+    a->shift[m] = add ? v : sub ? (x_first ? -v : v) : 0.0f;
+  }
+  return true;
+}
+
+/* Conv (constant weights and bias) -> affine follower, the Conv's output read
+ * by nothing else: W' = W * scale, b' = b * scale + shift per output channel;
+ * the Conv then writes the follower's output. */
+static npu_status merge_affine(npu_graph *g, uint32_t conv, uint32_t follower,
+                               const channel_affine *a)
+{
+  npu_graph_node *c = &g->nodes[conv], *n = &g->nodes[follower];
   const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
   int64_t channels = w->dims[0];
   size_t per_channel = w->data_size / sizeof(float) / (size_t)channels;
-  const float *gamma = g->tensors[n->inputs[1]].data, *beta = g->tensors[n->inputs[2]].data;
-  const float *mean = g->tensors[n->inputs[3]].data, *var = g->tensors[n->inputs[4]].data;
   const float *bias = c->input_count > 2 && c->inputs[2] >= 0 ? g->tensors[c->inputs[2]].data
                                                                 : NULL;
   float *weights = malloc(w->data_size), *merged_bias = malloc((size_t)channels * sizeof(float));
@@ -72,19 +140,17 @@ static npu_status merge_batch_norm(npu_graph *g, uint32_t conv, uint32_t bn)
   if (!weights || !merged_bias || !inputs || !npu_graph_own(g, weights)) {
     free(weights);
     free(merged_bias);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging a BatchNormalization");
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
   }
   if (!npu_graph_own(g, merged_bias)) {
     free(merged_bias);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging a BatchNormalization");
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
   }
-  float epsilon = epsilon_of(n);
   const float *source = w->data;
   for (int64_t m = 0; m < channels; m++) {
-    float s = gamma[m] / sqrtf(var[m] + epsilon);
     for (size_t k = 0; k < per_channel; k++)
-      weights[(size_t)m * per_channel + k] = source[(size_t)m * per_channel + k] * s;
-    merged_bias[m] = ((bias ? bias[m] : 0.0f) - mean[m]) * s + beta[m];
+      weights[(size_t)m * per_channel + k] = source[(size_t)m * per_channel + k] * a->scale[m];
+    merged_bias[m] = (bias ? bias[m] : 0.0f) * a->scale[m] + a->shift[m];
   }
   /* add_constant grows the tensor array: copy what is read from `w` first. */
   int64_t weight_dims[NPU_MAX_RANK], bias_dims[1] = {channels};
@@ -94,7 +160,7 @@ static npu_status merge_batch_norm(npu_graph *g, uint32_t conv, uint32_t bn)
   int32_t new_weights = add_constant(g, weight_name, weights, weight_dims, weight_rank);
   int32_t new_bias = new_weights < 0 ? -1 : add_constant(g, "merged_bias", merged_bias, bias_dims, 1);
   if (new_bias < 0)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging a BatchNormalization");
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
   c->inputs[1] = new_weights;
   c->inputs[2] = new_bias;
   c->input_count = 3;
@@ -104,33 +170,50 @@ static npu_status merge_batch_norm(npu_graph *g, uint32_t conv, uint32_t bn)
   return NPU_OK;
 }
 
+/* The one node reading the Conv's output, if it merges into the Conv. */
+static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumers, uint32_t conv,
+                               channel_affine *a, uint32_t *follower)
+{
+  const npu_graph_node *c = &g->nodes[conv];
+  if (strcmp(c->proto->op_type, "Conv") != 0 || c->output_count != 1 || c->outputs[0] < 0 ||
+      c->input_count < 2 || c->inputs[1] < 0)
+    return false;
+  int32_t out = c->outputs[0];
+  const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
+  if (is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
+      !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank < 3)
+    return false;
+  size_t channels = (size_t)w->dims[0];
+  if (c->input_count > 2 && c->inputs[2] >= 0 && !channel_vector(g, c->inputs[2], channels))
+    return false;
+  *follower = consumers->nodes[consumers->offsets[out]];
+  const npu_graph_node *n = &g->nodes[*follower];
+  return !n->folded && n->output_count == 1 && n->outputs[0] >= 0 &&
+         describe_affine(g, n, out, channels, w->rank, a);
+}
+
 npu_status npu_graph_optimize(npu_graph *g)
 {
   npu_consumers consumers;
   npu_status status = npu_consumers_build(g, &consumers);
+  channel_affine a = {NULL, NULL};
+  size_t most = 1;
+  for (size_t t = 0; t < g->tensor_count; t++)
+    most = g->tensors[t].rank && g->tensors[t].dims[0] > (int64_t)most ? (size_t)g->tensors[t].dims[0]
+                                                                        : most;
+  a.scale = malloc(most * sizeof(float));
+  a.shift = malloc(most * sizeof(float));
+  if (status == NPU_OK && (!a.scale || !a.shift))
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory optimising the graph");
   for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
-    npu_graph_node *c = &g->nodes[i];
-    if (strcmp(c->proto->op_type, "Conv") != 0 || c->output_count != 1 || c->outputs[0] < 0)
-      continue;
-    int32_t out = c->outputs[0];
-    if (is_output(g, out) || consumers.offsets[out + 1] - consumers.offsets[out] != 1)
-      continue;
-    uint32_t bn = consumers.nodes[consumers.offsets[out]];
-    npu_graph_node *n = &g->nodes[bn];
-    const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
-    if (strcmp(n->proto->op_type, "BatchNormalization") != 0 || n->output_count != 1 ||
-        n->inputs[0] != out || !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 ||
-        w->rank < 3)
-      continue;
-    size_t channels = (size_t)w->dims[0];
-    bool constants = true;
-    for (uint32_t k = 1; k < 5; k++)
-      constants &= float_constant(g, n->inputs[k], channels);
-    if (c->input_count > 2 && c->inputs[2] >= 0)
-      constants &= float_constant(g, c->inputs[2], channels);
-    if (constants)
-      status = merge_batch_norm(g, (uint32_t)i, bn);
+    uint32_t follower;
+    /* A chain (Conv, BN, Mul, Add...) merges one follower at a time; the
+     * consumers of the Conv's new output are those of the follower's. */
+    while (status == NPU_OK && mergeable_follower(g, &consumers, (uint32_t)i, &a, &follower))
+      status = merge_affine(g, (uint32_t)i, follower, &a);
   }
+  free(a.scale);
+  free(a.shift);
   npu_consumers_clear(&consumers);
   return status;
 }

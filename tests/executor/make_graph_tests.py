@@ -62,6 +62,10 @@ STEPS = {
     "add": (lambda t, o: [helper.make_node("Add", [t, "k_add"], [o])], lambda v: v + 0.5),
     "rsub": (lambda t, o: [helper.make_node("Sub", ["k_add", t], [o])], lambda v: 0.5 - v),
     "div": (lambda t, o: [helper.make_node("Div", [t, "six"], [o])], lambda v: v / 6),
+    "mul_channel": (lambda t, o: [helper.make_node("Mul", ["k_channel", t], [o])],
+                    lambda v: v * K_CHANNEL.reshape(1, -1, 1, 1)),
+    "add_channel": (lambda t, o: [helper.make_node("Add", [t, "k_channel"], [o])],
+                    lambda v: v + K_CHANNEL.reshape(1, -1, 1, 1)),
     # x * Clip(x + 3, 0, 6) / 6, as Paddle and PyTorch exporters write HardSwish
     "hardswish_expanded": (lambda t, o: [
         helper.make_node("Add", [t, "three"], [o + "_a"]),
@@ -75,7 +79,9 @@ STEPS = {
         lambda v: v * sigmoid(v)),
 }
 
-CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0}
+K_CHANNEL = np.linspace(-1.5, 2.0, CHANNELS).astype(np.float32)
+CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0,
+             "k_channel": K_CHANNEL.reshape(-1, 1, 1)}
 
 
 def write_case(name, nodes, inits, x, expected):
@@ -138,6 +144,8 @@ conv_case("fuse_conv_relu6", ["relu6"])
 conv_case("fuse_conv_leaky_mul", ["leaky", "mul"], stride=2)
 conv_case("fuse_conv_mul_add_relu", ["mul", "add", "relu"])
 conv_case("fuse_conv_rsub_div", ["rsub", "div"])
+conv_case("fold_conv_bn_mul_add_channel_relu", ["mul_channel", "add_channel", "relu"],
+          batch_norm=True)
 conv_case("fuse_conv_mul_hardsigmoid_mul", ["mul", "hardsigmoid", "mul"])
 conv_case("fuse_conv_tanh_mul_tanh_add", ["tanh", "mul", "tanh", "add"])
 conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish_expanded"],
@@ -156,7 +164,9 @@ def network_case(name):
 
     def add_conv(src, value, out_channels, group=1):
         in_channels = value.shape[1]
-        w = (rng.standard_normal((out_channels, in_channels // group, 3, 3)) * 0.3).astype(np.float32)
+        fan_in = in_channels // group * 9  # He-style scale: activations stay near 1
+        w = (rng.standard_normal((out_channels, in_channels // group, 3, 3)) *
+             np.sqrt(1 / fan_in)).astype(np.float32)
         b = rng.standard_normal(out_channels).astype(np.float32)
         k = len(inits)
         inits.extend([numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")])

@@ -1,8 +1,9 @@
 /* oneDNN kernels: Conv and ConvTranspose (1-D to 3-D, groups, dilations,
- * bias) with the fused activation as a post-op. Weights are reordered once,
- * at kernel creation, into the layout oneDNN picks for this shape;
- * activations stay in the graph's plain NCHW layout. oneDNN's scratchpad is
- * the launch's planned workspace, so a run allocates nothing.
+ * bias), MatMul (batched, broadcast) and Gemm, with the fused activations as
+ * post-ops. Constant weights are reordered once, at kernel creation, into
+ * the layout oneDNN picks for this shape; activations come in the layout
+ * the runtime planned (see npu_hal_layout). oneDNN's scratchpad is the
+ * launch's planned workspace, so a run allocates nothing.
  *
  * Debian's oneDNN uses OpenMP: each oneDNN call runs a team of the device's
  * thread budget, and one call runs at a time, so streams running together
@@ -38,7 +39,8 @@ typedef struct dnnl_params {
   dnnl_primitive_t src_reorder, dst_reorder;         /* NULL: plain layout used as is */
   dnnl_memory_t plain_src, plain_dst;
   size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
-  void *packed_weights;  /* weights in oneDNN's layout */
+  void *packed_weights;  /* weights in oneDNN's layout; NULL: input 1 read at run time */
+  uint32_t bias_input;   /* the launch input holding the bias */
   uint32_t threads;
 } dnnl_params;
 
@@ -72,7 +74,9 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
   if (p->dst_reorder)
     dnnl_memory_set_data_handle(p->plain_dst, out[0]);
   if (p->bias)
-    dnnl_memory_set_data_handle(p->bias, in[2]);
+    dnnl_memory_set_data_handle(p->bias, in[p->bias_input]);
+  if (!p->packed_weights)
+    dnnl_memory_set_data_handle(p->weights, in[1]);
   dnnl_exec_arg_t args[] = {
       {DNNL_ARG_SRC, p->src},       {DNNL_ARG_WEIGHTS, p->weights},
       {DNNL_ARG_DST, p->dst},       {DNNL_ARG_SCRATCHPAD, p->scratchpad},
@@ -344,8 +348,13 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
                                layout_tags[op->inputs[0].layout][tag]);
   dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32,
                                layout_tags[op->outputs[0].layout][tag]);
+  /* Relaid tensors are run as they are (the runtime chose their layout for
+   * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
+  dnnl_memory_desc_t run_src_md, run_dst_md;
   dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dnnl_f32, dnnl_format_tag_any);
+  run_src_md = op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? any_src_md : src_md;
+  run_dst_md = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? any_dst_md : dst_md;
   dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_f32,
                                transposed ? grouped_transposed_tags[tag] : grouped_weight_tags[tag]);
   dnnl_memory_desc_init_by_tag(&any_weights_md, rank + 1, g.weights, dnnl_f32,
@@ -358,6 +367,7 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   k->params = p;
   k->free_params = free_dnnl_params;
   p->threads = npu_cpu_thread_budget(k->device);
+  p->bias_input = 2;
 
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t post_ops = NULL;
@@ -379,11 +389,10 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
     goto done;
   }
-  /* The tensors' own layouts first (no reorder around the primitive), unless
-   * that leaves oneDNN only its reference loops for this shape: then its
-   * own choice, reordered in the workspace. */
+  /* Unless that leaves oneDNN only its reference loops for this shape: then
+   * its own choice for every tensor, reordered in the workspace. */
   const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
-  s = describe_window(&g, transposed, &src_md, &any_weights_md, bias, &dst_md, attr, &pd);
+  s = describe_window(&g, transposed, &run_src_md, &any_weights_md, bias, &run_dst_md, attr, &pd);
   if (s != dnnl_success || !fast_implementation(pd)) {
     dnnl_primitive_desc_t chosen = NULL;
     if (describe_window(&g, transposed, &any_src_md, &any_weights_md, bias, &any_dst_md, attr,
@@ -442,6 +451,153 @@ done:
   return status;
 }
 
+/* ---- MatMul and Gemm ------------------------------------------------------------- */
+
+/* A plain memory descriptor of `rank` dims; `transposed`: the last two axes
+ * are stored swapped (Gemm's transA/transB). */
+static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed)
+{
+  dnnl_dims_t strides;
+  int64_t step = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    int axis = transposed && d >= rank - 2 ? (d == rank - 1 ? rank - 2 : rank - 1) : d;
+    strides[axis] = step;
+    step *= dims[axis];
+  }
+  dnnl_memory_desc_init_by_strides(md, rank, dims, dnnl_f32, strides);
+}
+
+/* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
+ * brought to Y's rank with leading 1s (broadcast batches). */
+static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                 bool trans_b, int32_t bias_input)
+{
+  pthread_once(&engine_once, create_engine);
+  if (engine_status != dnnl_success)
+    return cpu_unsupported(op, "no oneDNN CPU engine");
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
+  if (a->dtype != NPU_DTYPE_FLOAT32 || b->dtype != NPU_DTYPE_FLOAT32 || a->rank < 2 ||
+      b->rank < 2 || y->rank > DNNL_MAX_NDIMS || a->layout || b->layout || y->layout)
+    return cpu_unsupported(op, "oneDNN takes plain float32 matrices of rank 2 or more");
+  int rank = (int)y->rank;
+  dnnl_dims_t a_dims, b_dims, y_dims, bias_dims;
+  for (int d = 0; d < rank; d++) {
+    int da = d - (rank - (int)a->rank), db = d - (rank - (int)b->rank);
+    y_dims[d] = y->dims[d];
+    a_dims[d] = da >= 0 ? a->dims[da] : 1;
+    b_dims[d] = db >= 0 ? b->dims[db] : 1;
+  }
+  if (trans_a) { /* the dims as the product sees them */
+    int64_t t = a_dims[rank - 1];
+    a_dims[rank - 1] = a_dims[rank - 2];
+    a_dims[rank - 2] = t;
+  }
+  if (trans_b) {
+    int64_t t = b_dims[rank - 1];
+    b_dims[rank - 1] = b_dims[rank - 2];
+    b_dims[rank - 2] = t;
+  }
+  dnnl_memory_desc_t a_md, b_md, user_b_md, any_b_md, y_md, bias_md;
+  matrix_md(&a_md, rank, a_dims, trans_a);
+  matrix_md(&user_b_md, rank, b_dims, trans_b);
+  matrix_md(&y_md, rank, y_dims, false);
+  bool packed = op->input_values[1] != NULL;
+  dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, dnnl_f32, dnnl_format_tag_any);
+  b_md = packed ? any_b_md : user_b_md;
+  if (bias_input >= 0) { /* Gemm's C: broadcast to (M, N) from a shape of rank 0 to 2 */
+    const npu_hal_tensor_desc *c = &op->inputs[bias_input];
+    for (int d = 0; d < rank; d++) {
+      int dc = d - (rank - (int)c->rank);
+      bias_dims[d] = dc >= 0 ? c->dims[dc] : 1;
+    }
+    matrix_md(&bias_md, rank, bias_dims, false);
+  }
+
+  dnnl_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_dnnl_params;
+  p->threads = npu_cpu_thread_budget(k->device);
+  p->bias_input = bias_input >= 0 ? (uint32_t)bias_input : 0;
+  npu_status status = NPU_OK;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t post_ops = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_matmul_desc_t desc;
+  dnnl_status_t s = dnnl_primitive_attr_create(&attr);
+  if (s == dnnl_success)
+    s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (s == dnnl_success)
+    s = dnnl_post_ops_create(&post_ops);
+  if (s != dnnl_success) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
+    goto done;
+  }
+  bool appended = true;
+  eltwise_chain chain = {.post_ops = post_ops};
+  for (uint32_t i = 0; i < op->activation_count && appended; i++)
+    appended = append_activation(&chain, &op->activations[i]);
+  if (!appended || dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
+    status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
+    goto done;
+  }
+  s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
+  if (s == dnnl_success)
+    s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+  if (s != dnnl_success || !fast_implementation(pd)) {
+    status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
+    goto done;
+  }
+  if (packed)
+    status = pack_weights(op, pd, &user_b_md, p);
+  if (status != NPU_OK)
+    goto done;
+  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  k->workspace_bytes = align64(dnnl_memory_desc_get_size(scratch_md));
+  s = dnnl_primitive_create(&p->primitive, pd);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->src, &a_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->dst, &y_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && !packed)
+    s = dnnl_memory_create(&p->weights, &user_b_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && bias_input >= 0)
+    s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
+  if (s != dnnl_success)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
+                           op->op_type);
+  k->run = run_dnnl;
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (post_ops)
+    dnnl_post_ops_destroy(post_ops);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  return status;
+}
+
+static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return create_product(op, k, false, false, -1);
+}
+
+/* Gemm with alpha = 1 and beta = 1 (other scales stay with the plain kernel). */
+static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_attributes *a = &op->attributes;
+  bool has_c = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
+  if (a->get_float(a->node, "alpha", 1.0f) != 1.0f ||
+      (has_c && a->get_float(a->node, "beta", 1.0f) != 1.0f) ||
+      (has_c && op->inputs[2].dtype != NPU_DTYPE_FLOAT32))
+    return cpu_unsupported(op, "alpha or beta other than 1");
+  return create_product(op, k, a->get_int(a->node, "transA", 0) != 0,
+                        a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1);
+}
+
 static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
   return create_window(op, k, false);
@@ -455,5 +611,7 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
     {"Conv", create_conv, CPU_LAYOUTS_ANY},
     {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY},
+    {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN},
+    {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

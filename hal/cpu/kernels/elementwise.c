@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "fast_math.h"
 
 /* ---- unary ----------------------------------------------------------------- */
 
@@ -23,47 +24,46 @@ typedef struct unary_params {
 
 #define CHUNK 16384
 
-static float apply_unary(const unary_params *p, float x)
-{
-  switch (p->kind) {
-  case U_RELU: return x > 0 ? x : 0;
-  case U_SIGMOID: return 1.0f / (1.0f + expf(-x));
-  case U_TANH: return tanhf(x);
-  case U_EXP: return expf(x);
-  case U_LOG: return logf(x);
-  case U_SQRT: return sqrtf(x);
-  case U_ABS: return fabsf(x);
-  case U_NEG: return -x;
-  case U_RECIPROCAL: return 1.0f / x;
-  case U_FLOOR: return floorf(x);
-  case U_CEIL: return ceilf(x);
-  case U_ERF: return erff(x);
-  case U_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, p->alpha * x + p->beta));
-  case U_HARD_SWISH: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-  case U_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
-  case U_CLIP: return fminf(fmaxf(x, p->alpha), p->beta);
-  }
-  return x;
-}
-
 typedef struct unary_job {
   const unary_params *p;
   const float *in;
   float *out;
 } unary_job;
 
+/* One loop per kind, so each is vectorised on its own. */
+#define UNARY_LOOP(EXPR)                                                                    \
+  for (size_t i = begin; i < end; i++) {                                                    \
+    float x = in[i];                                                                        \
+    out[i] = (EXPR);                                                                        \
+  }                                                                                         \
+  break
+
 static void unary_chunk(void *ctx, size_t index)
 {
-  unary_job *job = ctx;
-  size_t begin = index * CHUNK, end = begin + CHUNK < job->p->count ? begin + CHUNK : job->p->count;
+  const unary_job *job = ctx;
   const unary_params *p = job->p;
-  if (p->kind == U_RELU) { /* the hot one: branch-free for the vectoriser */
-    for (size_t i = begin; i < end; i++)
-      job->out[i] = job->in[i] > 0 ? job->in[i] : 0;
-    return;
+  size_t begin = index * CHUNK, end = begin + CHUNK < p->count ? begin + CHUNK : p->count;
+  const float *restrict in = job->in;
+  float *restrict out = job->out;
+  const float alpha = p->alpha, beta = p->beta;
+  switch (p->kind) {
+  case U_RELU: UNARY_LOOP(x > 0 ? x : 0);
+  case U_SIGMOID: UNARY_LOOP(1.0f / (1.0f + cpu_expf(-x)));
+  case U_TANH: UNARY_LOOP(tanhf(x));
+  case U_EXP: UNARY_LOOP(expf(x));
+  case U_LOG: UNARY_LOOP(logf(x));
+  case U_SQRT: UNARY_LOOP(sqrtf(x));
+  case U_ABS: UNARY_LOOP(fabsf(x));
+  case U_NEG: UNARY_LOOP(-x);
+  case U_RECIPROCAL: UNARY_LOOP(1.0f / x);
+  case U_FLOOR: UNARY_LOOP(floorf(x));
+  case U_CEIL: UNARY_LOOP(ceilf(x));
+  case U_ERF: UNARY_LOOP(erff(x));
+  case U_HARD_SIGMOID: UNARY_LOOP(fmaxf(0.0f, fminf(1.0f, alpha * x + beta)));
+  case U_HARD_SWISH: UNARY_LOOP(x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f)));
+  case U_LEAKY_RELU: UNARY_LOOP(x >= 0 ? x : alpha * x);
+  case U_CLIP: UNARY_LOOP(fminf(fmaxf(x, alpha), beta));
   }
-  for (size_t i = begin; i < end; i++)
-    job->out[i] = apply_unary(p, job->in[i]);
 }
 
 static void run_unary(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -139,7 +139,10 @@ typedef struct binary_params {
   int64_t dims[NPU_MAX_RANK];
   int64_t a_strides[NPU_MAX_RANK]; /* 0 where broadcast */
   int64_t b_strides[NPU_MAX_RANK];
-  size_t rows;                     /* output elements / last dimension */
+  int64_t rows;                    /* output elements / last dimension */
+  int64_t rows_per_task;           /* > 1: short rows, grouped */
+  int64_t pieces_per_row;          /* else: long rows, split in CHUNKs */
+  size_t tasks;
 } binary_params;
 
 #define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
@@ -148,21 +151,21 @@ typedef struct binary_params {
     const T *restrict y = (const T *)b + b_off;                                             \
     OUT_T *restrict z = (OUT_T *)out + row * inner;                                         \
     if (sa == 1 && sb == 1)                                                                 \
-      for (int64_t i = 0; i < inner; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }  \
+      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
     else if (sa == 1)                                                                       \
-      for (int64_t i = 0; i < inner; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); }  \
+      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
     else if (sb == 1)                                                                       \
-      for (int64_t i = 0; i < inner; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }  \
+      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
     else                                                                                    \
-      for (int64_t i = 0; i < inner; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }  \
+      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
   } while (0)
 
-#define BINARY_KINDS(T, POW, MAX, MIN)                                                      \
+#define BINARY_KINDS(T, DIV, POW, MAX, MIN)                                                 \
   switch (p->kind) {                                                                        \
   case B_ADD: BINARY_LOOP(T, T, u + v); break;                                              \
   case B_SUB: BINARY_LOOP(T, T, u - v); break;                                              \
   case B_MUL: BINARY_LOOP(T, T, u * v); break;                                              \
-  case B_DIV: BINARY_LOOP(T, T, v != 0 ? u / v : 0); break;                                 \
+  case B_DIV: BINARY_LOOP(T, T, DIV(u, v)); break;                                          \
   case B_POW: BINARY_LOOP(T, T, POW(u, v)); break;                                          \
   case B_MAX: BINARY_LOOP(T, T, MAX(u, v)); break;                                          \
   case B_MIN: BINARY_LOOP(T, T, MIN(u, v)); break;                                          \
@@ -180,6 +183,8 @@ static int64_t pow_i64(int64_t u, int64_t v)
 }
 #define MAX_OF(u, v) ((u) > (v) ? (u) : (v))
 #define MIN_OF(u, v) ((u) < (v) ? (u) : (v))
+#define FLOAT_DIV(u, v) ((u) / (v))
+#define INT_DIV(u, v) ((v) != 0 ? (u) / (v) : 0) /* integer division by zero is undefined */
 
 typedef struct binary_job {
   const binary_params *p;
@@ -187,15 +192,15 @@ typedef struct binary_job {
   void *out;
 } binary_job;
 
-static void binary_rows(void *ctx, size_t row)
+/* One output row, columns [lo, hi). */
+static void binary_row(const binary_job *job, int64_t row, int64_t lo, int64_t hi)
 {
-  binary_job *job = ctx;
   const binary_params *p = job->p;
   const void *a = job->a, *b = job->b;
   void *out = job->out;
-  int64_t inner = p->rank ? p->dims[p->rank - 1] : 1;
-  int64_t sa = p->rank ? p->a_strides[p->rank - 1] : 0, sb = p->rank ? p->b_strides[p->rank - 1] : 0;
-  int64_t a_off = 0, b_off = 0, rest = (int64_t)row;
+  int64_t inner = p->dims[p->rank - 1];
+  int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];
+  int64_t a_off = 0, b_off = 0, rest = row;
   for (int d = (int)p->rank - 2; d >= 0; d--) {
     int64_t idx = rest % p->dims[d];
     rest /= p->dims[d];
@@ -203,19 +208,37 @@ static void binary_rows(void *ctx, size_t row)
     b_off += idx * p->b_strides[d];
   }
   if (p->dtype == NPU_DTYPE_FLOAT32) {
-    BINARY_KINDS(float, powf, fmaxf, fminf)
+    BINARY_KINDS(float, FLOAT_DIV, powf, fmaxf, fminf)
   } else if (p->dtype == NPU_DTYPE_INT64) {
-    BINARY_KINDS(int64_t, pow_i64, MAX_OF, MIN_OF)
+    BINARY_KINDS(int64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
   } else {
-    BINARY_KINDS(int32_t, pow_i64, MAX_OF, MIN_OF)
+    BINARY_KINDS(int32_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
   }
+}
+
+/* A task: several short rows, or a CHUNK-long piece of one long row. */
+static void binary_task(void *ctx, size_t task)
+{
+  const binary_job *job = ctx;
+  const binary_params *p = job->p;
+  int64_t inner = p->dims[p->rank - 1];
+  if (p->rows_per_task > 1) {
+    int64_t first = (int64_t)task * p->rows_per_task;
+    int64_t last = first + p->rows_per_task < p->rows ? first + p->rows_per_task : p->rows;
+    for (int64_t row = first; row < last; row++)
+      binary_row(job, row, 0, inner);
+    return;
+  }
+  int64_t row = (int64_t)task / p->pieces_per_row, piece = (int64_t)task % p->pieces_per_row;
+  int64_t lo = piece * CHUNK, hi = lo + CHUNK < inner ? lo + CHUNK : inner;
+  binary_row(job, row, lo, hi);
 }
 
 static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const binary_params *p = k->params;
   binary_job job = {p, in[0], in[1], out[0]};
-  npu_cpu_parallel_for(k->device, p->rows, binary_rows, &job);
+  npu_cpu_parallel_for(k->device, p->tasks, binary_task, &job);
 }
 
 /* Strides of `in` read through a broadcast to the output's rank and dims. */
@@ -227,6 +250,33 @@ static void broadcast_strides(const npu_hal_tensor_desc *in, const binary_params
   uint32_t shift = p->rank - in->rank;
   for (uint32_t d = 0; d < p->rank; d++)
     strides[d] = d < shift || in->dims[d - shift] == 1 ? 0 : own[d - shift];
+}
+
+/* Merges neighbouring axes both inputs walk contiguously (or both
+ * broadcast), down to one axis for same-shape or scalar operands, so rows
+ * are long; a rank-0 output becomes one axis of 1. */
+static void coalesce(binary_params *p)
+{
+  uint32_t rank = 0;
+  for (uint32_t d = 0; d < p->rank; d++) {
+    bool merges = rank > 0 && p->a_strides[rank - 1] == p->a_strides[d] * p->dims[d] &&
+                  p->b_strides[rank - 1] == p->b_strides[d] * p->dims[d];
+    if (merges) {
+      p->dims[rank - 1] *= p->dims[d];
+      p->a_strides[rank - 1] = p->a_strides[d];
+      p->b_strides[rank - 1] = p->b_strides[d];
+      continue;
+    }
+    p->dims[rank] = p->dims[d];
+    p->a_strides[rank] = p->a_strides[d];
+    p->b_strides[rank++] = p->b_strides[d];
+  }
+  if (rank == 0) {
+    p->dims[0] = 1;
+    p->a_strides[0] = p->b_strides[0] = 0;
+    rank = 1;
+  }
+  p->rank = rank;
 }
 
 static const struct {
@@ -260,9 +310,13 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
   memcpy(p->dims, op->outputs[0].dims, sizeof p->dims);
   broadcast_strides(&op->inputs[0], p, p->a_strides);
   broadcast_strides(&op->inputs[1], p, p->b_strides);
-  size_t total = cpu_tensor_elements(&op->outputs[0]);
-  int64_t inner = p->rank ? p->dims[p->rank - 1] : 1;
-  p->rows = inner ? total / (size_t)inner : 0;
+  coalesce(p);
+  int64_t inner = p->dims[p->rank - 1];
+  p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
+  p->rows_per_task = inner < CHUNK ? CHUNK / (inner ? inner : 1) : 1;
+  p->pieces_per_row = (inner + CHUNK - 1) / CHUNK;
+  p->tasks = p->rows_per_task > 1 ? (size_t)((p->rows + p->rows_per_task - 1) / p->rows_per_task)
+                                  : (size_t)(p->rows * p->pieces_per_row);
   k->run = run_binary;
   return NPU_OK;
 }

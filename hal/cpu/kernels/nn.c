@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "fast_math.h"
 
 /* ---- GEMM: C[M,N] (+)= A[M,K] B[K,N], row-major with leading dimensions ---- */
 
@@ -414,26 +415,67 @@ typedef struct softmax_params {
   bool log;
 } softmax_params;
 
-static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
+typedef struct softmax_job {
+  const softmax_params *p;
+  const float *x;
+  float *y;
+} softmax_job;
+
+/* One outer slice: axis_length x inner values, normalised along the axis. */
+static void softmax_slice(void *ctx, size_t o)
 {
-  const softmax_params *p = k->params;
-  const float *x = in[0];
-  float *y = out[0];
-  for (size_t o = 0; o < p->outer; o++)
-    for (size_t i = 0; i < p->inner; i++) {
-      const float *xs = x + o * p->axis_length * p->inner + i;
-      float *ys = y + o * p->axis_length * p->inner + i;
-      float max = -INFINITY;
-      for (size_t a = 0; a < p->axis_length; a++)
-        max = fmaxf(max, xs[a * p->inner]);
-      double sum = 0;
-      for (size_t a = 0; a < p->axis_length; a++)
-        sum += exp((double)xs[a * p->inner] - max);
-      for (size_t a = 0; a < p->axis_length; a++) {
-        float shifted = xs[a * p->inner] - max;
-        ys[a * p->inner] = p->log ? shifted - (float)log(sum) : (float)(exp(shifted) / sum);
+  const softmax_job *job = ctx;
+  const softmax_params *p = job->p;
+  size_t n = p->axis_length, inner = p->inner;
+  const float *x = job->x + o * n * inner;
+  float *restrict y = job->y + o * n * inner;
+  for (size_t i = 0; i < inner; i++) {
+    float max = -INFINITY, sum = 0.0f;
+    if (inner == 1) { /* the common contiguous case: vectorised, 8 lanes */
+      float lanes[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                        -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+      size_t a = 0;
+      for (; a + 8 <= n; a += 8)
+        for (size_t l = 0; l < 8; l++)
+          lanes[l] = x[a + l] > lanes[l] ? x[a + l] : lanes[l];
+      for (; a < n; a++)
+        max = x[a] > max ? x[a] : max;
+      for (size_t l = 0; l < 8; l++)
+        max = lanes[l] > max ? lanes[l] : max;
+      for (a = 0; a < n; a++)
+        y[a] = cpu_expf(x[a] - max);
+      float partial[8] = {0};
+      for (a = 0; a + 8 <= n; a += 8)
+        for (size_t l = 0; l < 8; l++)
+          partial[l] += y[a + l];
+      for (; a < n; a++)
+        sum += y[a];
+      for (size_t l = 0; l < 8; l++)
+        sum += partial[l];
+    } else {
+      for (size_t a = 0; a < n; a++)
+        max = x[a * inner + i] > max ? x[a * inner + i] : max;
+      for (size_t a = 0; a < n; a++) {
+        y[a * inner + i] = cpu_expf(x[a * inner + i] - max);
+        sum += y[a * inner + i];
       }
     }
+    if (p->log) {
+      float log_sum = logf(sum);
+      for (size_t a = 0; a < n; a++)
+        y[a * inner + i] = x[a * inner + i] - max - log_sum;
+    } else {
+      float scale = 1.0f / sum;
+      for (size_t a = 0; a < n; a++)
+        y[a * inner + i] *= scale;
+    }
+  }
+}
+
+static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  softmax_job job = {k->params, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, job.p->outer, softmax_slice, &job);
 }
 
 static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)

@@ -1,0 +1,30 @@
+/* Branch-free float math that GCC vectorises (libm's calls stop the
+ * vectoriser): for the kernels' inner loops. */
+#ifndef NPU_CPU_FAST_MATH_H
+#define NPU_CPU_FAST_MATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* e^x, within 2 ulp of expf over [-87.3, 88.7] (clamped outside): Cody-Waite
+ * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
+static inline float cpu_expf(float x)
+{
+  x = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+  /* n = round(x / ln2), by the 1.5 * 2^23 trick (no rounding instruction). */
+  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t bits = ((int32_t)n + 127) << 23; /* 2^n, n in [-126, 128) */
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+#endif
