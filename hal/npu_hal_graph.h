@@ -100,6 +100,11 @@ struct npu_hal_graph_ops {
    * tensor (the runtime falls back to channels-last, then plain, where a
    * kernel around it does not take it). Optional (NULL: channels-last). */
   npu_hal_layout (*preferred_layout)(npu_hal_device *device, const npu_hal_tensor_desc *tensor);
+  /* The inputs (bit i: input i) that the kernel copied from op->input_values
+   * when it was created (packed weights) and never reads when it runs: the
+   * runtime keeps no device copy of constants only such kernels read.
+   * Optional (NULL: none). */
+  uint32_t (*kernel_packed_inputs)(const npu_hal_kernel *kernel);
   /* Scratch memory a kernel needs while it runs; the runtime plans it like a
    * tensor that lives for that one launch. Optional (NULL: none). */
   size_t (*kernel_workspace)(const npu_hal_kernel *kernel);

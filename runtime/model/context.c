@@ -494,9 +494,10 @@ static npu_hal_mem_ref ref_of(npu_context *ctx, const ctx_tensor *t)
   npu_buffer *home = t->location == LOC_ARENA ? ctx->arena : ctx->constants;
   switch (t->location) {
   case LOC_ARENA:
-  case LOC_CONSTANT:
-    return home && tensor_bytes(&t->desc) ? (npu_hal_mem_ref){npu_buffer_hal(home), NULL, t->offset}
-                                          : (npu_hal_mem_ref){NULL, NULL, 0};
+  case LOC_CONSTANT: /* a constant only packed kernels read has no device copy */
+    return home && tensor_bytes(&t->desc) && (t->location == LOC_ARENA || t->used_on_device)
+               ? (npu_hal_mem_ref){npu_buffer_hal(home), NULL, t->offset}
+               : (npu_hal_mem_ref){NULL, NULL, 0};
   default: return (npu_hal_mem_ref){NULL, NULL, 0}; /* bound per run, or absent */
   }
 }
@@ -569,14 +570,16 @@ static npu_status bind_outputs(npu_context *ctx)
   return NPU_OK;
 }
 
-static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step, int32_t output0)
+/* `packed`: the inputs the kernel keeps its own copy of (no device copy). */
+static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step, int32_t output0,
+                      uint32_t packed)
 {
   const npu_graph_node *n = &ctx->graph->nodes[node];
   for (uint32_t i = 0; i < n->input_count; i++) {
     if (n->inputs[i] < 0)
       continue;
     ctx_tensor *t = &ctx->tensors[n->inputs[i]];
-    if (t->location == LOC_CONSTANT)
+    if (t->location == LOC_CONSTANT && !(i < 32 && (packed >> i) & 1))
       t->used_on_device = true;
     if (t->last_step < step)
       t->last_step = step;
@@ -645,7 +648,10 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     ctx->launches[step].kernel = kernel;
     ctx->launch_nodes[step] = index;
     ctx->launch_outputs[step] = fusion.count ? fusion.output : g->nodes[index].outputs[0];
-    mark_uses(ctx, index, step, ctx->launch_outputs[step]);
+    uint32_t packed = backend->graph->kernel_packed_inputs
+                          ? backend->graph->kernel_packed_inputs(kernel)
+                          : 0;
+    mark_uses(ctx, index, step, ctx->launch_outputs[step], packed);
   }
   free(runs);
   free(io);

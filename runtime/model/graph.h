@@ -21,7 +21,8 @@ typedef struct npu_graph_tensor {
   int64_t dims[NPU_MAX_RANK];          /* NPU_DIM_DYNAMIC where open */
   const char *dim_names[NPU_MAX_RANK];
   bool constant;       /* an initializer or a Constant node's value */
-  const void *data;    /* constants: packed little-endian elements (NULL when empty) */
+  const void *data;    /* constants: packed little-endian elements (NULL when empty), in
+                          memory the graph owns (load-time rewrites may update it) */
   size_t data_size;
   int32_t producer;    /* node index; -1 for graph inputs and constants */
 } npu_graph_tensor;

@@ -121,48 +121,76 @@ static bool describe_affine(const npu_graph *g, const npu_graph_node *n, int32_t
   return true;
 }
 
+/* Whether the Conv is the only reader of constant `tensor` (tensors made by
+ * an earlier merge are past the consumer table and read by their Conv only). */
+static bool only_this_conv_reads(const npu_graph *g, const npu_consumers *consumers,
+                                 size_t known_tensors, int32_t tensor)
+{
+  return (size_t)tensor >= known_tensors ||
+         (consumers->offsets[tensor + 1] - consumers->offsets[tensor] == 1 &&
+          !is_output(g, tensor));
+}
+
+/* A float constant the Conv may rewrite: `tensor` itself when nothing else
+ * reads it (its bytes belong to the loaded model: written in place, which
+ * keeps one copy of the weights), else a fresh copy; -1 when out of memory. */
+static int32_t writable_constant(npu_graph *g, const npu_consumers *consumers,
+                                 size_t known_tensors, int32_t tensor, const char *name,
+                                 const int64_t *dims, uint32_t rank)
+{
+  if (tensor >= 0 && only_this_conv_reads(g, consumers, known_tensors, tensor))
+    return tensor;
+  size_t count;
+  npu_shape_elements(dims, rank, &count);
+  float *data = malloc(count * sizeof(float));
+  if (!data || !npu_graph_own(g, data)) {
+    free(data);
+    return -1;
+  }
+  if (tensor >= 0)
+    memcpy(data, g->tensors[tensor].data, count * sizeof(float));
+  else
+    memset(data, 0, count * sizeof(float));
+  /* add_constant grows the tensor array: `dims` must not point into it. */
+  return add_constant(g, name, data, dims, rank);
+}
+
 /* Conv (constant weights and bias) -> affine follower, the Conv's output read
  * by nothing else: W' = W * scale, b' = b * scale + shift per output channel;
  * the Conv then writes the follower's output. */
-static npu_status merge_affine(npu_graph *g, uint32_t conv, uint32_t follower,
+static npu_status merge_affine(npu_graph *g, const npu_consumers *consumers,
+                               size_t known_tensors, uint32_t conv, uint32_t follower,
                                const channel_affine *a)
 {
-  npu_graph_node *c = &g->nodes[conv], *n = &g->nodes[follower];
-  const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
-  int64_t channels = w->dims[0];
-  size_t per_channel = w->data_size / sizeof(float) / (size_t)channels;
-  const float *bias = c->input_count > 2 && c->inputs[2] >= 0 ? g->tensors[c->inputs[2]].data
-                                                                : NULL;
-  float *weights = malloc(w->data_size), *merged_bias = malloc((size_t)channels * sizeof(float));
-  int32_t *inputs = realloc(c->inputs, 3 * sizeof *inputs);
-  if (inputs)
-    c->inputs = inputs;
-  if (!weights || !merged_bias || !inputs || !npu_graph_own(g, weights)) {
-    free(weights);
-    free(merged_bias);
+  int32_t *inputs = realloc(g->nodes[conv].inputs, 3 * sizeof *inputs);
+  if (!inputs)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
-  }
-  if (!npu_graph_own(g, merged_bias)) {
-    free(merged_bias);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
-  }
-  const float *source = w->data;
-  for (int64_t m = 0; m < channels; m++) {
-    for (size_t k = 0; k < per_channel; k++)
-      weights[(size_t)m * per_channel + k] = source[(size_t)m * per_channel + k] * a->scale[m];
-    merged_bias[m] = (bias ? bias[m] : 0.0f) * a->scale[m] + a->shift[m];
-  }
-  /* add_constant grows the tensor array: copy what is read from `w` first. */
-  int64_t weight_dims[NPU_MAX_RANK], bias_dims[1] = {channels};
+  g->nodes[conv].inputs = inputs;
+  if (g->nodes[conv].input_count < 3)
+    inputs[2] = -1;
+  const npu_graph_tensor *w = &g->tensors[inputs[1]];
+  int64_t weight_dims[NPU_MAX_RANK], bias_dims[1] = {w->dims[0]};
   uint32_t weight_rank = w->rank;
   const char *weight_name = w->name;
   memcpy(weight_dims, w->dims, weight_rank * sizeof *weight_dims);
-  int32_t new_weights = add_constant(g, weight_name, weights, weight_dims, weight_rank);
-  int32_t new_bias = new_weights < 0 ? -1 : add_constant(g, "merged_bias", merged_bias, bias_dims, 1);
-  if (new_bias < 0)
+  int32_t weights = writable_constant(g, consumers, known_tensors, inputs[1], weight_name,
+                                      weight_dims, weight_rank);
+  int32_t bias = weights < 0 ? -1
+                             : writable_constant(g, consumers, known_tensors, inputs[2],
+                                                 "merged_bias", bias_dims, 1);
+  if (bias < 0)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
-  c->inputs[1] = new_weights;
-  c->inputs[2] = new_bias;
+  size_t channels = (size_t)bias_dims[0];
+  size_t per_channel = g->tensors[weights].data_size / sizeof(float) / channels;
+  float *w_data = (float *)g->tensors[weights].data, *b_data = (float *)g->tensors[bias].data;
+  for (size_t m = 0; m < channels; m++) {
+    for (size_t k = 0; k < per_channel; k++)
+      w_data[m * per_channel + k] *= a->scale[m];
+    b_data[m] = b_data[m] * a->scale[m] + a->shift[m];
+  }
+  npu_graph_node *c = &g->nodes[conv], *n = &g->nodes[follower];
+  c->inputs[1] = weights;
+  c->inputs[2] = bias;
   c->input_count = 3;
   c->outputs[0] = n->outputs[0];
   g->tensors[n->outputs[0]].producer = (int32_t)conv;
@@ -196,6 +224,7 @@ npu_status npu_graph_optimize(npu_graph *g)
 {
   npu_consumers consumers;
   npu_status status = npu_consumers_build(g, &consumers);
+  size_t known_tensors = g->tensor_count;
   channel_affine a = {NULL, NULL};
   size_t most = 1;
   for (size_t t = 0; t < g->tensor_count; t++)
@@ -210,7 +239,7 @@ npu_status npu_graph_optimize(npu_graph *g)
     /* A chain (Conv, BN, Mul, Add...) merges one follower at a time; the
      * consumers of the Conv's new output are those of the follower's. */
     while (status == NPU_OK && mergeable_follower(g, &consumers, (uint32_t)i, &a, &follower))
-      status = merge_affine(g, (uint32_t)i, follower, &a);
+      status = merge_affine(g, &consumers, known_tensors, (uint32_t)i, follower, &a);
   }
   free(a.scale);
   free(a.shift);

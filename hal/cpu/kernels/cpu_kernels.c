@@ -136,6 +136,11 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   return status;
 }
 
+static uint32_t cpu_kernel_packed_inputs(const npu_hal_kernel *kernel)
+{
+  return kernel->packed_inputs;
+}
+
 static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
 {
   return kernel->workspace_bytes;
@@ -254,6 +259,7 @@ const npu_hal_graph_ops npu_cpu_graph_ops = {
     .kernel_destroy = cpu_kernel_destroy,
     .layout_supported = cpu_layout_supported,
     .preferred_layout = cpu_preferred_layout,
+    .kernel_packed_inputs = cpu_kernel_packed_inputs,
     .kernel_workspace = cpu_kernel_workspace,
     .run = cpu_graph_run,
 };

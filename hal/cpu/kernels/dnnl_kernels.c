@@ -252,7 +252,8 @@ static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbd
 
 /* Packs the constant weights into the layout the primitive chose. */
 static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
-                               const dnnl_memory_desc_t *user_md, dnnl_params *p)
+                               const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
+                               dnnl_params *p)
 {
   const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   size_t bytes = dnnl_memory_desc_get_size(chosen);
@@ -283,7 +284,10 @@ static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
     dnnl_primitive_desc_destroy(reorder_pd);
   if (user)
     dnnl_memory_destroy(user);
-  return s == dnnl_success ? NPU_OK : cpu_unsupported(op, "oneDNN cannot reorder the weights");
+  if (s != dnnl_success)
+    return cpu_unsupported(op, "oneDNN cannot reorder the weights");
+  k->packed_inputs |= 1u << 1;
+  return NPU_OK;
 }
 
 static size_t align64(size_t bytes)
@@ -410,7 +414,7 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
   }
-  status = pack_weights(op, pd, &user_weights_md, p);
+  status = pack_weights(op, pd, &user_weights_md, k, p);
   if (status != NPU_OK)
     goto done;
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -550,7 +554,7 @@ static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool t
     goto done;
   }
   if (packed)
-    status = pack_weights(op, pd, &user_b_md, p);
+    status = pack_weights(op, pd, &user_b_md, k, p);
   if (status != NPU_OK)
     goto done;
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
