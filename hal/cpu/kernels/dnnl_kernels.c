@@ -73,22 +73,25 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
     dnnl_memory_set_data_handle(p->plain_src, in[0]);
   if (p->dst_reorder)
     dnnl_memory_set_data_handle(p->plain_dst, out[0]);
-  if (p->bias)
+  dnnl_exec_arg_t args[5] = {
+      {DNNL_ARG_SRC, p->src}, {DNNL_ARG_DST, p->dst}, {DNNL_ARG_SCRATCHPAD, p->scratchpad}};
+  int arg_count = 3;
+  if (p->weights) {
+    if (!p->packed_weights)
+      dnnl_memory_set_data_handle(p->weights, in[1]);
+    args[arg_count++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->weights};
+  }
+  if (p->bias) {
     dnnl_memory_set_data_handle(p->bias, in[p->bias_input]);
-  if (!p->packed_weights)
-    dnnl_memory_set_data_handle(p->weights, in[1]);
-  dnnl_exec_arg_t args[] = {
-      {DNNL_ARG_SRC, p->src},       {DNNL_ARG_WEIGHTS, p->weights},
-      {DNNL_ARG_DST, p->dst},       {DNNL_ARG_SCRATCHPAD, p->scratchpad},
-      {DNNL_ARG_BIAS, p->bias},
-  };
+    args[arg_count++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
+  }
   dnnl_exec_arg_t to_blocked[] = {{DNNL_ARG_FROM, p->plain_src}, {DNNL_ARG_TO, p->src}};
   dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
   pthread_mutex_lock(&execute_lock);
   omp_set_num_threads((int)p->threads);
   if (p->src_reorder)
     dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
-  dnnl_primitive_execute(p->primitive, stream, p->bias ? 5 : 4, args);
+  dnnl_primitive_execute(p->primitive, stream, arg_count, args);
   if (p->dst_reorder)
     dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
   dnnl_stream_wait(stream);
@@ -141,6 +144,36 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
            append_eltwise(c, dnnl_eltwise_clip_v2, 0, 1);
   }
   return false;
+}
+
+/* Primitive attributes: the scratchpad comes from the launch's workspace,
+ * and the op's fused activations run as post-ops. */
+static npu_status make_attributes(const npu_hal_op *op, dnnl_primitive_attr_t *attr)
+{
+  dnnl_post_ops_t post_ops = NULL;
+  dnnl_status_t s = dnnl_primitive_attr_create(attr);
+  if (s == dnnl_success)
+    s = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+  if (s == dnnl_success)
+    s = dnnl_post_ops_create(&post_ops);
+  if (s != dnnl_success) {
+    if (*attr)
+      dnnl_primitive_attr_destroy(*attr);
+    *attr = NULL;
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  }
+  bool appended = true;
+  eltwise_chain chain = {.post_ops = post_ops};
+  for (uint32_t i = 0; i < op->activation_count && appended; i++)
+    appended = append_activation(&chain, &op->activations[i]);
+  appended = appended && dnnl_primitive_attr_set_post_ops(*attr, post_ops) == dnnl_success;
+  dnnl_post_ops_destroy(post_ops);
+  if (!appended) {
+    dnnl_primitive_attr_destroy(*attr);
+    *attr = NULL;
+    return cpu_unsupported(op, "oneDNN has no post-op for this activation");
+  }
+  return NPU_OK;
 }
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
@@ -374,25 +407,11 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   p->bias_input = 2;
 
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t post_ops = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_status_t s = dnnl_primitive_attr_create(&attr);
-  if (s == dnnl_success)
-    s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  if (s == dnnl_success)
-    s = dnnl_post_ops_create(&post_ops);
-  if (s != dnnl_success) {
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  dnnl_status_t s = dnnl_success;
+  status = make_attributes(op, &attr);
+  if (status != NPU_OK)
     goto done;
-  }
-  bool appended = true;
-  eltwise_chain chain = {.post_ops = post_ops};
-  for (uint32_t i = 0; i < op->activation_count && appended; i++)
-    appended = append_activation(&chain, &op->activations[i]);
-  if (!appended || dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
-    status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
-    goto done;
-  }
   /* Unless that leaves oneDNN only its reference loops for this shape: then
    * its own choice for every tensor, reordered in the workspace. */
   const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
@@ -448,8 +467,6 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
 done:
   if (pd)
     dnnl_primitive_desc_destroy(pd);
-  if (post_ops)
-    dnnl_post_ops_destroy(post_ops);
   if (attr)
     dnnl_primitive_attr_destroy(attr);
   return status;
@@ -526,26 +543,12 @@ static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool t
   p->bias_input = bias_input >= 0 ? (uint32_t)bias_input : 0;
   npu_status status = NPU_OK;
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t post_ops = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_matmul_desc_t desc;
-  dnnl_status_t s = dnnl_primitive_attr_create(&attr);
-  if (s == dnnl_success)
-    s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  if (s == dnnl_success)
-    s = dnnl_post_ops_create(&post_ops);
-  if (s != dnnl_success) {
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  dnnl_status_t s;
+  status = make_attributes(op, &attr);
+  if (status != NPU_OK)
     goto done;
-  }
-  bool appended = true;
-  eltwise_chain chain = {.post_ops = post_ops};
-  for (uint32_t i = 0; i < op->activation_count && appended; i++)
-    appended = append_activation(&chain, &op->activations[i]);
-  if (!appended || dnnl_primitive_attr_set_post_ops(attr, post_ops) != dnnl_success) {
-    status = cpu_unsupported(op, "oneDNN has no post-op for this activation");
-    goto done;
-  }
   s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
@@ -577,8 +580,6 @@ static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool t
 done:
   if (pd)
     dnnl_primitive_desc_destroy(pd);
-  if (post_ops)
-    dnnl_post_ops_destroy(post_ops);
   if (attr)
     dnnl_primitive_attr_destroy(attr);
   return status;
@@ -602,6 +603,101 @@ static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
                         a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1);
 }
 
+/* ---- pooling ---------------------------------------------------------------------- */
+
+/* MaxPool, AveragePool and the global ones, in the tensors' layouts. */
+static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  pthread_once(&engine_once, create_engine);
+  if (engine_status != dnnl_success)
+    return cpu_unsupported(op, "no oneDNN CPU engine");
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3 || x->rank > 5 || op->output_count > 1 ||
+      a->get_int(a->node, "storage_order", 0) != 0)
+    return cpu_unsupported(op, "oneDNN pools float32 1-D to 3-D windows, no indices");
+  bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
+  bool include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
+  int spatial = (int)x->rank - 2, tag = spatial - 1;
+  const int64_t *kernel = NULL, *strides = NULL, *pads = NULL, *dilations = NULL;
+  size_t nk = 0, ns = 0, np = 0, nd = 0;
+  if (!global) {
+    nk = a->get_ints(a->node, "kernel_shape", &kernel);
+    ns = a->get_ints(a->node, "strides", &strides);
+    np = a->get_ints(a->node, "pads", &pads);
+    nd = a->get_ints(a->node, "dilations", &dilations);
+  }
+  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+  bool same = strncmp(auto_pad, "SAME", 4) == 0, lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+  dnnl_dims_t src_dims, dst_dims, window, stride, dilate, pad_begin, pad_end;
+  for (int d = 0; d < (int)x->rank; d++) {
+    src_dims[d] = x->dims[d];
+    dst_dims[d] = y->dims[d];
+  }
+  for (int d = 0; d < spatial; d++) {
+    int64_t in = x->dims[2 + d], out = y->dims[2 + d];
+    window[d] = global ? in : attr_at(kernel, nk, (size_t)d, 1);
+    stride[d] = global ? 1 : attr_at(strides, ns, (size_t)d, 1);
+    int64_t dilation = global ? 1 : attr_at(dilations, nd, (size_t)d, 1);
+    dilate[d] = dilation - 1;
+    int64_t extent = (window[d] - 1) * dilation + 1, total = (out - 1) * stride[d] + extent - in;
+    pad_begin[d] = global ? 0 : same ? (total > 0 ? (lower ? (total + 1) / 2 : total / 2) : 0)
+                                     : attr_at(pads, np, (size_t)d, 0);
+    /* The end padding that gives the inferred size (ceil_mode adds some). */
+    pad_end[d] = total - pad_begin[d] > 0 ? total - pad_begin[d] : 0;
+    int64_t given_end = same || global ? pad_end[d] : attr_at(pads, np, (size_t)(spatial + d), 0);
+    if (!max && include_pad && pad_end[d] > given_end)
+      return cpu_unsupported(op, "ceil_mode windows past the padding counted as padding");
+  }
+  dnnl_memory_desc_t src_md, dst_md;
+  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tags[x->layout][tag]);
+  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tags[y->layout][tag]);
+  dnnl_alg_kind_t alg = max           ? dnnl_pooling_max
+                        : include_pad ? dnnl_pooling_avg_include_padding
+                                      : dnnl_pooling_avg_exclude_padding;
+  dnnl_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_dnnl_params;
+  p->threads = npu_cpu_thread_budget(k->device);
+  npu_status status = NPU_OK;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_pooling_v2_desc_t desc;
+  dnnl_status_t s;
+  status = make_attributes(op, &attr);
+  if (status != NPU_OK)
+    goto done;
+  s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
+                                          stride, window, dilate, pad_begin, pad_end);
+  if (s == dnnl_success)
+    s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+  if (s != dnnl_success || !fast_implementation(pd)) {
+    status = cpu_unsupported(op, "oneDNN has no fast pooling for this shape");
+    goto done;
+  }
+  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  k->workspace_bytes = align64(dnnl_memory_desc_get_size(scratch_md));
+  s = dnnl_primitive_create(&p->primitive, pd);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->src, &src_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->dst, &dst_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  if (s != dnnl_success)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
+                           op->op_type);
+  k->run = run_dnnl;
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  return status;
+}
+
 static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
   return create_window(op, k, false);
@@ -617,5 +713,9 @@ const cpu_kernel_entry cpu_dnnl_kernels[] = {
     {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY},
     {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN},
     {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN},
+    {"MaxPool", create_pool, CPU_LAYOUTS_ANY},
+    {"AveragePool", create_pool, CPU_LAYOUTS_ANY},
+    {"GlobalMaxPool", create_pool, CPU_LAYOUTS_ANY},
+    {"GlobalAveragePool", create_pool, CPU_LAYOUTS_ANY},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };
