@@ -334,40 +334,34 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   const npu_hal_attributes *a = &op->attributes;
-  bool global = strncmp(op->op_type, "Global", 6) == 0, two_d = x->rank == 4;
+  bool two_d = x->rank == 4;
   p->max = strstr(op->op_type, "Max") != NULL;
   p->planes = x->dims[0] * x->dims[1];
   p->h = two_d ? x->dims[2] : 1;
   p->w = x->dims[x->rank - 1];
   p->oh = two_d ? y->dims[2] : 1;
   p->ow = y->dims[y->rank - 1];
-  p->stride_h = p->stride_w = p->dil_h = p->dil_w = 1;
-  if (global) {
-    p->kh = p->h;
-    p->kw = p->w;
-  } else {
-    const int64_t *kernel, *strides, *pads, *dilations;
-    size_t nk = a->get_ints(a->node, "kernel_shape", &kernel);
-    size_t ns = a->get_ints(a->node, "strides", &strides);
-    size_t np = a->get_ints(a->node, "pads", &pads);
-    size_t nd = a->get_ints(a->node, "dilations", &dilations);
-    p->kh = two_d ? attr_at(kernel, nk, 0, 1) : 1;
-    p->kw = attr_at(kernel, nk, two_d ? 1 : 0, 1);
-    p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
-    p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
-    p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
-    p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
-    p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
-    p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
-    p->count_include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
-    const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-    if (strncmp(auto_pad, "SAME", 4) == 0) {
-      int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
-      int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
-      bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
-      p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
-      p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
-    }
+  const int64_t *kernel, *strides, *pads, *dilations;
+  size_t nk = a->get_ints(a->node, "kernel_shape", &kernel);
+  size_t ns = a->get_ints(a->node, "strides", &strides);
+  size_t np = a->get_ints(a->node, "pads", &pads);
+  size_t nd = a->get_ints(a->node, "dilations", &dilations);
+  p->kh = two_d ? attr_at(kernel, nk, 0, 1) : 1;
+  p->kw = attr_at(kernel, nk, two_d ? 1 : 0, 1);
+  p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
+  p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
+  p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
+  p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
+  p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
+  p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
+  p->count_include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
+  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+  if (strncmp(auto_pad, "SAME", 4) == 0) {
+    int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
+    int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
+    bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+    p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
+    p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
   }
   k->run = run_pool;
   return NPU_OK;
@@ -405,6 +399,112 @@ static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
   *epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
   k->params = epsilon;
   k->run = run_batch_norm;
+  return NPU_OK;
+}
+
+/* ---- global pooling in any layout -------------------------------------------------- */
+
+/* Channel c of image n sits, per spatial position, at a fixed step: its
+ * output is one value at n * C + c whatever the layout (an (N, C, 1, 1)
+ * tensor is the same bytes in all of them). A task is one lane group:
+ * `lanes` channels that lie side by side at each position. */
+typedef struct global_pool_params {
+  bool max;
+  int64_t images, channels, positions;
+  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, 8/16 blocked */
+  int64_t position_step;  /* elements from one position to the next */
+  int64_t group_step;     /* elements from one lane group to the next within an image */
+  int64_t groups;         /* lane groups per image */
+} global_pool_params;
+
+typedef struct global_pool_job {
+  const global_pool_params *p;
+  const float *x;
+  float *y;
+} global_pool_job;
+
+static void global_pool_group(void *ctx, size_t task)
+{
+  const global_pool_job *job = ctx;
+  const global_pool_params *p = job->p;
+  int64_t n = (int64_t)task / p->groups, group = (int64_t)task % p->groups;
+  const float *x = job->x + n * p->channels * p->positions + group * p->group_step;
+  if (p->lanes == 1) { /* plain: one contiguous row, reduced 8 positions at a time */
+    float part[8];
+    for (int l = 0; l < 8; l++)
+      part[l] = p->max ? -INFINITY : 0.0f;
+    int64_t s = 0;
+    for (; s + 8 <= p->positions; s += 8)
+      for (int l = 0; l < 8; l++)
+        part[l] = p->max ? (x[s + l] > part[l] ? x[s + l] : part[l]) : part[l] + x[s + l];
+    for (; s < p->positions; s++)
+      part[0] = p->max ? (x[s] > part[0] ? x[s] : part[0]) : part[0] + x[s];
+    float total = part[0];
+    for (int l = 1; l < 8; l++)
+      total = p->max ? (part[l] > total ? part[l] : total) : total + part[l];
+    job->y[n * p->channels + group] = p->max ? total : total / (float)p->positions;
+    return;
+  }
+  float acc[64];
+  for (int64_t done = 0; done < p->lanes; done += 64) {
+    int64_t width = p->lanes - done < 64 ? p->lanes - done : 64;
+    for (int64_t l = 0; l < width; l++)
+      acc[l] = p->max ? -INFINITY : 0.0f;
+    for (int64_t s = 0; s < p->positions; s++) {
+      const float *row = x + s * p->position_step + done;
+      if (p->max)
+        for (int64_t l = 0; l < width; l++)
+          acc[l] = row[l] > acc[l] ? row[l] : acc[l];
+      else
+        for (int64_t l = 0; l < width; l++)
+          acc[l] += row[l];
+    }
+    float *y = job->y + n * p->channels + group * p->lanes + done;
+    for (int64_t l = 0; l < width; l++)
+      y[l] = p->max ? acc[l] : acc[l] / (float)p->positions;
+  }
+}
+
+static void run_global_pool(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const global_pool_params *p = k->params;
+  global_pool_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (size_t)(p->images * p->groups), global_pool_group, &job);
+}
+
+static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
+    return cpu_unsupported(op, "float32 inputs with spatial axes only");
+  global_pool_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  p->max = strcmp(op->op_type, "GlobalMaxPool") == 0;
+  p->images = x->dims[0];
+  p->channels = x->dims[1];
+  p->positions = 1;
+  for (uint32_t d = 2; d < x->rank; d++)
+    p->positions *= x->dims[d];
+  switch (x->layout) {
+  case NPU_HAL_LAYOUT_CHANNELS_LAST:
+    p->lanes = p->position_step = p->channels;
+    p->group_step = 0;
+    break;
+  case NPU_HAL_LAYOUT_CHANNELS_8:
+  case NPU_HAL_LAYOUT_CHANNELS_16:
+    p->lanes = p->position_step = x->layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : 16;
+    p->group_step = p->lanes * p->positions;
+    break;
+  default:
+    p->lanes = 1;
+    p->position_step = 1;
+    p->group_step = p->positions;
+    break;
+  }
+  p->groups = p->channels / p->lanes;
+  k->run = run_global_pool;
   return NPU_OK;
 }
 
@@ -515,8 +615,8 @@ const cpu_kernel_entry cpu_nn_kernels[] = {
     {"MatMul", create_matmul},
     {"MaxPool", create_pool},
     {"AveragePool", create_pool},
-    {"GlobalAveragePool", create_pool},
-    {"GlobalMaxPool", create_pool},
+    {"GlobalAveragePool", create_global_pool, CPU_LAYOUTS_ANY},
+    {"GlobalMaxPool", create_global_pool, CPU_LAYOUTS_ANY},
     {"BatchNormalization", create_batch_norm},
     {"Softmax", create_softmax},
     {"LogSoftmax", create_softmax},
