@@ -11,7 +11,7 @@
 #include "graph.h"
 #include "npu_hal.h"
 
-#define MIN_OPSET 9
+#define MIN_OPSET 1
 #define MAX_OPSET 18
 
 /* ---- name table: tensor name -> index ---------------------------------- */
@@ -297,6 +297,10 @@ static npu_status check_node(builder *b, size_t index)
   if (!schema)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: operator '%s' is not supported", label,
                          node->op_type);
+  if (b->graph->opset < schema->since)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: %s before opset %u is not supported "
+                         "(the model uses opset %lld)", label, node->op_type, schema->since,
+                         (long long)b->graph->opset);
   if (node->n_input < schema->min_inputs ||
       (schema->max_inputs != NPU_OP_VARIADIC && node->n_input > schema->max_inputs))
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %zu inputs, %s takes %u to %u", label,

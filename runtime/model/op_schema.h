@@ -8,6 +8,7 @@ typedef struct npu_op_schema {
   const char *op_type;
   uint8_t min_inputs, max_inputs;   /* max 255 = variadic */
   uint8_t min_outputs, max_outputs;
+  uint8_t since;                    /* the first opset whose form of the op is handled */
 } npu_op_schema;
 
 #define NPU_OP_VARIADIC 255

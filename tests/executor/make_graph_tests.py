@@ -90,7 +90,7 @@ def write_case(name, nodes, inits, x, expected):
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, expected.shape)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())
     for kind, array in (("input", x), ("output", expected.astype(np.float32))):

@@ -78,7 +78,10 @@ broken = {
                                   helper.make_node("Relu", ["x"], ["y"], name="two")], [x], [y]),
     "custom_domain": model_of([helper.make_node("Relu", ["x"], ["y"], name="ms",
                                                 domain="com.microsoft")], [x], [y]),
-    "old_opset": model_of([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=5),
+    # Reshape took its shape as an attribute before opset 5
+    "old_opset": model_of([helper.make_node("Reshape", ["x"], ["y"], shape=[-1])], [x], [y],
+                          opset=4),
+    "new_opset": model_of([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=30),
     "no_output_producer": model_of([helper.make_node("Relu", ["x"], ["z"])], [x], [y]),
 }
 
