@@ -54,11 +54,14 @@ typedef enum npu_hal_activation_kind {
   NPU_HAL_ACTIVATION_SWISH,        /* x * sigmoid(x) */
   NPU_HAL_ACTIVATION_TANH,
   NPU_HAL_ACTIVATION_LINEAR,       /* alpha x + beta */
+  NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input] (same shape and layout as x:
+                                      a residual connection) */
 } npu_hal_activation_kind;
 
 typedef struct npu_hal_activation {
   npu_hal_activation_kind kind;
   float alpha, beta;
+  uint32_t input; /* ADD: which of the op's fused inputs */
 } npu_hal_activation;
 
 #define NPU_HAL_MAX_ACTIVATIONS 8
@@ -76,12 +79,16 @@ typedef struct npu_hal_op {
    * NPU_ERROR_NOT_SUPPORTED and the runtime runs those operators apart. */
   const npu_hal_activation *activations;
   uint32_t activation_count;
+  /* Tensors the activations read (ADD); a launch passes them after the
+   * op's own inputs. */
+  const npu_hal_tensor_desc *fused_inputs;
+  uint32_t fused_input_count;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */
 typedef struct npu_hal_launch {
   npu_hal_kernel *kernel;
-  uint32_t input_count, output_count;
+  uint32_t input_count, output_count; /* inputs: the op's own, then its fused inputs */
   npu_hal_mem_ref *inputs;  /* .buffer NULL and .host NULL: an input left out */
   npu_hal_mem_ref *outputs;
   npu_hal_mem_ref workspace; /* kernel_workspace() bytes, planned in the arena */

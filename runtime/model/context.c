@@ -45,6 +45,11 @@ typedef struct output_fixup {
   const ctx_tensor *source; /* a constant (host value) or a graph input */
 } output_fixup;
 
+typedef struct launch_addends {
+  uint32_t count;
+  int32_t tensors[NPU_HAL_MAX_ACTIVATIONS];
+} launch_addends;
+
 struct npu_context {
   npu_model *model;
   npu_device *device;
@@ -53,6 +58,7 @@ struct npu_context {
   npu_hal_launch *launches;
   uint32_t *launch_nodes;     /* the node each launch runs */
   int32_t *launch_outputs;    /* the tensor each launch's output 0 writes (fusion) */
+  launch_addends *addends;    /* per launch: tensors fused Adds read, after its inputs */
   bool *absorbed;             /* nodes fused into an earlier launch */
   npu_consumers consumers;
   size_t launch_count;
@@ -231,6 +237,18 @@ static const void *constant_value(void *data, int32_t tensor)
   return ((npu_context *)data)->tensors[tensor].value;
 }
 
+/* Planning creates kernels in order: a tensor an earlier launch writes, or a
+ * graph input, is there when this one runs. */
+static bool addend_ready(void *data, int32_t tensor, int32_t like)
+{
+  const npu_context *ctx = data;
+  const npu_hal_tensor_desc *a = &ctx->tensors[tensor].desc, *b = &ctx->tensors[like].desc;
+  tensor_location where = ctx->tensors[tensor].location;
+  return (where == LOC_ARENA || where == LOC_INPUT) && a->dtype == b->dtype &&
+         a->rank == b->rank && a->layout == b->layout &&
+         memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
+}
+
 /* Creates the node's kernel with the longest chain of following
  * elementwise nodes fused in that the backend accepts (the chain is
  * shortened until it does); *fusion says what it took (count 0: nothing). */
@@ -239,15 +257,23 @@ static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
 {
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   memset(fusion, 0, sizeof *fusion);
+  npu_fusion_env env = {constant_value, addend_ready, ctx};
   if (op->output_count >= 1 && op->outputs[0].dtype == NPU_DTYPE_FLOAT32 &&
       ctx->graph->nodes[index].outputs[0] >= 0)
-    npu_fusion_find(ctx->graph, &ctx->consumers, index, constant_value, ctx, fusion);
+    npu_fusion_find(ctx->graph, &ctx->consumers, index, &env, fusion);
   for (; fusion->count; npu_fusion_truncate(fusion, fusion->count - 1)) {
+    npu_hal_tensor_desc addends[NPU_HAL_MAX_ACTIVATIONS];
+    for (uint32_t i = 0; i < fusion->fused_input_count; i++)
+      addends[i] = ctx->tensors[fusion->fused_inputs[i]].desc;
     op->activations = fusion->activations;
     op->activation_count = fusion->count;
+    op->fused_inputs = addends;
+    op->fused_input_count = fusion->fused_input_count;
     npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
     op->activations = NULL;
     op->activation_count = 0;
+    op->fused_inputs = NULL;
+    op->fused_input_count = 0;
     if (status != NPU_ERROR_NOT_SUPPORTED)
       return status;
   }
@@ -510,7 +536,7 @@ static npu_status build_launch_refs(npu_context *ctx)
   size_t total = 0;
   for (size_t l = 0; l < ctx->launch_count; l++) {
     const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
-    total += n->input_count + n->output_count;
+    total += n->input_count + ctx->addends[l].count + n->output_count;
   }
   ctx->refs = calloc(total + 1, sizeof *ctx->refs);
   ctx->io_refs = calloc(total + 1, sizeof *ctx->io_refs);
@@ -520,12 +546,20 @@ static npu_status build_launch_refs(npu_context *ctx)
   for (size_t l = 0; l < ctx->launch_count; l++) {
     const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
     npu_hal_launch *launch = &ctx->launches[l];
-    launch->input_count = n->input_count;
+    const launch_addends *addends = &ctx->addends[l];
+    launch->input_count = n->input_count + addends->count;
     launch->output_count = n->output_count;
     launch->inputs = next;
-    next += n->input_count;
+    next += launch->input_count;
     launch->outputs = next;
     next += n->output_count;
+    for (uint32_t i = 0; i < addends->count; i++) {
+      const ctx_tensor *t = &ctx->tensors[addends->tensors[i]];
+      npu_hal_mem_ref *ref = &launch->inputs[n->input_count + i];
+      *ref = ref_of(ctx, t);
+      if (t->location == LOC_INPUT)
+        ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, false};
+    }
     if (ctx->workspace_bytes[l])
       launch->workspace =
           (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
@@ -648,6 +682,12 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
     ctx->launches[step].kernel = kernel;
     ctx->launch_nodes[step] = index;
     ctx->launch_outputs[step] = fusion.count ? fusion.output : g->nodes[index].outputs[0];
+    ctx->addends[step].count = fusion.fused_input_count;
+    memcpy(ctx->addends[step].tensors, fusion.fused_inputs,
+           fusion.fused_input_count * sizeof fusion.fused_inputs[0]);
+    for (uint32_t i = 0; i < fusion.fused_input_count; i++)
+      if (ctx->tensors[fusion.fused_inputs[i]].last_step < step)
+        ctx->tensors[fusion.fused_inputs[i]].last_step = step;
     uint32_t packed = backend->graph->kernel_packed_inputs
                           ? backend->graph->kernel_packed_inputs(kernel)
                           : 0;
@@ -707,6 +747,7 @@ static void destroy_context(npu_context *ctx)
   free(ctx->workspace_offsets);
   free(ctx->launch_nodes);
   free(ctx->launch_outputs);
+  free(ctx->addends);
   free(ctx->absorbed);
   npu_consumers_clear(&ctx->consumers);
   free(ctx->launches);
@@ -745,6 +786,7 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->launches = calloc(nodes, sizeof *ctx->launches);
   ctx->launch_nodes = calloc(nodes, sizeof *ctx->launch_nodes);
   ctx->launch_outputs = calloc(nodes, sizeof *ctx->launch_outputs);
+  ctx->addends = calloc(nodes, sizeof *ctx->addends);
   ctx->absorbed = calloc(nodes, sizeof *ctx->absorbed);
   ctx->kernels = calloc(nodes, sizeof *ctx->kernels);
   ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
@@ -753,7 +795,7 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->held = calloc(ctx->graph->input_count + ctx->graph->output_count + 1, sizeof *ctx->held);
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
       !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
-      !ctx->absorbed ||
+      !ctx->addends || !ctx->absorbed ||
       !ctx->attribute_sources || !ctx->held)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
   if (status == NPU_OK)

@@ -44,8 +44,7 @@ void npu_consumers_clear(npu_consumers *c)
 typedef struct matcher {
   const npu_graph *g;
   const npu_consumers *c;
-  npu_constant_value_fn constant_value;
-  void *data;
+  const npu_fusion_env *env;
 } matcher;
 
 static bool is_output(const npu_graph *g, int32_t tensor)
@@ -85,7 +84,7 @@ static bool scalar(const matcher *m, int32_t tensor, float *value)
   if (tensor < 0)
     return false;
   const npu_graph_tensor *t = &m->g->tensors[tensor];
-  const void *data = m->constant_value(m->data, tensor);
+  const void *data = m->env->constant_value(m->env->data, tensor);
   size_t count;
   if (!data || t->dtype != NPU_DTYPE_FLOAT32 || !npu_shape_elements(t->dims, t->rank, &count) ||
       count != 1)
@@ -114,13 +113,23 @@ static bool scalar_operand(const matcher *m, const npu_graph_node *n, int32_t te
          scalar(m, n->inputs[*tensor_first ? 1 : 0], value);
 }
 
-/* One node reading only `tensor` (and constants) that becomes one
- * activation. */
+/* One node reading `tensor` (and constants, or for Add a tensor computed
+ * earlier: *addend) that becomes one activation. */
 static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tensor,
-                        npu_hal_activation *a)
+                        npu_hal_activation *a, int32_t *addend)
 {
   float k;
   bool first;
+  *addend = -1;
+  if (op_is(n, "Add") && n->input_count == 2 && n->inputs[0] != n->inputs[1]) {
+    int32_t other = n->inputs[n->inputs[0] == tensor ? 1 : 0];
+    if (other >= 0 && !m->env->constant_value(m->env->data, other) &&
+        m->env->addend_ready(m->env->data, other, tensor)) {
+      *a = (npu_hal_activation){NPU_HAL_ACTIVATION_ADD, 0, 0, 0};
+      *addend = other;
+      return n->output_count >= 1 && n->outputs[0] >= 0;
+    }
+  }
   if (op_is(n, "Relu")) {
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_RELU, 0, 0};
   } else if (op_is(n, "LeakyRelu")) {
@@ -228,21 +237,25 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
 }
 
 void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
-                     npu_constant_value_fn constant_value, void *data, npu_fusion *f)
+                     const npu_fusion_env *env, npu_fusion *f)
 {
-  matcher m = {g, c, constant_value, data};
+  matcher m = {g, c, env};
   memset(f, 0, sizeof *f);
   int32_t cur = g->nodes[node].outputs[0];
   f->output = cur;
   while (f->count < NPU_HAL_MAX_ACTIVATIONS && cur >= 0) {
     uint32_t next, nodes[4], node_count = 0;
     npu_hal_activation a;
-    int32_t out;
-    if (only_reader(&m, cur, &next) && single_step(&m, &g->nodes[next], cur, &a)) {
+    int32_t out, addend = -1;
+    if (only_reader(&m, cur, &next) && single_step(&m, &g->nodes[next], cur, &a, &addend)) {
       nodes[node_count++] = next;
       out = g->nodes[next].outputs[0];
     } else if (!gated_step(&m, cur, &a, nodes, &node_count, &out)) {
       break;
+    }
+    if (addend >= 0) {
+      a.input = f->fused_input_count;
+      f->fused_inputs[f->fused_input_count++] = addend;
     }
     npu_hal_activation *last = f->count ? &f->activations[f->count - 1] : NULL;
     if (last && last->kind == NPU_HAL_ACTIVATION_LINEAR && a.kind == NPU_HAL_ACTIVATION_LINEAR)
@@ -255,6 +268,7 @@ void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
       f->absorbed[f->absorbed_count++] = nodes[i];
     cur = f->output = out;
     f->step_end[f->count - 1].absorbed_count = f->absorbed_count;
+    f->step_end[f->count - 1].fused_input_count = f->fused_input_count;
     f->step_end[f->count - 1].output = out;
   }
 }
@@ -264,6 +278,7 @@ void npu_fusion_truncate(npu_fusion *f, uint32_t count)
   if (count >= f->count)
     return;
   f->absorbed_count = count ? f->step_end[count - 1].absorbed_count : 0;
+  f->fused_input_count = count ? f->step_end[count - 1].fused_input_count : 0;
   f->output = count ? f->step_end[count - 1].output : f->output;
   f->count = count;
 }

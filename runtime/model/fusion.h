@@ -16,8 +16,15 @@ typedef struct npu_consumers {
 npu_status npu_consumers_build(const npu_graph *graph, npu_consumers *consumers);
 void npu_consumers_clear(npu_consumers *consumers);
 
-/* The host value of a constant tensor, NULL when not a constant. */
-typedef const void *(*npu_constant_value_fn)(void *data, int32_t tensor);
+/* What the matcher asks of the plan. */
+typedef struct npu_fusion_env {
+  /* The host value of a constant tensor, NULL when not a constant. */
+  const void *(*constant_value)(void *data, int32_t tensor);
+  /* Whether `tensor` is computed at run time before the kernel being fused
+   * runs (so a fused Add can read it) with the shape and layout of `like`. */
+  bool (*addend_ready)(void *data, int32_t tensor, int32_t like);
+  void *data;
+} npu_fusion_env;
 
 #define NPU_FUSION_MAX_ABSORBED (4 * NPU_HAL_MAX_ACTIVATIONS)
 
@@ -27,12 +34,15 @@ typedef struct npu_fusion {
   uint32_t absorbed[NPU_FUSION_MAX_ABSORBED]; /* nodes the kernel takes over */
   uint32_t absorbed_count;
   int32_t output;                             /* the tensor the fused kernel writes */
-  struct { uint32_t absorbed_count; int32_t output; } step_end[NPU_HAL_MAX_ACTIVATIONS];
+  int32_t fused_inputs[NPU_HAL_MAX_ACTIVATIONS]; /* tensors ADD activations read */
+  uint32_t fused_input_count;
+  struct { uint32_t absorbed_count, fused_input_count; int32_t output; }
+      step_end[NPU_HAL_MAX_ACTIVATIONS];
 } npu_fusion;
 
 /* The longest chain after `node`'s first output (count 0 when none). */
 void npu_fusion_find(const npu_graph *graph, const npu_consumers *consumers, uint32_t node,
-                     npu_constant_value_fn constant_value, void *data, npu_fusion *fusion);
+                     const npu_fusion_env *env, npu_fusion *fusion);
 
 /* Keeps only the first `count` activations (and the nodes they took over). */
 void npu_fusion_truncate(npu_fusion *fusion, uint32_t count);

@@ -201,3 +201,25 @@ def network_case(name):
 
 
 network_case("layout_network")
+
+
+def two_branch_case(name):
+    """Add(conv_a(x), relu(conv_b(x))) with conv_a first in the graph's order:
+    conv_a's chain may not take the Add (its other operand comes later); the
+    later branch's may."""
+    x = rng.standard_normal((1, 8, SIZE, SIZE)).astype(np.float32)
+    inits, nodes = [], []
+    outputs = {}
+    for branch in ("a", "b"):
+        w = (rng.standard_normal((8, 8, 3, 3)) * 0.1).astype(np.float32)
+        b = rng.standard_normal(8).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w_{branch}"), numpy_helper.from_array(b, f"b_{branch}")]
+        nodes.append(helper.make_node("Conv", ["x", f"w_{branch}", f"b_{branch}"], [f"c_{branch}"],
+                                      pads=[1, 1, 1, 1]))
+        outputs[branch] = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    nodes.append(helper.make_node("Relu", ["c_b"], ["r_b"]))
+    nodes.append(helper.make_node("Add", ["c_a", "r_b"], ["y"]))
+    write_case(name, nodes, inits, x, outputs["a"] + np.maximum(outputs["b"], 0))
+
+
+two_branch_case("fuse_residual_add_order")

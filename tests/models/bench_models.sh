@@ -36,8 +36,11 @@ trap 'rm -rf "$work"' EXIT
 # name|model|input name|shape
 models=(
   "ResNet-50|$work/resnet50.onnx|input|1x3x224x224"
+  "ResNet-50|$work/resnet50.onnx|input|8x3x224x224"
   "MobileNetV2|$work/mobilenet_v2.onnx|input|1x3x224x224"
+  "MobileNetV2|$work/mobilenet_v2.onnx|input|8x3x224x224"
   "PP-OCRv4 det|$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx|x|1x3x640x640"
+  "PP-OCRv4 rec|$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx|x|1x3x48x320"
   "PP-OCRv4 rec|$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx|x|8x3x48x320"
   "PP-OCR cls|$NPU_OCR_MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx|x|8x3x48x192"
 )
@@ -46,7 +49,7 @@ printf '%-13s %-12s %9s %9s %6s %9s %9s %10s %10s\n' model input "ours ms" "ORT 
 failed=0
 for entry in "${models[@]}"; do
   IFS='|' read -r name model input shape <<<"$entry"
-  dir=$work/$(basename "$model" .onnx)
+  dir=$work/$(basename "$model" .onnx)-$shape
   mkdir -p "$dir/ours" "$dir/ort"
   /usr/bin/python3 -c '
 import sys, numpy as np

@@ -42,7 +42,20 @@ typedef struct dnnl_params {
   void *packed_weights;  /* weights in oneDNN's layout; NULL: input 1 read at run time */
   uint32_t bias_input;   /* the launch input holding the bias */
   uint32_t threads;
+  /* Binary post-ops (fused residual Add): the launch input each reads. */
+  dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
+  int addend_args[NPU_HAL_MAX_ACTIVATIONS];      /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | SRC_1 */
+  uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
+  uint32_t addend_count;
 } dnnl_params;
+
+/* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
+static const dnnl_format_tag_t layout_tags[][3] = {
+    [NPU_HAL_LAYOUT_PLAIN] = {dnnl_abc, dnnl_abcd, dnnl_abcde},
+    [NPU_HAL_LAYOUT_CHANNELS_LAST] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
+    [NPU_HAL_LAYOUT_CHANNELS_8] = {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+    [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
+};
 
 static void free_dnnl_params(void *data)
 {
@@ -54,6 +67,9 @@ static void free_dnnl_params(void *data)
   for (size_t i = 0; i < sizeof memories / sizeof memories[0]; i++)
     if (memories[i])
       dnnl_memory_destroy(memories[i]);
+  for (uint32_t i = 0; i < p->addend_count; i++)
+    if (p->addends[i])
+      dnnl_memory_destroy(p->addends[i]);
   dnnl_primitive_t primitives[] = {p->primitive, p->src_reorder, p->dst_reorder};
   for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
     if (primitives[i])
@@ -73,9 +89,13 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
     dnnl_memory_set_data_handle(p->plain_src, in[0]);
   if (p->dst_reorder)
     dnnl_memory_set_data_handle(p->plain_dst, out[0]);
-  dnnl_exec_arg_t args[5] = {
+  dnnl_exec_arg_t args[5 + NPU_HAL_MAX_ACTIVATIONS] = {
       {DNNL_ARG_SRC, p->src}, {DNNL_ARG_DST, p->dst}, {DNNL_ARG_SCRATCHPAD, p->scratchpad}};
   int arg_count = 3;
+  for (uint32_t i = 0; i < p->addend_count; i++) {
+    dnnl_memory_set_data_handle(p->addends[i], in[p->addend_inputs[i]]);
+    args[arg_count++] = (dnnl_exec_arg_t){p->addend_args[i], p->addends[i]};
+  }
   if (p->weights) {
     if (!p->packed_weights)
       dnnl_memory_set_data_handle(p->weights, in[1]);
@@ -142,13 +162,46 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
   case NPU_HAL_ACTIVATION_HARD_SIGMOID:
     return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta) &&
            append_eltwise(c, dnnl_eltwise_clip_v2, 0, 1);
+  case NPU_HAL_ACTIVATION_ADD:
+    return false; /* a binary post-op: append_addend */
   }
   return false;
 }
 
+/* A binary post-op adding fused input `a->input` (a residual connection):
+ * its memory is bound to that launch input at each run. */
+static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
+                          const npu_hal_activation *a, dnnl_params *p)
+{
+  static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
+  if (a->input >= op->fused_input_count || p->addend_count >= NPU_HAL_MAX_ACTIVATIONS)
+    return false;
+  const npu_hal_tensor_desc *t = &op->fused_inputs[a->input];
+  if (t->dtype != NPU_DTYPE_FLOAT32 || t->rank < 1 || t->rank > 5 ||
+      (t->layout != NPU_HAL_LAYOUT_PLAIN && t->rank < 3))
+    return false;
+  dnnl_dims_t dims;
+  for (uint32_t d = 0; d < t->rank; d++)
+    dims[d] = t->dims[d];
+  dnnl_memory_desc_t md;
+  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[t->rank - 1]
+                                                           : layout_tags[t->layout][t->rank - 3];
+  int index = dnnl_post_ops_len(post_ops);
+  uint32_t n = p->addend_count;
+  if (dnnl_memory_desc_init_by_tag(&md, (int)t->rank, dims, dnnl_f32, tag) != dnnl_success ||
+      dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &md) != dnnl_success ||
+      dnnl_memory_create(&p->addends[n], &md, engine, DNNL_MEMORY_NONE) != dnnl_success)
+    return false;
+  p->addend_args[n] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1;
+  p->addend_inputs[n] = op->input_count + a->input;
+  p->addend_count++;
+  return true;
+}
+
 /* Primitive attributes: the scratchpad comes from the launch's workspace,
  * and the op's fused activations run as post-ops. */
-static npu_status make_attributes(const npu_hal_op *op, dnnl_primitive_attr_t *attr)
+static npu_status make_attributes(const npu_hal_op *op, dnnl_params *p,
+                                  dnnl_primitive_attr_t *attr)
 {
   dnnl_post_ops_t post_ops = NULL;
   dnnl_status_t s = dnnl_primitive_attr_create(attr);
@@ -165,7 +218,9 @@ static npu_status make_attributes(const npu_hal_op *op, dnnl_primitive_attr_t *a
   bool appended = true;
   eltwise_chain chain = {.post_ops = post_ops};
   for (uint32_t i = 0; i < op->activation_count && appended; i++)
-    appended = append_activation(&chain, &op->activations[i]);
+    appended = op->activations[i].kind == NPU_HAL_ACTIVATION_ADD
+                   ? append_addend(post_ops, op, &op->activations[i], p)
+                   : append_activation(&chain, &op->activations[i]);
   appended = appended && dnnl_primitive_attr_set_post_ops(*attr, post_ops) == dnnl_success;
   dnnl_post_ops_destroy(post_ops);
   if (!appended) {
@@ -248,14 +303,6 @@ static npu_status read_window(const npu_hal_op *op, bool transposed, window *g)
   }
   return NPU_OK;
 }
-
-/* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
-static const dnnl_format_tag_t layout_tags[][3] = {
-    [NPU_HAL_LAYOUT_PLAIN] = {dnnl_abc, dnnl_abcd, dnnl_abcde},
-    [NPU_HAL_LAYOUT_CHANNELS_LAST] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
-    [NPU_HAL_LAYOUT_CHANNELS_8] = {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
-    [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
-};
 
 npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
 {
@@ -409,7 +456,7 @@ static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_status_t s = dnnl_success;
-  status = make_attributes(op, &attr);
+  status = make_attributes(op, p, &attr);
   if (status != NPU_OK)
     goto done;
   /* Unless that leaves oneDNN only its reference loops for this shape: then
@@ -546,7 +593,7 @@ static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool t
   dnnl_primitive_desc_t pd = NULL;
   dnnl_matmul_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, &attr);
+  status = make_attributes(op, p, &attr);
   if (status != NPU_OK)
     goto done;
   s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
@@ -667,7 +714,7 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_primitive_desc_t pd = NULL;
   dnnl_pooling_v2_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, &attr);
+  status = make_attributes(op, p, &attr);
   if (status != NPU_OK)
     goto done;
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
