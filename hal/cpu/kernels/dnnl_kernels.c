@@ -717,10 +717,15 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   status = make_attributes(op, p, &attr);
   if (status != NPU_OK)
     goto done;
-  s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
-                                          stride, window, dilate, pad_begin, pad_end);
-  /* Any implementation: the runtime chose this layout for the kernels
-   * around, and oneDNN's reference pooling is still one pass. */
+  /* oneDNN's fast pooling writes the layout it reads: the output is pooled
+   * in the input's layout, then reordered (in the workspace) if the runtime
+   * planned another one for it. Any implementation will do: the runtime
+   * chose these layouts for the kernels around. */
+  dnnl_memory_desc_t pooled_md;
+  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32,
+                               layout_tags[x->layout][tag]);
+  s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
+                                        stride, window, dilate, pad_begin, pad_end);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
   if (s != dnnl_success) {
@@ -728,12 +733,18 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
     goto done;
   }
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  k->workspace_bytes = align64(dnnl_memory_desc_get_size(scratch_md));
+  size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
   s = dnnl_primitive_create(&p->primitive, pd);
   if (s == dnnl_success)
     s = dnnl_memory_create(&p->src, &src_md, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success)
-    s = dnnl_memory_create(&p->dst, &dst_md, engine, DNNL_MEMORY_NONE);
+    s = dnnl_memory_create(&p->dst, &pooled_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && !dnnl_memory_desc_equal(&pooled_md, &dst_md)) {
+    p->dst_offset = workspace;
+    workspace += align64(dnnl_memory_desc_get_size(&pooled_md));
+    s = make_reorder(&pooled_md, &dst_md, &p->dst_reorder, &p->plain_dst, &dst_md);
+  }
+  k->workspace_bytes = workspace;
   if (s == dnnl_success)
     s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
   if (s != dnnl_success)
