@@ -409,7 +409,7 @@ static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_mem
   return s == dnnl_success ? dnnl_memory_create(plain, plain_md, engine, DNNL_MEMORY_NONE) : s;
 }
 
-static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -537,8 +537,8 @@ static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, 
 
 /* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
  * brought to Y's rank with leading 1s (broadcast batches). */
-static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                 bool trans_b, int32_t bias_input)
+static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                bool trans_b, int32_t bias_input)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -632,6 +632,25 @@ done:
   return status;
 }
 
+/* oneDNN fixes a primitive's thread count when it is created, from the
+ * creating thread's OpenMP setting: primitives are built under the device's
+ * thread budget, and the caller's setting is given back. */
+static int enter_thread_budget(const npu_hal_kernel *k)
+{
+  int saved = omp_get_max_threads();
+  omp_set_num_threads((int)npu_cpu_thread_budget(k->device));
+  return saved;
+}
+
+static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                 bool trans_b, int32_t bias_input)
+{
+  int saved = enter_thread_budget(k);
+  npu_status status = build_product(op, k, trans_a, trans_b, bias_input);
+  omp_set_num_threads(saved);
+  return status;
+}
+
 static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 {
   return create_product(op, k, false, false, -1);
@@ -654,7 +673,7 @@ static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* MaxPool and AveragePool in the tensors' layouts (the global ones have a
  * kernel of their own, see nn.c). */
-static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
+static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -756,6 +775,22 @@ done:
     dnnl_primitive_desc_destroy(pd);
   if (attr)
     dnnl_primitive_attr_destroy(attr);
+  return status;
+}
+
+static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  int saved = enter_thread_budget(k);
+  npu_status status = build_pool(op, k);
+  omp_set_num_threads(saved);
+  return status;
+}
+
+static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+{
+  int saved = enter_thread_budget(k);
+  npu_status status = build_window(op, k, transposed);
+  omp_set_num_threads(saved);
   return status;
 }
 
