@@ -205,10 +205,27 @@ static npu_status fold_node(npu_context *ctx, npu_stream *stream, const npu_hal_
   return status;
 }
 
-/* Shape: the input's dims as an int64 constant (opset 15 adds start/end). */
+/* Shape: the input's dims as an int64 constant (opset 15 adds start/end);
+ * Size: their product, a scalar. Both are known once shapes are. */
 static npu_status plan_shape(npu_context *ctx, const npu_graph_node *n, const npu_hal_op *op)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (strcmp(op->op_type, "Size") == 0) {
+    int64_t *count = malloc(sizeof *count);
+    if (!count || !own(ctx, count)) {
+      free(count);
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    *count = 1;
+    for (uint32_t d = 0; d < x->rank; d++)
+      *count *= x->dims[d];
+    ctx_tensor *t = &ctx->tensors[n->outputs[0]];
+    t->desc = (npu_hal_tensor_desc){NPU_DTYPE_INT64, 0, {0}};
+    t->known = true;
+    t->value = count;
+    t->location = LOC_CONSTANT;
+    return NPU_OK;
+  }
   int64_t start = op->attributes.get_int(op->attributes.node, "start", 0);
   int64_t end = op->attributes.get_int(op->attributes.node, "end", x->rank);
   if (start < 0)
@@ -330,7 +347,7 @@ static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t
     all_constant &= t->value != NULL;
   }
   npu_hal_op op = node_op(ctx, index, io);
-  if (strcmp(op.op_type, "Shape") == 0)
+  if (strcmp(op.op_type, "Shape") == 0 || strcmp(op.op_type, "Size") == 0)
     return plan_shape(ctx, n, &op);
   npu_status status = npu_infer_shapes(&op, io->outputs, label);
   if (status != NPU_OK)

@@ -71,6 +71,7 @@ static const npu_op_schema schemas[] = {
     {"Resize", 1, 4, 1, 1, 10},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
+    {"Size", 1, 1, 1, 1, 1},
     {"Slice", 1, 5, 1, 1, 1},
     {"Softmax", 1, 1, 1, 1, 1},
     {"Split", 1, 2, 1, V, 2},
