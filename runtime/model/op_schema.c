@@ -19,6 +19,7 @@ static const npu_op_schema schemas[] = {
     {"BatchNormalization", 5, 5, 1, 3, 7},
     {"Cast", 1, 1, 1, 1, 6},
     {"Ceil", 1, 1, 1, 1, 1},
+    {"Celu", 1, 1, 1, 1, 12},
     {"Clip", 1, 3, 1, 1, 1},
     {"Concat", 1, V, 1, 1, 4},
     {"Constant", 0, 0, 1, 1, 1},
@@ -27,6 +28,7 @@ static const npu_op_schema schemas[] = {
     {"ConvTranspose", 2, 3, 1, 1, 1},
     {"Div", 2, 2, 1, 1, 1},
     {"Dropout", 1, 3, 1, 2, 7},
+    {"Elu", 1, 1, 1, 1, 1},
     {"Equal", 2, 2, 1, 1, 1},
     {"Erf", 1, 1, 1, 1, 9},
     {"Exp", 1, 1, 1, 1, 1},
@@ -50,8 +52,10 @@ static const npu_op_schema schemas[] = {
     {"Max", 1, V, 1, 1, 8},
     {"MaxPool", 1, 1, 1, 2, 1},
     {"Min", 1, V, 1, 1, 8},
+    {"Mish", 1, 1, 1, 1, 18},
     {"Mul", 2, 2, 1, 1, 1},
     {"Neg", 1, 1, 1, 1, 1},
+    {"PRelu", 2, 2, 1, 1, 9},
     {"Pad", 1, 4, 1, 1, 2},
     {"Pow", 2, 2, 1, 1, 1},
     {"Range", 3, 3, 1, 1, 11},
@@ -69,16 +73,21 @@ static const npu_op_schema schemas[] = {
     {"Relu", 1, 1, 1, 1, 1},
     {"Reshape", 2, 2, 1, 1, 5},
     {"Resize", 1, 4, 1, 1, 10},
+    {"Selu", 1, 1, 1, 1, 1},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
+    {"Sign", 1, 1, 1, 1, 9},
     {"Size", 1, 1, 1, 1, 1},
     {"Slice", 1, 5, 1, 1, 1},
     {"Softmax", 1, 1, 1, 1, 1},
+    {"Softplus", 1, 1, 1, 1, 1},
+    {"Softsign", 1, 1, 1, 1, 1},
     {"Split", 1, 2, 1, V, 2},
     {"Sqrt", 1, 1, 1, 1, 1},
     {"Squeeze", 1, 2, 1, 1, 1},
     {"Sub", 2, 2, 1, 1, 1},
     {"Tanh", 1, 1, 1, 1, 1},
+    {"ThresholdedRelu", 1, 1, 1, 1, 10},
     {"Tile", 2, 2, 1, 1, 6},
     {"TopK", 1, 2, 2, 2, 10},
     {"Transpose", 1, 1, 1, 1, 1},
@@ -89,16 +98,9 @@ static const npu_op_schema schemas[] = {
 
 const npu_op_schema *npu_op_schema_find(const char *op_type)
 {
-  size_t lo = 0, hi = sizeof schemas / sizeof schemas[0];
-  while (lo < hi) { /* the table is sorted by name */
-    size_t mid = (lo + hi) / 2;
-    int order = strcmp(op_type, schemas[mid].op_type);
-    if (order == 0)
-      return &schemas[mid];
-    if (order < 0)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
+  /* Once per node at load: a plain scan keeps the table free of an order to keep. */
+  for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
+    if (strcmp(op_type, schemas[i].op_type) == 0)
+      return &schemas[i];
   return NULL;
 }

@@ -13,12 +13,14 @@
 
 typedef enum {
   U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_RECIPROCAL, U_FLOOR, U_CEIL,
-  U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP,
+  U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP, U_ELU, U_SELU, U_CELU, U_SOFTPLUS,
+  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH,
 } unary_kind;
 
 typedef struct unary_params {
   unary_kind kind;
-  float alpha, beta; /* LeakyRelu alpha; HardSigmoid alpha, beta; Clip min, max */
+  float alpha, beta; /* LeakyRelu, Elu, Celu, ThresholdedRelu alpha; HardSigmoid alpha,
+                        beta; Selu alpha, gamma; Clip min, max */
   size_t count;
 } unary_params;
 
@@ -63,6 +65,14 @@ static void unary_chunk(void *ctx, size_t index)
   case U_HARD_SWISH: UNARY_LOOP(x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f)));
   case U_LEAKY_RELU: UNARY_LOOP(x >= 0 ? x : alpha * x);
   case U_CLIP: UNARY_LOOP(fminf(fmaxf(x, alpha), beta));
+  case U_ELU: UNARY_LOOP(x >= 0 ? x : alpha * (cpu_expf(x) - 1.0f));
+  case U_SELU: UNARY_LOOP(beta * (x > 0 ? x : alpha * (cpu_expf(x) - 1.0f)));
+  case U_CELU: UNARY_LOOP(fmaxf(0.0f, x) + fminf(0.0f, alpha * (cpu_expf(x / alpha) - 1.0f)));
+  case U_SOFTPLUS: UNARY_LOOP(x > 20.0f ? x : log1pf(expf(x)));
+  case U_SOFTSIGN: UNARY_LOOP(x / (1.0f + fabsf(x)));
+  case U_SIGN: UNARY_LOOP(x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f);
+  case U_THRESHOLDED_RELU: UNARY_LOOP(x > alpha ? x : 0.0f);
+  case U_MISH: UNARY_LOOP(x * tanhf(x > 20.0f ? x : log1pf(expf(x))));
   }
 }
 
@@ -81,7 +91,9 @@ static const struct {
     {"Log", U_LOG}, {"Sqrt", U_SQRT}, {"Abs", U_ABS}, {"Neg", U_NEG},
     {"Reciprocal", U_RECIPROCAL}, {"Floor", U_FLOOR}, {"Ceil", U_CEIL}, {"Erf", U_ERF},
     {"HardSigmoid", U_HARD_SIGMOID}, {"HardSwish", U_HARD_SWISH},
-    {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP},
+    {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP}, {"Elu", U_ELU}, {"Selu", U_SELU},
+    {"Celu", U_CELU}, {"Softplus", U_SOFTPLUS}, {"Softsign", U_SOFTSIGN}, {"Sign", U_SIGN},
+    {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH},
 };
 
 static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
@@ -100,6 +112,15 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
   switch (p->kind) {
   case U_LEAKY_RELU:
     p->alpha = a->get_float(a->node, "alpha", 0.01f);
+    break;
+  case U_ELU:
+  case U_CELU:
+  case U_THRESHOLDED_RELU:
+    p->alpha = a->get_float(a->node, "alpha", 1.0f);
+    break;
+  case U_SELU:
+    p->alpha = a->get_float(a->node, "alpha", 1.67326319217681884765625f);
+    p->beta = a->get_float(a->node, "gamma", 1.05070102214813232421875f);
     break;
   case U_HARD_SIGMOID:
     p->alpha = a->get_float(a->node, "alpha", 0.2f);
@@ -130,7 +151,9 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- binary with broadcasting -------------------------------------------------- */
 
-typedef enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER } binary_kind;
+typedef enum {
+  B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER, B_PRELU,
+} binary_kind;
 
 typedef struct binary_params {
   binary_kind kind;
@@ -172,6 +195,7 @@ typedef struct binary_params {
   case B_EQUAL: BINARY_LOOP(T, uint8_t, u == v); break;                                     \
   case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
   case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
+  case B_PRELU: BINARY_LOOP(T, T, u < 0 ? u * v : u); break;                                \
   }
 
 static int64_t pow_i64(int64_t u, int64_t v)
@@ -285,7 +309,7 @@ static const struct {
 } binary_ops[] = {
     {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
     {"Max", B_MAX}, {"Min", B_MIN}, {"Equal", B_EQUAL}, {"Less", B_LESS},
-    {"Greater", B_GREATER},
+    {"Greater", B_GREATER}, {"PRelu", B_PRELU},
 };
 
 static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
@@ -379,6 +403,14 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"HardSwish", create_unary, CPU_LAYOUTS_SHARED},
     {"LeakyRelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Clip", create_unary, CPU_LAYOUTS_SHARED},
+    {"Elu", create_unary, CPU_LAYOUTS_SHARED},
+    {"Selu", create_unary, CPU_LAYOUTS_SHARED},
+    {"Celu", create_unary, CPU_LAYOUTS_SHARED},
+    {"Softplus", create_unary, CPU_LAYOUTS_SHARED},
+    {"Softsign", create_unary, CPU_LAYOUTS_SHARED},
+    {"Sign", create_unary, CPU_LAYOUTS_SHARED},
+    {"ThresholdedRelu", create_unary, CPU_LAYOUTS_SHARED},
+    {"Mish", create_unary, CPU_LAYOUTS_SHARED},
     {"Add", create_binary, CPU_LAYOUTS_SHARED},
     {"Sub", create_binary, CPU_LAYOUTS_SHARED},
     {"Mul", create_binary, CPU_LAYOUTS_SHARED},
@@ -389,6 +421,7 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Equal", create_binary, CPU_LAYOUTS_SHARED},
     {"Less", create_binary, CPU_LAYOUTS_SHARED},
     {"Greater", create_binary, CPU_LAYOUTS_SHARED},
+    {"PRelu", create_binary, CPU_LAYOUTS_SHARED},
     {"Cast", create_cast},
     {NULL, NULL},
 };
