@@ -4,6 +4,7 @@
 #endif
 
 #include "gstnpudownload.h"
+#include "gstnpuinfer.h"
 #include "gstnpuupload.h"
 #include "gstnpuvpp.h"
 
@@ -12,6 +13,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   gboolean ok = GST_ELEMENT_REGISTER(npuupload, plugin);
   ok &= GST_ELEMENT_REGISTER(npudownload, plugin);
   ok &= GST_ELEMENT_REGISTER(npuvpp, plugin);
+  ok &= GST_ELEMENT_REGISTER(npuinfer, plugin);
   return ok;
 }
 

@@ -1,0 +1,95 @@
+/* GstNpuTensorMeta (see include/gst/npu/npu-tensor-meta.h). */
+#include "gst/npu/npu-tensor-meta.h"
+
+#include <string.h>
+
+static void tensors_free(GstNpuTensorMeta *meta)
+{
+  for (guint i = 0; i < meta->n_tensors; i++) {
+    g_free(meta->tensors[i].name);
+    if (meta->tensors[i].data)
+      g_bytes_unref(meta->tensors[i].data);
+  }
+  g_free(meta->tensors);
+  meta->tensors = NULL;
+  meta->n_tensors = 0;
+}
+
+static gboolean tensor_meta_init(GstMeta *meta, gpointer params, GstBuffer *buffer)
+{
+  (void)params;
+  (void)buffer;
+  GstNpuTensorMeta *m = (GstNpuTensorMeta *)meta;
+  m->n_tensors = 0;
+  m->tensors = NULL;
+  m->batch_index = m->batch_size = m->pad_index = 0;
+  return TRUE;
+}
+
+static void tensor_meta_free(GstMeta *meta, GstBuffer *buffer)
+{
+  (void)buffer;
+  tensors_free((GstNpuTensorMeta *)meta);
+}
+
+/* Copies travel with the frame: the tensor bytes are shared (immutable). */
+static gboolean tensor_meta_transform(GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
+                                      GQuark type, gpointer data)
+{
+  (void)buffer;
+  (void)type;
+  (void)data;
+  const GstNpuTensorMeta *from = (const GstNpuTensorMeta *)meta;
+  GstNpuTensorMeta *to = gst_buffer_add_npu_tensor_meta(dest, from->n_tensors);
+  if (!to)
+    return FALSE;
+  to->batch_index = from->batch_index;
+  to->batch_size = from->batch_size;
+  to->pad_index = from->pad_index;
+  for (guint i = 0; i < from->n_tensors; i++) {
+    to->tensors[i] = from->tensors[i];
+    to->tensors[i].name = g_strdup(from->tensors[i].name);
+    to->tensors[i].data = from->tensors[i].data ? g_bytes_ref(from->tensors[i].data) : NULL;
+  }
+  return TRUE;
+}
+
+GType gst_npu_tensor_meta_api_get_type(void)
+{
+  static GType type = 0;
+  static const gchar *tags[] = {NULL};
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, gst_meta_api_type_register("GstNpuTensorMetaAPI", tags));
+  return type;
+}
+
+const GstMetaInfo *gst_npu_tensor_meta_get_info(void)
+{
+  static const GstMetaInfo *info = NULL;
+  if (g_once_init_enter(&info)) {
+    const GstMetaInfo *registered = gst_meta_register(
+        GST_NPU_TENSOR_META_API_TYPE, "GstNpuTensorMeta", sizeof(GstNpuTensorMeta),
+        tensor_meta_init, tensor_meta_free, tensor_meta_transform);
+    g_once_init_leave(&info, registered);
+  }
+  return info;
+}
+
+GstNpuTensorMeta *gst_buffer_add_npu_tensor_meta(GstBuffer *buffer, guint n_tensors)
+{
+  GstNpuTensorMeta *meta =
+      (GstNpuTensorMeta *)gst_buffer_add_meta(buffer, GST_NPU_TENSOR_META_INFO, NULL);
+  if (!meta)
+    return NULL;
+  meta->tensors = g_new0(GstNpuTensor, n_tensors ? n_tensors : 1);
+  meta->n_tensors = n_tensors;
+  return meta;
+}
+
+const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const gchar *name)
+{
+  for (guint i = 0; meta && i < meta->n_tensors; i++)
+    if (g_strcmp0(meta->tensors[i].name, name) == 0)
+      return &meta->tensors[i];
+  return NULL;
+}

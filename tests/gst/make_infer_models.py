@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Writes npuinfer's test models into OUTDIR (Debian's python3-onnx):
+channel_mean.onnx (N x 3 x 8 x 8 -> each channel's mean and max, N
+dynamic), batch2_mean.onnx (the same with N fixed at 2), not_image.onnx
+(a 2-D input) and corrupt.onnx (bytes that are no model)."""
+import os
+import sys
+import warnings
+
+import numpy as np
+
+warnings.simplefilter("ignore", FutureWarning)
+for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
+        setattr(np, alias, value)
+
+from onnx import TensorProto, helper  # noqa: E402
+
+OUT = sys.argv[1]
+
+
+def save(name, graph):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def channel_stats(batch):
+    x = helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, 8, 8])
+    mean = helper.make_tensor_value_info("mean", TensorProto.FLOAT, [batch, 3])
+    peak = helper.make_tensor_value_info("max", TensorProto.FLOAT, [batch, 3])
+    nodes = [helper.make_node("ReduceMean", ["image"], ["mean"], axes=[2, 3], keepdims=0),
+             helper.make_node("ReduceMax", ["image"], ["max"], axes=[2, 3], keepdims=0)]
+    return helper.make_graph(nodes, "channel_stats", [x], [mean, peak])
+
+
+os.makedirs(OUT, exist_ok=True)
+save("channel_mean.onnx", channel_stats("N"))
+save("batch2_mean.onnx", channel_stats(2))
+flat = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 10])
+out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])
+save("not_image.onnx", helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "flat",
+                                         [flat], [out]))
+with open(os.path.join(OUT, "corrupt.onnx"), "wb") as f:
+    f.write(b"\x08\x07this is not a protobuf model\xff\xff\xff")
