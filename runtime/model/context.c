@@ -74,6 +74,7 @@ struct npu_context {
   size_t io_ref_count;
   npu_buffer *arena, *constants;
   npu_event *finished;        /* recorded after each run */
+  npu_stream *sync_stream;    /* npu_context_run_sync's, made on first use */
   npu_buffer **held;          /* the last run's inputs and outputs */
   size_t held_count;
   void **owned;               /* host values computed while planning */
@@ -752,6 +753,8 @@ static void destroy_context(npu_context *ctx)
     npu_buffer_release(ctx->constants);
   if (ctx->finished)
     npu_event_destroy(ctx->finished);
+  if (ctx->sync_stream)
+    npu_stream_destroy(ctx->sync_stream);
   pthread_mutex_destroy(&ctx->lock);
   free(ctx->owned);
   free(ctx->held);
@@ -939,6 +942,24 @@ NPU_API npu_status npu_context_run(npu_context *ctx, npu_stream *stream,
   if (status == NPU_OK)
     status = npu_event_record(ctx->finished, stream);
   pthread_mutex_unlock(&ctx->lock);
+  return status;
+}
+
+NPU_API npu_status npu_context_run_sync(npu_context *ctx, npu_buffer *const *inputs,
+                                        npu_buffer *const *outputs)
+{
+  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status != NPU_OK)
+    return status;
+  pthread_mutex_lock(&ctx->lock);
+  if (!ctx->sync_stream)
+    status = npu_stream_create(ctx->device, &ctx->sync_stream);
+  npu_stream *stream = ctx->sync_stream;
+  pthread_mutex_unlock(&ctx->lock);
+  if (status == NPU_OK)
+    status = npu_context_run(ctx, stream, inputs, outputs);
+  if (status == NPU_OK)
+    status = npu_stream_synchronize(stream);
   return status;
 }
 

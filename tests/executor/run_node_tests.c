@@ -263,9 +263,13 @@ static gchar *run_variant(const char *dir, gboolean fold_tail, gboolean *skipped
     }
     npu_buffer_alloc(device, want_size[o] ? want_size[o] : 1, &outputs[o]);
   }
-  status = npu_context_run(ctx, stream, inputs, outputs);
-  if (status == NPU_OK)
-    status = npu_stream_synchronize(stream);
+  if (fold_tail) { /* both ways of running: synchronously, and queued on our stream */
+    status = npu_context_run_sync(ctx, inputs, outputs);
+  } else {
+    status = npu_context_run(ctx, stream, inputs, outputs);
+    if (status == NPU_OK)
+      status = npu_stream_synchronize(stream);
+  }
   if (status != NPU_OK) {
     why = g_strdup(npu_last_error_message());
     goto done;

@@ -109,6 +109,11 @@ NPU_API npu_status npu_context_output_info(npu_context *context, uint32_t index,
 NPU_API npu_status npu_context_run(npu_context *context, npu_stream *stream,
                                    npu_buffer *const *inputs, npu_buffer *const *outputs);
 
+/* The same, synchronously: runs on a stream of the context's own and
+ * returns when the outputs are written. */
+NPU_API npu_status npu_context_run_sync(npu_context *context, npu_buffer *const *inputs,
+                                        npu_buffer *const *outputs);
+
 NPU_API npu_status npu_context_get_stats(npu_context *context, npu_context_stats *stats);
 
 #ifdef __cplusplus
