@@ -2,12 +2,19 @@
  * SECTION:element-npuinfer
  *
  * Runs an ONNX model on video frames from any number of streams with one
- * loaded model. Each `sink_%u` request pad comes with its own `src_%u`; the
- * frames of all pads are batched into one execution (up to `batch-size`,
- * waiting at most `batch-timeout` for a batch to fill), pre-processed in one
- * VPP pass (scale, colour, normalise, layout) straight into the model's input
- * and the outputs attached to each frame as a GstNpuTensorMeta. The frames
- * themselves pass through untouched.
+ * loaded model. Each `sink_%u` request pad comes with its own `src_%u` and
+ * its own runtime stream. Frames of all pads wait in one queue and are
+ * batched into one execution (up to `batch-size`, waiting at most
+ * `batch-timeout` for a batch to fill): each pad's frames are pre-processed
+ * (scale, colour, normalise, layout) by the VPP on that pad's stream straight
+ * into their slots of the model input, the model runs once, and every frame
+ * gets its slice of the outputs as a GstNpuTensorMeta (data left in device
+ * memory). The frames themselves pass through untouched, each on its own
+ * src pad in its pad's order, together with that pad's serialized events.
+ *
+ * Chain functions return as soon as the frame is queued; they block while
+ * `max-inflight` batches of frames are waiting (back-pressure), or while
+ * that many are waiting to be pushed on a slow downstream.
  *
  * |[
  * gst-launch-1.0 videotestsrc ! npuinfer name=infer model=model.onnx batch-size=2 \
@@ -23,7 +30,6 @@
 #include <string.h>
 
 #include "gst/npu/npu-tensor-meta.h"
-#include "gstnpubasetransform.h"
 #include "gstnpumemory.h"
 #include "gstnpuvideo.h"
 
@@ -31,25 +37,37 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_infer_debug);
 #define GST_CAT_DEFAULT gst_npu_infer_debug
 
 #define MAX_BATCH 64
+#define MAX_OUTPUTS 16
 
-/* A sink/src pair. */
-typedef struct {
-  GstPad *sink, *src;
-  guint index;
-  GstVideoInfo info;
-  gboolean have_info;
-  gboolean flushing;
-  guint64 frames, inferences;
-} InferPad;
+typedef struct _InferPad InferPad;
 
-/* A frame waiting in a chain call for its batch. */
+/* A frame or serialized event on its way through a pad, in arrival order. */
 typedef struct {
   InferPad *pad;
-  GstBuffer *buffer;
-  gint64 queued_at; /* monotonic us */
-  gboolean taken, done;
-  GstFlowReturn flow;
-} Pending;
+  GstBuffer *buffer; /* a frame, or */
+  GstEvent *event;   /* an event */
+  GstVideoInfo info; /* the frame's caps */
+  gint64 queued_at;  /* monotonic us */
+  gboolean done;     /* may be pushed */
+} Item;
+
+/* A sink/src pair. Fields below `info` are under the element's lock. */
+struct _InferPad {
+  GstPad *sink, *src;
+  guint index;
+  GstVideoInfo info; /* streaming thread only */
+  gboolean have_info;
+  gboolean flushing;     /* sink side: refuse frames */
+  gboolean src_flushing; /* src side: the task stops */
+  GstFlowReturn last_flow;
+  GQueue out;    /* Item*, oldest first: what the src task pushes */
+  guint queued;  /* frames in `out` */
+  guint running; /* frames in the batch executing now */
+  npu_stream *stream; /* pre-processing of this pad's frames */
+  npu_event *ready;   /* recorded on `stream` after this pad's part of a batch */
+  guint64 frames, inferences;
+  gint64 latency_sum, latency_max; /* queued -> results, us */
+};
 
 typedef enum { ORDER_RGB, ORDER_BGR } ChannelOrder;
 
@@ -60,28 +78,35 @@ struct _GstNpuInfer {
   gint device_id;
   guint batch_size;
   guint64 batch_timeout;
+  guint max_inflight;
   guint interval;
   gfloat mean[3], std[3];
+  gdouble scale;
   ChannelOrder order;
   gboolean letterbox;
   gboolean print_results;
+  guint stats_interval; /* ms */
   /* the runtime, from READY on */
   npu_device *device;
   npu_model *model;
-  npu_stream *stream;
-  npu_tensor_info input;        /* N x C x H x W as the model declares it */
-  npu_context *contexts[MAX_BATCH + 1]; /* by frames per execution */
-  npu_buffer *input_buffers[MAX_BATCH + 1];
-  npu_buffer **output_buffers[MAX_BATCH + 1];
+  npu_stream *stream; /* the model's executions */
+  npu_mem_pool *pool; /* output tensors */
+  GstAllocator *allocator;
+  npu_tensor_info input; /* N x 3 x H x W as the model declares it */
   uint32_t output_count;
-  /* batching */
+  npu_context *contexts[MAX_BATCH + 1]; /* by frames per execution */
+  npu_buffer *inputs[MAX_BATCH + 1];
+  /* batching (under `lock`) */
   GMutex lock;
   GCond changed;
-  GQueue queue;      /* Pending*, oldest first */
-  gboolean leading;  /* a chain call is running a batch */
-  GPtrArray *pads;   /* InferPad* */
+  GQueue waiting; /* Item* of frames waiting for a batch, oldest first */
+  GThread *thread;
+  gboolean stopping;
+  GPtrArray *pads; /* InferPad* */
   guint next_index;
   guint64 batches, batched_frames;
+  gint64 run_sum, run_max; /* pre-processing + execution per batch, us */
+  gint64 last_stats;
 };
 
 G_DEFINE_TYPE(GstNpuInfer, gst_npu_infer, GST_TYPE_ELEMENT)
@@ -93,12 +118,15 @@ enum {
   PROP_DEVICE_ID,
   PROP_BATCH_SIZE,
   PROP_BATCH_TIMEOUT,
+  PROP_MAX_INFLIGHT,
   PROP_INTERVAL,
   PROP_MEAN,
   PROP_STD,
+  PROP_SCALE,
   PROP_CHANNEL_ORDER,
   PROP_LETTERBOX,
   PROP_PRINT_RESULTS,
+  PROP_STATS_INTERVAL,
   PROP_STATS,
 };
 
@@ -116,32 +144,59 @@ static GType gst_npu_infer_channel_order_get_type(void)
   return type;
 }
 
+static void item_free(Item *item)
+{
+  if (item->buffer)
+    gst_buffer_unref(item->buffer);
+  if (item->event)
+    gst_event_unref(item->event);
+  g_free(item);
+}
+
 /* ---- the model ----------------------------------------------------------------------- */
 
+static void release_pad_runtime(InferPad *pad)
+{
+  if (pad->stream) {
+    npu_stream_synchronize(pad->stream);
+    npu_stream_destroy(pad->stream);
+  }
+  if (pad->ready)
+    npu_event_destroy(pad->ready);
+  pad->stream = NULL;
+  pad->ready = NULL;
+}
+
+/* With the batching thread stopped. */
 static void release_runtime(GstNpuInfer *self)
 {
+  for (guint i = 0; i < self->pads->len; i++)
+    release_pad_runtime(g_ptr_array_index(self->pads, i));
+  if (self->stream)
+    npu_stream_synchronize(self->stream);
   for (guint n = 0; n <= MAX_BATCH; n++) {
     if (self->contexts[n])
       npu_context_destroy(self->contexts[n]);
-    if (self->input_buffers[n])
-      npu_buffer_release(self->input_buffers[n]);
-    for (uint32_t o = 0; self->output_buffers[n] && o < self->output_count; o++)
-      if (self->output_buffers[n][o])
-        npu_buffer_release(self->output_buffers[n][o]);
-    g_free(self->output_buffers[n]);
+    if (self->inputs[n])
+      npu_buffer_release(self->inputs[n]);
     self->contexts[n] = NULL;
-    self->input_buffers[n] = NULL;
-    self->output_buffers[n] = NULL;
+    self->inputs[n] = NULL;
   }
   if (self->stream)
     npu_stream_destroy(self->stream);
+  if (self->pool)
+    npu_mem_pool_destroy(self->pool);
+  g_clear_object(&self->allocator);
   if (self->model)
     npu_model_release(self->model);
   if (self->device)
     npu_device_release(self->device);
   self->stream = NULL;
+  self->pool = NULL;
   self->model = NULL;
   self->device = NULL;
+  self->run_sum = self->run_max = 0;
+  self->batches = self->batched_frames = 0;
 }
 
 /* Opens the device and loads the model; posts an element error when it cannot. */
@@ -161,12 +216,15 @@ static gboolean open_runtime(GstNpuInfer *self)
                                     : npu_device_open((uint32_t)device_id, &self->device);
   if (status == NPU_OK)
     status = npu_stream_create(self->device, &self->stream);
+  if (status == NPU_OK)
+    status = npu_mem_pool_create(self->device, NULL, &self->pool);
   if (status != NPU_OK) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot open NPU device %d", device_id),
                       ("%s", npu_last_error_message()));
     g_free(path);
     return FALSE;
   }
+  self->allocator = gst_npu_allocator_new(self->device);
   status = npu_model_load_file(path, &self->model);
   if (status == NPU_ERROR_NOT_FOUND || status == NPU_ERROR_IO) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Cannot read the model '%s'", path),
@@ -183,14 +241,23 @@ static gboolean open_runtime(GstNpuInfer *self)
   npu_model_input_count(self->model, &inputs);
   npu_model_output_count(self->model, &self->output_count);
   npu_model_input_info(self->model, 0, &self->input);
-  gboolean image = inputs == 1 && self->input.dtype == NPU_DTYPE_FLOAT32 &&
+  gboolean image = inputs == 1 &&
+                   (self->input.dtype == NPU_DTYPE_FLOAT32 ||
+                    self->input.dtype == NPU_DTYPE_UINT8) &&
                    self->input.rank == 4 && self->input.dims[1] == 3 &&
-                   self->input.dims[2] > 0 && self->input.dims[3] > 0;
+                   self->input.dims[2] > 0 && self->input.dims[3] > 0 &&
+                   self->input.dims[0] <= MAX_BATCH;
   if (!image) {
     GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model does not take images"),
-                      ("'%s' must have one float32 input of N x 3 x H x W (fixed H and W); "
-                       "it has %u input(s), the first of rank %u", path, inputs,
-                       self->input.rank));
+                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (fixed H "
+                       "and W, N dynamic or at most %d); it has %u input(s), the first of rank "
+                       "%u", path, MAX_BATCH, inputs, self->input.rank));
+    g_free(path);
+    return FALSE;
+  }
+  if (self->output_count == 0 || self->output_count > MAX_OUTPUTS) {
+    GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model has %u outputs", self->output_count),
+                      ("'%s': npuinfer takes models with 1 to %d outputs", path, MAX_OUTPUTS));
     g_free(path);
     return FALSE;
   }
@@ -201,13 +268,28 @@ static gboolean open_runtime(GstNpuInfer *self)
   return TRUE;
 }
 
-/* The plan for `count` frames: one context per batch size actually used
- * when the batch axis is open, else the model's own batch. */
-static guint plan_frames(GstNpuInfer *self, guint count)
+/* Most frames one execution takes: batch-size, or the model's fixed batch. */
+static guint batch_limit(GstNpuInfer *self)
 {
-  return self->input.dims[0] > 0 ? (guint)self->input.dims[0] : count;
+  guint limit = self->batch_size;
+  if (self->input.dims[0] > 0)
+    limit = MIN(limit, (guint)self->input.dims[0]);
+  return MAX(limit, 1);
 }
 
+/* Posts the error for a failed runtime call: out of memory gets its own. */
+static void runtime_error(GstNpuInfer *self, npu_status status, const gchar *what)
+{
+  if (status == NPU_ERROR_OUT_OF_MEMORY)
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of device memory: %s", what),
+                      ("%s", npu_last_error_message()));
+  else
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", what), ("%s: %s", npu_status_name(status),
+                                                           npu_last_error_message()));
+}
+
+/* The execution plan for `frames` frames: one context per batch size used
+ * (the model's own when its batch axis is fixed), and its input buffer. */
 static gboolean ensure_plan(GstNpuInfer *self, guint frames)
 {
   if (self->contexts[frames])
@@ -216,23 +298,15 @@ static gboolean ensure_plan(GstNpuInfer *self, guint frames)
   shape.dims[0] = frames;
   npu_status status = npu_context_create(self->model, self->device, &shape, 1,
                                          &self->contexts[frames]);
-  npu_tensor_info info;
-  size_t bytes = 4;
+  size_t bytes = npu_dtype_size(self->input.dtype);
   for (uint32_t d = 0; d < 4; d++)
     bytes *= (size_t)shape.dims[d];
   if (status == NPU_OK)
-    status = npu_buffer_alloc(self->device, bytes, &self->input_buffers[frames]);
-  self->output_buffers[frames] = g_new0(npu_buffer *, self->output_count + 1);
-  for (uint32_t o = 0; o < self->output_count && status == NPU_OK; o++) {
-    npu_context_output_info(self->contexts[frames], o, &info);
-    size_t size = npu_dtype_size(info.dtype);
-    for (uint32_t d = 0; d < info.rank; d++)
-      size *= (size_t)info.dims[d];
-    status = npu_buffer_alloc(self->device, size ? size : 1, &self->output_buffers[frames][o]);
-  }
+    status = npu_buffer_alloc(self->device, bytes, &self->inputs[frames]);
   if (status != NPU_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot plan the model for %u frames", frames),
-                      ("%s", npu_last_error_message()));
+    gchar *what = g_strdup_printf("Cannot plan the model for %u frames", frames);
+    runtime_error(self, status, what);
+    g_free(what);
     return FALSE;
   }
   return TRUE;
@@ -240,40 +314,92 @@ static gboolean ensure_plan(GstNpuInfer *self, guint frames)
 
 /* ---- one batch ----------------------------------------------------------------------- */
 
+/* Creates the pad's stream and event the first time a batch uses it. */
+static npu_status ensure_pad_runtime(GstNpuInfer *self, InferPad *pad)
+{
+  npu_status status = NPU_OK;
+  if (!pad->stream)
+    status = npu_stream_create(self->device, &pad->stream);
+  if (status == NPU_OK && !pad->ready)
+    status = npu_event_create(self->device, NPU_EVENT_DISABLE_TIMING, &pad->ready);
+  return status;
+}
+
 /* The frame as a VPP image: NPU memory of our device as it is, other memory
  * imported without copying (*imported keeps it until the batch is done). */
-static gboolean frame_image(GstNpuInfer *self, InferPad *pad, GstBuffer *buffer, GstMapInfo *map,
-                            gboolean *mapped, npu_buffer **imported, npu_image *image)
+static gboolean frame_image(GstNpuInfer *self, Item *item, GstMapInfo *map, gboolean *mapped,
+                            npu_buffer **imported, npu_image *image)
 {
+  GstBuffer *buffer = item->buffer;
   GstMemory *mem = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : NULL;
   const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
   if (mem && gst_is_npu_memory(mem) && gst_npu_buffer_is_on_device(buffer, self->device)) {
-    gst_npu_memory_sync_for_device(mem, self->stream);
-    return gst_npu_image_describe(&pad->info, meta, gst_npu_memory_get_buffer(mem), mem->offset,
-                                  image);
-  }
-  if (!(*mapped = gst_buffer_map(buffer, map, GST_MAP_READ)))
+    if (gst_npu_memory_sync_for_device(mem, item->pad->stream) &&
+        gst_npu_image_describe(&item->info, meta, gst_npu_memory_get_buffer(mem), mem->offset,
+                               image))
+      return TRUE;
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read a frame of %s",
+                      GST_PAD_NAME(item->pad->sink)), ("%s", npu_last_error_message()));
     return FALSE;
-  if (map->size < GST_VIDEO_INFO_SIZE(&pad->info) && !meta) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Truncated frame on %s", GST_PAD_NAME(pad->sink)),
+  }
+  if (!(*mapped = gst_buffer_map(buffer, map, GST_MAP_READ))) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot map a frame of %s",
+                      GST_PAD_NAME(item->pad->sink)), (NULL));
+    return FALSE;
+  }
+  if (map->size < GST_VIDEO_INFO_SIZE(&item->info) && !meta) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("Truncated frame on %s", GST_PAD_NAME(item->pad->sink)),
                       ("%" G_GSIZE_FORMAT " bytes, the caps need %" G_GSIZE_FORMAT, map->size,
-                       GST_VIDEO_INFO_SIZE(&pad->info)));
+                       GST_VIDEO_INFO_SIZE(&item->info)));
     return FALSE;
   }
-  if (npu_buffer_import_host(self->device, map->data, map->size, NULL, NULL, imported) != NPU_OK)
-    return FALSE;
-  return gst_npu_image_describe(&pad->info, meta, *imported, 0, image);
+  if (npu_buffer_import_host(self->device, map->data, map->size, NULL, NULL, imported) ==
+          NPU_OK &&
+      gst_npu_image_describe(&item->info, meta, *imported, 0, image))
+    return TRUE;
+  GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read a frame of %s",
+                    GST_PAD_NAME(item->pad->sink)), ("%s", npu_last_error_message()));
+  return FALSE;
 }
 
-/* This frame's slice of each output, as a tensor meta. */
-static void attach_outputs(GstNpuInfer *self, Pending *p, guint slot, guint frames,
-                           guint count, void *const *host, const npu_tensor_info *infos)
+static void print_result(Item *item, const GstNpuTensorMeta *meta)
 {
-  p->buffer = gst_buffer_make_writable(p->buffer);
-  GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(p->buffer, self->output_count);
+  GString *line = g_string_new(NULL);
+  for (guint t = 0; t < meta->n_tensors; t++) {
+    const GstNpuTensor *tensor = &meta->tensors[t];
+    g_string_append_printf(line, " %s[", tensor->name);
+    for (guint d = 0; d < tensor->rank; d++)
+      g_string_append_printf(line, "%s%" G_GINT64_FORMAT, d ? "x" : "", tensor->dims[d]);
+    g_string_append(line, "]");
+    GstMapInfo map;
+    const float *v = gst_npu_tensor_map(tensor, &map);
+    if (v && tensor->dtype == NPU_DTYPE_FLOAT32) {
+      for (gsize i = 0; i < tensor->size / 4 && i < 8; i++)
+        g_string_append_printf(line, " %.4g", v[i]);
+      if (tensor->size / 4 > 8)
+        g_string_append(line, " ...");
+    }
+    if (v)
+      gst_npu_tensor_unmap(tensor, &map);
+  }
+  g_print("npuinfer %s pts %" GST_TIME_FORMAT " batch %u/%u:%s\n", GST_PAD_NAME(item->pad->sink),
+          GST_TIME_ARGS(GST_BUFFER_PTS(item->buffer)), meta->batch_index + 1, meta->batch_size,
+          line->str);
+  g_string_free(line, TRUE);
+}
+
+/* This frame's slice of each output, as a tensor meta. The frame is only
+ * made writable for the meta: its memory is shared, not copied. */
+static void attach_outputs(GstNpuInfer *self, Item *item, guint slot, guint frames, guint count,
+                           GstBuffer *const *outputs, const npu_tensor_info *infos,
+                           gboolean print)
+{
+  item->buffer = gst_buffer_make_writable(item->buffer);
+  GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(item->buffer, self->output_count);
   meta->batch_index = slot;
   meta->batch_size = count;
-  meta->pad_index = p->pad->index;
+  meta->pad_index = item->pad->index;
   for (uint32_t o = 0; o < self->output_count; o++) {
     const npu_tensor_info *info = &infos[o];
     GstNpuTensor *t = &meta->tensors[o];
@@ -282,47 +408,48 @@ static void attach_outputs(GstNpuInfer *self, Pending *p, guint slot, guint fram
       total *= (size_t)info->dims[d];
     /* batch-major outputs split by frame; others go whole to every frame */
     gboolean batched = info->rank > 0 && info->dims[0] == (int64_t)frames;
-    size_t size = batched ? total / frames : total;
     t->name = g_strdup(info->name);
     t->dtype = info->dtype;
-    t->rank = info->rank;
-    memcpy(t->dims, info->dims, sizeof t->dims);
+    t->rank = MIN(info->rank, GST_NPU_TENSOR_MAX_RANK);
+    for (guint d = 0; d < t->rank; d++)
+      t->dims[d] = info->dims[d];
     if (batched)
       t->dims[0] = 1;
-    t->data = g_bytes_new((const guint8 *)host[o] + (batched ? slot * size : 0), size);
+    t->size = batched ? total / frames : total;
+    t->offset = batched ? slot * t->size : 0;
+    t->data = gst_buffer_ref(outputs[o]);
   }
-  if (self->print_results) {
-    const GstNpuTensor *t = &meta->tensors[0];
-    gsize size;
-    const float *v = g_bytes_get_data(t->data, &size);
-    GString *line = g_string_new(NULL);
-    for (gsize i = 0; t->dtype == NPU_DTYPE_FLOAT32 && i < size / 4 && i < 8; i++)
-      g_string_append_printf(line, " %.4g", v[i]);
-    g_print("npuinfer %s pts %" GST_TIME_FORMAT " batch %u/%u %s:%s\n",
-            GST_PAD_NAME(p->pad->sink), GST_TIME_ARGS(GST_BUFFER_PTS(p->buffer)), slot + 1,
-            count, t->name, line->str);
-    g_string_free(line, TRUE);
-  }
+  if (print)
+    print_result(item, meta);
 }
 
-/* Pre-processes `count` frames into one input, runs the model, attaches the
- * results; called by one chain call at a time, without the lock. */
-static GstFlowReturn run_batch(GstNpuInfer *self, Pending **batch, guint count)
+/* Pre-processes `count` frames into one input (each pad's frames on its own
+ * stream), runs the model, attaches the results. Only the batching thread
+ * calls it, without the lock. */
+static gboolean run_batch(GstNpuInfer *self, Item **batch, guint count)
 {
-  guint frames = plan_frames(self, count);
-  if (frames > MAX_BATCH || !ensure_plan(self, frames))
-    return GST_FLOW_ERROR;
+  guint frames = self->input.dims[0] > 0 ? (guint)self->input.dims[0] : count;
+  if (!ensure_plan(self, frames))
+    return FALSE;
   GST_OBJECT_LOCK(self);
   npu_tensor_target target = {
-      .buffer = self->input_buffers[frames], .width = (uint32_t)self->input.dims[3],
-      .height = (uint32_t)self->input.dims[2], .batch = frames, .dtype = NPU_TENSOR_FLOAT32,
-      .layout = NPU_LAYOUT_NCHW, .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
-  for (int c = 0; c < 3; c++) { /* properties are in 0..1 units, pixels in 0..255 */
-    target.mean[c] = self->mean[c] * 255.0f;
-    target.scale[c] = 1.0f / (self->std[c] * 255.0f);
+      .buffer = self->inputs[frames], .width = (uint32_t)self->input.dims[3],
+      .height = (uint32_t)self->input.dims[2], .batch = frames, .layout = NPU_LAYOUT_NCHW,
+      .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
+  if (self->input.dtype == NPU_DTYPE_UINT8) { /* raw pixels */
+    target.dtype = NPU_TENSOR_UINT8;
+    for (int c = 0; c < 3; c++)
+      target.scale[c] = 1.0f;
+  } else { /* (pixel * scale - mean) / std */
+    target.dtype = NPU_TENSOR_FLOAT32;
+    for (int c = 0; c < 3; c++) {
+      target.mean[c] = (float)(self->mean[c] / self->scale);
+      target.scale[c] = (float)(self->scale / self->std[c]);
+    }
   }
   npu_vpp_params params = {.method = NPU_SCALE_BILINEAR, .letterbox = self->letterbox,
                            .pad_rgb = {114, 114, 114}};
+  gboolean print = self->print_results;
   GST_OBJECT_UNLOCK(self);
 
   npu_vpp_job jobs[MAX_BATCH];
@@ -330,24 +457,63 @@ static GstFlowReturn run_batch(GstNpuInfer *self, Pending **batch, guint count)
   npu_buffer *imported[MAX_BATCH] = {NULL};
   GstMapInfo maps[MAX_BATCH];
   gboolean mapped[MAX_BATCH] = {FALSE};
-  GstFlowReturn flow = GST_FLOW_OK;
-  for (guint i = 0; i < count && flow == GST_FLOW_OK; i++) {
-    if (!frame_image(self, batch[i]->pad, batch[i]->buffer, &maps[i], &mapped[i], &imported[i],
-                     &images[i]))
-      flow = GST_FLOW_ERROR;
-    jobs[i] = (npu_vpp_job){.src = &images[i], .slot = i};
-  }
+  gboolean ok = TRUE;
   npu_status status = NPU_OK;
-  if (flow == GST_FLOW_OK)
-    status = npu_vpp_to_tensor(self->stream, jobs, count, &params, &target);
-  if (flow == GST_FLOW_OK && status == NPU_OK)
-    status = npu_context_run(self->contexts[frames], self->stream, &self->input_buffers[frames],
-                             self->output_buffers[frames]);
-  if (flow == GST_FLOW_OK && status == NPU_OK)
-    status = npu_stream_synchronize(self->stream);
-  if (flow == GST_FLOW_OK && status != NPU_OK) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Inference failed"), ("%s", npu_last_error_message()));
-    flow = GST_FLOW_ERROR;
+  for (guint i = 0; i < count && ok; i++)
+    ok = frame_image(self, batch[i], &maps[i], &mapped[i], &imported[i], &images[i]);
+  /* Each pad's frames on its stream, which the execution stream then waits for. */
+  for (guint i = 0; i < count && ok && status == NPU_OK; i++) {
+    InferPad *pad = batch[i]->pad;
+    gboolean first = TRUE;
+    for (guint k = 0; k < i && first; k++)
+      first = batch[k]->pad != pad;
+    if (!first)
+      continue;
+    size_t n = 0;
+    for (guint k = i; k < count; k++)
+      if (batch[k]->pad == pad)
+        jobs[n++] = (npu_vpp_job){.src = &images[k], .slot = k};
+    status = npu_vpp_to_tensor(pad->stream, jobs, n, &params, &target);
+    if (status == NPU_OK)
+      status = npu_event_record(pad->ready, pad->stream);
+    if (status == NPU_OK)
+      status = npu_stream_wait_event(self->stream, pad->ready);
+  }
+  if (ok && status != NPU_OK) {
+    runtime_error(self, status, "Pre-processing failed");
+    ok = FALSE;
+  }
+
+  npu_tensor_info infos[MAX_OUTPUTS];
+  npu_buffer *out[MAX_OUTPUTS] = {NULL};
+  GstBuffer *outputs[MAX_OUTPUTS] = {NULL};
+  for (uint32_t o = 0; o < self->output_count && ok; o++) {
+    npu_context_output_info(self->contexts[frames], o, &infos[o]);
+    size_t size = npu_dtype_size(infos[o].dtype);
+    for (uint32_t d = 0; d < infos[o].rank; d++)
+      size *= (size_t)infos[o].dims[d];
+    status = npu_mem_pool_alloc(self->pool, size ? size : 1, &out[o]);
+    if (status != NPU_OK) {
+      runtime_error(self, status, "Cannot allocate the model's outputs");
+      ok = FALSE;
+      break;
+    }
+    outputs[o] = gst_buffer_new();
+    gst_buffer_append_memory(outputs[o], gst_npu_memory_wrap(self->allocator, out[o], size));
+  }
+  if (ok) {
+    status = npu_context_run(self->contexts[frames], self->stream, &self->inputs[frames], out);
+    if (status == NPU_OK)
+      status = npu_stream_synchronize(self->stream);
+    if (status != NPU_OK) {
+      runtime_error(self, status, "Inference failed");
+      ok = FALSE;
+    }
+  }
+  /* Pad streams may still hold the imports after a failure. */
+  for (guint i = 0; i < count; i++) {
+    if (!ok && batch[i]->pad->stream)
+      npu_stream_synchronize(batch[i]->pad->stream);
   }
   for (guint i = 0; i < count; i++) {
     if (imported[i])
@@ -355,25 +521,14 @@ static GstFlowReturn run_batch(GstNpuInfer *self, Pending **batch, guint count)
     if (mapped[i])
       gst_buffer_unmap(batch[i]->buffer, &maps[i]);
   }
-  if (flow != GST_FLOW_OK)
-    return flow;
-
-  void *host[16];
-  npu_tensor_info infos[16];
-  for (uint32_t o = 0; o < self->output_count && o < 16 && status == NPU_OK; o++) {
-    npu_context_output_info(self->contexts[frames], o, &infos[o]);
-    status = npu_buffer_map(self->output_buffers[frames][o], NPU_MAP_READ, &host[o]);
-  }
-  if (status != NPU_OK || self->output_count > 16) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Cannot read the model's outputs"),
-                      ("%s", npu_last_error_message()));
-    return GST_FLOW_ERROR;
-  }
-  for (guint i = 0; i < count; i++)
-    attach_outputs(self, batch[i], i, frames, count, host, infos);
+  for (guint i = 0; i < count && ok; i++)
+    attach_outputs(self, batch[i], i, frames, count, outputs, infos, print);
   for (uint32_t o = 0; o < self->output_count; o++)
-    npu_buffer_unmap(self->output_buffers[frames][o]);
-  return GST_FLOW_OK;
+    if (outputs[o])
+      gst_buffer_unref(outputs[o]);
+    else if (out[o])
+      npu_buffer_release(out[o]);
+  return ok;
 }
 
 /* ---- batching across pads ------------------------------------------------------------- */
@@ -381,11 +536,126 @@ static GstFlowReturn run_batch(GstNpuInfer *self, Pending **batch, guint count)
 /* Under the lock: whether the waiting frames should run now. */
 static gboolean batch_due(GstNpuInfer *self, gint64 now)
 {
-  if (self->leading || g_queue_is_empty(&self->queue))
+  if (g_queue_is_empty(&self->waiting))
     return FALSE;
-  const Pending *oldest = g_queue_peek_head(&self->queue);
-  return g_queue_get_length(&self->queue) >= self->batch_size || self->batch_timeout == 0 ||
+  const Item *oldest = g_queue_peek_head(&self->waiting);
+  return g_queue_get_length(&self->waiting) >= batch_limit(self) || self->batch_timeout == 0 ||
          now >= oldest->queued_at + (gint64)self->batch_timeout;
+}
+
+/* Under the lock: the statistics as a structure (for the `stats` property
+ * and the element messages). */
+static GstStructure *stats_locked(GstNpuInfer *self)
+{
+  GstStructure *s = gst_structure_new(
+      "npuinfer-stats", "batches", G_TYPE_UINT64, self->batches, "frames-inferred",
+      G_TYPE_UINT64, self->batched_frames, "mean-batch", G_TYPE_DOUBLE,
+      self->batches ? (double)self->batched_frames / (double)self->batches : 0.0,
+      "mean-run-us", G_TYPE_DOUBLE,
+      self->batches ? (double)self->run_sum / (double)self->batches : 0.0, "max-run-us",
+      G_TYPE_INT64, self->run_max, NULL);
+  for (guint i = 0; i < self->pads->len; i++) {
+    InferPad *pad = g_ptr_array_index(self->pads, i);
+    gchar *name = g_strdup_printf("sink_%u", pad->index);
+    GstStructure *p = gst_structure_new(
+        name, "frames", G_TYPE_UINT64, pad->frames, "inferences", G_TYPE_UINT64,
+        pad->inferences, "mean-latency-us", G_TYPE_DOUBLE,
+        pad->inferences ? (double)pad->latency_sum / (double)pad->inferences : 0.0,
+        "max-latency-us", G_TYPE_INT64, pad->latency_max, NULL);
+    gst_structure_set(s, name, GST_TYPE_STRUCTURE, p, NULL);
+    gst_structure_free(p);
+    g_free(name);
+  }
+  return s;
+}
+
+/* Takes batches off the waiting queue, runs them, marks their frames done. */
+static gpointer batch_thread(gpointer data)
+{
+  GstNpuInfer *self = data;
+  g_mutex_lock(&self->lock);
+  while (!self->stopping) {
+    gint64 now = g_get_monotonic_time();
+    if (!batch_due(self, now)) {
+      const Item *oldest = g_queue_peek_head(&self->waiting);
+      if (oldest)
+        g_cond_wait_until(&self->changed, &self->lock,
+                          oldest->queued_at + (gint64)self->batch_timeout);
+      else
+        g_cond_wait(&self->changed, &self->lock);
+      continue;
+    }
+    Item *batch[MAX_BATCH];
+    guint count = 0, limit = batch_limit(self);
+    while (count < limit && !g_queue_is_empty(&self->waiting)) {
+      batch[count] = g_queue_pop_head(&self->waiting);
+      batch[count]->pad->running++;
+      count++;
+    }
+    /* Streams are made here, the only place that uses them while running. */
+    npu_status status = NPU_OK;
+    for (guint i = 0; i < count && status == NPU_OK; i++)
+      status = ensure_pad_runtime(self, batch[i]->pad);
+    g_mutex_unlock(&self->lock);
+
+    gint64 start = g_get_monotonic_time();
+    gboolean ok = status == NPU_OK;
+    if (!ok)
+      runtime_error(self, status, "Cannot create a pad's stream");
+    else
+      ok = run_batch(self, batch, count);
+    gint64 end = g_get_monotonic_time();
+
+    g_mutex_lock(&self->lock);
+    if (ok) {
+      self->batches++;
+      self->batched_frames += count;
+      self->run_sum += end - start;
+      self->run_max = MAX(self->run_max, end - start);
+    }
+    for (guint i = 0; i < count; i++) {
+      InferPad *pad = batch[i]->pad;
+      if (ok) {
+        gint64 latency = end - batch[i]->queued_at;
+        pad->inferences++;
+        pad->latency_sum += latency;
+        pad->latency_max = MAX(pad->latency_max, latency);
+      }
+      batch[i]->done = TRUE; /* a failed batch's frames pass without results */
+      pad->running--;
+    }
+    g_cond_broadcast(&self->changed);
+    GstStructure *stats = NULL;
+    GST_OBJECT_LOCK(self);
+    gint64 every = (gint64)self->stats_interval * 1000;
+    GST_OBJECT_UNLOCK(self);
+    if (every > 0 && end - self->last_stats >= every) {
+      self->last_stats = end;
+      stats = stats_locked(self);
+    }
+    if (stats) {
+      g_mutex_unlock(&self->lock);
+      gst_element_post_message(GST_ELEMENT(self),
+                               gst_message_new_element(GST_OBJECT(self), stats));
+      g_mutex_lock(&self->lock);
+    }
+  }
+  g_mutex_unlock(&self->lock);
+  return NULL;
+}
+
+/* Under the lock: drops the pad's frames and events once no batch uses them. */
+static void drop_pad_items(GstNpuInfer *self, InferPad *pad)
+{
+  while (pad->running > 0)
+    g_cond_wait(&self->changed, &self->lock);
+  Item *item;
+  while ((item = g_queue_pop_head(&pad->out))) {
+    g_queue_remove(&self->waiting, item);
+    item_free(item);
+  }
+  pad->queued = 0;
+  g_cond_broadcast(&self->changed);
 }
 
 static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, GstBuffer *buffer)
@@ -398,55 +668,85 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   }
   GST_OBJECT_LOCK(self);
   guint interval = self->interval;
+  guint limit = self->max_inflight * batch_limit(self);
   GST_OBJECT_UNLOCK(self);
-  if (pad->frames++ % interval != 0) /* not this frame: it passes without results */
-    return gst_pad_push(pad->src, buffer);
 
-  Pending p = {pad, buffer, g_get_monotonic_time(), FALSE, FALSE, GST_FLOW_OK};
+  Item *item = g_new0(Item, 1);
+  item->pad = pad;
+  item->buffer = buffer;
+  item->info = pad->info;
   g_mutex_lock(&self->lock);
-  g_queue_push_tail(&self->queue, &p);
+  gboolean infer = pad->frames++ % interval == 0;
+  /* Back-pressure: this pad's frames not yet pushed, and all frames waiting
+   * for a batch, are bounded. */
+  while (!pad->flushing && pad->last_flow == GST_FLOW_OK &&
+         (pad->queued >= limit || (infer && g_queue_get_length(&self->waiting) >= limit)))
+    g_cond_wait(&self->changed, &self->lock);
+  GstFlowReturn flow = pad->flushing ? GST_FLOW_FLUSHING : pad->last_flow;
+  if (flow != GST_FLOW_OK) {
+    g_mutex_unlock(&self->lock);
+    item_free(item);
+    return flow;
+  }
+  item->queued_at = g_get_monotonic_time();
+  item->done = !infer; /* frames between intervals pass without results */
+  g_queue_push_tail(&pad->out, item);
+  pad->queued++;
+  if (infer)
+    g_queue_push_tail(&self->waiting, item);
   g_cond_broadcast(&self->changed);
-  while (!p.done) {
-    if (pad->flushing && !p.taken) {
-      g_queue_remove(&self->queue, &p);
-      p.flow = GST_FLOW_FLUSHING;
-      break;
-    }
-    if (batch_due(self, g_get_monotonic_time())) {
-      Pending *batch[MAX_BATCH];
-      guint count = 0;
-      while (count < self->batch_size && !g_queue_is_empty(&self->queue)) {
-        batch[count] = g_queue_pop_head(&self->queue);
-        batch[count++]->taken = TRUE;
-      }
-      self->leading = TRUE;
-      g_mutex_unlock(&self->lock);
-      GstFlowReturn flow = run_batch(self, batch, count);
-      g_mutex_lock(&self->lock);
-      self->leading = FALSE;
-      self->batches++;
-      self->batched_frames += count;
-      for (guint i = 0; i < count; i++) {
-        batch[i]->flow = flow;
-        batch[i]->done = TRUE;
-        batch[i]->pad->inferences += flow == GST_FLOW_OK;
-      }
-      g_cond_broadcast(&self->changed);
-      continue;
-    }
-    const Pending *oldest = g_queue_peek_head(&self->queue);
-    if (!self->leading && oldest && self->batch_timeout > 0)
-      g_cond_wait_until(&self->changed, &self->lock,
-                        oldest->queued_at + (gint64)self->batch_timeout);
-    else
-      g_cond_wait(&self->changed, &self->lock);
-  }
   g_mutex_unlock(&self->lock);
-  if (p.flow != GST_FLOW_OK) {
-    gst_buffer_unref(p.buffer);
-    return p.flow;
+  return GST_FLOW_OK;
+}
+
+/* The src pad's task: pushes the pad's frames and events in order, each
+ * frame once its batch is done. */
+static void src_loop(gpointer data)
+{
+  InferPad *pad = data;
+  GstNpuInfer *self = GST_NPU_INFER(gst_pad_get_parent_element(pad->src));
+  if (!self) {
+    gst_pad_pause_task(pad->src);
+    return;
   }
-  return gst_pad_push(pad->src, p.buffer);
+  g_mutex_lock(&self->lock);
+  Item *head;
+  while (!pad->src_flushing && !((head = g_queue_peek_head(&pad->out)) && head->done))
+    g_cond_wait(&self->changed, &self->lock);
+  if (pad->src_flushing) {
+    g_mutex_unlock(&self->lock);
+    gst_pad_pause_task(pad->src);
+    gst_object_unref(self);
+    return;
+  }
+  g_queue_pop_head(&pad->out);
+  if (head->buffer)
+    pad->queued--;
+  g_cond_broadcast(&self->changed);
+  g_mutex_unlock(&self->lock);
+
+  if (head->buffer) {
+    GstFlowReturn flow = gst_pad_push(pad->src, head->buffer);
+    head->buffer = NULL;
+    if (flow != GST_FLOW_OK) {
+      /* the chain function returns it; fatal ones stop this pad */
+      gboolean fatal = flow < GST_FLOW_EOS || flow == GST_FLOW_NOT_LINKED;
+      g_mutex_lock(&self->lock);
+      pad->last_flow = flow;
+      pad->src_flushing |= fatal || flow == GST_FLOW_FLUSHING;
+      g_cond_broadcast(&self->changed);
+      g_mutex_unlock(&self->lock);
+      if (fatal) {
+        GST_ELEMENT_FLOW_ERROR(self, flow);
+        gst_pad_push_event(pad->src, gst_event_new_eos());
+      }
+    }
+  } else {
+    gst_pad_push_event(pad->src, head->event);
+    head->event = NULL;
+  }
+  item_free(head);
+  gst_object_unref(self);
 }
 
 static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, GstEvent *event)
@@ -458,7 +758,8 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
     GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, caps) || !gst_npu_format_of(GST_VIDEO_INFO_FORMAT(&info))) {
+    if (!gst_video_info_from_caps(&info, caps) ||
+        !gst_npu_format_of(GST_VIDEO_INFO_FORMAT(&info))) {
       GST_WARNING_OBJECT(sinkpad, "caps the VPP cannot read: %" GST_PTR_FORMAT, caps);
       gst_event_unref(event);
       return FALSE;
@@ -470,20 +771,116 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
   case GST_EVENT_FLUSH_START:
     g_mutex_lock(&self->lock);
     pad->flushing = TRUE;
+    pad->src_flushing = TRUE;
     g_cond_broadcast(&self->changed);
     g_mutex_unlock(&self->lock);
-    break;
+    gst_pad_push_event(pad->src, event);
+    gst_pad_pause_task(pad->src);
+    return TRUE;
   case GST_EVENT_FLUSH_STOP:
     g_mutex_lock(&self->lock);
+    drop_pad_items(self, pad);
     pad->flushing = FALSE;
+    pad->src_flushing = FALSE;
+    pad->last_flow = GST_FLOW_OK;
     g_mutex_unlock(&self->lock);
-    break;
+    gst_pad_push_event(pad->src, event);
+    return gst_pad_start_task(pad->src, src_loop, pad, NULL);
   default:
     break;
   }
-  /* Serialized events follow this pad's frames: its chain call returns only
-   * once its frame is pushed. */
-  return gst_pad_push_event(pad->src, event);
+  if (!GST_EVENT_IS_SERIALIZED(event))
+    return gst_pad_push_event(pad->src, event);
+  /* Serialized events go out after this pad's frames received before them. */
+  g_mutex_lock(&self->lock);
+  if (pad->flushing) {
+    g_mutex_unlock(&self->lock);
+    gst_event_unref(event);
+    return FALSE;
+  }
+  Item *item = g_new0(Item, 1);
+  item->pad = pad;
+  item->event = event;
+  item->done = TRUE;
+  g_queue_push_tail(&pad->out, item);
+  g_cond_broadcast(&self->changed);
+  g_mutex_unlock(&self->lock);
+  return TRUE;
+}
+
+static gboolean gst_npu_infer_sink_query(GstPad *sinkpad, GstObject *parent, GstQuery *query)
+{
+  GstNpuInfer *self = GST_NPU_INFER(parent);
+  InferPad *pad = gst_pad_get_element_private(sinkpad);
+  if (GST_QUERY_IS_SERIALIZED(query)) { /* answered after this pad's queued frames */
+    g_mutex_lock(&self->lock);
+    while (!pad->flushing && !pad->src_flushing && !g_queue_is_empty(&pad->out))
+      g_cond_wait(&self->changed, &self->lock);
+    g_mutex_unlock(&self->lock);
+  }
+  return gst_pad_query_default(sinkpad, parent, query);
+}
+
+static gboolean gst_npu_infer_src_query(GstPad *srcpad, GstObject *parent, GstQuery *query)
+{
+  GstNpuInfer *self = GST_NPU_INFER(parent);
+  InferPad *pad = gst_pad_get_element_private(srcpad);
+  if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY)
+    return gst_pad_query_default(srcpad, parent, query);
+  if (!gst_pad_peer_query(pad->sink, query))
+    return FALSE;
+  gboolean live;
+  GstClockTime min, max;
+  gst_query_parse_latency(query, &live, &min, &max);
+  /* a frame waits up to batch-timeout, then a batch runs for its measured time */
+  g_mutex_lock(&self->lock);
+  gint64 run = self->batches ? self->run_sum / (gint64)self->batches : 0;
+  g_mutex_unlock(&self->lock);
+  GST_OBJECT_LOCK(self);
+  GstClockTime ours = ((GstClockTime)run + self->batch_timeout) * GST_USECOND;
+  GST_OBJECT_UNLOCK(self);
+  GST_DEBUG_OBJECT(srcpad, "our latency %" GST_TIME_FORMAT, GST_TIME_ARGS(ours));
+  gst_query_set_latency(query, live, min + ours,
+                        GST_CLOCK_TIME_IS_VALID(max) ? max + ours : GST_CLOCK_TIME_NONE);
+  return TRUE;
+}
+
+static gboolean gst_npu_infer_sink_activate_mode(GstPad *sinkpad, GstObject *parent,
+                                                 GstPadMode mode, gboolean active)
+{
+  (void)mode;
+  GstNpuInfer *self = GST_NPU_INFER(parent);
+  InferPad *pad = gst_pad_get_element_private(sinkpad);
+  g_mutex_lock(&self->lock);
+  pad->flushing = !active; /* a blocked chain call returns */
+  if (active)
+    pad->last_flow = GST_FLOW_OK;
+  g_cond_broadcast(&self->changed);
+  g_mutex_unlock(&self->lock);
+  return TRUE;
+}
+
+static gboolean gst_npu_infer_src_activate_mode(GstPad *srcpad, GstObject *parent,
+                                                GstPadMode mode, gboolean active)
+{
+  (void)mode;
+  GstNpuInfer *self = GST_NPU_INFER(parent);
+  InferPad *pad = gst_pad_get_element_private(srcpad);
+  g_mutex_lock(&self->lock);
+  pad->src_flushing = !active;
+  if (!active)
+    pad->flushing = TRUE; /* until the sink pad is activated again */
+  if (active)
+    pad->last_flow = GST_FLOW_OK;
+  g_cond_broadcast(&self->changed);
+  g_mutex_unlock(&self->lock);
+  if (active)
+    return gst_pad_start_task(srcpad, src_loop, pad, NULL);
+  gboolean ok = gst_pad_stop_task(srcpad);
+  g_mutex_lock(&self->lock);
+  drop_pad_items(self, pad);
+  g_mutex_unlock(&self->lock);
+  return ok;
 }
 
 static GstIterator *gst_npu_infer_internal_links(GstPad *gpad, GstObject *parent)
@@ -500,22 +897,16 @@ static GstIterator *gst_npu_infer_internal_links(GstPad *gpad, GstObject *parent
 
 /* ---- request pads ---------------------------------------------------------------------- */
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_NPU,
-                                                      "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, "
-                                                      "BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, "
-                                                      "GRAY8 }") ";"
-                    GST_VIDEO_CAPS_MAKE("{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, "
-                                        "BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }")));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
-    "src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_NPU,
-                                                      "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, "
-                                                      "BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, "
-                                                      "GRAY8 }") ";"
-                    GST_VIDEO_CAPS_MAKE("{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, "
-                                        "BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }")));
+#define INFER_FORMATS                                                                          \
+  "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }"
+#define INFER_CAPS                                                                             \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_NPU, INFER_FORMATS)                \
+  ";" GST_VIDEO_CAPS_MAKE(INFER_FORMATS)
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(INFER_CAPS));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS(INFER_CAPS));
 
 static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate *templ,
                                              const gchar *name, const GstCaps *caps)
@@ -528,12 +919,15 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
     for (guint i = 0; i < self->pads->len; i++)
       if (((InferPad *)g_ptr_array_index(self->pads, i))->index == index) {
         g_mutex_unlock(&self->lock);
+        GST_WARNING_OBJECT(self, "pad sink_%u exists already", index);
         return NULL;
       }
   }
   self->next_index = MAX(self->next_index, index + 1);
   InferPad *pad = g_new0(InferPad, 1);
   pad->index = index;
+  pad->flushing = pad->src_flushing = TRUE;
+  g_queue_init(&pad->out);
   gchar *sink_name = g_strdup_printf("sink_%u", index), *src_name = g_strdup_printf("src_%u", index);
   pad->sink = gst_pad_new_from_template(templ, sink_name);
   pad->src = gst_pad_new_from_static_template(&src_template, src_name);
@@ -546,15 +940,16 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
   gst_pad_set_element_private(pad->src, pad);
   gst_pad_set_chain_function(pad->sink, gst_npu_infer_chain);
   gst_pad_set_event_function(pad->sink, gst_npu_infer_sink_event);
+  gst_pad_set_query_function(pad->sink, gst_npu_infer_sink_query);
+  gst_pad_set_query_function(pad->src, gst_npu_infer_src_query);
+  gst_pad_set_activatemode_function(pad->sink, gst_npu_infer_sink_activate_mode);
+  gst_pad_set_activatemode_function(pad->src, gst_npu_infer_src_activate_mode);
   gst_pad_set_iterate_internal_links_function(pad->sink, gst_npu_infer_internal_links);
   gst_pad_set_iterate_internal_links_function(pad->src, gst_npu_infer_internal_links);
   GST_PAD_SET_PROXY_CAPS(pad->sink);
   GST_PAD_SET_PROXY_ALLOCATION(pad->sink);
   GST_PAD_SET_PROXY_CAPS(pad->src);
-  if (GST_STATE(element) > GST_STATE_READY || GST_STATE_TARGET(element) > GST_STATE_READY) {
-    gst_pad_set_active(pad->src, TRUE);
-    gst_pad_set_active(pad->sink, TRUE);
-  }
+  /* gst_element_add_pad activates pads added to a running element */
   gst_element_add_pad(element, pad->src);
   gst_element_add_pad(element, pad->sink);
   return pad->sink;
@@ -564,15 +959,13 @@ static void gst_npu_infer_release_pad(GstElement *element, GstPad *sinkpad)
 {
   GstNpuInfer *self = GST_NPU_INFER(element);
   InferPad *pad = gst_pad_get_element_private(sinkpad);
+  gst_pad_set_active(pad->sink, FALSE); /* a waiting chain call returns first */
+  gst_pad_set_active(pad->src, FALSE); /* stops the task, drops what is queued */
   g_mutex_lock(&self->lock);
-  pad->flushing = TRUE; /* a chain call still waiting gives its frame up */
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-  gst_pad_set_active(pad->sink, FALSE); /* waits for the chain call to return */
-  gst_pad_set_active(pad->src, FALSE);
-  g_mutex_lock(&self->lock);
+  drop_pad_items(self, pad);
   g_ptr_array_remove(self->pads, pad);
   g_mutex_unlock(&self->lock);
+  release_pad_runtime(pad);
   gst_element_remove_pad(element, pad->src);
   gst_element_remove_pad(element, pad->sink);
   g_free(pad);
@@ -580,13 +973,15 @@ static void gst_npu_infer_release_pad(GstElement *element, GstPad *sinkpad)
 
 /* ---- element ------------------------------------------------------------------------- */
 
-static void set_flushing(GstNpuInfer *self, gboolean flushing)
+static void stop_thread(GstNpuInfer *self)
 {
   g_mutex_lock(&self->lock);
-  for (guint i = 0; i < self->pads->len; i++)
-    ((InferPad *)g_ptr_array_index(self->pads, i))->flushing = flushing;
+  self->stopping = TRUE;
   g_cond_broadcast(&self->changed);
   g_mutex_unlock(&self->lock);
+  if (self->thread)
+    g_thread_join(self->thread);
+  self->thread = NULL;
 }
 
 static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
@@ -601,50 +996,37 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
     }
     break;
   case GST_STATE_CHANGE_READY_TO_PAUSED:
-    set_flushing(self, FALSE);
-    break;
-  case GST_STATE_CHANGE_PAUSED_TO_READY:
-    set_flushing(self, TRUE); /* waiting chain calls return before the pads deactivate */
+    self->stopping = FALSE;
+    self->last_stats = g_get_monotonic_time();
+    self->thread = g_thread_new("npuinfer-batch", batch_thread, self);
     break;
   default:
     break;
   }
   GstStateChangeReturn result =
       GST_ELEMENT_CLASS(gst_npu_infer_parent_class)->change_state(element, transition);
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
-    release_runtime(self);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+  switch (transition) {
+  case GST_STATE_CHANGE_READY_TO_PAUSED:
+    if (result == GST_STATE_CHANGE_FAILURE)
+      stop_thread(self);
+    break;
+  case GST_STATE_CHANGE_PAUSED_TO_READY: /* pads are inactive: nothing is queued */
+    stop_thread(self);
     g_mutex_lock(&self->lock);
     for (guint i = 0; i < self->pads->len; i++) {
       InferPad *pad = g_ptr_array_index(self->pads, i);
-      pad->frames = 0;
+      pad->frames = pad->inferences = 0;
+      pad->latency_sum = pad->latency_max = 0;
     }
     g_mutex_unlock(&self->lock);
+    break;
+  case GST_STATE_CHANGE_READY_TO_NULL:
+    release_runtime(self);
+    break;
+  default:
+    break;
   }
   return result;
-}
-
-static GstStructure *stats_of(GstNpuInfer *self)
-{
-  g_mutex_lock(&self->lock);
-  GstStructure *s = gst_structure_new("npuinfer-stats", "batches", G_TYPE_UINT64, self->batches,
-                                      "frames-inferred", G_TYPE_UINT64, self->batched_frames,
-                                      "mean-batch", G_TYPE_DOUBLE,
-                                      self->batches ? (double)self->batched_frames /
-                                                          (double)self->batches
-                                                    : 0.0,
-                                      NULL);
-  for (guint i = 0; i < self->pads->len; i++) {
-    InferPad *pad = g_ptr_array_index(self->pads, i);
-    gchar *frames = g_strdup_printf("sink-%u-frames", pad->index);
-    gchar *inferred = g_strdup_printf("sink-%u-inferences", pad->index);
-    gst_structure_set(s, frames, G_TYPE_UINT64, pad->frames, inferred, G_TYPE_UINT64,
-                      pad->inferences, NULL);
-    g_free(frames);
-    g_free(inferred);
-  }
-  g_mutex_unlock(&self->lock);
-  return s;
 }
 
 /* "0.485,0.456,0.406" or one value for all three channels. */
@@ -676,6 +1058,9 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_BATCH_TIMEOUT:
     self->batch_timeout = g_value_get_uint64(value);
     break;
+  case PROP_MAX_INFLIGHT:
+    self->max_inflight = g_value_get_uint(value);
+    break;
   case PROP_INTERVAL:
     self->interval = g_value_get_uint(value);
     break;
@@ -687,6 +1072,9 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
     for (int c = 0; c < 3; c++)
       self->std[c] = self->std[c] > 0 ? self->std[c] : 1.0f;
     break;
+  case PROP_SCALE:
+    self->scale = g_value_get_double(value);
+    break;
   case PROP_CHANNEL_ORDER:
     self->order = g_value_get_enum(value);
     break;
@@ -696,11 +1084,20 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_PRINT_RESULTS:
     self->print_results = g_value_get_boolean(value);
     break;
+  case PROP_STATS_INTERVAL:
+    self->stats_interval = g_value_get_uint(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     break;
   }
   GST_OBJECT_UNLOCK(self);
+  /* a waiting batch may be due under the new timeout or size */
+  if (id == PROP_BATCH_TIMEOUT || id == PROP_MAX_INFLIGHT) {
+    g_mutex_lock(&self->lock);
+    g_cond_broadcast(&self->changed);
+    g_mutex_unlock(&self->lock);
+  }
 }
 
 static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
@@ -708,7 +1105,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
 {
   GstNpuInfer *self = GST_NPU_INFER(object);
   if (id == PROP_STATS) {
-    g_value_take_boxed(value, stats_of(self));
+    g_mutex_lock(&self->lock);
+    g_value_take_boxed(value, stats_locked(self));
+    g_mutex_unlock(&self->lock);
     return;
   }
   GST_OBJECT_LOCK(self);
@@ -725,6 +1124,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
   case PROP_BATCH_TIMEOUT:
     g_value_set_uint64(value, self->batch_timeout);
     break;
+  case PROP_MAX_INFLIGHT:
+    g_value_set_uint(value, self->max_inflight);
+    break;
   case PROP_INTERVAL:
     g_value_set_uint(value, self->interval);
     break;
@@ -734,6 +1136,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
     g_value_take_string(value, g_strdup_printf("%g,%g,%g", v[0], v[1], v[2]));
     break;
   }
+  case PROP_SCALE:
+    g_value_set_double(value, self->scale);
+    break;
   case PROP_CHANNEL_ORDER:
     g_value_set_enum(value, self->order);
     break;
@@ -742,6 +1147,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
     break;
   case PROP_PRINT_RESULTS:
     g_value_set_boolean(value, self->print_results);
+    break;
+  case PROP_STATS_INTERVAL:
+    g_value_set_uint(value, self->stats_interval);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
@@ -753,10 +1161,15 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
 static void gst_npu_infer_finalize(GObject *object)
 {
   GstNpuInfer *self = GST_NPU_INFER(object);
+  stop_thread(self);
   release_runtime(self);
-  for (guint i = 0; i < self->pads->len; i++)
-    g_free(g_ptr_array_index(self->pads, i));
+  for (guint i = 0; i < self->pads->len; i++) {
+    InferPad *pad = g_ptr_array_index(self->pads, i);
+    g_queue_clear_full(&pad->out, (GDestroyNotify)item_free);
+    g_free(pad);
+  }
   g_ptr_array_free(self->pads, TRUE);
+  g_queue_clear(&self->waiting);
   g_free(self->model_path);
   g_mutex_clear(&self->lock);
   g_cond_clear(&self->changed);
@@ -774,32 +1187,43 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
   GParamFlags ready = rw | GST_PARAM_MUTABLE_READY;
   GParamFlags playing = rw | GST_PARAM_MUTABLE_PLAYING;
   g_object_class_install_property(object_class, PROP_MODEL,
-      g_param_spec_string("model", "Model", "ONNX model file (one float32 N x 3 x H x W input)",
-                          NULL, ready));
+      g_param_spec_string("model", "Model",
+                          "ONNX model file: one float32 or uint8 input of N x 3 x H x W (N "
+                          "dynamic or fixed, H and W fixed)", NULL, ready));
   g_object_class_install_property(object_class, PROP_DEVICE_ID,
       g_param_spec_int("device-id", "Device ID",
                        "Runtime device index (-1: NPU_BACKEND/NPU_DEVICE, else the default)", -1,
                        G_MAXINT, -1, ready));
   g_object_class_install_property(object_class, PROP_BATCH_SIZE,
       g_param_spec_uint("batch-size", "Batch size",
-                        "Most frames (from any pads) per execution of the model", 1, MAX_BATCH,
-                        1, ready));
+                        "Most frames (from any pads) per execution of the model (a model with "
+                        "a fixed batch axis takes at most that many)", 1, MAX_BATCH, 1, ready));
   g_object_class_install_property(object_class, PROP_BATCH_TIMEOUT,
       g_param_spec_uint64("batch-timeout", "Batch timeout",
                           "Microseconds a frame may wait for its batch to fill (0: run with "
-                          "whatever is waiting)", 0, G_MAXUINT64, 0, playing));
+                          "whatever is waiting)", 0, G_MAXINT64 / 1000, 0, playing));
+  g_object_class_install_property(object_class, PROP_MAX_INFLIGHT,
+      g_param_spec_uint("max-inflight", "Max in flight",
+                        "Batches of frames waiting for inference, and per pad waiting to be "
+                        "pushed, before chain functions block (back-pressure)", 1, 64, 2,
+                        playing));
   g_object_class_install_property(object_class, PROP_INTERVAL,
       g_param_spec_uint("interval", "Interval",
                         "Infer every Nth frame of each pad; the others pass without results", 1,
                         G_MAXUINT, 1, playing));
   g_object_class_install_property(object_class, PROP_MEAN,
       g_param_spec_string("mean", "Mean",
-                          "Per-channel mean subtracted, in 0..1 units, in the model's channel "
-                          "order (\"r,g,b\", or one value)", "0,0,0", ready));
+                          "Per-channel mean subtracted after scaling, in the model's channel "
+                          "order (\"r,g,b\", or one value); float inputs only", "0,0,0", ready));
   g_object_class_install_property(object_class, PROP_STD,
       g_param_spec_string("std", "Standard deviation",
-                          "Per-channel divisor after the mean, in 0..1 units (\"r,g,b\", or one "
-                          "value)", "1,1,1", ready));
+                          "Per-channel divisor after the mean (\"r,g,b\", or one value; "
+                          "values <= 0 mean 1); float inputs only", "1,1,1", ready));
+  g_object_class_install_property(object_class, PROP_SCALE,
+      g_param_spec_double("scale", "Scale",
+                          "Factor on pixel values (0..255) before mean and std: input = "
+                          "(pixel * scale - mean) / std; float inputs only (uint8 inputs get "
+                          "the pixels)", 1e-9, 1e9, 1.0 / 255.0, ready));
   g_object_class_install_property(object_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum("channel-order", "Channel order", "Channel order the model expects",
                         GST_TYPE_NPU_INFER_CHANNEL_ORDER, ORDER_RGB, ready));
@@ -809,11 +1233,19 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                            ready));
   g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
       g_param_spec_boolean("print-results", "Print results",
-                           "Print each frame's first output values on stdout", FALSE, playing));
+                           "Print a line per inferred frame on stdout: pad, timestamp, batch "
+                           "slot, each output's name, dims and first values", FALSE, playing));
+  g_object_class_install_property(object_class, PROP_STATS_INTERVAL,
+      g_param_spec_uint("stats-interval", "Statistics interval",
+                        "Post an element message \"npuinfer-stats\" (as the stats property) at "
+                        "most every this many milliseconds (0: never)", 0, G_MAXUINT / 1000, 0,
+                        playing));
   g_object_class_install_property(object_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
-                         "Batches run, frames inferred, mean batch size, per-pad frames and "
-                         "inferences", GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+                         "Batches run, frames inferred, mean batch size, mean/max run time; "
+                         "per pad (a sink_N structure): frames, inferences, mean/max latency "
+                         "in microseconds", GST_TYPE_STRUCTURE,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -833,11 +1265,13 @@ static void gst_npu_infer_init(GstNpuInfer *self)
 {
   self->device_id = -1;
   self->batch_size = 1;
+  self->max_inflight = 2;
   self->interval = 1;
+  self->scale = 1.0 / 255.0;
   for (int c = 0; c < 3; c++)
     self->std[c] = 1.0f;
   g_mutex_init(&self->lock);
   g_cond_init(&self->changed);
-  g_queue_init(&self->queue);
+  g_queue_init(&self->waiting);
   self->pads = g_ptr_array_new();
 }

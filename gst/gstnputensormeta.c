@@ -8,7 +8,7 @@ static void tensors_free(GstNpuTensorMeta *meta)
   for (guint i = 0; i < meta->n_tensors; i++) {
     g_free(meta->tensors[i].name);
     if (meta->tensors[i].data)
-      g_bytes_unref(meta->tensors[i].data);
+      gst_buffer_unref(meta->tensors[i].data);
   }
   g_free(meta->tensors);
   meta->tensors = NULL;
@@ -32,7 +32,8 @@ static void tensor_meta_free(GstMeta *meta, GstBuffer *buffer)
   tensors_free((GstNpuTensorMeta *)meta);
 }
 
-/* Copies travel with the frame: the tensor bytes are shared (immutable). */
+/* Copies travel with the frame: the tensor data is shared (never written
+ * once attached). */
 static gboolean tensor_meta_transform(GstBuffer *dest, GstMeta *meta, GstBuffer *buffer,
                                       GQuark type, gpointer data)
 {
@@ -49,7 +50,7 @@ static gboolean tensor_meta_transform(GstBuffer *dest, GstMeta *meta, GstBuffer 
   for (guint i = 0; i < from->n_tensors; i++) {
     to->tensors[i] = from->tensors[i];
     to->tensors[i].name = g_strdup(from->tensors[i].name);
-    to->tensors[i].data = from->tensors[i].data ? g_bytes_ref(from->tensors[i].data) : NULL;
+    to->tensors[i].data = from->tensors[i].data ? gst_buffer_ref(from->tensors[i].data) : NULL;
   }
   return TRUE;
 }
@@ -92,4 +93,22 @@ const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const
     if (g_strcmp0(meta->tensors[i].name, name) == 0)
       return &meta->tensors[i];
   return NULL;
+}
+
+gconstpointer gst_npu_tensor_map(const GstNpuTensor *tensor, GstMapInfo *map)
+{
+  g_return_val_if_fail(tensor != NULL && map != NULL, NULL);
+  if (!tensor->data || !gst_buffer_map(tensor->data, map, GST_MAP_READ))
+    return NULL;
+  if (tensor->offset + tensor->size > map->size) {
+    gst_buffer_unmap(tensor->data, map);
+    return NULL;
+  }
+  return map->data + tensor->offset;
+}
+
+void gst_npu_tensor_unmap(const GstNpuTensor *tensor, GstMapInfo *map)
+{
+  g_return_if_fail(tensor != NULL && tensor->data != NULL && map != NULL);
+  gst_buffer_unmap(tensor->data, map);
 }

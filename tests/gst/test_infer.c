@@ -7,6 +7,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/npu/npu-tensor-meta.h>
+#include <stdio.h>
 
 #define SIZE 16
 
@@ -36,6 +37,109 @@ static GstBuffer *solid_frame(guint p, guint f)
   GST_BUFFER_PTS(buffer) = f * GST_SECOND / 30;
   GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
   return buffer;
+}
+
+/* Checks that `buffer` is frame `f` of pad `p` with its own results (R and B
+ * swapped with `order_bgr`); returns the size of the batch that computed it. */
+static guint check_frame(GstBuffer *buffer, guint p, guint f, gboolean order_bgr)
+{
+  fail_unless_equals_uint64(GST_BUFFER_PTS(buffer), f * GST_SECOND / 30);
+  GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
+  fail_unless(meta != NULL, "pad %u frame %u: no tensor meta", p, f);
+  fail_unless_equals_int(meta->n_tensors, 2);
+  fail_unless_equals_int(meta->pad_index, p);
+  guint8 rgb[3];
+  colour_of(p, f, rgb);
+  const gchar *names[] = {"mean", "max"};
+  for (guint t = 0; t < 2; t++) {
+    const GstNpuTensor *tensor = gst_npu_tensor_meta_find(meta, names[t]);
+    fail_unless(tensor != NULL);
+    fail_unless_equals_int(tensor->rank, 2);
+    fail_unless(tensor->dims[0] == 1 && tensor->dims[1] == 3);
+    fail_unless_equals_int(tensor->size, 3 * sizeof(float));
+    fail_unless(gst_buffer_peek_memory(tensor->data, 0)->allocator != NULL);
+    GstMapInfo map;
+    const float *v = gst_npu_tensor_map(tensor, &map);
+    fail_unless(v != NULL);
+    for (guint c = 0; c < 3; c++) {
+      float want = rgb[order_bgr ? 2 - c : c] / 255.0f;
+      fail_unless(fabsf(v[c] - want) < 1e-4f, "pad %u frame %u %s[%u]: %f, want %f", p, f,
+                  names[t], c, v[c], want);
+    }
+    gst_npu_tensor_unmap(tensor, &map);
+  }
+  return meta->batch_size;
+}
+
+/* Pulls frame `f` of pad `p` from `sink` and checks it. */
+static guint pull_and_check(GstElement *sink, guint p, guint f, gboolean order_bgr)
+{
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 5 * GST_SECOND);
+  fail_unless(sample != NULL, "pad %u: frame %u missing", p, f);
+  guint batch = check_frame(gst_sample_get_buffer(sample), p, f, order_bgr);
+  gst_sample_unref(sample);
+  return batch;
+}
+
+/* A per-pad figure of npuinfer's stats structure. */
+static guint64 pad_stat(const GstStructure *stats, guint p, const gchar *field)
+{
+  gchar *name = g_strdup_printf("sink_%u", p);
+  const GstStructure *pad = NULL;
+  fail_unless(gst_structure_get(stats, name, GST_TYPE_STRUCTURE, &pad, NULL), "no %s", name);
+  guint64 value = 0;
+  fail_unless(gst_structure_get_uint64(pad, field, &value), "%s: no %s", name, field);
+  gst_structure_free((GstStructure *)pad);
+  g_free(name);
+  return value;
+}
+
+static GstElement *by_name(GstElement *pipeline, const gchar *format, guint p)
+{
+  gchar *name = g_strdup_printf(format, p);
+  GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+  fail_unless(element != NULL, "no %s", name);
+  g_free(name);
+  return element;
+}
+
+/* npuinfer with `pads` appsrc aN -> sink_N, src_N -> appsink sN branches. */
+static GstElement *make_pipeline(guint pads, const gchar *options)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  GString *description = g_string_new(NULL);
+  g_string_printf(description, "npuinfer name=infer model=%s %s ", model, options);
+  for (guint p = 0; p < pads; p++)
+    g_string_append_printf(description,
+                           "appsrc name=a%u format=time caps=video/x-raw,format=RGB,width=%d,"
+                           "height=%d,framerate=30/1 ! infer.sink_%u infer.src_%u ! "
+                           "appsink name=s%u sync=false async=false wait-on-eos=false ",
+                           p, SIZE, SIZE, p, p, p);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description->str, &error);
+  fail_unless(pipeline != NULL, "parse failed: %s", error ? error->message : "?");
+  g_string_free(description, TRUE);
+  g_free(model);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  return pipeline;
+}
+
+static void push_frame(GstElement *src, guint p, guint f)
+{
+  fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), solid_frame(p, f)),
+                         GST_FLOW_OK);
+}
+
+static void expect_no_error(GstElement *pipeline)
+{
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError *err;
+    gst_message_parse_error(msg, &err, NULL);
+    fail("error: %s", err->message);
+  }
+  gst_object_unref(bus);
 }
 
 typedef struct {
@@ -92,34 +196,14 @@ static void run_and_check(InferRun *run, guint interval, gboolean order_bgr)
       GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), GST_SECOND);
       fail_unless(sample != NULL, "pad %u: frame %u missing", p, f);
       GstBuffer *buffer = gst_sample_get_buffer(sample);
-      fail_unless_equals_uint64(GST_BUFFER_PTS(buffer), f * GST_SECOND / 30);
-      GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
       if (f % interval != 0) {
+        fail_unless_equals_uint64(GST_BUFFER_PTS(buffer), f * GST_SECOND / 30);
+        GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
         fail_unless(meta == NULL, "pad %u frame %u: inferred against the interval", p, f);
         gst_sample_unref(sample);
         continue;
       }
-      fail_unless(meta != NULL, "pad %u frame %u: no tensor meta", p, f);
-      fail_unless_equals_int(meta->n_tensors, 2);
-      fail_unless_equals_int(meta->pad_index, p);
-      run->max_batch_seen = MAX(run->max_batch_seen, meta->batch_size);
-      guint8 rgb[3];
-      colour_of(p, f, rgb);
-      const gchar *names[] = {"mean", "max"};
-      for (guint t = 0; t < 2; t++) {
-        const GstNpuTensor *tensor = gst_npu_tensor_meta_find(meta, names[t]);
-        fail_unless(tensor != NULL);
-        fail_unless_equals_int(tensor->rank, 2);
-        fail_unless(tensor->dims[0] == 1 && tensor->dims[1] == 3);
-        gsize size;
-        const float *v = g_bytes_get_data(tensor->data, &size);
-        fail_unless_equals_int(size, 3 * sizeof(float));
-        for (guint c = 0; c < 3; c++) {
-          float want = rgb[order_bgr ? 2 - c : c] / 255.0f;
-          fail_unless(fabsf(v[c] - want) < 1e-4f, "pad %u frame %u %s[%u]: %f, want %f", p, f,
-                      names[t], c, v[c], want);
-        }
-      }
+      run->max_batch_seen = MAX(run->max_batch_seen, check_frame(buffer, p, f, order_bgr));
       gst_sample_unref(sample);
     }
     fail_unless(gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0) == NULL,
@@ -183,14 +267,236 @@ GST_START_TEST(test_interval_and_channel_order)
 {
   InferRun run = {2, 6, "interval=2 channel-order=bgr", "channel_mean.onnx", 0, NULL};
   run_and_check(&run, 2, TRUE);
-  guint64 inferences;
-  fail_unless(gst_structure_get_uint64(run.stats, "sink-0-inferences", &inferences));
-  fail_unless_equals_uint64(inferences, 3);
+  fail_unless_equals_uint64(pad_stat(run.stats, 0, "inferences"), 3);
+  fail_unless_equals_uint64(pad_stat(run.stats, 1, "frames"), 6);
   gst_structure_free(run.stats);
 }
 GST_END_TEST;
 
 /* Each bad model is an element error naming the problem; nothing crashes. */
+/* One stream alone fills batches: chain functions do not wait for results. */
+GST_START_TEST(test_one_pad_fills_batches)
+{
+  InferRun run = {1, 12, "batch-size=4 batch-timeout=2000000 max-inflight=3",
+                  "channel_mean.onnx", 0, NULL};
+  run_and_check(&run, 1, FALSE);
+  fail_unless_equals_int(run.max_batch_seen, 4);
+  guint64 batches;
+  fail_unless(gst_structure_get_uint64(run.stats, "batches", &batches));
+  fail_unless_equals_uint64(batches, 3);
+  gst_structure_free(run.stats);
+}
+GST_END_TEST;
+
+/* sink_0 reaches EOS while sink_1 goes on: src_0 gets EOS after its frames. */
+GST_START_TEST(test_eos_one_pad)
+{
+  GstElement *pipeline = make_pipeline(2, "batch-size=2 batch-timeout=1000");
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *a1 = by_name(pipeline, "a%u", 1);
+  GstElement *s0 = by_name(pipeline, "s%u", 0), *s1 = by_name(pipeline, "s%u", 1);
+  for (guint f = 0; f < 3; f++)
+    push_frame(a0, 0, f);
+  gst_app_src_end_of_stream(GST_APP_SRC(a0));
+  for (guint f = 0; f < 3; f++)
+    pull_and_check(s0, 0, f, FALSE);
+  fail_unless(gst_app_sink_try_pull_sample(GST_APP_SINK(s0), 5 * GST_SECOND) == NULL);
+  fail_unless(gst_app_sink_is_eos(GST_APP_SINK(s0)));
+  for (guint f = 0; f < 10; f++) {
+    push_frame(a1, 1, f);
+    pull_and_check(s1, 1, f, FALSE);
+  }
+  fail_if(gst_app_sink_is_eos(GST_APP_SINK(s1)));
+  gst_app_src_end_of_stream(GST_APP_SRC(a1));
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS);
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(a1);
+  gst_object_unref(s0);
+  gst_object_unref(s1);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* Branches added and released while PLAYING; sink_0 keeps going throughout. */
+GST_START_TEST(test_pads_added_and_released_while_playing)
+{
+  GstElement *pipeline = make_pipeline(1, "batch-size=4 batch-timeout=2000");
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  guint f0 = 0;
+  for (guint round = 0; round < 4; round++) {
+    push_frame(a0, 0, f0);
+    pull_and_check(s0, 0, f0++, FALSE);
+    GstPad *sink = gst_element_request_pad_simple(infer, "sink_%u");
+    fail_unless(sink != NULL);
+    guint p;
+    fail_unless(sscanf(GST_PAD_NAME(sink), "sink_%u", &p) == 1);
+    fail_unless_equals_int(p, round + 1);
+    gchar *src_name = g_strdup_printf("src_%u", p);
+    GstPad *src = gst_element_get_static_pad(infer, src_name);
+    fail_unless(src != NULL, "no %s with %s", src_name, GST_PAD_NAME(sink));
+    g_free(src_name);
+    GstElement *a = gst_element_factory_make("appsrc", NULL);
+    GstElement *s = gst_element_factory_make("appsink", NULL);
+    GstCaps *caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGB", "width",
+                                        G_TYPE_INT, SIZE, "height", G_TYPE_INT, SIZE,
+                                        "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+    g_object_set(a, "format", GST_FORMAT_TIME, "caps", caps, NULL);
+    g_object_set(s, "sync", FALSE, "wait-on-eos", FALSE, NULL);
+    gst_caps_unref(caps);
+    gst_bin_add_many(GST_BIN(pipeline), a, s, NULL);
+    GstPad *a_src = gst_element_get_static_pad(a, "src");
+    GstPad *s_sink = gst_element_get_static_pad(s, "sink");
+    fail_unless_equals_int(gst_pad_link(a_src, sink), GST_PAD_LINK_OK);
+    fail_unless_equals_int(gst_pad_link(src, s_sink), GST_PAD_LINK_OK);
+    fail_unless(gst_element_sync_state_with_parent(s));
+    fail_unless(gst_element_sync_state_with_parent(a));
+    for (guint f = 0; f < 5; f++) {
+      push_frame(a, p, f);
+      push_frame(a0, 0, f0++);
+    }
+    for (guint f = 0; f < 5; f++) {
+      pull_and_check(s, p, f, FALSE);
+      pull_and_check(s0, 0, f0 - 5 + f, FALSE);
+    }
+    /* frames still queued in the element when the pad goes */
+    push_frame(a, p, 5);
+    push_frame(a, p, 6);
+    gst_element_set_state(a, GST_STATE_NULL);
+    gst_pad_unlink(a_src, sink);
+    gst_element_release_request_pad(infer, sink);
+    gst_element_set_state(s, GST_STATE_NULL);
+    gst_bin_remove_many(GST_BIN(pipeline), a, s, NULL);
+    gst_object_unref(a_src);
+    gst_object_unref(s_sink);
+    gst_object_unref(src);
+    gst_object_unref(sink);
+  }
+  push_frame(a0, 0, f0);
+  pull_and_check(s0, 0, f0++, FALSE);
+  fail_unless_equals_int(GST_ELEMENT(infer)->numpads, 2);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(infer);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* interval changed while PLAYING takes effect from the next frame. */
+GST_START_TEST(test_interval_change_while_playing)
+{
+  GstElement *pipeline = make_pipeline(1, "");
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  /* frames 0-3 every frame, then every third of the pad's count: 6, 9 */
+  for (guint f = 0; f < 12; f++) {
+    if (f == 4)
+      g_object_set(infer, "interval", 3, NULL);
+    push_frame(a0, 0, f);
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(s0), 5 * GST_SECOND);
+    fail_unless(sample != NULL);
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    gboolean inferred = f < 4 || f % 3 == 0;
+    if (inferred)
+      check_frame(buffer, 0, f, FALSE);
+    else
+      fail_unless(gst_buffer_get_npu_tensor_meta(buffer) == NULL, "frame %u inferred", f);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(buffer), f * GST_SECOND / 30);
+    gst_sample_unref(sample);
+  }
+  GstStructure *stats;
+  g_object_get(infer, "stats", &stats, NULL);
+  fail_unless_equals_uint64(pad_stat(stats, 0, "inferences"), 4 + 2);
+  gst_structure_free(stats);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(infer);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* A stalled downstream on sink_0 holds at most max-inflight batches in the
+ * element (the rest stays upstream), while sink_1 keeps flowing. */
+GST_START_TEST(test_back_pressure)
+{
+  GstElement *pipeline = make_pipeline(2, "max-inflight=2 batch-size=1");
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  GstElement *a1 = by_name(pipeline, "a%u", 1), *s1 = by_name(pipeline, "s%u", 1);
+  g_object_set(s0, "max-buffers", 1, "drop", FALSE, NULL);
+  for (guint f = 0; f < 40; f++)
+    push_frame(a0, 0, f);
+  for (guint f = 0; f < 10; f++) {
+    push_frame(a1, 1, f);
+    pull_and_check(s1, 1, f, FALSE);
+  }
+  guint64 level;
+  g_object_get(a0, "current-level-buffers", &level, NULL);
+  /* in the element: 2 queued, 1 blocked in the chain, 1 in appsink's push,
+   * 1 in appsink's queue; at most one more in appsrc's hands */
+  fail_unless(level >= 40 - 6, "the element took %" G_GUINT64_FORMAT " frames", 40 - level);
+  for (guint f = 0; f < 40; f++)
+    pull_and_check(s0, 0, f, FALSE);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(a1);
+  gst_object_unref(s1);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* stats-interval posts per-pad statistics as element messages. */
+GST_START_TEST(test_stats_messages)
+{
+  GstElement *pipeline = make_pipeline(2, "stats-interval=1 batch-size=2 batch-timeout=100000");
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *a1 = by_name(pipeline, "a%u", 1);
+  GstElement *s0 = by_name(pipeline, "s%u", 0), *s1 = by_name(pipeline, "s%u", 1);
+  for (guint f = 0; f < 4; f++) {
+    push_frame(a0, 0, f);
+    push_frame(a1, 1, f);
+    pull_and_check(s0, 0, f, FALSE);
+    pull_and_check(s1, 1, f, FALSE);
+    g_usleep(2000);
+  }
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg, *last = NULL;
+  while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT))) {
+    if (gst_message_has_name(msg, "npuinfer-stats"))
+      gst_message_replace(&last, msg);
+    gst_message_unref(msg);
+  }
+  fail_unless(last != NULL, "no npuinfer-stats message");
+  const GstStructure *stats = gst_message_get_structure(last);
+  guint64 frames = pad_stat(stats, 1, "inferences");
+  fail_unless(frames >= 1 && frames <= 4);
+  const GstStructure *pad = NULL;
+  fail_unless(gst_structure_get(stats, "sink_0", GST_TYPE_STRUCTURE, &pad, NULL));
+  double mean;
+  gint64 max;
+  fail_unless(gst_structure_get_double(pad, "mean-latency-us", &mean));
+  fail_unless(gst_structure_get_int64(pad, "max-latency-us", &max));
+  fail_unless(mean > 0 && max >= mean);
+  gst_structure_free((GstStructure *)pad);
+  gst_message_unref(last);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(a1);
+  gst_object_unref(s0);
+  gst_object_unref(s1);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_bad_models)
 {
   static const struct {
@@ -264,6 +570,12 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_sixteen_pads);
   tcase_add_test(tc, test_fixed_batch_model);
   tcase_add_test(tc, test_interval_and_channel_order);
+  tcase_add_test(tc, test_one_pad_fills_batches);
+  tcase_add_test(tc, test_eos_one_pad);
+  tcase_add_test(tc, test_pads_added_and_released_while_playing);
+  tcase_add_test(tc, test_interval_change_while_playing);
+  tcase_add_test(tc, test_back_pressure);
+  tcase_add_test(tc, test_stats_messages);
   tcase_add_test(tc, test_bad_models);
   tcase_add_test(tc, test_state_cycles);
   return s;

@@ -4,12 +4,19 @@
  *   const GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
  *   for (guint i = 0; meta && i < meta->n_tensors; i++) {
  *     const GstNpuTensor *t = &meta->tensors[i];
- *     gsize size;
- *     const float *values = g_bytes_get_data(t->data, &size);  // dtype FLOAT32
+ *     GstMapInfo map;
+ *     const float *values = gst_npu_tensor_map(t, &map);  // dtype 1: float32
+ *     if (values) {
+ *       ... t->size bytes from values ...
+ *       gst_npu_tensor_unmap(t, &map);
+ *     }
  *   }
  *
- * Each tensor is this frame's slice of the model output: the batch axis is
- * 1. Data types are ONNX's TensorProto.DataType codes (1: float32). */
+ * Each tensor is this frame's slice of the model output (the batch axis is
+ * 1), kept where the model wrote it: in device memory (a GstBuffer of
+ * memory:NPUMemory shared by the frames of one execution), mapped for
+ * reading only when asked. Data types are ONNX's TensorProto.DataType codes
+ * (1: float32, 2: uint8, 7: int64...). */
 #ifndef GST_NPU_TENSOR_META_H
 #define GST_NPU_TENSOR_META_H
 
@@ -24,7 +31,9 @@ typedef struct {
   gint dtype;                            /* ONNX data type code: 1 float32, 7 int64... */
   guint rank;
   gint64 dims[GST_NPU_TENSOR_MAX_RANK];
-  GBytes *data;                          /* the values, row-major */
+  GstBuffer *data;   /* holds the values, row-major (device memory, shared) */
+  gsize offset;      /* of this tensor's first byte in `data` */
+  gsize size;        /* bytes */
 } GstNpuTensor;
 
 typedef struct {
@@ -47,6 +56,11 @@ const GstMetaInfo *gst_npu_tensor_meta_get_info(void);
 
 /* Adds an empty meta for `n_tensors` tensors (filled by the caller). */
 GstNpuTensorMeta *gst_buffer_add_npu_tensor_meta(GstBuffer *buffer, guint n_tensors);
+
+/* Maps the tensor's bytes for reading: returns its first value, or NULL
+ * when it cannot be mapped. Undo with gst_npu_tensor_unmap(). */
+gconstpointer gst_npu_tensor_map(const GstNpuTensor *tensor, GstMapInfo *map);
+void gst_npu_tensor_unmap(const GstNpuTensor *tensor, GstMapInfo *map);
 
 /* The tensor named `name`, or NULL. */
 const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const gchar *name);
