@@ -710,7 +710,7 @@ static void src_loop(gpointer data)
     return;
   }
   g_mutex_lock(&self->lock);
-  Item *head;
+  Item *head = NULL;
   while (!pad->src_flushing && !((head = g_queue_peek_head(&pad->out)) && head->done))
     g_cond_wait(&self->changed, &self->lock);
   if (pad->src_flushing) {

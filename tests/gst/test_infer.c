@@ -24,6 +24,9 @@ static void colour_of(guint p, guint f, guint8 rgb[3])
   rgb[2] = (guint8)(200 - f);
 }
 
+/* The pre-processing the element is set up with: (pixel / 255 - mean) / std. */
+static float norm_mean[3] = {0, 0, 0}, norm_std[3] = {1, 1, 1};
+
 static GstBuffer *solid_frame(guint p, guint f)
 {
   guint8 rgb[3];
@@ -62,7 +65,7 @@ static guint check_frame(GstBuffer *buffer, guint p, guint f, gboolean order_bgr
     const float *v = gst_npu_tensor_map(tensor, &map);
     fail_unless(v != NULL);
     for (guint c = 0; c < 3; c++) {
-      float want = rgb[order_bgr ? 2 - c : c] / 255.0f;
+      float want = (rgb[order_bgr ? 2 - c : c] / 255.0f - norm_mean[c]) / norm_std[c];
       fail_unless(fabsf(v[c] - want) < 1e-4f, "pad %u frame %u %s[%u]: %f, want %f", p, f,
                   names[t], c, v[c], want);
     }
@@ -148,6 +151,7 @@ typedef struct {
   const gchar *model;
   guint max_batch_seen;
   GstStructure *stats;
+  gboolean upload; /* frames go through npuupload: NPU memory in */
 } InferRun;
 
 /* Runs `run->pads` appsrc -> npuinfer -> appsink branches of `frames` solid
@@ -162,9 +166,9 @@ static void run_and_check(InferRun *run, guint interval, gboolean order_bgr)
   for (guint p = 0; p < run->pads; p++)
     g_string_append_printf(description,
                            "appsrc name=a%u format=time caps=video/x-raw,format=RGB,width=%d,"
-                           "height=%d,framerate=30/1 ! infer.sink_%u infer.src_%u ! "
+                           "height=%d,framerate=30/1 %s ! infer.sink_%u infer.src_%u ! "
                            "appsink name=s%u sync=false wait-on-eos=false ",
-                           p, SIZE, SIZE, p, p, p);
+                           p, SIZE, SIZE, run->upload ? "! npuupload" : "", p, p, p);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch(description->str, &error);
   fail_unless(pipeline != NULL, "parse failed: %s", error ? error->message : "?");
@@ -220,7 +224,7 @@ static void run_and_check(InferRun *run, guint interval, gboolean order_bgr)
 
 GST_START_TEST(test_one_pad)
 {
-  InferRun run = {1, 5, "", "channel_mean.onnx", 0, NULL};
+  InferRun run = {1, 5, "print-results=true", "channel_mean.onnx", 0, NULL, FALSE};
   run_and_check(&run, 1, FALSE);
   guint64 batches;
   fail_unless(gst_structure_get_uint64(run.stats, "batches", &batches));
@@ -497,6 +501,72 @@ GST_START_TEST(test_stats_messages)
 }
 GST_END_TEST;
 
+/* mean, std and scale: the model sees (pixel * scale - mean) / std. */
+GST_START_TEST(test_normalisation)
+{
+  const float mean[3] = {0.1f, 0.2f, 0.3f}, std[3] = {0.5f, 0.25f, 2.0f};
+  memcpy(norm_mean, mean, sizeof mean);
+  memcpy(norm_std, std, sizeof std);
+  InferRun run = {2, 3, "mean=0.1,0.2,0.3 std=0.5,0.25,2 batch-size=2 batch-timeout=100000",
+                  "channel_mean.onnx", 0, NULL, FALSE};
+  run_and_check(&run, 1, FALSE);
+  gst_structure_free(run.stats);
+  /* scale 1 with mean 0 and std 255 is the default again */
+  memcpy(norm_mean, (float[3]){0, 0, 0}, sizeof mean);
+  memcpy(norm_std, (float[3]){1, 1, 1}, sizeof std);
+  InferRun raw = {1, 2, "scale=1 std=255", "channel_mean.onnx", 0, NULL, FALSE};
+  run_and_check(&raw, 1, FALSE);
+  gst_structure_free(raw.stats);
+}
+GST_END_TEST;
+
+/* Frames already in NPU memory (npuupload) are read where they are. */
+GST_START_TEST(test_npu_memory_input)
+{
+  InferRun run = {3, 4, "batch-size=3 batch-timeout=100000", "channel_mean.onnx", 0, NULL, TRUE};
+  run_and_check(&run, 1, FALSE);
+  fail_unless(run.max_batch_seen > 1);
+  gst_structure_free(run.stats);
+}
+GST_END_TEST;
+
+/* A flush on sink_0 (flushing seek) while sink_1 streams: both go on after. */
+GST_START_TEST(test_flush_one_pad)
+{
+  GstElement *pipeline = make_pipeline(2, "batch-size=2 batch-timeout=1000");
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *a1 = by_name(pipeline, "a%u", 1);
+  GstElement *s0 = by_name(pipeline, "s%u", 0), *s1 = by_name(pipeline, "s%u", 1);
+  for (guint f = 0; f < 3; f++) {
+    push_frame(a0, 0, f);
+    push_frame(a1, 1, f);
+    pull_and_check(s0, 0, f, FALSE);
+    pull_and_check(s1, 1, f, FALSE);
+  }
+  GstPad *sink0 = gst_element_get_static_pad(infer, "sink_0");
+  fail_unless(gst_pad_send_event(sink0, gst_event_new_flush_start()));
+  fail_unless(gst_pad_send_event(sink0, gst_event_new_flush_stop(TRUE)));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  fail_unless(gst_pad_send_event(sink0, gst_event_new_segment(&segment)));
+  for (guint f = 3; f < 6; f++) {
+    push_frame(a0, 0, f);
+    push_frame(a1, 1, f);
+    pull_and_check(s0, 0, f, FALSE);
+    pull_and_check(s1, 1, f, FALSE);
+  }
+  expect_no_error(pipeline);
+  gst_object_unref(sink0);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(infer);
+  gst_object_unref(a0);
+  gst_object_unref(a1);
+  gst_object_unref(s0);
+  gst_object_unref(s1);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_bad_models)
 {
   static const struct {
@@ -534,25 +604,93 @@ GST_START_TEST(test_bad_models)
 GST_END_TEST;
 
 /* Two live streams through one npuinfer, NULL -> PLAYING -> NULL 20 times. */
-GST_START_TEST(test_state_cycles)
+/* Three streams at full speed through one npuinfer, PLAYING -> NULL or
+ * READY 50 times (frames in flight every time); leaks show under valgrind
+ * or ASan, hangs as timeouts. */
+GST_START_TEST(test_state_cycles_under_load)
 {
   gchar *model = model_path("channel_mean.onnx");
   gchar *description = g_strdup_printf(
-      "npuinfer name=infer model=%s batch-size=2 batch-timeout=10000 "
-      "videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! infer.sink_0 "
+      "npuinfer name=infer model=%s batch-size=2 batch-timeout=1000 max-inflight=1 "
+      "videotestsrc ! video/x-raw,format=NV12,width=64,height=48 ! infer.sink_0 "
       "infer.src_0 ! fakesink sync=false "
-      "videotestsrc is-live=true ! video/x-raw,format=I420,width=32,height=32 ! infer.sink_1 "
-      "infer.src_1 ! fakesink sync=false", model);
+      "videotestsrc ! video/x-raw,format=I420,width=32,height=32 ! infer.sink_1 "
+      "infer.src_1 ! fakesink sync=false "
+      "videotestsrc ! video/x-raw,format=RGBx,width=16,height=16 ! infer.sink_2 "
+      "infer.src_2 ! queue max-size-buffers=2 ! fakesink sync=true", model);
   GstElement *pipeline = gst_parse_launch(description, NULL);
   fail_unless(pipeline != NULL);
-  for (int i = 0; i < 20; i++) {
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  guint64 total = 0;
+  for (int i = 0; i < 50; i++) {
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     fail_unless_equals_int(gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND),
                            GST_STATE_CHANGE_SUCCESS);
-    g_usleep(10000);
-    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_NULL),
+    g_usleep(5000);
+    GstStructure *stats;
+    g_object_get(infer, "stats", &stats, NULL);
+    guint64 frames;
+    fail_unless(gst_structure_get_uint64(stats, "frames-inferred", &frames));
+    total += frames;
+    gst_structure_free(stats);
+    fail_unless_equals_int(gst_element_set_state(pipeline, i % 2 ? GST_STATE_NULL
+                                                                 : GST_STATE_READY),
                            GST_STATE_CHANGE_SUCCESS);
   }
+  fail_unless(total > 50, "only %" G_GUINT64_FORMAT " frames inferred", total);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(infer);
+  gst_object_unref(pipeline);
+  g_free(description);
+  g_free(model);
+}
+GST_END_TEST;
+
+/* The LATENCY query adds batch-timeout and the measured run time. */
+GST_START_TEST(test_latency_query)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *description = g_strdup_printf(
+      "videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48,framerate=100/1 "
+      "! identity name=up ! infer.sink_0 npuinfer name=infer model=%s batch-timeout=20000 "
+      "infer.src_0 ! fakesink sync=false", model);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  fail_unless_equals_int(gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND),
+                         GST_STATE_CHANGE_SUCCESS);
+  g_usleep(100000);
+  GstElement *up = by_name(pipeline, "up", 0), *infer = by_name(pipeline, "infer", 0);
+  GstPad *up_src = gst_element_get_static_pad(up, "src");
+  GstPad *src0 = gst_element_get_static_pad(infer, "src_0");
+  GstQuery *query = gst_query_new_latency();
+  fail_unless(gst_pad_query(up_src, query));
+  gboolean live;
+  GstClockTime up_min, min, max;
+  gst_query_parse_latency(query, &live, &up_min, &max);
+  gst_query_unref(query);
+  query = gst_query_new_latency();
+  fail_unless(gst_pad_query(src0, query));
+  gst_query_parse_latency(query, &live, &min, &max);
+  gst_query_unref(query);
+  fail_unless(live);
+  GstStructure *stats;
+  g_object_get(infer, "stats", &stats, NULL);
+  double run_us;
+  fail_unless(gst_structure_get_double(stats, "mean-run-us", &run_us));
+  gst_structure_free(stats);
+  fail_unless(run_us > 0);
+  /* run time measured again between the two reads: allow it to move */
+  fail_unless(min >= up_min + 20 * GST_MSECOND, "min %" GST_TIME_FORMAT, GST_TIME_ARGS(min));
+  fail_unless(min <= up_min + 20 * GST_MSECOND + (GstClockTime)(2 * run_us + 1000) * GST_USECOND,
+              "min %" GST_TIME_FORMAT " up %" GST_TIME_FORMAT " run %f us",
+              GST_TIME_ARGS(min), GST_TIME_ARGS(up_min), run_us);
+  gst_object_unref(up_src);
+  gst_object_unref(src0);
+  gst_object_unref(up);
+  gst_object_unref(infer);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
   g_free(description);
   g_free(model);
@@ -576,8 +714,12 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_interval_change_while_playing);
   tcase_add_test(tc, test_back_pressure);
   tcase_add_test(tc, test_stats_messages);
+  tcase_add_test(tc, test_normalisation);
+  tcase_add_test(tc, test_npu_memory_input);
+  tcase_add_test(tc, test_flush_one_pad);
   tcase_add_test(tc, test_bad_models);
-  tcase_add_test(tc, test_state_cycles);
+  tcase_add_test(tc, test_state_cycles_under_load);
+  tcase_add_test(tc, test_latency_query);
   return s;
 }
 
