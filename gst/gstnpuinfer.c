@@ -14,7 +14,9 @@
  *
  * Chain functions return as soon as the frame is queued; they block while
  * `max-inflight` batches of frames are waiting (back-pressure), or while
- * that many are waiting to be pushed on a slow downstream.
+ * that many are waiting to be pushed on a slow downstream. Frames that QoS
+ * events from downstream say are late, and frames between `interval`s, pass
+ * on without inference (never dropped).
  *
  * |[
  * gst-launch-1.0 videotestsrc ! npuinfer name=infer model=model.onnx batch-size=2 \
@@ -57,6 +59,7 @@ struct _InferPad {
   guint index;
   GstVideoInfo info; /* streaming thread only */
   gboolean have_info;
+  GstSegment segment; /* streaming thread only */
   gboolean flushing;     /* sink side: refuse frames */
   gboolean src_flushing; /* src side: the task stops */
   GstFlowReturn last_flow;
@@ -65,7 +68,8 @@ struct _InferPad {
   guint running; /* frames in the batch executing now */
   npu_stream *stream; /* pre-processing of this pad's frames */
   npu_event *ready;   /* recorded on `stream` after this pad's part of a batch */
-  guint64 frames, inferences;
+  GstClockTime earliest; /* QoS: frames running before this skip inference */
+  guint64 frames, inferences, qos_skipped;
   gint64 latency_sum, latency_max; /* queued -> results, us */
 };
 
@@ -102,6 +106,7 @@ struct _GstNpuInfer {
   GQueue waiting; /* Item* of frames waiting for a batch, oldest first */
   GThread *thread;
   gboolean stopping;
+  gboolean failed; /* a batch failed (error posted): chain functions return ERROR */
   GPtrArray *pads; /* InferPad* */
   guint next_index;
   guint64 batches, batched_frames;
@@ -539,8 +544,12 @@ static gboolean batch_due(GstNpuInfer *self, gint64 now)
   if (g_queue_is_empty(&self->waiting))
     return FALSE;
   const Item *oldest = g_queue_peek_head(&self->waiting);
-  return g_queue_get_length(&self->waiting) >= batch_limit(self) || self->batch_timeout == 0 ||
-         now >= oldest->queued_at + (gint64)self->batch_timeout;
+  GST_OBJECT_LOCK(self);
+  guint limit = batch_limit(self);
+  gint64 timeout = (gint64)self->batch_timeout;
+  GST_OBJECT_UNLOCK(self);
+  return g_queue_get_length(&self->waiting) >= limit || timeout == 0 ||
+         now >= oldest->queued_at + timeout;
 }
 
 /* Under the lock: the statistics as a structure (for the `stats` property
@@ -561,7 +570,8 @@ static GstStructure *stats_locked(GstNpuInfer *self)
         name, "frames", G_TYPE_UINT64, pad->frames, "inferences", G_TYPE_UINT64,
         pad->inferences, "mean-latency-us", G_TYPE_DOUBLE,
         pad->inferences ? (double)pad->latency_sum / (double)pad->inferences : 0.0,
-        "max-latency-us", G_TYPE_INT64, pad->latency_max, NULL);
+        "max-latency-us", G_TYPE_INT64, pad->latency_max, "qos-skipped", G_TYPE_UINT64,
+        pad->qos_skipped, NULL);
     gst_structure_set(s, name, GST_TYPE_STRUCTURE, p, NULL);
     gst_structure_free(p);
     g_free(name);
@@ -578,15 +588,19 @@ static gpointer batch_thread(gpointer data)
     gint64 now = g_get_monotonic_time();
     if (!batch_due(self, now)) {
       const Item *oldest = g_queue_peek_head(&self->waiting);
+      GST_OBJECT_LOCK(self);
+      gint64 timeout = (gint64)self->batch_timeout;
+      GST_OBJECT_UNLOCK(self);
       if (oldest)
-        g_cond_wait_until(&self->changed, &self->lock,
-                          oldest->queued_at + (gint64)self->batch_timeout);
+        g_cond_wait_until(&self->changed, &self->lock, oldest->queued_at + timeout);
       else
         g_cond_wait(&self->changed, &self->lock);
       continue;
     }
     Item *batch[MAX_BATCH];
+    GST_OBJECT_LOCK(self);
     guint count = 0, limit = batch_limit(self);
+    GST_OBJECT_UNLOCK(self);
     while (count < limit && !g_queue_is_empty(&self->waiting)) {
       batch[count] = g_queue_pop_head(&self->waiting);
       batch[count]->pad->running++;
@@ -607,6 +621,7 @@ static gpointer batch_thread(gpointer data)
     gint64 end = g_get_monotonic_time();
 
     g_mutex_lock(&self->lock);
+    self->failed |= !ok;
     if (ok) {
       self->batches++;
       self->batched_frames += count;
@@ -675,14 +690,23 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   item->pad = pad;
   item->buffer = buffer;
   item->info = pad->info;
+  GstClockTime running = gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
+                                                    GST_BUFFER_PTS(buffer));
   g_mutex_lock(&self->lock);
   gboolean infer = pad->frames++ % interval == 0;
+  if (infer && GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pad->earliest) &&
+      running < pad->earliest) { /* late: the frame goes on, without results */
+    infer = FALSE;
+    pad->qos_skipped++;
+  }
   /* Back-pressure: this pad's frames not yet pushed, and all frames waiting
    * for a batch, are bounded. */
-  while (!pad->flushing && pad->last_flow == GST_FLOW_OK &&
+  while (!pad->flushing && pad->last_flow == GST_FLOW_OK && !self->failed &&
          (pad->queued >= limit || (infer && g_queue_get_length(&self->waiting) >= limit)))
     g_cond_wait(&self->changed, &self->lock);
-  GstFlowReturn flow = pad->flushing ? GST_FLOW_FLUSHING : pad->last_flow;
+  GstFlowReturn flow = pad->flushing ? GST_FLOW_FLUSHING
+                       : self->failed ? GST_FLOW_ERROR
+                                      : pad->last_flow;
   if (flow != GST_FLOW_OK) {
     g_mutex_unlock(&self->lock);
     item_free(item);
@@ -768,6 +792,9 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
     pad->have_info = TRUE;
     break;
   }
+  case GST_EVENT_SEGMENT:
+    gst_event_copy_segment(event, &pad->segment);
+    break;
   case GST_EVENT_FLUSH_START:
     g_mutex_lock(&self->lock);
     pad->flushing = TRUE;
@@ -783,6 +810,7 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
     pad->flushing = FALSE;
     pad->src_flushing = FALSE;
     pad->last_flow = GST_FLOW_OK;
+    pad->earliest = GST_CLOCK_TIME_NONE;
     g_mutex_unlock(&self->lock);
     gst_pad_push_event(pad->src, event);
     return gst_pad_start_task(pad->src, src_loop, pad, NULL);
@@ -819,6 +847,29 @@ static gboolean gst_npu_infer_sink_query(GstPad *sinkpad, GstObject *parent, Gst
     g_mutex_unlock(&self->lock);
   }
   return gst_pad_query_default(sinkpad, parent, query);
+}
+
+/* QoS from downstream: frames that would arrive late skip inference. */
+static gboolean gst_npu_infer_src_event(GstPad *srcpad, GstObject *parent, GstEvent *event)
+{
+  GstNpuInfer *self = GST_NPU_INFER(parent);
+  InferPad *pad = gst_pad_get_element_private(srcpad);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+    GstQOSType type;
+    gdouble proportion;
+    GstClockTimeDiff diff;
+    GstClockTime timestamp;
+    gst_event_parse_qos(event, &type, &proportion, &diff, &timestamp);
+    g_mutex_lock(&self->lock);
+    if (!GST_CLOCK_TIME_IS_VALID(timestamp))
+      pad->earliest = GST_CLOCK_TIME_NONE;
+    else if (diff >= 0 || timestamp >= (GstClockTime)-diff)
+      pad->earliest = (GstClockTime)((GstClockTimeDiff)timestamp + diff);
+    else
+      pad->earliest = 0;
+    g_mutex_unlock(&self->lock);
+  }
+  return gst_pad_event_default(srcpad, parent, event);
 }
 
 static gboolean gst_npu_infer_src_query(GstPad *srcpad, GstObject *parent, GstQuery *query)
@@ -927,6 +978,8 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
   InferPad *pad = g_new0(InferPad, 1);
   pad->index = index;
   pad->flushing = pad->src_flushing = TRUE;
+  pad->earliest = GST_CLOCK_TIME_NONE;
+  gst_segment_init(&pad->segment, GST_FORMAT_TIME);
   g_queue_init(&pad->out);
   gchar *sink_name = g_strdup_printf("sink_%u", index), *src_name = g_strdup_printf("src_%u", index);
   pad->sink = gst_pad_new_from_template(templ, sink_name);
@@ -942,6 +995,7 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
   gst_pad_set_event_function(pad->sink, gst_npu_infer_sink_event);
   gst_pad_set_query_function(pad->sink, gst_npu_infer_sink_query);
   gst_pad_set_query_function(pad->src, gst_npu_infer_src_query);
+  gst_pad_set_event_function(pad->src, gst_npu_infer_src_event);
   gst_pad_set_activatemode_function(pad->sink, gst_npu_infer_sink_activate_mode);
   gst_pad_set_activatemode_function(pad->src, gst_npu_infer_src_activate_mode);
   gst_pad_set_iterate_internal_links_function(pad->sink, gst_npu_infer_internal_links);
@@ -997,6 +1051,7 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
     break;
   case GST_STATE_CHANGE_READY_TO_PAUSED:
     self->stopping = FALSE;
+    self->failed = FALSE;
     self->last_stats = g_get_monotonic_time();
     self->thread = g_thread_new("npuinfer-batch", batch_thread, self);
     break;
@@ -1015,7 +1070,8 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
     g_mutex_lock(&self->lock);
     for (guint i = 0; i < self->pads->len; i++) {
       InferPad *pad = g_ptr_array_index(self->pads, i);
-      pad->frames = pad->inferences = 0;
+      pad->frames = pad->inferences = pad->qos_skipped = 0;
+      pad->earliest = GST_CLOCK_TIME_NONE;
       pad->latency_sum = pad->latency_max = 0;
     }
     g_mutex_unlock(&self->lock);
@@ -1244,7 +1300,7 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
       g_param_spec_boxed("stats", "Statistics",
                          "Batches run, frames inferred, mean batch size, mean/max run time; "
                          "per pad (a sink_N structure): frames, inferences, mean/max latency "
-                         "in microseconds", GST_TYPE_STRUCTURE,
+                         "in microseconds, frames not inferred because late (QoS)", GST_TYPE_STRUCTURE,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);

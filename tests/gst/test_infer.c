@@ -567,6 +567,43 @@ GST_START_TEST(test_flush_one_pad)
 }
 GST_END_TEST;
 
+/* Frames a QoS event says are late go on without inference. */
+GST_START_TEST(test_qos_skips_inference)
+{
+  GstElement *pipeline = make_pipeline(1, "");
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  push_frame(a0, 0, 0);
+  pull_and_check(s0, 0, 0, FALSE);
+  GstPad *src0 = gst_element_get_static_pad(infer, "src_0");
+  /* late by 100 ms at 0: frames before 100 ms (1, 2) skip */
+  gst_pad_send_event(src0, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 2.0, 100 * GST_MSECOND, 0));
+  for (guint f = 1; f < 6; f++) {
+    push_frame(a0, 0, f);
+    if (f * GST_SECOND / 30 >= 100 * GST_MSECOND) {
+      pull_and_check(s0, 0, f, FALSE);
+      continue;
+    }
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(s0), 5 * GST_SECOND);
+    fail_unless(sample != NULL);
+    fail_unless(gst_buffer_get_npu_tensor_meta(gst_sample_get_buffer(sample)) == NULL);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(gst_sample_get_buffer(sample)), f * GST_SECOND / 30);
+    gst_sample_unref(sample);
+  }
+  GstStructure *stats;
+  g_object_get(infer, "stats", &stats, NULL);
+  fail_unless_equals_uint64(pad_stat(stats, 0, "qos-skipped"), 2);
+  fail_unless_equals_uint64(pad_stat(stats, 0, "inferences"), 4);
+  gst_structure_free(stats);
+  gst_object_unref(src0);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(infer);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_bad_models)
 {
   static const struct {
@@ -717,6 +754,7 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_normalisation);
   tcase_add_test(tc, test_npu_memory_input);
   tcase_add_test(tc, test_flush_one_pad);
+  tcase_add_test(tc, test_qos_skips_inference);
   tcase_add_test(tc, test_bad_models);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);
