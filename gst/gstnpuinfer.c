@@ -846,7 +846,26 @@ static gboolean gst_npu_infer_sink_query(GstPad *sinkpad, GstObject *parent, Gst
       g_cond_wait(&self->changed, &self->lock);
     g_mutex_unlock(&self->lock);
   }
-  return gst_pad_query_default(sinkpad, parent, query);
+  if (GST_QUERY_TYPE(query) != GST_QUERY_ALLOCATION)
+    return gst_pad_query_default(sinkpad, parent, query);
+  if (!gst_pad_query_default(sinkpad, parent, query))
+    return FALSE;
+  /* Frames stay with us while they wait: upstream pools need that many more. */
+  GST_OBJECT_LOCK(self);
+  guint held = self->max_inflight * batch_limit(self) + 1;
+  GST_OBJECT_UNLOCK(self);
+  for (guint i = 0; i < gst_query_get_n_allocation_pools(query); i++) {
+    GstBufferPool *pool;
+    guint size, min, max;
+    gst_query_parse_nth_allocation_pool(query, i, &pool, &size, &min, &max);
+    min += held;
+    if (max != 0 && max < min)
+      max = min;
+    gst_query_set_nth_allocation_pool(query, i, pool, size, min, max);
+    if (pool)
+      gst_object_unref(pool);
+  }
+  return TRUE;
 }
 
 /* QoS from downstream: frames that would arrive late skip inference. */
