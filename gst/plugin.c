@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 
+#include "gstnpudecode.h"
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
 #include "gstnpuupload.h"
@@ -14,6 +15,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npudownload, plugin);
   ok &= GST_ELEMENT_REGISTER(npuvpp, plugin);
   ok &= GST_ELEMENT_REGISTER(npuinfer, plugin);
+  ok &= GST_ELEMENT_REGISTER(npudecode, plugin);
   return ok;
 }
 

@@ -1,0 +1,469 @@
+/**
+ * SECTION:element-npudecode
+ *
+ * Reads the GstNpuTensorMeta that npuinfer attaches and writes answers as
+ * GstVideoRegionOfInterestMeta with a GstStructure param, so any GStreamer
+ * code can read them:
+ * - `classify`: the best class of a score vector (softmax optional) on a
+ *   full-frame ROI, param "classification" (label, class-id, confidence);
+ * - `yolo`: YOLOv5/v8 boxes over `threshold`, class-wise NMS, mapped from the
+ *   model's input (`input-width` x `input-height`, stretched) to the frame,
+ *   param "detection" (label, class-id, confidence);
+ * - `dbnet`: PP-OCR text regions from a probability map, param "text-region"
+ *   (confidence);
+ * - `ctc`: greedy CTC text from a recogniser's scores with the dictionary in
+ *   `labels`, on a full-frame ROI, param "text" (text, confidence).
+ *
+ * |[
+ * gst-launch-1.0 videotestsrc ! npuinfer model=resnet.onnx ! npudecode method=classify labels=imagenet.txt ! fakesink
+ * ]|
+ */
+#include "gstnpudecode.h"
+
+#include <gst/video/video.h>
+#include <npu/npu.h>
+
+#include "gst/npu/npu-tensor-meta.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_npu_decode_debug);
+#define GST_CAT_DEFAULT gst_npu_decode_debug
+
+typedef enum { METHOD_CLASSIFY, METHOD_YOLO, METHOD_DBNET, METHOD_CTC } DecodeMethod;
+
+struct _GstNpuDecode {
+  GstBaseTransform parent;
+  DecodeMethod method;
+  gchar *tensor;
+  gchar *labels_path;
+  gchar **labels; /* loaded in start() */
+  guint label_count;
+  gboolean softmax;
+  gdouble threshold, iou_threshold, box_threshold, unclip_ratio;
+  gint yolo_version;
+  guint input_width, input_height;
+  GstVideoInfo info;
+  gint32 *scratch; /* DBNet's labels and queue */
+  gsize scratch_count;
+};
+
+G_DEFINE_TYPE(GstNpuDecode, gst_npu_decode, GST_TYPE_BASE_TRANSFORM)
+GST_ELEMENT_REGISTER_DEFINE(npudecode, "npudecode", GST_RANK_NONE, GST_TYPE_NPU_DECODE)
+
+enum {
+  PROP_0,
+  PROP_METHOD,
+  PROP_TENSOR,
+  PROP_LABELS,
+  PROP_SOFTMAX,
+  PROP_THRESHOLD,
+  PROP_IOU_THRESHOLD,
+  PROP_BOX_THRESHOLD,
+  PROP_UNCLIP_RATIO,
+  PROP_YOLO_VERSION,
+  PROP_INPUT_WIDTH,
+  PROP_INPUT_HEIGHT,
+};
+
+#define GST_TYPE_NPU_DECODE_METHOD (gst_npu_decode_method_get_type())
+static GType gst_npu_decode_method_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {METHOD_CLASSIFY, "Best class of a score vector", "classify"},
+      {METHOD_YOLO, "YOLOv5/YOLOv8 boxes with NMS", "yolo"},
+      {METHOD_DBNET, "PP-OCR (DBNet) text regions from a probability map", "dbnet"},
+      {METHOD_CTC, "Greedy CTC text from recogniser scores", "ctc"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstNpuDecodeMethod", values));
+  return type;
+}
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+
+static const gchar *label_of(GstNpuDecode *self, gint class_id)
+{
+  return class_id >= 0 && (guint)class_id < self->label_count ? self->labels[class_id] : NULL;
+}
+
+/* A ROI with one param structure; the label names the class when known. */
+static void add_result(GstNpuDecode *self, GstBuffer *buffer, const gchar *roi_type, gint x,
+                       gint y, gint w, gint h, GstStructure *param)
+{
+  (void)self;
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta(buffer, roi_type, MAX(x, 0), MAX(y, 0),
+                                                   (guint)MAX(w, 0), (guint)MAX(h, 0));
+  gst_video_region_of_interest_meta_add_param(roi, param);
+}
+
+static gboolean decode_classify(GstNpuDecode *self, GstBuffer *buffer, const float *scores,
+                                gsize n)
+{
+  uint32_t best;
+  float confidence;
+  if (n == 0 || npu_topk(scores, n, self->softmax, 1, &best, &confidence) != NPU_OK)
+    return FALSE;
+  const gchar *label = label_of(self, (gint)best);
+  gchar *fallback = label ? NULL : g_strdup_printf("class %u", best);
+  add_result(self, buffer, label ? label : fallback, 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
+             GST_VIDEO_INFO_HEIGHT(&self->info),
+             gst_structure_new("classification", "label", G_TYPE_STRING, label ? label : fallback,
+                               "class-id", G_TYPE_INT, (gint)best, "confidence", G_TYPE_DOUBLE,
+                               (gdouble)confidence, NULL));
+  g_free(fallback);
+  return TRUE;
+}
+
+static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
+                            const float *values)
+{
+  /* v5: [1, boxes, 5 + classes]; v8: [1, 4 + classes, boxes] */
+  if (t->rank != 3)
+    return FALSE;
+  gboolean v8 = self->yolo_version == 8;
+  size_t boxes = (size_t)(v8 ? t->dims[2] : t->dims[1]);
+  size_t row = (size_t)(v8 ? t->dims[1] : t->dims[2]);
+  if (row <= (v8 ? 4u : 5u))
+    return FALSE;
+  size_t classes = row - (v8 ? 4 : 5), count = 0, kept = 0;
+  npu_detection *found = g_new(npu_detection, boxes + 1);
+  npu_status status = npu_yolo_decode(values, v8 ? NPU_YOLO_V8 : NPU_YOLO_V5, boxes, classes,
+                                      (float)self->threshold, found, boxes, &count);
+  if (status == NPU_OK)
+    status = npu_nms(found, MIN(count, boxes), (float)self->iou_threshold, TRUE, 0, &kept);
+  npu_letterbox stretch = {(float)self->input_width / GST_VIDEO_INFO_WIDTH(&self->info),
+                           (float)self->input_height / GST_VIDEO_INFO_HEIGHT(&self->info), 0, 0};
+  if (status == NPU_OK)
+    status = npu_detections_unletterbox(found, kept, &stretch, GST_VIDEO_INFO_WIDTH(&self->info),
+                                        GST_VIDEO_INFO_HEIGHT(&self->info));
+  for (size_t i = 0; i < kept && status == NPU_OK; i++) {
+    const npu_detection *d = &found[i];
+    const gchar *label = label_of(self, d->class_id);
+    gchar *fallback = label ? NULL : g_strdup_printf("class %d", d->class_id);
+    add_result(self, buffer, label ? label : fallback, (gint)d->x0, (gint)d->y0,
+               (gint)(d->x1 - d->x0), (gint)(d->y1 - d->y0),
+               gst_structure_new("detection", "label", G_TYPE_STRING, label ? label : fallback,
+                                 "class-id", G_TYPE_INT, d->class_id, "confidence",
+                                 G_TYPE_DOUBLE, (gdouble)d->confidence, NULL));
+    g_free(fallback);
+  }
+  g_free(found);
+  return status == NPU_OK;
+}
+
+static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
+                             const float *map)
+{
+  if (t->rank < 2)
+    return FALSE;
+  uint32_t height = (uint32_t)t->dims[t->rank - 2], width = (uint32_t)t->dims[t->rank - 1];
+  gsize need = 2 * (gsize)width * height;
+  if (self->scratch_count < need) {
+    g_free(self->scratch);
+    self->scratch = g_new(gint32, need);
+    self->scratch_count = need;
+  }
+  npu_dbnet_params params = {(float)self->threshold, (float)self->box_threshold,
+                             (float)self->unclip_ratio, 3};
+  npu_text_region regions[256];
+  size_t count = 0;
+  if (npu_dbnet_regions(map, width, height, &params, self->scratch, regions,
+                        G_N_ELEMENTS(regions), &count) != NPU_OK)
+    return FALSE;
+  /* the map covers the model input, which npuinfer stretched over the frame */
+  double sx = (double)GST_VIDEO_INFO_WIDTH(&self->info) / width;
+  double sy = (double)GST_VIDEO_INFO_HEIGHT(&self->info) / height;
+  for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(regions)); i++) {
+    const npu_text_region *r = &regions[i];
+    add_result(self, buffer, "text", (gint)(r->x0 * sx), (gint)(r->y0 * sy),
+               (gint)((r->x1 - r->x0) * sx + 0.5), (gint)((r->y1 - r->y0) * sy + 0.5),
+               gst_structure_new("text-region", "confidence", G_TYPE_DOUBLE, (gdouble)r->score,
+                                 NULL));
+  }
+  return TRUE;
+}
+
+static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
+                           const float *scores)
+{
+  if (t->rank < 2)
+    return FALSE;
+  size_t classes = (size_t)t->dims[t->rank - 1], steps = (size_t)t->dims[t->rank - 2];
+  gchar text[512];
+  float confidence = 0;
+  if (npu_ctc_greedy_decode(scores, steps, classes, 0, (const char *const *)self->labels,
+                            self->label_count, text, sizeof text, &confidence) != NPU_OK)
+    return FALSE;
+  add_result(self, buffer, "text", 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
+             GST_VIDEO_INFO_HEIGHT(&self->info),
+             gst_structure_new("text", "text", G_TYPE_STRING, text, "confidence", G_TYPE_DOUBLE,
+                               (gdouble)confidence, NULL));
+  return TRUE;
+}
+
+static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(trans);
+  const GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
+  if (!meta || meta->n_tensors == 0)
+    return GST_FLOW_OK; /* a frame npuinfer skipped (interval, QoS) */
+  const GstNpuTensor *t = self->tensor ? gst_npu_tensor_meta_find(meta, self->tensor)
+                                       : &meta->tensors[0];
+  if (!t) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("No tensor named '%s'", self->tensor),
+                      ("the frame carries %u tensors", meta->n_tensors));
+    return GST_FLOW_ERROR;
+  }
+  if (t->dtype != NPU_DTYPE_FLOAT32) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' is not float32", t->name),
+                      ("data type %d", t->dtype));
+    return GST_FLOW_ERROR;
+  }
+  GstMapInfo map;
+  const float *values = gst_npu_tensor_map(t, &map);
+  if (!values) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Cannot read tensor '%s'", t->name), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  gboolean ok = FALSE;
+  switch (self->method) {
+  case METHOD_CLASSIFY:
+    ok = decode_classify(self, buffer, values, t->size / sizeof(float));
+    break;
+  case METHOD_YOLO:
+    ok = decode_yolo(self, buffer, t, values);
+    break;
+  case METHOD_DBNET:
+    ok = decode_dbnet(self, buffer, t, values);
+    break;
+  case METHOD_CTC:
+    ok = decode_ctc(self, buffer, t, values);
+    break;
+  }
+  gst_npu_tensor_unmap(t, &map);
+  if (!ok) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot decode tensor '%s' this way", t->name),
+                      ("%s; rank %u", npu_last_error_message(), t->rank));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+static gboolean gst_npu_decode_set_caps(GstBaseTransform *trans, GstCaps *incaps,
+                                        GstCaps *outcaps)
+{
+  (void)outcaps;
+  GstNpuDecode *self = GST_NPU_DECODE(trans);
+  return gst_video_info_from_caps(&self->info, incaps);
+}
+
+/* Labels (or the CTC dictionary): one per line. */
+static gboolean gst_npu_decode_start(GstBaseTransform *trans)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(trans);
+  g_strfreev(self->labels);
+  self->labels = NULL;
+  self->label_count = 0;
+  if (!self->labels_path) {
+    if (self->method == METHOD_CTC) {
+      GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("CTC needs a dictionary"),
+                        ("set 'labels' to the recogniser's dictionary file"));
+      return FALSE;
+    }
+    return TRUE;
+  }
+  gchar *text = NULL;
+  GError *error = NULL;
+  if (!g_file_get_contents(self->labels_path, &text, NULL, &error)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Cannot read labels '%s'", self->labels_path),
+                      ("%s", error->message));
+    g_error_free(error);
+    return FALSE;
+  }
+  gchar *end = text + strlen(text);
+  while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+    *--end = '\0';
+  self->labels = g_strsplit(text, "\n", -1);
+  g_free(text);
+  for (self->label_count = 0; self->labels[self->label_count]; self->label_count++)
+    g_strchomp(self->labels[self->label_count]);
+  return TRUE;
+}
+
+static void gst_npu_decode_set_property(GObject *object, guint id, const GValue *value,
+                                        GParamSpec *pspec)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(object);
+  switch (id) {
+  case PROP_METHOD:
+    self->method = g_value_get_enum(value);
+    break;
+  case PROP_TENSOR:
+    g_free(self->tensor);
+    self->tensor = g_value_dup_string(value);
+    break;
+  case PROP_LABELS:
+    g_free(self->labels_path);
+    self->labels_path = g_value_dup_string(value);
+    break;
+  case PROP_SOFTMAX:
+    self->softmax = g_value_get_boolean(value);
+    break;
+  case PROP_THRESHOLD:
+    self->threshold = g_value_get_double(value);
+    break;
+  case PROP_IOU_THRESHOLD:
+    self->iou_threshold = g_value_get_double(value);
+    break;
+  case PROP_BOX_THRESHOLD:
+    self->box_threshold = g_value_get_double(value);
+    break;
+  case PROP_UNCLIP_RATIO:
+    self->unclip_ratio = g_value_get_double(value);
+    break;
+  case PROP_YOLO_VERSION:
+    self->yolo_version = g_value_get_int(value);
+    break;
+  case PROP_INPUT_WIDTH:
+    self->input_width = g_value_get_uint(value);
+    break;
+  case PROP_INPUT_HEIGHT:
+    self->input_height = g_value_get_uint(value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    break;
+  }
+}
+
+static void gst_npu_decode_get_property(GObject *object, guint id, GValue *value,
+                                        GParamSpec *pspec)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(object);
+  switch (id) {
+  case PROP_METHOD:
+    g_value_set_enum(value, self->method);
+    break;
+  case PROP_TENSOR:
+    g_value_set_string(value, self->tensor);
+    break;
+  case PROP_LABELS:
+    g_value_set_string(value, self->labels_path);
+    break;
+  case PROP_SOFTMAX:
+    g_value_set_boolean(value, self->softmax);
+    break;
+  case PROP_THRESHOLD:
+    g_value_set_double(value, self->threshold);
+    break;
+  case PROP_IOU_THRESHOLD:
+    g_value_set_double(value, self->iou_threshold);
+    break;
+  case PROP_BOX_THRESHOLD:
+    g_value_set_double(value, self->box_threshold);
+    break;
+  case PROP_UNCLIP_RATIO:
+    g_value_set_double(value, self->unclip_ratio);
+    break;
+  case PROP_YOLO_VERSION:
+    g_value_set_int(value, self->yolo_version);
+    break;
+  case PROP_INPUT_WIDTH:
+    g_value_set_uint(value, self->input_width);
+    break;
+  case PROP_INPUT_HEIGHT:
+    g_value_set_uint(value, self->input_height);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    break;
+  }
+}
+
+static void gst_npu_decode_finalize(GObject *object)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(object);
+  g_free(self->tensor);
+  g_free(self->labels_path);
+  g_strfreev(self->labels);
+  g_free(self->scratch);
+  G_OBJECT_CLASS(gst_npu_decode_parent_class)->finalize(object);
+}
+
+static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *transform_class = GST_BASE_TRANSFORM_CLASS(klass);
+  object_class->set_property = gst_npu_decode_set_property;
+  object_class->get_property = gst_npu_decode_get_property;
+  object_class->finalize = gst_npu_decode_finalize;
+  GParamFlags ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+  g_object_class_install_property(object_class, PROP_METHOD,
+      g_param_spec_enum("method", "Method", "How to read the model's output",
+                        GST_TYPE_NPU_DECODE_METHOD, METHOD_CLASSIFY, ready));
+  g_object_class_install_property(object_class, PROP_TENSOR,
+      g_param_spec_string("tensor", "Tensor", "Output tensor to decode (NULL: the first)", NULL,
+                          ready));
+  g_object_class_install_property(object_class, PROP_LABELS,
+      g_param_spec_string("labels", "Labels",
+                          "File with one class label per line (ctc: the dictionary, blank "
+                          "excluded)", NULL, ready));
+  g_object_class_install_property(object_class, PROP_SOFTMAX,
+      g_param_spec_boolean("softmax", "Softmax",
+                           "classify: report softmax probabilities of raw scores", TRUE, ready));
+  g_object_class_install_property(object_class, PROP_THRESHOLD,
+      g_param_spec_double("threshold", "Threshold",
+                          "yolo: minimum confidence; dbnet: probability binarisation", 0.0, 1.0,
+                          0.5, ready));
+  g_object_class_install_property(object_class, PROP_IOU_THRESHOLD,
+      g_param_spec_double("iou-threshold", "IoU threshold",
+                          "yolo: boxes of one class overlapping more are suppressed", 0.0, 1.0,
+                          0.45, ready));
+  g_object_class_install_property(object_class, PROP_BOX_THRESHOLD,
+      g_param_spec_double("box-threshold", "Box threshold",
+                          "dbnet: minimum mean probability of a text region", 0.0, 1.0, 0.6,
+                          ready));
+  g_object_class_install_property(object_class, PROP_UNCLIP_RATIO,
+      g_param_spec_double("unclip-ratio", "Unclip ratio",
+                          "dbnet: how far a region is expanded (area * ratio / perimeter)", 0.0,
+                          10.0, 1.5, ready));
+  g_object_class_install_property(object_class, PROP_YOLO_VERSION,
+      g_param_spec_int("yolo-version", "YOLO version", "yolo: output layout, 5 or 8", 5, 8, 5,
+                       ready));
+  g_object_class_install_property(object_class, PROP_INPUT_WIDTH,
+      g_param_spec_uint("input-width", "Input width", "yolo: the model's input width", 1, 16384,
+                        640, ready));
+  g_object_class_install_property(object_class, PROP_INPUT_HEIGHT,
+      g_param_spec_uint("input-height", "Input height", "yolo: the model's input height", 1,
+                        16384, 640, ready));
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "NPU result decoder", "Filter/Analyzer/Video",
+      "Reads npuinfer's tensors (classification, YOLO, DBNet text regions, CTC text) into "
+      "GstVideoRegionOfInterestMeta with GstStructure params", "gst-npu developers");
+  transform_class->transform_ip = gst_npu_decode_transform_ip;
+  transform_class->set_caps = gst_npu_decode_set_caps;
+  transform_class->start = gst_npu_decode_start;
+  transform_class->passthrough_on_same_caps = FALSE;
+  gst_type_mark_as_plugin_api(GST_TYPE_NPU_DECODE_METHOD, 0);
+  GST_DEBUG_CATEGORY_INIT(gst_npu_decode_debug, "npudecode", 0, "NPU result decoder");
+}
+
+static void gst_npu_decode_init(GstNpuDecode *self)
+{
+  self->softmax = TRUE;
+  self->threshold = 0.5;
+  self->iou_threshold = 0.45;
+  self->box_threshold = 0.6;
+  self->unclip_ratio = 1.5;
+  self->yolo_version = 5;
+  self->input_width = self->input_height = 640;
+  gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
+}

@@ -1,0 +1,247 @@
+/* gst-check tests of npudecode on tensors with known answers: each method's
+ * ROIs, labels, boxes, text and confidences; frames without tensors pass;
+ * a missing tensor is an element error. */
+#include <glib/gstdio.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+#include <gst/npu/npu-tensor-meta.h>
+#include <gst/video/video.h>
+#include <math.h>
+#include <unistd.h>
+
+#define FRAME 64
+
+/* A frame carrying one float32 tensor named "out". */
+static GstBuffer *frame_with_tensor(const float *values, gsize count, guint rank,
+                                    const gint64 *dims)
+{
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, FRAME * FRAME * 3, NULL);
+  gst_buffer_memset(frame, 0, 0, FRAME * FRAME * 3);
+  if (!values)
+    return frame;
+  GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(frame, 1);
+  GstNpuTensor *t = &meta->tensors[0];
+  t->name = g_strdup("out");
+  t->dtype = 1;
+  t->rank = rank;
+  memcpy(t->dims, dims, rank * sizeof *dims);
+  t->data = gst_buffer_new_memdup(values, count * sizeof(float));
+  t->offset = 0;
+  t->size = count * sizeof(float);
+  return frame;
+}
+
+static gchar *write_labels(const gchar *text)
+{
+  gchar *path = NULL;
+  gint fd = g_file_open_tmp("npudecode-labels-XXXXXX", &path, NULL);
+  fail_unless(fd >= 0);
+  close(fd);
+  fail_unless(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+/* Runs one frame through `npudecode <options>`; returns the output frame,
+ * or NULL with *error set to the element error's message. */
+static GstBuffer *decode(const gchar *options, GstBuffer *frame, gchar **error)
+{
+  gchar *description = g_strdup_printf(
+      "appsrc name=src format=time caps=video/x-raw,format=RGB,width=%d,height=%d,"
+      "framerate=30/1 ! npudecode %s ! appsink name=sink sync=false wait-on-eos=false",
+      FRAME, FRAME, options);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  g_free(description);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  gst_app_src_push_buffer(GST_APP_SRC(src), frame);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "timed out");
+  GstBuffer *out = NULL;
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    GError *err;
+    gst_message_parse_error(msg, &err, NULL);
+    *error = g_strdup(err->message);
+    g_error_free(err);
+  } else {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), GST_SECOND);
+    fail_unless(sample != NULL);
+    out = gst_buffer_ref(gst_sample_get_buffer(sample));
+    gst_sample_unref(sample);
+  }
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  return out;
+}
+
+static guint count_rois(GstBuffer *buffer)
+{
+  guint n = 0;
+  gpointer state = NULL;
+  while (gst_buffer_iterate_meta_filtered(buffer, &state,
+                                          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    n++;
+  return n;
+}
+
+GST_START_TEST(test_classify)
+{
+  const float scores[] = {0.1f, 2.0f, 0.5f, -1.0f, 0.3f};
+  const gint64 dims[] = {1, 5};
+  gchar *labels = write_labels("cat\ndog\nbird\nfish\nfox\n");
+  gchar *options = g_strdup_printf("method=classify labels=%s", labels);
+  gchar *error = NULL;
+  GstBuffer *out = decode(options, frame_with_tensor(scores, 5, 2, dims), &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 1);
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless_equals_string(g_quark_to_string(roi->roi_type), "dog");
+  fail_unless(roi->w == FRAME && roi->h == FRAME);
+  GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "classification");
+  fail_unless(s != NULL);
+  gint id;
+  gdouble confidence;
+  fail_unless(gst_structure_get_int(s, "class-id", &id) && id == 1);
+  fail_unless_equals_string(gst_structure_get_string(s, "label"), "dog");
+  double sum = 0;
+  for (int i = 0; i < 5; i++)
+    sum += exp(scores[i]);
+  fail_unless(gst_structure_get_double(s, "confidence", &confidence));
+  fail_unless(fabs(confidence - exp(2.0) / sum) < 1e-5, "confidence %f", confidence);
+  gst_buffer_unref(out);
+  g_unlink(labels);
+  g_free(labels);
+  g_free(options);
+}
+GST_END_TEST;
+
+/* A 32x32 map with one confident rectangle: one text region, in frame pixels
+ * (the frame is twice the map). */
+GST_START_TEST(test_dbnet)
+{
+  float map[32 * 32] = {0};
+  for (int y = 10; y < 16; y++)
+    for (int x = 8; x < 24; x++)
+      map[y * 32 + x] = 0.9f;
+  const gint64 dims[] = {1, 1, 32, 32};
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=dbnet threshold=0.3", frame_with_tensor(map, 1024, 4, dims),
+                          &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 1);
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless_equals_string(g_quark_to_string(roi->roi_type), "text");
+  /* the unclipped box contains the rectangle (16..48 x 20..32 in the frame) */
+  fail_unless(roi->x <= 16 && roi->y <= 20 && roi->x + roi->w >= 46 && roi->y + roi->h >= 30,
+              "box %u,%u %ux%u", roi->x, roi->y, roi->w, roi->h);
+  fail_unless(roi->x + roi->w <= FRAME && roi->w < 48 && roi->h < 28);
+  gdouble confidence;
+  GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "text-region");
+  fail_unless(s && gst_structure_get_double(s, "confidence", &confidence));
+  fail_unless(fabs(confidence - 0.9) < 1e-3, "confidence %f", confidence);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+/* Steps whose best classes are 1 1 0 2 3 3: "x", "y", "z" after merging
+ * repeats and dropping blanks (class 0). */
+GST_START_TEST(test_ctc)
+{
+  const int best[] = {1, 1, 0, 2, 3, 3};
+  float scores[6 * 4];
+  for (int s = 0; s < 6; s++)
+    for (int c = 0; c < 4; c++)
+      scores[s * 4 + c] = c == best[s] ? 0.8f : 0.05f;
+  const gint64 dims[] = {1, 6, 4};
+  gchar *dictionary = write_labels("x\ny\nz\n");
+  gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
+  gchar *error = NULL;
+  GstBuffer *out = decode(options, frame_with_tensor(scores, 24, 3, dims), &error);
+  fail_unless(out != NULL, "%s", error);
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless(roi != NULL);
+  GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "text");
+  fail_unless(s != NULL);
+  fail_unless_equals_string(gst_structure_get_string(s, "text"), "xyz");
+  gst_buffer_unref(out);
+  g_unlink(dictionary);
+  g_free(dictionary);
+  g_free(options);
+}
+GST_END_TEST;
+
+/* YOLOv5 rows (cx, cy, w, h, objectness, 2 class scores) in a 640x640 input:
+ * one confident box, one below threshold; the frame is 64x64 (x 0.1). */
+GST_START_TEST(test_yolo)
+{
+  const float rows[] = {320, 320, 100, 50, 0.9f, 0.9f, 0.1f,
+                        100, 100, 40, 40, 0.2f, 0.5f, 0.5f};
+  const gint64 dims[] = {1, 2, 7};
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=yolo threshold=0.5", frame_with_tensor(rows, 14, 3, dims),
+                          &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 1);
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless(abs((int)roi->x - 27) <= 1 && abs((int)roi->y - 29) <= 1, "at %u,%u", roi->x,
+              roi->y);
+  fail_unless(abs((int)roi->w - 10) <= 1 && abs((int)roi->h - 5) <= 1, "size %ux%u", roi->w,
+              roi->h);
+  GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "detection");
+  gint id;
+  fail_unless(s && gst_structure_get_int(s, "class-id", &id) && id == 0);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_frames_without_tensors_pass)
+{
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=classify", frame_with_tensor(NULL, 0, 0, NULL), &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 0);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_missing_tensor_is_an_error)
+{
+  const float scores[] = {1, 2};
+  const gint64 dims[] = {1, 2};
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=classify tensor=logits", frame_with_tensor(scores, 2, 2, dims),
+                          &error);
+  fail_unless(out == NULL);
+  fail_unless(error && strstr(error, "No tensor named 'logits'"), "%s", error);
+  g_free(error);
+  error = NULL;
+  out = decode("method=ctc", frame_with_tensor(scores, 2, 2, dims), &error);
+  fail_unless(out == NULL && error && strstr(error, "dictionary"), "%s", error);
+  g_free(error);
+}
+GST_END_TEST;
+
+static Suite *decode_suite(void)
+{
+  Suite *s = suite_create("npudecode");
+  TCase *tc = tcase_create("general");
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_classify);
+  tcase_add_test(tc, test_dbnet);
+  tcase_add_test(tc, test_ctc);
+  tcase_add_test(tc, test_yolo);
+  tcase_add_test(tc, test_frames_without_tensors_pass);
+  tcase_add_test(tc, test_missing_tensor_is_an_error);
+  return s;
+}
+
+GST_CHECK_MAIN(decode)
