@@ -44,6 +44,7 @@ struct _GstNpuDecode {
   GstVideoInfo info;
   gint32 *scratch; /* DBNet's labels and queue */
   gsize scratch_count;
+  gboolean print_results;
 };
 
 G_DEFINE_TYPE(GstNpuDecode, gst_npu_decode, GST_TYPE_BASE_TRANSFORM)
@@ -62,6 +63,7 @@ enum {
   PROP_YOLO_VERSION,
   PROP_INPUT_WIDTH,
   PROP_INPUT_HEIGHT,
+  PROP_PRINT_RESULTS,
 };
 
 #define GST_TYPE_NPU_DECODE_METHOD (gst_npu_decode_method_get_type())
@@ -94,7 +96,12 @@ static const gchar *label_of(GstNpuDecode *self, gint class_id)
 static void add_result(GstNpuDecode *self, GstBuffer *buffer, const gchar *roi_type, gint x,
                        gint y, gint w, gint h, GstStructure *param)
 {
-  (void)self;
+  if (self->print_results) {
+    gchar *fields = gst_structure_to_string(param);
+    g_print("%s %" GST_TIME_FORMAT " %s at %d,%d %dx%d: %s\n", GST_OBJECT_NAME(self),
+            GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), roi_type, x, y, w, h, fields);
+    g_free(fields);
+  }
   GstVideoRegionOfInterestMeta *roi =
       gst_buffer_add_video_region_of_interest_meta(buffer, roi_type, MAX(x, 0), MAX(y, 0),
                                                    (guint)MAX(w, 0), (guint)MAX(h, 0));
@@ -335,6 +342,9 @@ static void gst_npu_decode_set_property(GObject *object, guint id, const GValue 
   case PROP_INPUT_HEIGHT:
     self->input_height = g_value_get_uint(value);
     break;
+  case PROP_PRINT_RESULTS:
+    self->print_results = g_value_get_boolean(value);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     break;
@@ -378,6 +388,9 @@ static void gst_npu_decode_get_property(GObject *object, guint id, GValue *value
     break;
   case PROP_INPUT_HEIGHT:
     g_value_set_uint(value, self->input_height);
+    break;
+  case PROP_PRINT_RESULTS:
+    g_value_set_boolean(value, self->print_results);
     break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
@@ -442,6 +455,11 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
   g_object_class_install_property(object_class, PROP_INPUT_HEIGHT,
       g_param_spec_uint("input-height", "Input height", "yolo: the model's input height", 1,
                         16384, 640, ready));
+  g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
+      g_param_spec_boolean("print-results", "Print results",
+                           "Print every result (element name, time, ROI, params) on stdout",
+                           FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                      GST_PARAM_MUTABLE_PLAYING));
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
