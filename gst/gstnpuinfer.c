@@ -12,6 +12,15 @@
  * memory). The frames themselves pass through untouched, each on its own
  * src pad in its pad's order, together with that pad's serialized events.
  *
+ * In `mode=roi` (secondary inference) the model runs once per
+ * GstVideoRegionOfInterestMeta of the frame instead (only those whose label
+ * is in `roi-labels`, when set): each ROI's rectangle is cropped out by the
+ * VPP (clamped to the frame; empty ROIs are skipped) into its own slot of the
+ * batch, so a batch may hold ROIs of several frames and pads. Each ROI's
+ * outputs are attached as one more GstNpuTensorMeta whose `roi_id` is the
+ * ROI meta's id, and as an "npu-tensors" structure param on the ROI meta.
+ * Frames without (matching) ROIs pass on without inference and without meta.
+ *
  * Chain functions return as soon as the frame is queued; they block while
  * `max-inflight` batches of frames are waiting (back-pressure), or while
  * that many are waiting to be pushed on a slow downstream. Frames that QoS
@@ -50,8 +59,18 @@ typedef struct {
   GstEvent *event;   /* an event */
   GstVideoInfo info; /* the frame's caps */
   gint64 queued_at;  /* monotonic us */
+  guint pending;     /* its jobs not run yet */
   gboolean done;     /* may be pushed */
 } Item;
+
+/* One slot of a batch: a whole frame, or one region of interest of it. */
+typedef struct {
+  Item *item;
+  gint roi_id;   /* the ROI meta's id; -1: the whole frame */
+  GQuark roi_type;
+  guint x, y, w, h; /* the ROI meta's rectangle (to find it again) */
+  npu_rect crop; /* 0x0: the whole frame */
+} Job;
 
 /* A sink/src pair. Fields below `info` are under the element's lock. */
 struct _InferPad {
@@ -65,7 +84,7 @@ struct _InferPad {
   GstFlowReturn last_flow;
   GQueue out;    /* Item*, oldest first: what the src task pushes */
   guint queued;  /* frames in `out` */
-  guint running; /* frames in the batch executing now */
+  guint running; /* jobs in the batch executing now */
   npu_stream *stream; /* pre-processing of this pad's frames */
   npu_event *ready;   /* recorded on `stream` after this pad's part of a batch */
   GstClockTime earliest; /* QoS: frames running before this skip inference */
@@ -74,6 +93,7 @@ struct _InferPad {
 };
 
 typedef enum { ORDER_RGB, ORDER_BGR } ChannelOrder;
+typedef enum { MODE_FRAME, MODE_ROI } InferMode;
 
 struct _GstNpuInfer {
   GstElement parent;
@@ -90,6 +110,9 @@ struct _GstNpuInfer {
   gboolean letterbox;
   gboolean print_results;
   guint stats_interval; /* ms */
+  InferMode mode;
+  gchar *roi_labels;
+  GArray *roi_quarks; /* GQuark of each label of roi_labels; empty: all */
   /* the runtime, from READY on */
   npu_device *device;
   npu_model *model;
@@ -103,7 +126,7 @@ struct _GstNpuInfer {
   /* batching (under `lock`) */
   GMutex lock;
   GCond changed;
-  GQueue waiting; /* Item* of frames waiting for a batch, oldest first */
+  GQueue waiting; /* Job* waiting for a batch, oldest first */
   GThread *thread;
   gboolean stopping;
   gboolean failed; /* a batch failed (error posted): chain functions return ERROR */
@@ -133,7 +156,23 @@ enum {
   PROP_PRINT_RESULTS,
   PROP_STATS_INTERVAL,
   PROP_STATS,
+  PROP_MODE,
+  PROP_ROI_LABELS,
 };
+
+#define GST_TYPE_NPU_INFER_MODE (gst_npu_infer_mode_get_type())
+static GType gst_npu_infer_mode_get_type(void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {MODE_FRAME, "Infer on whole frames", "frame"},
+      {MODE_ROI, "Infer on each region of interest (GstVideoRegionOfInterestMeta)", "roi"},
+      {0, NULL, NULL},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstNpuInferMode", values));
+  return type;
+}
 
 #define GST_TYPE_NPU_INFER_CHANNEL_ORDER (gst_npu_infer_channel_order_get_type())
 static GType gst_npu_infer_channel_order_get_type(void)
@@ -388,23 +427,73 @@ static void print_result(Item *item, const GstNpuTensorMeta *meta)
     if (v)
       gst_npu_tensor_unmap(tensor, &map);
   }
-  g_print("npuinfer %s pts %" GST_TIME_FORMAT " batch %u/%u:%s\n", GST_PAD_NAME(item->pad->sink),
-          GST_TIME_ARGS(GST_BUFFER_PTS(item->buffer)), meta->batch_index + 1, meta->batch_size,
-          line->str);
+  gchar *roi = meta->roi_id >= 0 ? g_strdup_printf(" roi %d", meta->roi_id) : g_strdup("");
+  g_print("npuinfer %s pts %" GST_TIME_FORMAT "%s batch %u/%u:%s\n",
+          GST_PAD_NAME(item->pad->sink), GST_TIME_ARGS(GST_BUFFER_PTS(item->buffer)), roi,
+          meta->batch_index + 1, meta->batch_size, line->str);
+  g_free(roi);
   g_string_free(line, TRUE);
 }
 
-/* This frame's slice of each output, as a tensor meta. The frame is only
- * made writable for the meta: its memory is shared, not copied. */
-static void attach_outputs(GstNpuInfer *self, Item *item, guint slot, guint frames, guint count,
-                           GstBuffer *const *outputs, const npu_tensor_info *infos,
+/* The ROI meta a job was made from (the frame may be a copy by now). */
+static GstVideoRegionOfInterestMeta *job_roi(GstBuffer *buffer, const Job *job)
+{
+  gpointer state = NULL;
+  GstMeta *m;
+  while ((m = gst_buffer_iterate_meta_filtered(buffer, &state,
+                                               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *)m;
+    if (roi->id == job->roi_id && roi->roi_type == job->roi_type && roi->x == job->x &&
+        roi->y == job->y && roi->w == job->w && roi->h == job->h)
+      return roi;
+  }
+  return NULL;
+}
+
+/* The ROI's tensors as an "npu-tensors" param of its meta: per output a
+ * structure (dtype, dims, data: the shared output buffer, offset, size). */
+static void add_roi_param(GstBuffer *buffer, const Job *job, const GstNpuTensorMeta *meta)
+{
+  GstVideoRegionOfInterestMeta *roi = job_roi(buffer, job);
+  if (!roi)
+    return;
+  GstStructure *param = gst_structure_new("npu-tensors", "roi-id", G_TYPE_INT, job->roi_id,
+                                          "pad-index", G_TYPE_UINT, meta->pad_index,
+                                          "batch-index", G_TYPE_UINT, meta->batch_index, NULL);
+  for (guint t = 0; t < meta->n_tensors; t++) {
+    const GstNpuTensor *tensor = &meta->tensors[t];
+    GValue dims = G_VALUE_INIT, dim = G_VALUE_INIT;
+    gst_value_array_init(&dims, tensor->rank);
+    g_value_init(&dim, G_TYPE_INT64);
+    for (guint d = 0; d < tensor->rank; d++) {
+      g_value_set_int64(&dim, tensor->dims[d]);
+      gst_value_array_append_value(&dims, &dim);
+    }
+    g_value_unset(&dim);
+    GstStructure *s = gst_structure_new("npu-tensor", "dtype", G_TYPE_INT, tensor->dtype,
+                                        "data", GST_TYPE_BUFFER, tensor->data, "offset",
+                                        G_TYPE_UINT64, (guint64)tensor->offset, "size",
+                                        G_TYPE_UINT64, (guint64)tensor->size, NULL);
+    gst_structure_take_value(s, "dims", &dims);
+    gst_structure_set(param, tensor->name, GST_TYPE_STRUCTURE, s, NULL);
+    gst_structure_free(s);
+  }
+  gst_video_region_of_interest_meta_add_param(roi, param);
+}
+
+/* This job's slice of each output, as a tensor meta on its frame. The frame
+ * is only made writable for the meta: its memory is shared, not copied. */
+static void attach_outputs(GstNpuInfer *self, const Job *job, guint slot, guint frames,
+                           guint count, GstBuffer *const *outputs, const npu_tensor_info *infos,
                            gboolean print)
 {
+  Item *item = job->item;
   item->buffer = gst_buffer_make_writable(item->buffer);
   GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(item->buffer, self->output_count);
   meta->batch_index = slot;
   meta->batch_size = count;
   meta->pad_index = item->pad->index;
+  meta->roi_id = job->roi_id;
   for (uint32_t o = 0; o < self->output_count; o++) {
     const npu_tensor_info *info = &infos[o];
     GstNpuTensor *t = &meta->tensors[o];
@@ -424,14 +513,16 @@ static void attach_outputs(GstNpuInfer *self, Item *item, guint slot, guint fram
     t->offset = batched ? slot * t->size : 0;
     t->data = gst_buffer_ref(outputs[o]);
   }
+  if (job->roi_id >= 0)
+    add_roi_param(item->buffer, job, meta);
   if (print)
     print_result(item, meta);
 }
 
-/* Pre-processes `count` frames into one input (each pad's frames on its own
- * stream), runs the model, attaches the results. Only the batching thread
- * calls it, without the lock. */
-static gboolean run_batch(GstNpuInfer *self, Item **batch, guint count)
+/* Pre-processes `count` jobs (frames or ROIs) into one input (each pad's
+ * on its own stream), runs the model, attaches the results. Only the
+ * batching thread calls it, without the lock. */
+static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
 {
   guint frames = self->input.dims[0] > 0 ? (guint)self->input.dims[0] : count;
   if (!ensure_plan(self, frames))
@@ -458,26 +549,38 @@ static gboolean run_batch(GstNpuInfer *self, Item **batch, guint count)
   GST_OBJECT_UNLOCK(self);
 
   npu_vpp_job jobs[MAX_BATCH];
+  /* the frames of the batch, each once (a frame's ROIs share its image) */
+  Item *items[MAX_BATCH];
+  guint item_of[MAX_BATCH], n_items = 0;
   npu_image images[MAX_BATCH];
   npu_buffer *imported[MAX_BATCH] = {NULL};
   GstMapInfo maps[MAX_BATCH];
   gboolean mapped[MAX_BATCH] = {FALSE};
   gboolean ok = TRUE;
   npu_status status = NPU_OK;
-  for (guint i = 0; i < count && ok; i++)
-    ok = frame_image(self, batch[i], &maps[i], &mapped[i], &imported[i], &images[i]);
-  /* Each pad's frames on its stream, which the execution stream then waits for. */
+  for (guint i = 0; i < count; i++) {
+    guint k = 0;
+    while (k < n_items && items[k] != batch[i]->item)
+      k++;
+    if (k == n_items)
+      items[n_items++] = batch[i]->item;
+    item_of[i] = k;
+  }
+  for (guint k = 0; k < n_items && ok; k++)
+    ok = frame_image(self, items[k], &maps[k], &mapped[k], &imported[k], &images[k]);
+  /* Each pad's jobs on its stream, which the execution stream then waits for. */
   for (guint i = 0; i < count && ok && status == NPU_OK; i++) {
-    InferPad *pad = batch[i]->pad;
+    InferPad *pad = batch[i]->item->pad;
     gboolean first = TRUE;
     for (guint k = 0; k < i && first; k++)
-      first = batch[k]->pad != pad;
+      first = batch[k]->item->pad != pad;
     if (!first)
       continue;
     size_t n = 0;
     for (guint k = i; k < count; k++)
-      if (batch[k]->pad == pad)
-        jobs[n++] = (npu_vpp_job){.src = &images[k], .slot = k};
+      if (batch[k]->item->pad == pad)
+        jobs[n++] = (npu_vpp_job){.src = &images[item_of[k]], .crop = batch[k]->crop,
+                                  .slot = k};
     status = npu_vpp_to_tensor(pad->stream, jobs, n, &params, &target);
     if (status == NPU_OK)
       status = npu_event_record(pad->ready, pad->stream);
@@ -516,15 +619,15 @@ static gboolean run_batch(GstNpuInfer *self, Item **batch, guint count)
     }
   }
   /* Pad streams may still hold the imports after a failure. */
-  for (guint i = 0; i < count; i++) {
-    if (!ok && batch[i]->pad->stream)
-      npu_stream_synchronize(batch[i]->pad->stream);
+  for (guint k = 0; k < n_items; k++) {
+    if (!ok && items[k]->pad->stream)
+      npu_stream_synchronize(items[k]->pad->stream);
   }
-  for (guint i = 0; i < count; i++) {
-    if (imported[i])
-      npu_buffer_release(imported[i]);
-    if (mapped[i])
-      gst_buffer_unmap(batch[i]->buffer, &maps[i]);
+  for (guint k = 0; k < n_items; k++) {
+    if (imported[k])
+      npu_buffer_release(imported[k]);
+    if (mapped[k])
+      gst_buffer_unmap(items[k]->buffer, &maps[k]);
   }
   for (guint i = 0; i < count && ok; i++)
     attach_outputs(self, batch[i], i, frames, count, outputs, infos, print);
@@ -543,13 +646,13 @@ static gboolean batch_due(GstNpuInfer *self, gint64 now)
 {
   if (g_queue_is_empty(&self->waiting))
     return FALSE;
-  const Item *oldest = g_queue_peek_head(&self->waiting);
+  const Job *oldest = g_queue_peek_head(&self->waiting);
   GST_OBJECT_LOCK(self);
   guint limit = batch_limit(self);
   gint64 timeout = (gint64)self->batch_timeout;
   GST_OBJECT_UNLOCK(self);
   return g_queue_get_length(&self->waiting) >= limit || timeout == 0 ||
-         now >= oldest->queued_at + timeout;
+         now >= oldest->item->queued_at + timeout;
 }
 
 /* Under the lock: the statistics as a structure (for the `stats` property
@@ -587,29 +690,29 @@ static gpointer batch_thread(gpointer data)
   while (!self->stopping) {
     gint64 now = g_get_monotonic_time();
     if (!batch_due(self, now)) {
-      const Item *oldest = g_queue_peek_head(&self->waiting);
+      const Job *oldest = g_queue_peek_head(&self->waiting);
       GST_OBJECT_LOCK(self);
       gint64 timeout = (gint64)self->batch_timeout;
       GST_OBJECT_UNLOCK(self);
       if (oldest)
-        g_cond_wait_until(&self->changed, &self->lock, oldest->queued_at + timeout);
+        g_cond_wait_until(&self->changed, &self->lock, oldest->item->queued_at + timeout);
       else
         g_cond_wait(&self->changed, &self->lock);
       continue;
     }
-    Item *batch[MAX_BATCH];
+    Job *batch[MAX_BATCH];
     GST_OBJECT_LOCK(self);
     guint count = 0, limit = batch_limit(self);
     GST_OBJECT_UNLOCK(self);
     while (count < limit && !g_queue_is_empty(&self->waiting)) {
       batch[count] = g_queue_pop_head(&self->waiting);
-      batch[count]->pad->running++;
+      batch[count]->item->pad->running++;
       count++;
     }
     /* Streams are made here, the only place that uses them while running. */
     npu_status status = NPU_OK;
     for (guint i = 0; i < count && status == NPU_OK; i++)
-      status = ensure_pad_runtime(self, batch[i]->pad);
+      status = ensure_pad_runtime(self, batch[i]->item->pad);
     g_mutex_unlock(&self->lock);
 
     gint64 start = g_get_monotonic_time();
@@ -629,15 +732,18 @@ static gpointer batch_thread(gpointer data)
       self->run_max = MAX(self->run_max, end - start);
     }
     for (guint i = 0; i < count; i++) {
-      InferPad *pad = batch[i]->pad;
+      Item *item = batch[i]->item;
+      InferPad *pad = item->pad;
       if (ok) {
-        gint64 latency = end - batch[i]->queued_at;
+        gint64 latency = end - item->queued_at;
         pad->inferences++;
         pad->latency_sum += latency;
         pad->latency_max = MAX(pad->latency_max, latency);
       }
-      batch[i]->done = TRUE; /* a failed batch's frames pass without results */
+      /* a failed batch's frames pass without results */
+      item->done = --item->pending == 0;
       pad->running--;
+      g_free(batch[i]);
     }
     g_cond_broadcast(&self->changed);
     GstStructure *stats = NULL;
@@ -664,13 +770,53 @@ static void drop_pad_items(GstNpuInfer *self, InferPad *pad)
 {
   while (pad->running > 0)
     g_cond_wait(&self->changed, &self->lock);
-  Item *item;
-  while ((item = g_queue_pop_head(&pad->out))) {
-    g_queue_remove(&self->waiting, item);
-    item_free(item);
+  for (GList *l = self->waiting.head; l;) {
+    GList *next = l->next;
+    Job *job = l->data;
+    if (job->item->pad == pad) {
+      g_queue_delete_link(&self->waiting, l);
+      g_free(job);
+    }
+    l = next;
   }
+  Item *item;
+  while ((item = g_queue_pop_head(&pad->out)))
+    item_free(item);
   pad->queued = 0;
   g_cond_broadcast(&self->changed);
+}
+
+/* Roi mode: a job per ROI meta of the frame whose label is in `labels`
+ * (empty: all), but not those that are empty or lie outside the frame. */
+static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const GArray *labels,
+                         GPtrArray *jobs)
+{
+  gpointer state = NULL;
+  GstMeta *m;
+  guint width = GST_VIDEO_INFO_WIDTH(info), height = GST_VIDEO_INFO_HEIGHT(info);
+  while ((m = gst_buffer_iterate_meta_filtered(buffer, &state,
+                                               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *)m;
+    gboolean wanted = labels->len == 0;
+    for (guint i = 0; i < labels->len && !wanted; i++)
+      wanted = g_array_index(labels, GQuark, i) == roi->roi_type;
+    if (!wanted || roi->w == 0 || roi->h == 0 || roi->x >= width || roi->y >= height) {
+      GST_LOG("ROI %d (%s) skipped", roi->id, g_quark_to_string(roi->roi_type));
+      continue;
+    }
+    Job *job = g_new0(Job, 1);
+    job->roi_id = roi->id;
+    job->roi_type = roi->roi_type;
+    job->x = roi->x;
+    job->y = roi->y;
+    job->w = roi->w;
+    job->h = roi->h;
+    /* the VPP clamps what lies past the right and bottom edges */
+    job->crop = (npu_rect){.x = (int32_t)roi->x, .y = (int32_t)roi->y,
+                           .width = MIN(roi->w, (guint)G_MAXINT32),
+                           .height = MIN(roi->h, (guint)G_MAXINT32)};
+    g_ptr_array_add(jobs, job);
+  }
 }
 
 static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, GstBuffer *buffer)
@@ -684,16 +830,30 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   GST_OBJECT_LOCK(self);
   guint interval = self->interval;
   guint limit = self->max_inflight * batch_limit(self);
+  InferMode mode = self->mode;
+  GArray *labels = mode == MODE_ROI ? g_array_ref(self->roi_quarks) : NULL;
   GST_OBJECT_UNLOCK(self);
 
   Item *item = g_new0(Item, 1);
   item->pad = pad;
   item->buffer = buffer;
   item->info = pad->info;
+  GPtrArray *jobs = g_ptr_array_new_with_free_func(g_free);
+  if (mode == MODE_FRAME) {
+    Job *job = g_new0(Job, 1);
+    job->roi_id = -1;
+    g_ptr_array_add(jobs, job);
+  } else {
+    add_roi_jobs(buffer, &pad->info, labels, jobs);
+    g_array_unref(labels);
+  }
+  for (guint i = 0; i < jobs->len; i++)
+    ((Job *)g_ptr_array_index(jobs, i))->item = item;
   GstClockTime running = gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
                                                     GST_BUFFER_PTS(buffer));
   g_mutex_lock(&self->lock);
-  gboolean infer = pad->frames++ % interval == 0;
+  /* frames without (matching) ROIs pass on without inference */
+  gboolean infer = pad->frames++ % interval == 0 && jobs->len > 0;
   if (infer && GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pad->earliest) &&
       running < pad->earliest) { /* late: the frame goes on, without results */
     infer = FALSE;
@@ -710,16 +870,22 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   if (flow != GST_FLOW_OK) {
     g_mutex_unlock(&self->lock);
     item_free(item);
+    g_ptr_array_unref(jobs);
     return flow;
   }
   item->queued_at = g_get_monotonic_time();
   item->done = !infer; /* frames between intervals pass without results */
   g_queue_push_tail(&pad->out, item);
   pad->queued++;
-  if (infer)
-    g_queue_push_tail(&self->waiting, item);
+  if (infer) {
+    item->pending = jobs->len;
+    for (guint i = 0; i < jobs->len; i++)
+      g_queue_push_tail(&self->waiting, g_ptr_array_index(jobs, i));
+    g_ptr_array_set_free_func(jobs, NULL); /* the jobs are the queue's now */
+  }
   g_cond_broadcast(&self->changed);
   g_mutex_unlock(&self->lock);
+  g_ptr_array_unref(jobs);
   return GST_FLOW_OK;
 }
 
@@ -1162,6 +1328,26 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_STATS_INTERVAL:
     self->stats_interval = g_value_get_uint(value);
     break;
+  case PROP_MODE:
+    self->mode = g_value_get_enum(value);
+    break;
+  case PROP_ROI_LABELS: {
+    g_free(self->roi_labels);
+    self->roi_labels = g_value_dup_string(value);
+    /* a new array: chain functions may hold the old one */
+    g_array_unref(self->roi_quarks);
+    self->roi_quarks = g_array_new(FALSE, FALSE, sizeof(GQuark));
+    gchar **labels = g_strsplit(self->roi_labels ? self->roi_labels : "", ",", -1);
+    for (gchar **l = labels; *l; l++) {
+      g_strstrip(*l);
+      if (**l) {
+        GQuark quark = g_quark_from_string(*l);
+        g_array_append_val(self->roi_quarks, quark);
+      }
+    }
+    g_strfreev(labels);
+    break;
+  }
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     break;
@@ -1226,6 +1412,12 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
   case PROP_STATS_INTERVAL:
     g_value_set_uint(value, self->stats_interval);
     break;
+  case PROP_MODE:
+    g_value_set_enum(value, self->mode);
+    break;
+  case PROP_ROI_LABELS:
+    g_value_set_string(value, self->roi_labels);
+    break;
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     break;
@@ -1244,8 +1436,10 @@ static void gst_npu_infer_finalize(GObject *object)
     g_free(pad);
   }
   g_ptr_array_free(self->pads, TRUE);
-  g_queue_clear(&self->waiting);
+  g_queue_clear_full(&self->waiting, g_free);
   g_free(self->model_path);
+  g_free(self->roi_labels);
+  g_array_unref(self->roi_quarks);
   g_mutex_clear(&self->lock);
   g_cond_clear(&self->changed);
   G_OBJECT_CLASS(gst_npu_infer_parent_class)->finalize(object);
@@ -1308,17 +1502,31 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                            ready));
   g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
       g_param_spec_boolean("print-results", "Print results",
-                           "Print a line per inferred frame on stdout: pad, timestamp, batch "
-                           "slot, each output's name, dims and first values", FALSE, playing));
+                           "Print a line per inferred frame (roi mode: per ROI, with its id) "
+                           "on stdout: pad, timestamp, batch slot, each output's name, dims "
+                           "and first values", FALSE, playing));
   g_object_class_install_property(object_class, PROP_STATS_INTERVAL,
       g_param_spec_uint("stats-interval", "Statistics interval",
                         "Post an element message \"npuinfer-stats\" (as the stats property) at "
                         "most every this many milliseconds (0: never)", 0, G_MAXUINT / 1000, 0,
                         playing));
+  g_object_class_install_property(object_class, PROP_MODE,
+      g_param_spec_enum("mode", "Mode",
+                        "frame: infer on whole frames; roi: infer once per region of interest "
+                        "(GstVideoRegionOfInterestMeta) of each frame, cropped by the VPP, "
+                        "ROIs of several frames and pads sharing batches; each ROI's outputs "
+                        "become a GstNpuTensorMeta with its roi_id and an \"npu-tensors\" "
+                        "param of the ROI meta; frames without ROIs pass without inference",
+                        GST_TYPE_NPU_INFER_MODE, MODE_FRAME, ready));
+  g_object_class_install_property(object_class, PROP_ROI_LABELS,
+      g_param_spec_string("roi-labels", "ROI labels",
+                          "In roi mode: comma-separated labels (the ROI meta's roi_type) of "
+                          "the ROIs to infer on; empty: all", "", playing));
   g_object_class_install_property(object_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
-                         "Batches run, frames inferred, mean batch size, mean/max run time; "
-                         "per pad (a sink_N structure): frames, inferences, mean/max latency "
+                         "Batches run, frames (roi mode: ROIs) inferred, mean batch size, "
+                         "mean/max run time; per pad (a sink_N structure): frames, inferences "
+                         "(roi mode: one per ROI), mean/max latency "
                          "in microseconds, frames not inferred because late (QoS)", GST_TYPE_STRUCTURE,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
@@ -1333,6 +1541,7 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
   element_class->release_pad = gst_npu_infer_release_pad;
   element_class->change_state = gst_npu_infer_change_state;
   gst_type_mark_as_plugin_api(GST_TYPE_NPU_INFER_CHANNEL_ORDER, 0);
+  gst_type_mark_as_plugin_api(GST_TYPE_NPU_INFER_MODE, 0);
   GST_DEBUG_CATEGORY_INIT(gst_npu_infer_debug, "npuinfer", 0, "NPU inference");
 }
 
@@ -1349,4 +1558,6 @@ static void gst_npu_infer_init(GstNpuInfer *self)
   g_cond_init(&self->changed);
   g_queue_init(&self->waiting);
   self->pads = g_ptr_array_new();
+  self->roi_labels = g_strdup("");
+  self->roi_quarks = g_array_new(FALSE, FALSE, sizeof(GQuark));
 }

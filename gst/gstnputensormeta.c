@@ -23,6 +23,7 @@ static gboolean tensor_meta_init(GstMeta *meta, gpointer params, GstBuffer *buff
   m->n_tensors = 0;
   m->tensors = NULL;
   m->batch_index = m->batch_size = m->pad_index = 0;
+  m->roi_id = -1;
   return TRUE;
 }
 
@@ -47,6 +48,7 @@ static gboolean tensor_meta_transform(GstBuffer *dest, GstMeta *meta, GstBuffer 
   to->batch_index = from->batch_index;
   to->batch_size = from->batch_size;
   to->pad_index = from->pad_index;
+  to->roi_id = from->roi_id;
   for (guint i = 0; i < from->n_tensors; i++) {
     to->tensors[i] = from->tensors[i];
     to->tensors[i].name = g_strdup(from->tensors[i].name);

@@ -1,12 +1,14 @@
 /* gst-check tests of npuinfer: every output frame carries the tensors of its
  * own input, in order, on 1, 4 and 16 pads at once; batches really mix
  * pads; interval, channel order, fixed-batch models; bad models give element
- * errors; state cycles. The test model outputs each channel's mean and max,
+ * errors; state cycles; roi mode (a result per region of interest, cropped
+ * from frames painted with regions of different colours). The test model outputs each channel's mean and max,
  * so solid-colour frames have exactly known results. */
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/npu/npu-tensor-meta.h>
+#include <gst/video/video.h>
 #include <stdio.h>
 
 #define SIZE 16
@@ -51,6 +53,7 @@ static guint check_frame(GstBuffer *buffer, guint p, guint f, gboolean order_bgr
   fail_unless(meta != NULL, "pad %u frame %u: no tensor meta", p, f);
   fail_unless_equals_int(meta->n_tensors, 2);
   fail_unless_equals_int(meta->pad_index, p);
+  fail_unless_equals_int(meta->roi_id, -1);
   guint8 rgb[3];
   colour_of(p, f, rgb);
   const gchar *names[] = {"mean", "max"};
@@ -734,6 +737,358 @@ GST_START_TEST(test_latency_query)
 }
 GST_END_TEST;
 
+/* ---- roi mode ------------------------------------------------------------------------- */
+
+#define ROI_W 64
+#define ROI_H 48
+
+/* Frames of the roi tests: a background with two rectangles (regions 1 and
+ * 2) of other colours, distinct per pad and frame. */
+static void region_colour(guint p, guint f, guint region, guint8 rgb[3])
+{
+  static const guint8 base[3][3] = {{20, 30, 40}, {200, 10, 90}, {60, 220, 15}};
+  for (guint c = 0; c < 3; c++)
+    rgb[c] = (guint8)(base[region][c] + (c == region ? 0 : 1) * (5 * p + 3 * f));
+}
+
+static const struct {
+  guint x0, y0, x1, y1; /* region 1, region 2 */
+} painted[2] = {{4, 4, 28, 24}, {32, 20, 60, 44}};
+
+typedef struct {
+  const gchar *label;
+  gint id;
+  guint x, y, w, h;
+  gint region; /* the colour it holds; -1: skipped by the element */
+} TestRoi;
+
+/* Inside the regions with a margin of 2 (bilinear samples at a crop's edge
+ * may read the pixel next to it), one past the frame's right edge (clamped
+ * by the VPP to 8 x 12 of background), one empty
+ * and one wholly outside the frame (both skipped). */
+static const TestRoi test_rois[] = {
+    {"face", 11, 6, 6, 20, 16, 1},      {"car", 12, 34, 22, 24, 20, 2},
+    {"car", 13, 56, 2, 100, 12, 0},     {"face", 14, 10, 10, 0, 8, -1},
+    {"person", 15, 70, 10, 5, 5, -1},
+};
+#define N_TEST_ROIS G_N_ELEMENTS(test_rois)
+
+/* Frames f % 3 == 2 have no ROIs. */
+static gboolean frame_has_rois(guint f)
+{
+  return f % 3 != 2;
+}
+
+static GstBuffer *roi_frame(guint p, guint f)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate(NULL, ROI_W * ROI_H * 3, NULL);
+  GstMapInfo map;
+  gst_buffer_map(buffer, &map, GST_MAP_WRITE);
+  for (guint y = 0; y < ROI_H; y++)
+    for (guint x = 0; x < ROI_W; x++) {
+      guint region = 0;
+      for (guint r = 0; r < 2; r++)
+        if (x >= painted[r].x0 && x < painted[r].x1 && y >= painted[r].y0 && y < painted[r].y1)
+          region = r + 1;
+      region_colour(p, f, region, map.data + 3 * (y * ROI_W + x));
+    }
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = f * GST_SECOND / 30;
+  GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
+  for (guint r = 0; r < N_TEST_ROIS && frame_has_rois(f); r++) {
+    GstVideoRegionOfInterestMeta *roi = gst_buffer_add_video_region_of_interest_meta(
+        buffer, test_rois[r].label, test_rois[r].x, test_rois[r].y, test_rois[r].w,
+        test_rois[r].h);
+    roi->id = test_rois[r].id;
+  }
+  return buffer;
+}
+
+typedef struct {
+  guint pads, frames;
+  const gchar *options;
+  const gchar *labels; /* the ROIs of test_rois that must get results: "face,car" */
+  guint results;       /* tensor metas seen */
+  guint max_batch;
+  gboolean mixed_frames, mixed_pads; /* an execution held ROIs of several frames / pads */
+  GstStructure *stats;
+} RoiRun;
+
+static gboolean roi_wanted(const RoiRun *run, guint r)
+{
+  if (test_rois[r].region < 0)
+    return FALSE;
+  if (!run->labels || !*run->labels)
+    return TRUE;
+  gchar **labels = g_strsplit(run->labels, ",", -1);
+  gboolean wanted = g_strv_contains((const gchar *const *)labels, test_rois[r].label);
+  g_strfreev(labels);
+  return wanted;
+}
+
+/* Checks frame f of pad p: a tensor meta per wanted ROI, each with its ROI's
+ * id and the mean and max of the ROI's colour, and the ROI meta's param.
+ * `executions` maps each output buffer (one per execution) to the first
+ * frame seen in it (p << 16 | f). */
+static void check_roi_frame(RoiRun *run, GstBuffer *buffer, guint p, guint f,
+                            GHashTable *executions)
+{
+  fail_unless_equals_uint64(GST_BUFFER_PTS(buffer), f * GST_SECOND / 30);
+  guint want = 0;
+  for (guint r = 0; r < N_TEST_ROIS; r++)
+    want += frame_has_rois(f) && roi_wanted(run, r);
+  gboolean seen[N_TEST_ROIS] = {FALSE};
+  guint found = 0;
+  gpointer state = NULL;
+  GstMeta *m;
+  while ((m = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE))) {
+    const GstNpuTensorMeta *meta = (const GstNpuTensorMeta *)m;
+    found++;
+    fail_unless_equals_int(meta->pad_index, p);
+    fail_unless_equals_int(meta->n_tensors, 2);
+    guint r = 0;
+    while (r < N_TEST_ROIS && test_rois[r].id != meta->roi_id)
+      r++;
+    fail_unless(r < N_TEST_ROIS, "pad %u frame %u: roi_id %d is no ROI", p, f, meta->roi_id);
+    fail_unless(roi_wanted(run, r), "pad %u frame %u: ROI %d inferred against roi-labels", p,
+                f, meta->roi_id);
+    fail_unless(!seen[r], "pad %u frame %u: two results for ROI %d", p, f, meta->roi_id);
+    seen[r] = TRUE;
+    run->max_batch = MAX(run->max_batch, meta->batch_size);
+    fail_unless(meta->batch_index < meta->batch_size);
+    guint8 rgb[3];
+    region_colour(p, f, (guint)test_rois[r].region, rgb);
+    const gchar *names[] = {"mean", "max"};
+    for (guint t = 0; t < 2; t++) {
+      const GstNpuTensor *tensor = gst_npu_tensor_meta_find(meta, names[t]);
+      fail_unless(tensor != NULL);
+      fail_unless(tensor->rank == 2 && tensor->dims[0] == 1 && tensor->dims[1] == 3);
+      GstMapInfo map;
+      const float *v = gst_npu_tensor_map(tensor, &map);
+      fail_unless(v != NULL);
+      for (guint c = 0; c < 3; c++)
+        fail_unless(fabsf(v[c] - rgb[c] / 255.0f) < 1e-3f, "pad %u frame %u ROI %d %s[%u]: %f, "
+                    "want %f", p, f, meta->roi_id, names[t], c, v[c], rgb[c] / 255.0f);
+      gst_npu_tensor_unmap(tensor, &map);
+    }
+    /* executions: the output buffer is shared by all slots of one run */
+    const GstNpuTensor *mean = gst_npu_tensor_meta_find(meta, "mean");
+    guint key = p << 16 | f;
+    gpointer first = g_hash_table_lookup(executions, mean->data);
+    if (!first)
+      g_hash_table_insert(executions, mean->data, GUINT_TO_POINTER(key + 1));
+    else if (GPOINTER_TO_UINT(first) - 1 != key) {
+      run->mixed_frames = TRUE;
+      run->mixed_pads |= (GPOINTER_TO_UINT(first) - 1) >> 16 != p;
+    }
+    /* the ROI meta carries the same tensors as a param */
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_get_video_region_of_interest_meta_id(buffer, meta->roi_id);
+    fail_unless(roi != NULL);
+    fail_unless_equals_string(g_quark_to_string(roi->roi_type), test_rois[r].label);
+    GstStructure *param = gst_video_region_of_interest_meta_get_param(roi, "npu-tensors");
+    fail_unless(param != NULL, "ROI %d: no npu-tensors param", meta->roi_id);
+    gint id = -2;
+    fail_unless(gst_structure_get_int(param, "roi-id", &id));
+    fail_unless_equals_int(id, meta->roi_id);
+    GstStructure *tensor = NULL;
+    fail_unless(gst_structure_get(param, "mean", GST_TYPE_STRUCTURE, &tensor, NULL));
+    const GValue *data = gst_structure_get_value(tensor, "data");
+    fail_unless(data != NULL && gst_value_get_buffer(data) == mean->data);
+    guint64 offset = 0, size = 0;
+    fail_unless(gst_structure_get_uint64(tensor, "offset", &offset));
+    fail_unless(gst_structure_get_uint64(tensor, "size", &size));
+    fail_unless_equals_uint64(offset, mean->offset);
+    fail_unless_equals_uint64(size, 3 * sizeof(float));
+    fail_unless_equals_int(gst_value_array_get_size(gst_structure_get_value(tensor, "dims")), 2);
+    gst_structure_free(tensor);
+  }
+  fail_unless_equals_int(found, want);
+  if (want == 0)
+    fail_unless(gst_buffer_get_npu_tensor_meta(buffer) == NULL);
+  run->results += found;
+}
+
+/* `pads` appsrc -> npuinfer mode=roi -> appsink branches of `frames` frames
+ * each, pushed one frame per pad in turn; checks every output frame. */
+static void run_roi(RoiRun *run)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  GString *description = g_string_new(NULL);
+  g_string_printf(description, "npuinfer name=infer model=%s mode=roi %s ", model,
+                  run->options);
+  for (guint p = 0; p < run->pads; p++)
+    g_string_append_printf(description,
+                           "appsrc name=a%u format=time caps=video/x-raw,format=RGB,width=%d,"
+                           "height=%d,framerate=30/1 ! infer.sink_%u infer.src_%u ! "
+                           "appsink name=s%u sync=false wait-on-eos=false ",
+                           p, ROI_W, ROI_H, p, p, p);
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch(description->str, &error);
+  fail_unless(pipeline != NULL, "parse failed: %s", error ? error->message : "?");
+  g_string_free(description, TRUE);
+  g_free(model);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (guint f = 0; f < run->frames; f++)
+    for (guint p = 0; p < run->pads; p++) {
+      GstElement *src = by_name(pipeline, "a%u", p);
+      fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), roi_frame(p, f)),
+                             GST_FLOW_OK);
+      if (f + 1 == run->frames)
+        gst_app_src_end_of_stream(GST_APP_SRC(src));
+      gst_object_unref(src);
+    }
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "timed out");
+  fail_unless(GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS, "error before EOS");
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+
+  /* samples stay alive to the end: their output buffers identify executions */
+  GPtrArray *samples = g_ptr_array_new_with_free_func((GDestroyNotify)gst_sample_unref);
+  GHashTable *executions = g_hash_table_new(NULL, NULL);
+  for (guint p = 0; p < run->pads; p++) {
+    GstElement *sink = by_name(pipeline, "s%u", p);
+    for (guint f = 0; f < run->frames; f++) {
+      GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), GST_SECOND);
+      fail_unless(sample != NULL, "pad %u: frame %u missing", p, f);
+      check_roi_frame(run, gst_sample_get_buffer(sample), p, f, executions);
+      g_ptr_array_add(samples, sample);
+    }
+    fail_unless(gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 0) == NULL,
+                "pad %u: more frames than pushed", p);
+    gst_object_unref(sink);
+  }
+  g_hash_table_destroy(executions);
+  g_ptr_array_unref(samples);
+  GstElement *infer = gst_bin_get_by_name(GST_BIN(pipeline), "infer");
+  g_object_get(infer, "stats", &run->stats, NULL);
+  gst_object_unref(infer);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+/* Three ROIs per frame (two more skipped), every third frame none; batches
+ * of four hold ROIs of several frames. */
+GST_START_TEST(test_roi_mode)
+{
+  RoiRun run = {.pads = 2, .frames = 6, .options = "batch-size=4 batch-timeout=200000"};
+  run_roi(&run);
+  fail_unless_equals_int(run.results, 2 * 4 * 3);
+  fail_unless_equals_int(run.max_batch, 4);
+  fail_unless(run.mixed_frames, "no execution held ROIs of several frames");
+  guint64 inferred = 0, batches = 0;
+  fail_unless(gst_structure_get_uint64(run.stats, "frames-inferred", &inferred));
+  fail_unless(gst_structure_get_uint64(run.stats, "batches", &batches));
+  fail_unless_equals_uint64(inferred, 2 * 4 * 3);
+  fail_unless(batches < inferred / 2, "%" G_GUINT64_FORMAT " batches", batches);
+  fail_unless_equals_uint64(pad_stat(run.stats, 1, "frames"), 6);
+  gst_structure_free(run.stats);
+}
+GST_END_TEST;
+
+/* Batches of one, and ROIs of many pads in one batch. */
+GST_START_TEST(test_roi_mode_batches)
+{
+  RoiRun one = {.pads = 1, .frames = 3, .options = "print-results=true"};
+  run_roi(&one);
+  fail_unless_equals_int(one.results, 2 * 3);
+  fail_unless_equals_int(one.max_batch, 1);
+  gst_structure_free(one.stats);
+  RoiRun many = {.pads = 4, .frames = 3, .options = "batch-size=16 batch-timeout=500000"};
+  run_roi(&many);
+  fail_unless_equals_int(many.results, 4 * 2 * 3);
+  fail_unless(many.max_batch > 3);
+  fail_unless(many.mixed_frames);
+  gst_structure_free(many.stats);
+}
+GST_END_TEST;
+
+/* roi-labels keeps only those ROIs; frames whose ROIs all miss get no meta. */
+GST_START_TEST(test_roi_labels)
+{
+  RoiRun cars = {.pads = 1, .frames = 3, .options = "roi-labels=car batch-size=2",
+                 .labels = "car"};
+  run_roi(&cars);
+  fail_unless_equals_int(cars.results, 2 * 2);
+  gst_structure_free(cars.stats);
+  RoiRun faces = {.pads = 2, .frames = 3,
+                  .options = "roi-labels=\"dog, face\" batch-size=2 batch-timeout=100000",
+                  .labels = "face"};
+  run_roi(&faces);
+  fail_unless_equals_int(faces.results, 2 * 2 * 1);
+  gst_structure_free(faces.stats);
+  RoiRun none = {.pads = 1, .frames = 3, .options = "roi-labels=dog", .labels = "dog"};
+  run_roi(&none);
+  fail_unless_equals_int(none.results, 0);
+  guint64 batches = 1;
+  fail_unless(gst_structure_get_uint64(none.stats, "batches", &batches));
+  fail_unless_equals_uint64(batches, 0);
+  gst_structure_free(none.stats);
+
+  GstElement *infer = gst_element_factory_make("npuinfer", NULL);
+  gint mode = -1;
+  gchar *labels = NULL;
+  g_object_get(infer, "mode", &mode, "roi-labels", &labels, NULL);
+  fail_unless_equals_int(mode, 0);
+  fail_unless_equals_string(labels, "");
+  g_free(labels);
+  gst_util_set_object_arg(G_OBJECT(infer), "mode", "roi");
+  g_object_get(infer, "mode", &mode, NULL);
+  fail_unless_equals_int(mode, 1);
+  gst_object_unref(infer);
+}
+GST_END_TEST;
+
+/* Frame mode ignores ROI metas: whole-frame results, roi_id -1. */
+GST_START_TEST(test_frame_mode_ignores_rois)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *description = g_strdup_printf(
+      "appsrc name=a0 format=time caps=video/x-raw,format=RGB,width=%d,height=%d,"
+      "framerate=30/1 ! npuinfer model=%s roi-labels=car ! appsink name=s0 sync=false",
+      ROI_W, ROI_H, model);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstElement *src = by_name(pipeline, "a%u", 0), *sink = by_name(pipeline, "s%u", 0);
+  for (guint f = 0; f < 3; f++)
+    fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), roi_frame(0, f)),
+                           GST_FLOW_OK);
+  for (guint f = 0; f < 3; f++) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 5 * GST_SECOND);
+    fail_unless(sample != NULL, "frame %u missing", f);
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    guint n = 0, rois = 0;
+    gpointer state = NULL;
+    GstMeta *m;
+    while ((m = gst_buffer_iterate_meta(buffer, &state))) {
+      if (m->info->api == GST_NPU_TENSOR_META_API_TYPE) {
+        n++;
+        fail_unless_equals_int(((GstNpuTensorMeta *)m)->roi_id, -1);
+        fail_unless_equals_int(((GstNpuTensorMeta *)m)->n_tensors, 2);
+      } else if (m->info->api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE) {
+        rois++;
+        fail_unless(gst_video_region_of_interest_meta_get_param(
+                        (GstVideoRegionOfInterestMeta *)m, "npu-tensors") == NULL);
+      }
+    }
+    fail_unless_equals_int(n, 1);
+    fail_unless_equals_int(rois, frame_has_rois(f) ? N_TEST_ROIS : 0);
+    gst_sample_unref(sample);
+  }
+  expect_no_error(pipeline);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_free(description);
+  g_free(model);
+}
+GST_END_TEST;
+
 static Suite *infer_suite(void)
 {
   Suite *s = suite_create("npuinfer");
@@ -758,6 +1113,10 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_bad_models);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);
+  tcase_add_test(tc, test_roi_mode);
+  tcase_add_test(tc, test_roi_mode_batches);
+  tcase_add_test(tc, test_roi_labels);
+  tcase_add_test(tc, test_frame_mode_ignores_rois);
   return s;
 }
 

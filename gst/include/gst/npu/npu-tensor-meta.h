@@ -16,7 +16,22 @@
  * 1), kept where the model wrote it: in device memory (a GstBuffer of
  * memory:NPUMemory shared by the frames of one execution), mapped for
  * reading only when asked. Data types are ONNX's TensorProto.DataType codes
- * (1: float32, 2: uint8, 7: int64...). */
+ * (1: float32, 2: uint8, 7: int64...).
+ *
+ * In npuinfer's roi mode (secondary inference) a frame carries one meta per
+ * GstVideoRegionOfInterestMeta it was inferred on, linked by `roi_id` (the
+ * ROI meta's id; -1 in frame mode, where the meta holds whole-frame
+ * results); the ROI meta also gets an "npu-tensors" param with the same
+ * tensors. Iterate over all of a frame's metas with
+ *
+ *   gpointer state = NULL;
+ *   GstMeta *m;
+ *   while ((m = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE))) {
+ *     const GstNpuTensorMeta *meta = (const GstNpuTensorMeta *)m;
+ *     GstVideoRegionOfInterestMeta *roi =
+ *         gst_buffer_get_video_region_of_interest_meta_id(buffer, meta->roi_id);
+ *     ...
+ *   } */
 #ifndef GST_NPU_TENSOR_META_H
 #define GST_NPU_TENSOR_META_H
 
@@ -43,6 +58,8 @@ typedef struct {
   guint batch_index;  /* this frame's slot in the execution that computed it */
   guint batch_size;   /* frames in that execution (from any of the element's pads) */
   guint pad_index;    /* the sink pad (sink_%u) the frame came in on */
+  gint roi_id;        /* the GstVideoRegionOfInterestMeta's id these results are for;
+                         -1: the whole frame (added last: older readers are unaffected) */
 } GstNpuTensorMeta;
 
 GType gst_npu_tensor_meta_api_get_type(void);
