@@ -812,6 +812,7 @@ typedef struct {
   guint max_batch;
   gboolean mixed_frames, mixed_pads; /* an execution held ROIs of several frames / pads */
   GstStructure *stats;
+  gboolean upload; /* frames go through npuupload: NPU memory in */
 } RoiRun;
 
 static gboolean roi_wanted(const RoiRun *run, guint r)
@@ -920,9 +921,9 @@ static void run_roi(RoiRun *run)
   for (guint p = 0; p < run->pads; p++)
     g_string_append_printf(description,
                            "appsrc name=a%u format=time caps=video/x-raw,format=RGB,width=%d,"
-                           "height=%d,framerate=30/1 ! infer.sink_%u infer.src_%u ! "
+                           "height=%d,framerate=30/1 %s ! infer.sink_%u infer.src_%u ! "
                            "appsink name=s%u sync=false wait-on-eos=false ",
-                           p, ROI_W, ROI_H, p, p, p);
+                           p, ROI_W, ROI_H, run->upload ? "! npuupload" : "", p, p, p);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch(description->str, &error);
   fail_unless(pipeline != NULL, "parse failed: %s", error ? error->message : "?");
@@ -989,7 +990,7 @@ GST_START_TEST(test_roi_mode)
 }
 GST_END_TEST;
 
-/* Batches of one, and ROIs of many pads in one batch. */
+/* Batches of one, ROIs of many pads in one batch, frames in NPU memory. */
 GST_START_TEST(test_roi_mode_batches)
 {
   RoiRun one = {.pads = 1, .frames = 3, .options = "print-results=true"};
@@ -1003,6 +1004,12 @@ GST_START_TEST(test_roi_mode_batches)
   fail_unless(many.max_batch > 3);
   fail_unless(many.mixed_frames);
   gst_structure_free(many.stats);
+  /* frames in NPU memory: the crops read device memory as it is */
+  RoiRun npu = {.pads = 2, .frames = 3, .options = "batch-size=4 batch-timeout=100000",
+                .upload = TRUE};
+  run_roi(&npu);
+  fail_unless_equals_int(npu.results, 2 * 2 * 3);
+  gst_structure_free(npu.stats);
 }
 GST_END_TEST;
 
