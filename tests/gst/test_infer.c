@@ -374,6 +374,9 @@ GST_START_TEST(test_pads_added_and_released_while_playing)
     /* frames still queued in the element when the pad goes */
     push_frame(a, p, 5);
     push_frame(a, p, 6);
+    /* locked: the pipeline's own (async) state changes must not revive them */
+    gst_element_set_locked_state(a, TRUE);
+    gst_element_set_locked_state(s, TRUE);
     gst_element_set_state(a, GST_STATE_NULL);
     gst_pad_unlink(a_src, sink);
     gst_element_release_request_pad(infer, sink);
