@@ -92,24 +92,41 @@ static const gchar *label_of(GstNpuDecode *self, gint class_id)
   return class_id >= 0 && (guint)class_id < self->label_count ? self->labels[class_id] : NULL;
 }
 
-/* A ROI with one param structure; the label names the class when known. */
-static void add_result(GstNpuDecode *self, GstBuffer *buffer, const gchar *roi_type, gint x,
-                       gint y, gint w, gint h, GstStructure *param)
+static guint count_rois(GstBuffer *buffer)
 {
+  guint n = 0;
+  gpointer state = NULL;
+  while (gst_buffer_iterate_meta_filtered(buffer, &state,
+                                          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    n++;
+  return n;
+}
+
+/* A result: a param on the ROI npuinfer ran on (roi mode: `roi_id` >= 0),
+ * else a new ROI (with an id unique in the frame) carrying it. */
+static void add_result(GstNpuDecode *self, GstBuffer *buffer, gint roi_id, const gchar *roi_type,
+                       gint x, gint y, gint w, gint h, GstStructure *param)
+{
+  GstVideoRegionOfInterestMeta *roi =
+      roi_id >= 0 ? gst_buffer_get_video_region_of_interest_meta_id(buffer, roi_id) : NULL;
+  if (!roi) {
+    guint id = count_rois(buffer);
+    roi = gst_buffer_add_video_region_of_interest_meta(buffer, roi_type, MAX(x, 0), MAX(y, 0),
+                                                       (guint)MAX(w, 0), (guint)MAX(h, 0));
+    roi->id = (gint)id;
+  }
   if (self->print_results) {
     gchar *fields = gst_structure_to_string(param);
-    g_print("%s %" GST_TIME_FORMAT " %s at %d,%d %dx%d: %s\n", GST_OBJECT_NAME(self),
-            GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), roi_type, x, y, w, h, fields);
+    g_print("%s %" GST_TIME_FORMAT " %s #%d at %u,%u %ux%u: %s\n", GST_OBJECT_NAME(self),
+            GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), g_quark_to_string(roi->roi_type), roi->id,
+            roi->x, roi->y, roi->w, roi->h, fields);
     g_free(fields);
   }
-  GstVideoRegionOfInterestMeta *roi =
-      gst_buffer_add_video_region_of_interest_meta(buffer, roi_type, MAX(x, 0), MAX(y, 0),
-                                                   (guint)MAX(w, 0), (guint)MAX(h, 0));
   gst_video_region_of_interest_meta_add_param(roi, param);
 }
 
-static gboolean decode_classify(GstNpuDecode *self, GstBuffer *buffer, const float *scores,
-                                gsize n)
+static gboolean decode_classify(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
+                                const float *scores, gsize n)
 {
   uint32_t best;
   float confidence;
@@ -117,7 +134,7 @@ static gboolean decode_classify(GstNpuDecode *self, GstBuffer *buffer, const flo
     return FALSE;
   const gchar *label = label_of(self, (gint)best);
   gchar *fallback = label ? NULL : g_strdup_printf("class %u", best);
-  add_result(self, buffer, label ? label : fallback, 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
+  add_result(self, buffer, roi_id, label ? label : fallback, 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
              GST_VIDEO_INFO_HEIGHT(&self->info),
              gst_structure_new("classification", "label", G_TYPE_STRING, label ? label : fallback,
                                "class-id", G_TYPE_INT, (gint)best, "confidence", G_TYPE_DOUBLE,
@@ -152,7 +169,7 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
     const npu_detection *d = &found[i];
     const gchar *label = label_of(self, d->class_id);
     gchar *fallback = label ? NULL : g_strdup_printf("class %d", d->class_id);
-    add_result(self, buffer, label ? label : fallback, (gint)d->x0, (gint)d->y0,
+    add_result(self, buffer, -1, label ? label : fallback, (gint)d->x0, (gint)d->y0,
                (gint)(d->x1 - d->x0), (gint)(d->y1 - d->y0),
                gst_structure_new("detection", "label", G_TYPE_STRING, label ? label : fallback,
                                  "class-id", G_TYPE_INT, d->class_id, "confidence",
@@ -187,7 +204,7 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
   double sy = (double)GST_VIDEO_INFO_HEIGHT(&self->info) / height;
   for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(regions)); i++) {
     const npu_text_region *r = &regions[i];
-    add_result(self, buffer, "text", (gint)(r->x0 * sx), (gint)(r->y0 * sy),
+    add_result(self, buffer, -1, "text", (gint)(r->x0 * sx), (gint)(r->y0 * sy),
                (gint)((r->x1 - r->x0) * sx + 0.5), (gint)((r->y1 - r->y0) * sy + 0.5),
                gst_structure_new("text-region", "confidence", G_TYPE_DOUBLE, (gdouble)r->score,
                                  NULL));
@@ -195,8 +212,8 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
   return TRUE;
 }
 
-static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
-                           const float *scores)
+static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
+                           const GstNpuTensor *t, const float *scores)
 {
   if (t->rank < 2)
     return FALSE;
@@ -206,26 +223,18 @@ static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTe
   if (npu_ctc_greedy_decode(scores, steps, classes, 0, (const char *const *)self->labels,
                             self->label_count, text, sizeof text, &confidence) != NPU_OK)
     return FALSE;
-  add_result(self, buffer, "text", 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
+  add_result(self, buffer, roi_id, "text", 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
              GST_VIDEO_INFO_HEIGHT(&self->info),
              gst_structure_new("text", "text", G_TYPE_STRING, text, "confidence", G_TYPE_DOUBLE,
                                (gdouble)confidence, NULL));
   return TRUE;
 }
 
-static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+/* One tensor: the whole frame's results, or (npuinfer's roi mode) one
+ * ROI's, which classify and ctc attach to that ROI. */
+static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
+                                   const GstNpuTensor *t)
 {
-  GstNpuDecode *self = GST_NPU_DECODE(trans);
-  const GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(buffer);
-  if (!meta || meta->n_tensors == 0)
-    return GST_FLOW_OK; /* a frame npuinfer skipped (interval, QoS) */
-  const GstNpuTensor *t = self->tensor ? gst_npu_tensor_meta_find(meta, self->tensor)
-                                       : &meta->tensors[0];
-  if (!t) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("No tensor named '%s'", self->tensor),
-                      ("the frame carries %u tensors", meta->n_tensors));
-    return GST_FLOW_ERROR;
-  }
   if (t->dtype != NPU_DTYPE_FLOAT32) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' is not float32", t->name),
                       ("data type %d", t->dtype));
@@ -240,7 +249,7 @@ static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuf
   gboolean ok = FALSE;
   switch (self->method) {
   case METHOD_CLASSIFY:
-    ok = decode_classify(self, buffer, values, t->size / sizeof(float));
+    ok = decode_classify(self, buffer, roi_id, values, t->size / sizeof(float));
     break;
   case METHOD_YOLO:
     ok = decode_yolo(self, buffer, t, values);
@@ -249,7 +258,7 @@ static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuf
     ok = decode_dbnet(self, buffer, t, values);
     break;
   case METHOD_CTC:
-    ok = decode_ctc(self, buffer, t, values);
+    ok = decode_ctc(self, buffer, roi_id, t, values);
     break;
   }
   gst_npu_tensor_unmap(t, &map);
@@ -259,6 +268,50 @@ static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuf
     return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
+}
+
+/* Which output to decode: `tensor`, else the first output of the newest
+ * inference on the frame (the last npuinfer upstream: a recogniser after a
+ * detector leaves both models' tensors on the frame). */
+static const gchar *wanted_tensor(GstNpuDecode *self, GstBuffer *buffer)
+{
+  if (self->tensor)
+    return self->tensor;
+  const gchar *newest = NULL;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE)))
+    if (((GstNpuTensorMeta *)meta)->n_tensors > 0)
+      newest = ((GstNpuTensorMeta *)meta)->tensors[0].name;
+  return newest;
+}
+
+static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
+{
+  GstNpuDecode *self = GST_NPU_DECODE(trans);
+  const gchar *name = wanted_tensor(self, buffer);
+  if (!name)
+    return GST_FLOW_OK; /* frames npuinfer skipped (interval, QoS, no ROI) pass */
+  GstFlowReturn flow = GST_FLOW_OK;
+  guint decoded = 0, metas = 0;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while (flow == GST_FLOW_OK &&
+         (meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE))) {
+    const GstNpuTensorMeta *m = (const GstNpuTensorMeta *)meta;
+    const GstNpuTensor *t = gst_npu_tensor_meta_find(m, name);
+    metas++;
+    if (t) {
+      flow = decode_tensor(self, buffer, m->roi_id, t);
+      decoded++;
+    }
+  }
+  if (flow == GST_FLOW_OK && metas > 0 && decoded == 0) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("No tensor named '%s'", name),
+                      ("none of the frame's %u tensor metas has it", metas));
+    return GST_FLOW_ERROR;
+  }
+  return flow;
 }
 
 static gboolean gst_npu_decode_set_caps(GstBaseTransform *trans, GstCaps *incaps,
@@ -297,8 +350,12 @@ static gboolean gst_npu_decode_start(GstBaseTransform *trans)
     *--end = '\0';
   self->labels = g_strsplit(text, "\n", -1);
   g_free(text);
-  for (self->label_count = 0; self->labels[self->label_count]; self->label_count++)
-    g_strchomp(self->labels[self->label_count]);
+  for (self->label_count = 0; self->labels[self->label_count]; self->label_count++) {
+    gchar *line = self->labels[self->label_count]; /* " " is a CTC character: keep spaces */
+    gsize length = strlen(line);
+    if (length && line[length - 1] == '\r')
+      line[length - 1] = '\0';
+  }
   return TRUE;
 }
 
@@ -421,8 +478,9 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
       g_param_spec_enum("method", "Method", "How to read the model's output",
                         GST_TYPE_NPU_DECODE_METHOD, METHOD_CLASSIFY, ready));
   g_object_class_install_property(object_class, PROP_TENSOR,
-      g_param_spec_string("tensor", "Tensor", "Output tensor to decode (NULL: the first)", NULL,
-                          ready));
+      g_param_spec_string("tensor", "Tensor",
+                          "Output tensor to decode (NULL: the first output of the newest "
+                          "inference on the frame)", NULL, ready));
   g_object_class_install_property(object_class, PROP_LABELS,
       g_param_spec_string("labels", "Labels",
                           "File with one class label per line (ctc: the dictionary, blank "

@@ -108,6 +108,7 @@ struct _GstNpuInfer {
   gdouble scale;
   ChannelOrder order;
   gboolean letterbox;
+  guint input_width, input_height; /* for models whose H/W are open; 0: the model's */
   gboolean print_results;
   guint stats_interval; /* ms */
   InferMode mode;
@@ -153,6 +154,8 @@ enum {
   PROP_SCALE,
   PROP_CHANNEL_ORDER,
   PROP_LETTERBOX,
+  PROP_INPUT_WIDTH,
+  PROP_INPUT_HEIGHT,
   PROP_PRINT_RESULTS,
   PROP_STATS_INTERVAL,
   PROP_STATS,
@@ -249,6 +252,7 @@ static gboolean open_runtime(GstNpuInfer *self)
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->model_path);
   gint device_id = self->device_id;
+  guint input_width = self->input_width, input_height = self->input_height;
   GST_OBJECT_UNLOCK(self);
   if (!path || !*path) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No model given"),
@@ -285,6 +289,10 @@ static gboolean open_runtime(GstNpuInfer *self)
   npu_model_input_count(self->model, &inputs);
   npu_model_output_count(self->model, &self->output_count);
   npu_model_input_info(self->model, 0, &self->input);
+  if (self->input.rank == 4 && self->input.dims[2] < 0 && input_height > 0)
+    self->input.dims[2] = input_height; /* open axes take the requested size */
+  if (self->input.rank == 4 && self->input.dims[3] < 0 && input_width > 0)
+    self->input.dims[3] = input_width;
   gboolean image = inputs == 1 &&
                    (self->input.dtype == NPU_DTYPE_FLOAT32 ||
                     self->input.dtype == NPU_DTYPE_UINT8) &&
@@ -293,9 +301,10 @@ static gboolean open_runtime(GstNpuInfer *self)
                    self->input.dims[0] <= MAX_BATCH;
   if (!image) {
     GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model does not take images"),
-                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (fixed H "
-                       "and W, N dynamic or at most %d); it has %u input(s), the first of rank "
-                       "%u", path, MAX_BATCH, inputs, self->input.rank));
+                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (H and W "
+                       "fixed, or given by input-width/height; N dynamic or at most %d); it "
+                       "has %u input(s), the first of rank %u", path, MAX_BATCH, inputs,
+                       self->input.rank));
     g_free(path);
     return FALSE;
   }
@@ -1322,6 +1331,12 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_LETTERBOX:
     self->letterbox = g_value_get_boolean(value);
     break;
+  case PROP_INPUT_WIDTH:
+    self->input_width = g_value_get_uint(value);
+    break;
+  case PROP_INPUT_HEIGHT:
+    self->input_height = g_value_get_uint(value);
+    break;
   case PROP_PRINT_RESULTS:
     self->print_results = g_value_get_boolean(value);
     break;
@@ -1405,6 +1420,12 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
     break;
   case PROP_LETTERBOX:
     g_value_set_boolean(value, self->letterbox);
+    break;
+  case PROP_INPUT_WIDTH:
+    g_value_set_uint(value, self->input_width);
+    break;
+  case PROP_INPUT_HEIGHT:
+    g_value_set_uint(value, self->input_height);
     break;
   case PROP_PRINT_RESULTS:
     g_value_set_boolean(value, self->print_results);
@@ -1500,6 +1521,14 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
       g_param_spec_boolean("letterbox", "Letterbox",
                            "Keep the frame's aspect ratio, padding with grey (114)", FALSE,
                            ready));
+  g_object_class_install_property(object_class, PROP_INPUT_WIDTH,
+      g_param_spec_uint("input-width", "Input width",
+                        "Width to run a model whose input width is dynamic (e.g. PP-OCR's "
+                        "detector) at; 0: the model's own", 0, 16384, 0, ready));
+  g_object_class_install_property(object_class, PROP_INPUT_HEIGHT,
+      g_param_spec_uint("input-height", "Input height",
+                        "Height to run a model whose input height is dynamic at; 0: the "
+                        "model's own", 0, 16384, 0, ready));
   g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
       g_param_spec_boolean("print-results", "Print results",
                            "Print a line per inferred frame (roi mode: per ROI, with its id) "

@@ -10,7 +10,7 @@ NPU_DEBIAN_PACKAGES=(
   gcc meson ninja-build pkg-config python3
   libglib2.0-dev libdrm-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
-  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libdnnl-dev
   python3-onnx python3-numpy libjson-glib-dev
 )

