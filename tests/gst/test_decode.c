@@ -203,6 +203,52 @@ GST_START_TEST(test_yolo)
 }
 GST_END_TEST;
 
+/* npuinfer in roi mode after a detector: the frame carries the detector's
+ * tensors and one recogniser meta per ROI; ctc reads only the newest model's
+ * and writes each text on its own ROI. */
+GST_START_TEST(test_ctc_on_rois_after_a_detector)
+{
+  const float detector_map[4] = {0.9f, 0.9f, 0.9f, 0.9f};
+  const gint64 map_dims[] = {1, 1, 2, 2};
+  GstBuffer *frame = frame_with_tensor(detector_map, 4, 4, map_dims);
+  const gint64 dims[] = {1, 2, 3};
+  for (gint r = 0; r < 2; r++) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta(frame, "text", 4 * r, 8, 4, 4);
+    roi->id = 10 + r;
+    /* two steps: class 1 then 2 ("ab") for ROI 10, 2 then 2 ("b") for ROI 11 */
+    float scores[6] = {0, r ? 0.1f : 0.9f, r ? 0.9f : 0.1f, 0, 0.1f, 0.9f};
+    GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(frame, 1);
+    meta->roi_id = 10 + r;
+    GstNpuTensor *t = &meta->tensors[0];
+    t->name = g_strdup("scores");
+    t->dtype = 1;
+    t->rank = 3;
+    memcpy(t->dims, dims, sizeof dims);
+    t->data = gst_buffer_new_memdup(scores, sizeof scores);
+    t->size = sizeof scores;
+  }
+  gchar *dictionary = write_labels("a\nb\n");
+  gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
+  gchar *error = NULL;
+  GstBuffer *out = decode(options, frame, &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 2); /* no ROI added for the detector's map */
+  const gchar *want[] = {"ab", "b"};
+  for (gint r = 0; r < 2; r++) {
+    GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta_id(out, 10 + r);
+    fail_unless(roi != NULL);
+    GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "text");
+    fail_unless(s != NULL, "ROI %d has no text", 10 + r);
+    fail_unless_equals_string(gst_structure_get_string(s, "text"), want[r]);
+  }
+  gst_buffer_unref(out);
+  g_unlink(dictionary);
+  g_free(dictionary);
+  g_free(options);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_frames_without_tensors_pass)
 {
   gchar *error = NULL;
@@ -239,6 +285,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_dbnet);
   tcase_add_test(tc, test_ctc);
   tcase_add_test(tc, test_yolo);
+  tcase_add_test(tc, test_ctc_on_rois_after_a_detector);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);
   return s;
