@@ -6,6 +6,7 @@
 #include "gstnpudecode.h"
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
+#include "gstnpumetaconvert.h"
 #include "gstnpuupload.h"
 #include "gstnpuvpp.h"
 
@@ -16,6 +17,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npuvpp, plugin);
   ok &= GST_ELEMENT_REGISTER(npuinfer, plugin);
   ok &= GST_ELEMENT_REGISTER(npudecode, plugin);
+  ok &= GST_ELEMENT_REGISTER(npumetaconvert, plugin);
   return ok;
 }
 

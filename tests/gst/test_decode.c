@@ -7,6 +7,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/npu/npu-tensor-meta.h>
 #include <gst/video/video.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -249,6 +250,51 @@ GST_START_TEST(test_ctc_on_rois_after_a_detector)
 }
 GST_END_TEST;
 
+/* npumetaconvert after npudecode: one JSON line with the frame's results. */
+GST_START_TEST(test_json_lines)
+{
+  const float scores[] = {0.1f, 2.0f, 0.5f};
+  const gint64 dims[] = {1, 3};
+  gchar *labels = write_labels("cat\ndog\nbird\n");
+  gchar *json_path = write_labels("");
+  gchar *options = g_strdup_printf("method=classify labels=%s ! npumetaconvert location=%s",
+                                   labels, json_path);
+  gchar *error = NULL;
+  GstBuffer *frame = frame_with_tensor(scores, 3, 2, dims);
+  GST_BUFFER_PTS(frame) = 40 * GST_MSECOND;
+  GstBuffer *out = decode(options, frame, &error);
+  fail_unless(out != NULL, "%s", error);
+  gst_buffer_unref(out);
+  gchar *text = NULL;
+  fail_unless(g_file_get_contents(json_path, &text, NULL, NULL));
+  gchar **lines = g_strsplit(g_strstrip(text), "\n", -1);
+  fail_unless_equals_int(g_strv_length(lines), 1);
+  JsonParser *parser = json_parser_new();
+  fail_unless(json_parser_load_from_data(parser, lines[0], -1, NULL), "not JSON: %s", lines[0]);
+  JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+  fail_unless_equals_int64(json_object_get_int_member(root, "pts"), 40 * GST_MSECOND);
+  JsonArray *rois = json_object_get_array_member(root, "rois");
+  fail_unless_equals_int(json_array_get_length(rois), 1);
+  JsonObject *roi = json_array_get_object_element(rois, 0);
+  fail_unless_equals_string(json_object_get_string_member(roi, "label"), "dog");
+  fail_unless_equals_int(json_object_get_int_member(roi, "w"), FRAME);
+  JsonObject *result = json_object_get_object_member(roi, "classification");
+  fail_unless(result != NULL);
+  fail_unless_equals_int(json_object_get_int_member(result, "class-id"), 1);
+  double confidence = json_object_get_double_member(result, "confidence");
+  double want = exp(2.0) / (exp(0.1) + exp(2.0) + exp(0.5));
+  fail_unless(fabs(confidence - want) < 1e-5, "confidence %f", confidence);
+  g_object_unref(parser);
+  g_strfreev(lines);
+  g_free(text);
+  g_unlink(labels);
+  g_unlink(json_path);
+  g_free(labels);
+  g_free(json_path);
+  g_free(options);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_frames_without_tensors_pass)
 {
   gchar *error = NULL;
@@ -286,6 +332,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_ctc);
   tcase_add_test(tc, test_yolo);
   tcase_add_test(tc, test_ctc_on_rois_after_a_detector);
+  tcase_add_test(tc, test_json_lines);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);
   return s;
