@@ -7,6 +7,7 @@
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
 #include "gstnpumetaconvert.h"
+#include "gstnpuoverlay.h"
 #include "gstnpuupload.h"
 #include "gstnpuvpp.h"
 
@@ -18,6 +19,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npuinfer, plugin);
   ok &= GST_ELEMENT_REGISTER(npudecode, plugin);
   ok &= GST_ELEMENT_REGISTER(npumetaconvert, plugin);
+  ok &= GST_ELEMENT_REGISTER(npuoverlay, plugin);
   return ok;
 }
 

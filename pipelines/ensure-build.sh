@@ -12,7 +12,7 @@ NPU_DEBIAN_PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libdnnl-dev
-  python3-onnx python3-numpy libjson-glib-dev
+  python3-onnx python3-numpy libjson-glib-dev libpango1.0-dev
 )
 
 npu_install_missing_packages() {

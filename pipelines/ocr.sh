@@ -11,8 +11,10 @@
 #                               stream and the character error rate ("CER: X%"); fails above 2%
 #   pipelines/ocr.sh FILE       your video file (one stream): prints what it reads
 #
-# Adapt: the detector runs at DET_SIZE (default 640x480); the recogniser at
-# 48 x 320, PP-OCR's own size.
+# The frames, with the regions and text drawn on them (npuoverlay), are
+# written as PNG to OCR_OUTPUT (default: build/ocr-output). Adapt: the
+# detector runs at DET_SIZE (default 640x480); the recogniser at 48 x 320,
+# PP-OCR's own size.
 set -euo pipefail
 source "$(dirname "$0")/ensure-build.sh"
 npu_prepare_build
@@ -30,6 +32,8 @@ printf ' \n' >>"$work/dictionary.txt"
 det_size=${DET_SIZE:-640x480}
 det_w=${det_size%x*} det_h=${det_size#*x}
 texts=("HELLO WORLD 2026" "GSTREAMER NPU 42" "OCR ON FOUR STREAMS" "ABC-123 XYZ.789")
+output=${OCR_OUTPUT:-$NPU_BUILD_DIR/ocr-output} # the annotated frames (npuoverlay), as PNG
+mkdir -p "$output"
 expected=()
 if [ $# -ge 1 ]; then
   sources=("filesrc location=$1 ! decodebin ! videoconvert ! videoscale ! video/x-raw,width=$det_w,height=$det_h")
@@ -48,9 +52,11 @@ pipeline="npuinfer name=det model=$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx inp
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
   pipeline+=" rec.sink_$s rec.src_$s ! npudecode name=stream$s method=ctc"
-  pipeline+=" labels=$work/dictionary.txt print-results=true ! fakesink"
+  pipeline+=" labels=$work/dictionary.txt print-results=true ! videoconvert ! npuoverlay !"
+  pipeline+=" videoconvert ! pngenc ! multifilesink location=$output/stream$s-%03d.png"
 done
 eval gst-launch-1.0 -q "$pipeline" >"$work/results.txt"
+echo "annotated frames (npuoverlay): $output"
 # stream -> the text read on its last frame, regions left to right
 /usr/bin/python3 - "$work/results.txt" "${expected[@]}" <<'PY'
 import re, sys

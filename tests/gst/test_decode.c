@@ -295,6 +295,67 @@ GST_START_TEST(test_json_lines)
 }
 GST_END_TEST;
 
+/* npuoverlay on a black BGRx frame: the ROI's outline and caption are drawn,
+ * the rest of the frame is untouched; a frame without ROIs is unchanged. */
+static GstBuffer *overlay(GstBuffer *frame)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "appsrc name=src format=time caps=video/x-raw,format=BGRx,width=64,height=64,"
+      "framerate=30/1 ! npuoverlay font-desc=\"Sans 6\" ! appsink name=sink sync=false "
+      "wait-on-eos=false", NULL);
+  fail_unless(pipeline != NULL);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  gst_app_src_push_buffer(GST_APP_SRC(src), frame);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+  fail_unless(sample != NULL);
+  GstBuffer *out = gst_buffer_ref(gst_sample_get_buffer(sample));
+  gst_sample_unref(sample);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  return out;
+}
+
+static guint32 pixel(GstBuffer *buffer, int x, int y)
+{
+  guint32 value;
+  gst_buffer_extract(buffer, (y * 64 + x) * 4, &value, 4);
+  return value & 0xffffff; /* B, G, R */
+}
+
+GST_START_TEST(test_overlay)
+{
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, 64 * 64 * 4, NULL);
+  gst_buffer_memset(frame, 0, 0, 64 * 64 * 4);
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta(frame, "car", 10, 30, 30, 20);
+  gst_video_region_of_interest_meta_add_param(
+      roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.9, NULL));
+  GstBuffer *out = overlay(frame);
+  fail_unless(pixel(out, 10, 40) != 0, "left edge of the box not drawn");
+  fail_unless(pixel(out, 25, 49) != 0, "bottom edge of the box not drawn");
+  fail_unless(pixel(out, 25, 40) == 0, "inside of the box drawn over");
+  fail_unless(pixel(out, 60, 60) == 0 && pixel(out, 2, 2) == 0, "outside the box drawn over");
+  guint caption = 0;
+  for (int y = 18; y < 30; y++)
+    for (int x = 10; x < 40; x++)
+      caption += pixel(out, x, y) != 0;
+  fail_unless(caption > 50, "no caption above the box (%u pixels)", caption);
+  gst_buffer_unref(out);
+
+  GstBuffer *plain = gst_buffer_new_allocate(NULL, 64 * 64 * 4, NULL);
+  gst_buffer_memset(plain, 0, 0x40, 64 * 64 * 4);
+  out = overlay(plain);
+  for (int i = 0; i < 64 * 64; i += 97)
+    fail_unless(pixel(out, i % 64, i / 64) == 0x404040);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_frames_without_tensors_pass)
 {
   gchar *error = NULL;
@@ -333,6 +394,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_yolo);
   tcase_add_test(tc, test_ctc_on_rois_after_a_detector);
   tcase_add_test(tc, test_json_lines);
+  tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);
   return s;
