@@ -36,6 +36,7 @@
 #include "gstnpuinfer.h"
 
 #include <gst/video/video.h>
+#include <json-glib/json-glib.h>
 #include <npu/npu.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +100,7 @@ struct _GstNpuInfer {
   GstElement parent;
   /* properties (under the object lock) */
   gchar *model_path;
+  gchar *config_path; /* JSON: property values, applied when the element opens */
   gint device_id;
   guint batch_size;
   guint64 batch_timeout;
@@ -161,6 +163,7 @@ enum {
   PROP_STATS,
   PROP_MODE,
   PROP_ROI_LABELS,
+  PROP_CONFIG,
 };
 
 #define GST_TYPE_NPU_INFER_MODE (gst_npu_infer_mode_get_type())
@@ -247,8 +250,79 @@ static void release_runtime(GstNpuInfer *self)
 }
 
 /* Opens the device and loads the model; posts an element error when it cannot. */
+/* A JSON scalar, or an array of them, as the text gst_util_set_object_arg
+ * takes ("0.5", "rgb", "0.485,0.456,0.406"); NULL for anything else. */
+static gchar *config_text(JsonNode *node)
+{
+  if (JSON_NODE_HOLDS_VALUE(node)) {
+    GType type = json_node_get_value_type(node);
+    if (type == G_TYPE_STRING)
+      return g_strdup(json_node_get_string(node));
+    if (type == G_TYPE_BOOLEAN)
+      return g_strdup(json_node_get_boolean(node) ? "true" : "false");
+    if (type == G_TYPE_INT64)
+      return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+    gchar number[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strdup(g_ascii_dtostr(number, sizeof number, json_node_get_double(node)));
+  }
+  if (!JSON_NODE_HOLDS_ARRAY(node))
+    return NULL;
+  JsonArray *array = json_node_get_array(node);
+  GString *joined = g_string_new(NULL);
+  for (guint i = 0; i < json_array_get_length(array); i++) {
+    gchar *item = config_text(json_array_get_element(array, i));
+    if (!item) {
+      g_string_free(joined, TRUE);
+      return NULL;
+    }
+    g_string_append_printf(joined, "%s%s", i ? "," : "", item);
+    g_free(item);
+  }
+  return g_string_free(joined, FALSE);
+}
+
+/* Applies the `config` file's members as properties of the same names. */
+static gboolean apply_config(GstNpuInfer *self)
+{
+  GST_OBJECT_LOCK(self);
+  gchar *path = g_strdup(self->config_path);
+  GST_OBJECT_UNLOCK(self);
+  if (!path)
+    return TRUE;
+  JsonParser *parser = json_parser_new();
+  GError *error = NULL;
+  gboolean ok = json_parser_load_from_file(parser, path, &error);
+  JsonNode *root = ok ? json_parser_get_root(parser) : NULL;
+  if (!ok || !root || !JSON_NODE_HOLDS_OBJECT(root)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read the config '%s'", path),
+                      ("%s", error ? error->message : "not a JSON object"));
+    ok = FALSE;
+  }
+  GList *members = ok ? json_object_get_members(json_node_get_object(root)) : NULL;
+  for (GList *m = members; m && ok; m = m->next) {
+    const gchar *name = m->data;
+    GParamSpec *pspec = g_object_class_find_property(G_OBJECT_GET_CLASS(self), name);
+    gchar *text = config_text(json_object_get_member(json_node_get_object(root), name));
+    ok = pspec && (pspec->flags & G_PARAM_WRITABLE) && g_strcmp0(name, "config") != 0 && text;
+    if (ok)
+      gst_util_set_object_arg(G_OBJECT(self), name, text);
+    else
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad config '%s'", path),
+                        ("'%s' is not an npuinfer property with a plain value", name));
+    g_free(text);
+  }
+  g_list_free(members);
+  if (error)
+    g_error_free(error);
+  g_object_unref(parser);
+  g_free(path);
+  return ok;
+}
+
 static gboolean open_runtime(GstNpuInfer *self)
 {
+  if (!apply_config(self))
+    return FALSE;
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->model_path);
   gint device_id = self->device_id;
@@ -1297,7 +1371,12 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   switch (id) {
   case PROP_MODEL:
     g_free(self->model_path);
+  g_free(self->config_path);
     self->model_path = g_value_dup_string(value);
+    break;
+  case PROP_CONFIG:
+    g_free(self->config_path);
+    self->config_path = g_value_dup_string(value);
     break;
   case PROP_DEVICE_ID:
     self->device_id = g_value_get_int(value);
@@ -1391,6 +1470,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
   case PROP_MODEL:
     g_value_set_string(value, self->model_path);
     break;
+  case PROP_CONFIG:
+    g_value_set_string(value, self->config_path);
+    break;
   case PROP_DEVICE_ID:
     g_value_set_int(value, self->device_id);
     break;
@@ -1480,6 +1562,12 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
       g_param_spec_string("model", "Model",
                           "ONNX model file: one float32 or uint8 input of N x 3 x H x W (N "
                           "dynamic or fixed, H and W fixed)", NULL, ready));
+  g_object_class_install_property(object_class, PROP_CONFIG,
+      g_param_spec_string("config", "Config",
+                          "JSON file of property values applied when the element opens, e.g. "
+                          "{\"model\": \"det.onnx\", \"mean\": [0.485, 0.456, 0.406], "
+                          "\"batch-size\": 4, \"mode\": \"roi\"} (arrays for mean/std, enum "
+                          "nicks as strings)", NULL, ready));
   g_object_class_install_property(object_class, PROP_DEVICE_ID,
       g_param_spec_int("device-id", "Device ID",
                        "Runtime device index (-1: NPU_BACKEND/NPU_DEVICE, else the default)", -1,

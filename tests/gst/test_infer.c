@@ -4,7 +4,10 @@
  * errors; state cycles; roi mode (a result per region of interest, cropped
  * from frames painted with regions of different colours). The test model outputs each channel's mean and max,
  * so solid-colour frames have exactly known results. */
+#include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/npu/npu-tensor-meta.h>
@@ -610,6 +613,114 @@ GST_START_TEST(test_qos_skips_inference)
 }
 GST_END_TEST;
 
+static gchar *write_file(const gchar *text)
+{
+  gchar *path = NULL;
+  gint fd = g_file_open_tmp("npuinfer-XXXXXX.json", &path, NULL);
+  fail_unless(fd >= 0);
+  close(fd);
+  fail_unless(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+/* A config file sets properties by name when the element opens. */
+GST_START_TEST(test_config_file)
+{
+  gchar *config = write_file("{\"channel-order\": \"bgr\", \"batch-size\": 2, "
+                             "\"mean\": [0, 0, 0], \"std\": [1, 1, 1], \"letterbox\": false}");
+  gchar *options = g_strdup_printf("config=%s", config);
+  GstElement *pipeline = make_pipeline(1, options);
+  GstElement *infer = by_name(pipeline, "infer", 0);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  for (guint f = 0; f < 3; f++)
+    push_frame(a0, 0, f);
+  for (guint f = 0; f < 3; f++)
+    pull_and_check(s0, 0, f, TRUE);
+  guint batch_size;
+  gchar *mean;
+  g_object_get(infer, "batch-size", &batch_size, "mean", &mean, NULL);
+  fail_unless_equals_int(batch_size, 2);
+  fail_unless(mean != NULL);
+  g_free(mean);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(infer);
+  gst_object_unref(pipeline);
+  g_unlink(config);
+  g_free(config);
+  g_free(options);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_bad_config)
+{
+  static const struct {
+    const gchar *json, *message;
+  } cases[] = {
+      {"{ not json", "Cannot read the config"},
+      {"{\"no-such-property\": 1}", "Bad config"},
+      {"{\"batch-size\": {\"nested\": 1}}", "Bad config"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    gchar *config = write_file(cases[i].json);
+    gchar *model = model_path("channel_mean.onnx");
+    gchar *description = g_strdup_printf(
+        "videotestsrc num-buffers=2 ! video/x-raw,width=32,height=32 ! npuinfer model=%s "
+        "config=%s ! fakesink", model, config);
+    GstElement *pipeline = gst_parse_launch(description, NULL);
+    fail_unless(pipeline != NULL);
+    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_PLAYING),
+                           GST_STATE_CHANGE_FAILURE);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+    fail_unless(msg != NULL);
+    GError *err;
+    gst_message_parse_error(msg, &err, NULL);
+    fail_unless(strstr(err->message, cases[i].message) != NULL, "%s: '%s'", cases[i].json,
+                err->message);
+    g_error_free(err);
+    gst_message_unref(msg);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    g_unlink(config);
+    g_free(config);
+    g_free(model);
+    g_free(description);
+  }
+}
+GST_END_TEST;
+
+/* A device without memory for the plan: a clear element error, no crash
+ * (in a gst-launch-1.0 of its own: the memory limit is read when the
+ * process first opens the device). */
+GST_START_TEST(test_device_out_of_memory)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *model_arg = g_strdup_printf("model=%s", model);
+  const gchar *argv[] = {"gst-launch-1.0", "videotestsrc", "num-buffers=3", "!",
+                         "video/x-raw,width=64,height=64", "!", "npuinfer", model_arg, "!",
+                         "fakesink", NULL};
+  gchar **env = g_environ_setenv(g_get_environ(), "NPU_CPU_MEMORY_LIMIT", "1", TRUE);
+  gchar *out = NULL, *err = NULL;
+  gint status = 0;
+  GError *error = NULL;
+  fail_unless(g_spawn_sync(NULL, (gchar **)argv, env, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+                           &err, &status, &error), "%s", error ? error->message : "");
+  fail_unless(WIFEXITED(status) && WEXITSTATUS(status) != 0, "gst-launch succeeded");
+  gchar *all = g_strconcat(out, err, NULL);
+  fail_unless(strstr(all, "npuinfer") && g_strrstr(all, "memory"), "%s", all);
+  g_free(all);
+  g_free(out);
+  g_free(err);
+  g_strfreev(env);
+  g_free(model_arg);
+  g_free(model);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_bad_models)
 {
   static const struct {
@@ -646,9 +757,8 @@ GST_START_TEST(test_bad_models)
 }
 GST_END_TEST;
 
-/* Two live streams through one npuinfer, NULL -> PLAYING -> NULL 20 times. */
 /* Three streams at full speed through one npuinfer, PLAYING -> NULL or
- * READY 50 times (frames in flight every time); leaks show under valgrind
+ * READY 100 times (frames in flight every time); leaks show under valgrind
  * or ASan, hangs as timeouts. */
 GST_START_TEST(test_state_cycles_under_load)
 {
@@ -665,7 +775,7 @@ GST_START_TEST(test_state_cycles_under_load)
   fail_unless(pipeline != NULL);
   GstElement *infer = by_name(pipeline, "infer", 0);
   guint64 total = 0;
-  for (int i = 0; i < 50; i++) {
+  for (int i = 0; i < 100; i++) {
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     fail_unless_equals_int(gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND),
                            GST_STATE_CHANGE_SUCCESS);
@@ -680,7 +790,7 @@ GST_START_TEST(test_state_cycles_under_load)
                                                                  : GST_STATE_READY),
                            GST_STATE_CHANGE_SUCCESS);
   }
-  fail_unless(total > 50, "only %" G_GUINT64_FORMAT " frames inferred", total);
+  fail_unless(total > 100, "only %" G_GUINT64_FORMAT " frames inferred", total);
   expect_no_error(pipeline);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(infer);
@@ -1121,6 +1231,9 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_flush_one_pad);
   tcase_add_test(tc, test_qos_skips_inference);
   tcase_add_test(tc, test_bad_models);
+  tcase_add_test(tc, test_config_file);
+  tcase_add_test(tc, test_bad_config);
+  tcase_add_test(tc, test_device_out_of_memory);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);
   tcase_add_test(tc, test_roi_mode);
