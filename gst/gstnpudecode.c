@@ -143,8 +143,19 @@ static gboolean decode_classify(GstNpuDecode *self, GstBuffer *buffer, gint roi_
   return TRUE;
 }
 
-static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
-                            const float *values)
+/* How the model's input maps back to the frame: npuinfer's record of its
+ * VPP pass when there is one, else a stretch of input-width x input-height. */
+static npu_letterbox mapping_of(GstNpuDecode *self, const GstNpuTensorMeta *m, double width,
+                                double height)
+{
+  if (m->scale_x > 0 && m->scale_y > 0)
+    return (npu_letterbox){m->scale_x, m->scale_y, m->offset_x, m->offset_y};
+  return (npu_letterbox){(float)(width / GST_VIDEO_INFO_WIDTH(&self->info)),
+                         (float)(height / GST_VIDEO_INFO_HEIGHT(&self->info)), 0, 0};
+}
+
+static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
+                            const GstNpuTensor *t, const float *values)
 {
   /* v5: [1, boxes, 5 + classes]; v8: [1, 4 + classes, boxes] */
   if (t->rank != 3)
@@ -160,10 +171,9 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
                                       (float)self->threshold, found, boxes, &count);
   if (status == NPU_OK)
     status = npu_nms(found, MIN(count, boxes), (float)self->iou_threshold, TRUE, 0, &kept);
-  npu_letterbox stretch = {(float)self->input_width / GST_VIDEO_INFO_WIDTH(&self->info),
-                           (float)self->input_height / GST_VIDEO_INFO_HEIGHT(&self->info), 0, 0};
+  npu_letterbox mapping = mapping_of(self, m, self->input_width, self->input_height);
   if (status == NPU_OK)
-    status = npu_detections_unletterbox(found, kept, &stretch, GST_VIDEO_INFO_WIDTH(&self->info),
+    status = npu_detections_unletterbox(found, kept, &mapping, GST_VIDEO_INFO_WIDTH(&self->info),
                                         GST_VIDEO_INFO_HEIGHT(&self->info));
   for (size_t i = 0; i < kept && status == NPU_OK; i++) {
     const npu_detection *d = &found[i];
@@ -180,8 +190,8 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
   return status == NPU_OK;
 }
 
-static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensor *t,
-                             const float *map)
+static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
+                             const GstNpuTensor *t, const float *map)
 {
   if (t->rank < 2)
     return FALSE;
@@ -199,13 +209,18 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
   if (npu_dbnet_regions(map, width, height, &params, self->scratch, regions,
                         G_N_ELEMENTS(regions), &count) != NPU_OK)
     return FALSE;
-  /* the map covers the model input, which npuinfer stretched over the frame */
-  double sx = (double)GST_VIDEO_INFO_WIDTH(&self->info) / width;
-  double sy = (double)GST_VIDEO_INFO_HEIGHT(&self->info) / height;
+  /* the map covers the model input: back to frame pixels */
+  npu_letterbox to_map = mapping_of(self, m, width, height);
   for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(regions)); i++) {
     const npu_text_region *r = &regions[i];
-    add_result(self, buffer, -1, "text", (gint)(r->x0 * sx), (gint)(r->y0 * sy),
-               (gint)((r->x1 - r->x0) * sx + 0.5), (gint)((r->y1 - r->y0) * sy + 0.5),
+    double x0 = (r->x0 - to_map.pad_x) / to_map.scale_x, y0 = (r->y0 - to_map.pad_y) / to_map.scale_y;
+    double x1 = (r->x1 - to_map.pad_x) / to_map.scale_x, y1 = (r->y1 - to_map.pad_y) / to_map.scale_y;
+    x0 = CLAMP(x0, 0, GST_VIDEO_INFO_WIDTH(&self->info));
+    x1 = CLAMP(x1, 0, GST_VIDEO_INFO_WIDTH(&self->info));
+    y0 = CLAMP(y0, 0, GST_VIDEO_INFO_HEIGHT(&self->info));
+    y1 = CLAMP(y1, 0, GST_VIDEO_INFO_HEIGHT(&self->info));
+    add_result(self, buffer, -1, "text", (gint)x0, (gint)y0, (gint)(x1 - x0 + 0.5),
+               (gint)(y1 - y0 + 0.5),
                gst_structure_new("text-region", "confidence", G_TYPE_DOUBLE, (gdouble)r->score,
                                  NULL));
   }
@@ -232,8 +247,8 @@ static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
 
 /* One tensor: the whole frame's results, or (npuinfer's roi mode) one
  * ROI's, which classify and ctc attach to that ROI. */
-static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
-                                   const GstNpuTensor *t)
+static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer,
+                                   const GstNpuTensorMeta *m, const GstNpuTensor *t)
 {
   if (t->dtype != NPU_DTYPE_FLOAT32) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' is not float32", t->name),
@@ -249,16 +264,16 @@ static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer, gint r
   gboolean ok = FALSE;
   switch (self->method) {
   case METHOD_CLASSIFY:
-    ok = decode_classify(self, buffer, roi_id, values, t->size / sizeof(float));
+    ok = decode_classify(self, buffer, m->roi_id, values, t->size / sizeof(float));
     break;
   case METHOD_YOLO:
-    ok = decode_yolo(self, buffer, t, values);
+    ok = decode_yolo(self, buffer, m, t, values);
     break;
   case METHOD_DBNET:
-    ok = decode_dbnet(self, buffer, t, values);
+    ok = decode_dbnet(self, buffer, m, t, values);
     break;
   case METHOD_CTC:
-    ok = decode_ctc(self, buffer, roi_id, t, values);
+    ok = decode_ctc(self, buffer, m->roi_id, t, values);
     break;
   }
   gst_npu_tensor_unmap(t, &map);
@@ -302,7 +317,7 @@ static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuf
     const GstNpuTensor *t = gst_npu_tensor_meta_find(m, name);
     metas++;
     if (t) {
-      flow = decode_tensor(self, buffer, m->roi_id, t);
+      flow = decode_tensor(self, buffer, m, t);
       decoded++;
     }
   }

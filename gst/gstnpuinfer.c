@@ -71,6 +71,7 @@ typedef struct {
   GQuark roi_type;
   guint x, y, w, h; /* the ROI meta's rectangle (to find it again) */
   npu_rect crop; /* 0x0: the whole frame */
+  npu_letterbox mapping; /* frame -> model input, from the VPP */
 } Job;
 
 /* A sink/src pair. Fields below `info` are under the element's lock. */
@@ -577,6 +578,10 @@ static void attach_outputs(GstNpuInfer *self, const Job *job, guint slot, guint 
   meta->batch_size = count;
   meta->pad_index = item->pad->index;
   meta->roi_id = job->roi_id;
+  meta->scale_x = job->mapping.scale_x;
+  meta->scale_y = job->mapping.scale_y;
+  meta->offset_x = job->mapping.pad_x;
+  meta->offset_y = job->mapping.pad_y;
   for (uint32_t o = 0; o < self->output_count; o++) {
     const npu_tensor_info *info = &infos[o];
     GstNpuTensor *t = &meta->tensors[o];
@@ -663,7 +668,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     for (guint k = i; k < count; k++)
       if (batch[k]->item->pad == pad)
         jobs[n++] = (npu_vpp_job){.src = &images[item_of[k]], .crop = batch[k]->crop,
-                                  .slot = k};
+                                  .slot = k, .mapping = &batch[k]->mapping};
     status = npu_vpp_to_tensor(pad->stream, jobs, n, &params, &target);
     if (status == NPU_OK)
       status = npu_event_record(pad->ready, pad->stream);

@@ -24,6 +24,7 @@ static gboolean tensor_meta_init(GstMeta *meta, gpointer params, GstBuffer *buff
   m->tensors = NULL;
   m->batch_index = m->batch_size = m->pad_index = 0;
   m->roi_id = -1;
+  m->scale_x = m->scale_y = m->offset_x = m->offset_y = 0;
   return TRUE;
 }
 
@@ -49,6 +50,10 @@ static gboolean tensor_meta_transform(GstBuffer *dest, GstMeta *meta, GstBuffer 
   to->batch_size = from->batch_size;
   to->pad_index = from->pad_index;
   to->roi_id = from->roi_id;
+  to->scale_x = from->scale_x;
+  to->scale_y = from->scale_y;
+  to->offset_x = from->offset_x;
+  to->offset_y = from->offset_y;
   for (guint i = 0; i < from->n_tensors; i++) {
     to->tensors[i] = from->tensors[i];
     to->tensors[i].name = g_strdup(from->tensors[i].name);

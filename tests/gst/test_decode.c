@@ -356,6 +356,29 @@ GST_START_TEST(test_overlay)
 }
 GST_END_TEST;
 
+/* With npuinfer's record of its letterbox in the meta, boxes map back through
+ * it (not through a stretch of input-width x input-height). */
+GST_START_TEST(test_yolo_through_the_letterbox)
+{
+  const float rows[] = {320, 160, 100, 50, 0.9f, 0.9f, 0.1f};
+  const gint64 dims[] = {1, 1, 7};
+  GstBuffer *frame = frame_with_tensor(rows, 7, 3, dims);
+  GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(frame);
+  meta->scale_x = meta->scale_y = 5.0f; /* input = frame * 5 + (160, 0) */
+  meta->offset_x = 160.0f;
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=yolo", frame, &error);
+  fail_unless(out != NULL, "%s", error);
+  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless(roi != NULL);
+  fail_unless(abs((int)roi->x - 22) <= 1 && abs((int)roi->y - 27) <= 1, "at %u,%u", roi->x,
+              roi->y);
+  fail_unless(abs((int)roi->w - 20) <= 1 && abs((int)roi->h - 10) <= 1, "size %ux%u", roi->w,
+              roi->h);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
 GST_START_TEST(test_frames_without_tensors_pass)
 {
   gchar *error = NULL;
@@ -394,6 +417,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_yolo);
   tcase_add_test(tc, test_ctc_on_rois_after_a_detector);
   tcase_add_test(tc, test_json_lines);
+  tcase_add_test(tc, test_yolo_through_the_letterbox);
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);

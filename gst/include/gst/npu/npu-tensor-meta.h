@@ -60,6 +60,10 @@ typedef struct {
   guint pad_index;    /* the sink pad (sink_%u) the frame came in on */
   gint roi_id;        /* the GstVideoRegionOfInterestMeta's id these results are for;
                          -1: the whole frame (added last: older readers are unaffected) */
+  /* How frame pixels map into the model's input (scale, then letterbox
+   * padding): input = frame * scale + offset, so a box the model finds maps
+   * back with frame = (input - offset) / scale. scale_x 0: not known. */
+  gfloat scale_x, scale_y, offset_x, offset_y;
 } GstNpuTensorMeta;
 
 GType gst_npu_tensor_meta_api_get_type(void);
