@@ -191,7 +191,9 @@ static npu_status pack_typed(builder *b, const Onnx__TensorProto *tp, npu_dtype 
     free(bytes);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "initializer '%s': out of memory", tp->name);
   }
-  if (dtype == NPU_DTYPE_FLOAT32)
+  if (count == 0)
+    ; /* an empty tensor: its typed field may be absent */
+  else if (dtype == NPU_DTYPE_FLOAT32)
     memcpy(bytes, tp->float_data, count * esize);
   else if (dtype == NPU_DTYPE_INT64)
     memcpy(bytes, tp->int64_data, count * esize);
