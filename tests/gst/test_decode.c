@@ -1,6 +1,8 @@
-/* gst-check tests of npudecode on tensors with known answers: each method's
- * ROIs, labels, boxes, text and confidences; frames without tensors pass;
- * a missing tensor is an element error. */
+/* gst-check tests of the elements that turn tensors into answers: npudecode
+ * on tensors with known answers (each method's ROIs, labels, boxes, text and
+ * confidences, through a letterbox, on ROIs after a detector; frames without
+ * tensors pass; a missing tensor is an element error), npumetaconvert's JSON
+ * lines and npuoverlay's drawing. */
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
