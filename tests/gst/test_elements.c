@@ -73,6 +73,36 @@ GST_START_TEST(test_elements_documented)
 }
 GST_END_TEST;
 
+/* Every element of the plugin: a description, two pad templates, and a
+ * blurb on each property of its own (what gst-inspect-1.0 shows). */
+GST_START_TEST(test_every_property_documented)
+{
+  const gchar *names[] = {"npuupload", "npudownload", "npuvpp", "npuinfer",
+                          "npudecode", "npuoverlay", "npumetaconvert"};
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    GstElementFactory *factory = gst_element_factory_find(names[i]);
+    fail_unless(factory != NULL, "%s not registered", names[i]);
+    fail_unless(strlen(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_DESCRIPTION)) > 40);
+    fail_unless(strlen(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) > 5);
+    fail_unless_equals_int(gst_element_factory_get_num_pad_templates(factory), 2);
+    GstElement *e = gst_element_factory_create(factory, NULL);
+    guint count;
+    GParamSpec **specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &count);
+    for (guint k = 0; k < count; k++) {
+      if (specs[k]->owner_type == GST_TYPE_ELEMENT || specs[k]->owner_type == GST_TYPE_OBJECT ||
+          g_type_is_a(GST_TYPE_BASE_TRANSFORM, specs[k]->owner_type))
+        continue; /* GStreamer's own */
+      const gchar *blurb = g_param_spec_get_blurb(specs[k]);
+      fail_unless(blurb && strlen(blurb) > 15, "%s.%s: blurb '%s'", names[i],
+                  g_param_spec_get_name(specs[k]), blurb ? blurb : "");
+    }
+    g_free(specs);
+    gst_object_unref(e);
+    gst_object_unref(factory);
+  }
+}
+GST_END_TEST;
+
 GST_START_TEST(test_negotiation)
 {
   GstElement *pipeline;
@@ -409,6 +439,7 @@ static Suite *npu_elements_suite(void)
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_elements_documented);
+  tcase_add_test(tc, test_every_property_documented);
   tcase_add_test(tc, test_negotiation);
   tcase_add_test(tc, test_pixels_match_videoconvertscale);
   tcase_add_test(tc, test_pixels_on_a_device_without_host_visible_memory);
