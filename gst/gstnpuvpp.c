@@ -232,8 +232,11 @@ static void gst_npu_vpp_class_init(GstNpuVppClass *klass)
   object_class->get_property = gst_npu_vpp_get_property;
   g_object_class_install_property(
       object_class, PROP_METHOD,
-      g_param_spec_enum("method", "Method", "How pixels are resampled: bilinear, nearest, or area average for strong downscaling", GST_TYPE_NPU_VPP_METHOD,
-                        NPU_SCALE_BILINEAR, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+      g_param_spec_enum("method", "Method",
+                        "How pixels are resampled: bilinear, nearest, or area average for "
+                        "strong downscaling",
+                        GST_TYPE_NPU_VPP_METHOD, NPU_SCALE_BILINEAR,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property(
       object_class, PROP_ADD_BORDERS,
       g_param_spec_boolean("add-borders", "Add borders",
