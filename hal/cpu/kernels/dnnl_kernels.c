@@ -409,6 +409,40 @@ static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_mem
   return s == dnnl_success ? dnnl_memory_create(plain, plain_md, engine, DNNL_MEMORY_NONE) : s;
 }
 
+/* The primitive of `pd` and the memories bound to its src, dst and
+ * scratchpad when it runs: the tensors themselves, or where the primitive
+ * runs another layout (`run_src`, `run_dst`) than theirs (`src`, `dst`), a
+ * copy in the workspace reordered on the way in or out. Sets the kernel's
+ * workspace size (scratchpad first, then those copies). */
+static dnnl_status_t make_primitive(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *run_src,
+                                    const dnnl_memory_desc_t *src,
+                                    const dnnl_memory_desc_t *run_dst,
+                                    const dnnl_memory_desc_t *dst, dnnl_params *p,
+                                    npu_hal_kernel *k)
+{
+  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
+  dnnl_status_t s = dnnl_primitive_create(&p->primitive, pd);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->src, run_src, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->dst, run_dst, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  if (s == dnnl_success && !dnnl_memory_desc_equal(run_src, src)) {
+    p->src_offset = workspace;
+    workspace += align64(dnnl_memory_desc_get_size(run_src));
+    s = make_reorder(src, run_src, &p->src_reorder, &p->plain_src, src);
+  }
+  if (s == dnnl_success && !dnnl_memory_desc_equal(run_dst, dst)) {
+    p->dst_offset = workspace;
+    workspace += align64(dnnl_memory_desc_get_size(run_dst));
+    s = make_reorder(run_dst, dst, &p->dst_reorder, &p->plain_dst, dst);
+  }
+  k->workspace_bytes = workspace;
+  return s;
+}
+
 static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
   pthread_once(&engine_once, create_engine);
@@ -483,28 +517,8 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   status = pack_weights(op, pd, &user_weights_md, k, p);
   if (status != NPU_OK)
     goto done;
-  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  const dnnl_memory_desc_t *chosen_src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  const dnnl_memory_desc_t *chosen_dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-  size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
-  s = dnnl_primitive_create(&p->primitive, pd);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->src, chosen_src, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->dst, chosen_dst, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success && !dnnl_memory_desc_equal(chosen_src, &src_md)) {
-    p->src_offset = workspace;
-    workspace += align64(dnnl_memory_desc_get_size(chosen_src));
-    s = make_reorder(&src_md, chosen_src, &p->src_reorder, &p->plain_src, &src_md);
-  }
-  if (s == dnnl_success && !dnnl_memory_desc_equal(chosen_dst, &dst_md)) {
-    p->dst_offset = workspace;
-    workspace += align64(dnnl_memory_desc_get_size(chosen_dst));
-    s = make_reorder(chosen_dst, &dst_md, &p->dst_reorder, &p->plain_dst, &dst_md);
-  }
-  k->workspace_bytes = workspace;
+  s = make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_md,
+                     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &dst_md, p, k);
   if (s == dnnl_success && has_bias)
     s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
   if (s != dnnl_success)
@@ -607,15 +621,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = pack_weights(op, pd, &user_b_md, k, p);
   if (status != NPU_OK)
     goto done;
-  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  k->workspace_bytes = align64(dnnl_memory_desc_get_size(scratch_md));
-  s = dnnl_primitive_create(&p->primitive, pd);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->src, &a_md, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->dst, &y_md, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  s = make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);
   if (s == dnnl_success && !packed)
     s = dnnl_memory_create(&p->weights, &user_b_md, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success && bias_input >= 0)
@@ -751,21 +757,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "oneDNN cannot pool this shape");
     goto done;
   }
-  const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
-  s = dnnl_primitive_create(&p->primitive, pd);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->src, &src_md, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->dst, &pooled_md, engine, DNNL_MEMORY_NONE);
-  if (s == dnnl_success && !dnnl_memory_desc_equal(&pooled_md, &dst_md)) {
-    p->dst_offset = workspace;
-    workspace += align64(dnnl_memory_desc_get_size(&pooled_md));
-    s = make_reorder(&pooled_md, &dst_md, &p->dst_reorder, &p->plain_dst, &dst_md);
-  }
-  k->workspace_bytes = workspace;
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->scratchpad, scratch_md, engine, DNNL_MEMORY_NONE);
+  s = make_primitive(pd, &src_md, &src_md, &pooled_md, &dst_md, p, k);
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);
