@@ -613,6 +613,31 @@ GST_START_TEST(test_qos_skips_inference)
 }
 GST_END_TEST;
 
+/* npuinfer with `properties` cannot open: the pipeline fails to start with
+ * an element error whose message holds `message`. */
+static void expect_open_error(const gchar *properties, const gchar *message)
+{
+  gchar *description = g_strdup_printf(
+      "videotestsrc num-buffers=2 ! video/x-raw,width=32,height=32 ! npuinfer %s ! fakesink",
+      properties);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_PLAYING),
+                         GST_STATE_CHANGE_FAILURE);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "%s: no error message", properties);
+  GError *err;
+  gst_message_parse_error(msg, &err, NULL);
+  fail_unless(strstr(err->message, message) != NULL, "%s: '%s'", properties, err->message);
+  g_error_free(err);
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  g_free(description);
+}
+
 static gchar *write_file(const gchar *text)
 {
   gchar *path = NULL;
@@ -663,33 +688,16 @@ GST_START_TEST(test_bad_config)
       {"{\"no-such-property\": 1}", "Bad config"},
       {"{\"batch-size\": {\"nested\": 1}}", "Bad config"},
   };
+  gchar *model = model_path("channel_mean.onnx");
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     gchar *config = write_file(cases[i].json);
-    gchar *model = model_path("channel_mean.onnx");
-    gchar *description = g_strdup_printf(
-        "videotestsrc num-buffers=2 ! video/x-raw,width=32,height=32 ! npuinfer model=%s "
-        "config=%s ! fakesink", model, config);
-    GstElement *pipeline = gst_parse_launch(description, NULL);
-    fail_unless(pipeline != NULL);
-    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_PLAYING),
-                           GST_STATE_CHANGE_FAILURE);
-    GstBus *bus = gst_element_get_bus(pipeline);
-    GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
-    fail_unless(msg != NULL);
-    GError *err;
-    gst_message_parse_error(msg, &err, NULL);
-    fail_unless(strstr(err->message, cases[i].message) != NULL, "%s: '%s'", cases[i].json,
-                err->message);
-    g_error_free(err);
-    gst_message_unref(msg);
-    gst_object_unref(bus);
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_object_unref(pipeline);
+    gchar *properties = g_strdup_printf("model=%s config=%s", model, config);
+    expect_open_error(properties, cases[i].message);
     g_unlink(config);
     g_free(config);
-    g_free(model);
-    g_free(description);
+    g_free(properties);
   }
+  g_free(model);
 }
 GST_END_TEST;
 
@@ -732,26 +740,9 @@ GST_START_TEST(test_bad_models)
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     gchar *path = model_path(cases[i].file);
-    gchar *description = g_strdup_printf(
-        "videotestsrc num-buffers=2 ! video/x-raw,width=32,height=32 ! npuinfer model=%s ! "
-        "fakesink", path);
-    GstElement *pipeline = gst_parse_launch(description, NULL);
-    fail_unless(pipeline != NULL);
-    fail_unless_equals_int(gst_element_set_state(pipeline, GST_STATE_PLAYING),
-                           GST_STATE_CHANGE_FAILURE);
-    GstBus *bus = gst_element_get_bus(pipeline);
-    GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
-    fail_unless(msg != NULL, "%s: no error message", cases[i].file);
-    GError *err;
-    gst_message_parse_error(msg, &err, NULL);
-    fail_unless(strstr(err->message, cases[i].message) != NULL, "%s: '%s'", cases[i].file,
-                err->message);
-    g_error_free(err);
-    gst_message_unref(msg);
-    gst_object_unref(bus);
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_object_unref(pipeline);
-    g_free(description);
+    gchar *properties = g_strdup_printf("model=%s", path);
+    expect_open_error(properties, cases[i].message);
+    g_free(properties);
     g_free(path);
   }
 }
