@@ -3,6 +3,8 @@
 #ifndef NPU_CPU_FAST_MATH_H
 #define NPU_CPU_FAST_MATH_H
 
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -25,6 +27,39 @@ static inline float cpu_expf(float x)
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   return p * scale;
+}
+
+/* The largest and the sum of n contiguous floats, in 8 lanes (a single
+ * accumulator would be a dependency chain the vectoriser must not reorder). */
+static inline float cpu_max(const float *x, size_t n)
+{
+  float lanes[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                    -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t l = 0; l < 8; l++)
+      lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
+  for (; i < n; i++)
+    lanes[0] = x[i] > lanes[0] ? x[i] : lanes[0];
+  float max = lanes[0];
+  for (size_t l = 1; l < 8; l++)
+    max = lanes[l] > max ? lanes[l] : max;
+  return max;
+}
+
+static inline float cpu_sum(const float *x, size_t n)
+{
+  float lanes[8] = {0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t l = 0; l < 8; l++)
+      lanes[l] += x[i + l];
+  for (; i < n; i++)
+    lanes[0] += x[i];
+  float sum = 0;
+  for (size_t l = 0; l < 8; l++)
+    sum += lanes[l];
+  return sum;
 }
 
 #endif

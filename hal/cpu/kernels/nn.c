@@ -429,20 +429,9 @@ static void global_pool_group(void *ctx, size_t task)
   const global_pool_params *p = job->p;
   int64_t n = (int64_t)task / p->groups, group = (int64_t)task % p->groups;
   const float *x = job->x + n * p->channels * p->positions + group * p->group_step;
-  if (p->lanes == 1) { /* plain: one contiguous row, reduced 8 positions at a time */
-    float part[8];
-    for (int l = 0; l < 8; l++)
-      part[l] = p->max ? -INFINITY : 0.0f;
-    int64_t s = 0;
-    for (; s + 8 <= p->positions; s += 8)
-      for (int l = 0; l < 8; l++)
-        part[l] = p->max ? (x[s + l] > part[l] ? x[s + l] : part[l]) : part[l] + x[s + l];
-    for (; s < p->positions; s++)
-      part[0] = p->max ? (x[s] > part[0] ? x[s] : part[0]) : part[0] + x[s];
-    float total = part[0];
-    for (int l = 1; l < 8; l++)
-      total = p->max ? (part[l] > total ? part[l] : total) : total + part[l];
-    job->y[n * p->channels + group] = p->max ? total : total / (float)p->positions;
+  if (p->lanes == 1) { /* plain: one contiguous row */
+    size_t count = (size_t)p->positions;
+    job->y[n * p->channels + group] = p->max ? cpu_max(x, count) : cpu_sum(x, count) / (float)count;
     return;
   }
   float acc[64];
@@ -531,27 +520,11 @@ static void softmax_slice(void *ctx, size_t o)
   float *restrict y = job->y + o * n * inner;
   for (size_t i = 0; i < inner; i++) {
     float max = -INFINITY, sum = 0.0f;
-    if (inner == 1) { /* the common contiguous case: vectorised, 8 lanes */
-      float lanes[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
-                        -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-      size_t a = 0;
-      for (; a + 8 <= n; a += 8)
-        for (size_t l = 0; l < 8; l++)
-          lanes[l] = x[a + l] > lanes[l] ? x[a + l] : lanes[l];
-      for (; a < n; a++)
-        max = x[a] > max ? x[a] : max;
-      for (size_t l = 0; l < 8; l++)
-        max = lanes[l] > max ? lanes[l] : max;
-      for (a = 0; a < n; a++)
+    if (inner == 1) { /* the common contiguous case: vectorised */
+      max = cpu_max(x, n);
+      for (size_t a = 0; a < n; a++)
         y[a] = cpu_expf(x[a] - max);
-      float partial[8] = {0};
-      for (a = 0; a + 8 <= n; a += 8)
-        for (size_t l = 0; l < 8; l++)
-          partial[l] += y[a + l];
-      for (; a < n; a++)
-        sum += y[a];
-      for (size_t l = 0; l < 8; l++)
-        sum += partial[l];
+      sum = cpu_sum(y, n);
     } else {
       for (size_t a = 0; a < n; a++)
         max = x[a * inner + i] > max ? x[a * inner + i] : max;
