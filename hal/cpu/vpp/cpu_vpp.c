@@ -117,8 +117,8 @@ typedef struct row_scratch {
   float *rgb[3];
   taps columns[3];
   int32_t span[3][2]; /* bilinear: the bytes of a source row the columns read, [lo, hi] */
-  float *vertical[2]; /* a source row span blended vertically, per channel of a pair */
-  size_t vertical_len;
+  float *vertical[2]; /* a source row span blended vertically, per channel of a pair;
+                         NULL: sample directly */
 } row_scratch;
 
 /* Bilinear rows are blended vertically over the source span first (one
@@ -347,9 +347,11 @@ static void write_image_row(const npu_hal_vpp_image *dst, const work_item *item,
   }
 }
 
-static bool alloc_scratch(row_scratch *s, size_t n)
+/* Row buffers for `n` output pixels, and two source rows of `row_bytes` for
+ * vertical-first bilinear sampling, in two allocations per work item. */
+static bool alloc_scratch(row_scratch *s, size_t n, size_t row_bytes)
 {
-  float *floats = malloc(n * 9 * sizeof(float));
+  float *floats = malloc((n * 9 + 2 * row_bytes) * sizeof(float));
   int32_t *ints = malloc(n * 6 * sizeof(int32_t));
   if (!floats || !ints) {
     free(floats);
@@ -361,6 +363,8 @@ static bool alloc_scratch(row_scratch *s, size_t n)
     s->rgb[i] = floats + (3 + i) * n;
     s->columns[i] = (taps){ints + 2 * i * n, ints + (2 * i + 1) * n, floats + (6 + i) * n};
   }
+  s->vertical[0] = floats + 9 * n;
+  s->vertical[1] = floats + 9 * n + row_bytes;
   return true;
 }
 
@@ -395,37 +399,32 @@ static void run_item(void *ctx, size_t index)
   const npu_hal_vpp_job *job = item->job;
   const npu_hal_vpp_image *src = &job->src;
   const size_t n = item->g.width;
+  size_t row_bytes = 0; /* every tap's byte offset falls inside its channel's row */
+  for (uint32_t c = 0; c < src->channel_count; c++)
+    row_bytes = src->channels[c].row_stride > row_bytes ? src->channels[c].row_stride : row_bytes;
   row_scratch s;
-  if (!alloc_scratch(&s, n))
+  if (!alloc_scratch(&s, n, row_bytes))
     return; /* host OOM inside a kernel: the rows stay unwritten */
 
   uint32_t col0, col1, row0, row1;
   content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
   content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
-  size_t widest = 0;
+  bool vertical_first = batch->method == SCALE_BILINEAR && col1 > col0;
   for (uint32_t c = 0; c < src->channel_count; c++) {
     const npu_hal_vpp_channel *ch = &src->channels[c];
     make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w, job->crop_x,
               job->crop_w, ch->sub_x, vpp_div_up(src->width, ch->sub_x),
               batch->method == SCALE_AREA ? 1 : (int32_t)ch->pixel_stride, &s.columns[c]);
-    int32_t lo = INT32_MAX, hi = -1; /* taps are monotonic: the ends bound the span */
-    for (uint32_t k = 0; col1 > col0 && k < col1 - col0; k++) {
-      lo = s.columns[c].first[k] < lo ? s.columns[c].first[k] : lo;
-      hi = s.columns[c].second[k] > hi ? s.columns[c].second[k] : hi;
-    }
-    s.span[c][0] = lo;
-    s.span[c][1] = hi;
-    if (hi >= lo && (size_t)(hi + 1) > widest)
-      widest = (size_t)(hi + 1);
-  }
-  bool vertical_first = batch->method == SCALE_BILINEAR && widest > 0 && col1 > col0;
-  for (uint32_t c = 0; vertical_first && c < src->channel_count; c++)
+    if (!vertical_first)
+      continue;
+    /* taps are monotonic: the ends bound the bytes a row's samples read */
+    s.span[c][0] = s.columns[c].first[0];
+    s.span[c][1] = s.columns[c].second[col1 - col0 - 1];
     vertical_first = (size_t)(s.span[c][1] - s.span[c][0] + 1) <=
-                     VERTICAL_FIRST_MAX_RATIO * (size_t)(col1 - col0) *
-                         src->channels[c].pixel_stride;
-  float *vertical_rows = vertical_first ? malloc(2 * widest * sizeof(float)) : NULL;
-  s.vertical[0] = vertical_rows;
-  s.vertical[1] = vertical_rows ? vertical_rows + widest : NULL;
+                     VERTICAL_FIRST_MAX_RATIO * (size_t)(col1 - col0) * ch->pixel_stride;
+  }
+  if (!vertical_first)
+    s.vertical[0] = s.vertical[1] = NULL;
   for (uint32_t y = item->first_row; y < item->first_row + item->row_count; y++) {
     bool content = y >= row0 && y < row1 && col1 > col0;
     fill_rgb(&s, 0, content ? col0 : n, batch->pad_rgb);
@@ -462,7 +461,6 @@ static void run_item(void *ctx, size_t index)
     else
       write_image_row(&job->dst, item, y, &s);
   }
-  free(vertical_rows);
   free_scratch(&s);
 }
 
