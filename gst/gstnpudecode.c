@@ -44,6 +44,8 @@ struct _GstNpuDecode {
   GstVideoInfo info;
   gint32 *scratch; /* DBNet's labels and queue */
   gsize scratch_count;
+  npu_detection *detections; /* YOLO's candidates */
+  gsize detection_count;
   gboolean print_results;
 };
 
@@ -166,7 +168,14 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
   if (row <= (v8 ? 4u : 5u))
     return FALSE;
   size_t classes = row - (v8 ? 4 : 5), count = 0, kept = 0;
-  npu_detection *found = g_new(npu_detection, boxes + 1);
+  if (boxes == 0)
+    return TRUE;
+  if (self->detection_count < boxes) { /* grown once, kept for the next frames */
+    g_free(self->detections);
+    self->detections = g_new(npu_detection, boxes);
+    self->detection_count = boxes;
+  }
+  npu_detection *found = self->detections;
   npu_status status = npu_yolo_decode(values, v8 ? NPU_YOLO_V8 : NPU_YOLO_V5, boxes, classes,
                                       (float)self->threshold, found, boxes, &count);
   if (status == NPU_OK)
@@ -186,7 +195,6 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
                                  G_TYPE_DOUBLE, (gdouble)d->confidence, NULL));
     g_free(fallback);
   }
-  g_free(found);
   return status == NPU_OK;
 }
 
@@ -477,6 +485,7 @@ static void gst_npu_decode_finalize(GObject *object)
   g_free(self->labels_path);
   g_strfreev(self->labels);
   g_free(self->scratch);
+  g_free(self->detections);
   G_OBJECT_CLASS(gst_npu_decode_parent_class)->finalize(object);
 }
 
