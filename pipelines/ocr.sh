@@ -51,31 +51,15 @@ pipeline="npuinfer name=det model=$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx inp
   input-height=48 mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
-  pipeline+=" rec.sink_$s rec.src_$s ! npudecode name=stream$s method=ctc"
-  pipeline+=" labels=$work/dictionary.txt print-results=true ! videoconvert ! npuoverlay !"
+  pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$work/dictionary.txt !"
+  pipeline+=" npumetaconvert location=$output/stream$s.jsonl ! videoconvert ! npuoverlay !"
   pipeline+=" videoconvert ! pngenc ! multifilesink location=$output/stream$s-%03d.png"
 done
-eval gst-launch-1.0 -q "$pipeline" >"$work/results.txt"
-echo "annotated frames (npuoverlay): $output"
+eval gst-launch-1.0 -q "$pipeline"
+echo "results (npumetaconvert, one JSON line per frame) and annotated frames (npuoverlay): $output"
 # stream -> the text read on its last frame, regions left to right
-/usr/bin/python3 - "$work/results.txt" "${expected[@]}" <<'PY'
-import re, sys
-expected = sys.argv[2:]
-
-def unescape(value):
-    """A GstStructure string: backslash escapes, octal for other bytes."""
-    out, i = bytearray(), 0
-    while i < len(value):
-        if value[i] == "\\" and re.match(r"[0-7]{3}", value[i + 1:i + 4]):
-            out.append(int(value[i + 1:i + 4], 8))
-            i += 4
-        elif value[i] == "\\" and i + 1 < len(value):
-            out += value[i + 1].encode()
-            i += 2
-        else:
-            out += value[i].encode()
-            i += 1
-    return out.decode("utf-8", "replace")
+/usr/bin/python3 - "$output" "${#sources[@]}" "${expected[@]}" <<'PY'
+import json, sys
 
 def distance(a, b):
     row = list(range(len(b) + 1))
@@ -85,19 +69,15 @@ def distance(a, b):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[len(b)]
 
-pattern = re.compile(r'^stream(\d+) (\S+) \S+ #\d+ at (\d+),\d+ .*text=\(string\)"?(.*?)"?, confidence')
-found = {}
-for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    m = pattern.match(line)
-    if m:
-        frames = found.setdefault(int(m.group(1)), {})
-        frames.setdefault(m.group(2), []).append((int(m.group(3)), unescape(m.group(4))))
+output, streams, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 errors = total = 0
-for stream in sorted(found):
-    frames = found[stream]
-    text = " ".join(t for _, t in sorted(frames[sorted(frames)[-1]]))  # last frame, left to right
+for stream in range(streams):
+    with open(f"{output}/stream{stream}.jsonl", encoding="utf-8") as f:
+        frames = [json.loads(line) for line in f if line.strip()]
+    rois = sorted((r for r in frames[-1]["rois"] if "text" in r), key=lambda r: r["x"]) if frames else []
+    text = " ".join(r["text"]["text"] for r in rois)
     print(f"stream {stream}: {text}")
-    if expected and stream < len(expected):
+    if expected:
         errors += distance(text, expected[stream])
         total += len(expected[stream])
 if expected:
