@@ -53,6 +53,11 @@ typedef struct npu_hal_backend {
                                    npu_hal_buffer **buffer);
   /* optional: a new fd mapping the buffer's bytes from *offset */
   npu_status (*buffer_export_fd)(npu_hal_buffer *buffer, int *fd, size_t *offset);
+  /* optional: the `size` bytes at `offset` in `fd` (dma-buf or memfd) as a
+   * device buffer without copying; `fd` stays the caller's (the backend keeps
+   * its own reference to the memory). Bad fds and ranges are reported. */
+  npu_status (*buffer_import_fd)(npu_hal_device *device, int fd, size_t offset, size_t size,
+                                 npu_hal_buffer **buffer);
 
   /* Host memory that the device copies fastest from/to. */
   npu_status (*host_alloc)(npu_hal_device *device, size_t size, void **host_ptr);

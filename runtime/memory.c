@@ -2,6 +2,7 @@
  * memory and copies. Validation and statistics live here; the backend only
  * moves bytes. */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "npu_internal.h"
@@ -110,6 +111,26 @@ void npu_buffer_destroy_pooled(npu_buffer *buffer)
   destroy_buffer(buffer);
 }
 
+/* Completes an import: `status` is the backend's answer, `hal` its buffer.
+ * The buffer gives its memory back through `release` when it goes. */
+static npu_status finish_import(npu_device *device, npu_status status, npu_hal_buffer *hal,
+                                size_t size, npu_release_fn release, void *user_data,
+                                npu_buffer **out)
+{
+  npu_buffer *buffer;
+  if (status == NPU_OK)
+    status = wrap_backend_buffer(device, size, hal, &buffer);
+  if (status != NPU_OK)
+    return status;
+  buffer->release = release;
+  buffer->release_data = user_data;
+  buffer->imported = 1;
+  npu_device_count_import(device);
+  npu_handle_register(buffer, NPU_HANDLE_BUFFER);
+  *out = buffer;
+  return NPU_OK;
+}
+
 NPU_API npu_status npu_buffer_import_host(npu_device *device, void *host_ptr, size_t size,
                                           npu_release_fn release, void *user_data,
                                           npu_buffer **out)
@@ -124,20 +145,29 @@ NPU_API npu_status npu_buffer_import_host(npu_device *device, void *host_ptr, si
   if (!backend->buffer_import_host || !npu_device_caps_of(device)->host_import)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
                          "the %s backend cannot import host memory", backend->name);
-  npu_hal_buffer *hal;
-  npu_buffer *buffer;
+  npu_hal_buffer *hal = NULL;
   status = backend->buffer_import_host(npu_device_hal(device), host_ptr, size, &hal);
-  if (status == NPU_OK)
-    status = wrap_backend_buffer(device, size, hal, &buffer);
+  return finish_import(device, status, hal, size, release, user_data, out);
+}
+
+NPU_API npu_status npu_buffer_import_fd(npu_device *device, int fd, size_t offset, size_t size,
+                                        npu_release_fn release, void *user_data,
+                                        npu_buffer **out)
+{
+  npu_status status = npu_handle_check(device, NPU_HANDLE_DEVICE, "device");
   if (status != NPU_OK)
     return status;
-  buffer->release = release;
-  buffer->release_data = user_data;
-  buffer->imported = 1;
-  npu_device_count_import(device);
-  npu_handle_register(buffer, NPU_HANDLE_BUFFER);
-  *out = buffer;
-  return NPU_OK;
+  if (fd < 0 || !out || size == 0 || offset > SIZE_MAX - size)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                         "npu_buffer_import_fd: fd %d is negative, buffer is NULL, size is 0 or "
+                         "offset + size overflows", fd);
+  const npu_hal_backend *backend = npu_device_backend(device);
+  if (!backend->buffer_import_fd || !npu_device_caps_of(device)->fd_import)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
+                         "the %s backend cannot import file descriptors", backend->name);
+  npu_hal_buffer *hal = NULL;
+  status = backend->buffer_import_fd(npu_device_hal(device), fd, offset, size, &hal);
+  return finish_import(device, status, hal, size, release, user_data, out);
 }
 
 NPU_API npu_status npu_buffer_retain(npu_buffer *buffer)

@@ -1,6 +1,7 @@
 /* CPU backend: the host is the device. Device memory is memfd-backed so that
  * every buffer can be exported as an fd and mapped by another element or
- * process; streams are worker threads (cpu_stream.c); kernels share one
+ * process, and any mappable fd (memfd, dma-buf) is imported by mapping it;
+ * streams are worker threads (cpu_stream.c); kernels share one
  * worker pool sized by the thread budget (cpu_threadpool.c). */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cpu_internal.h"
@@ -27,10 +29,13 @@ struct npu_hal_device {
 };
 
 struct npu_hal_buffer {
-  void *ptr;
+  void *ptr;          /* the buffer's first byte */
   size_t size;        /* bytes asked for */
-  size_t mapped_size; /* page-rounded mapping; 0 for imported host memory */
-  int fd;             /* memfd, -1 for imported host memory */
+  void *mapping;      /* our page-aligned mapping of `fd`; NULL for imported host memory */
+  size_t mapped_size;
+  int fd;             /* memfd, or our duplicate of an imported fd; -1 for host memory */
+  size_t fd_offset;   /* where the buffer's bytes start in `fd` */
+  bool reserved;      /* counted in the device's bytes_in_use (our own allocations) */
 };
 
 static size_t page_size(void)
@@ -147,6 +152,7 @@ static void cpu_device_properties(npu_hal_device *device, npu_device_properties 
       .host_import = !device->opaque_memory,
       .fd_export = true,
       .dmabuf_export = false,
+      .fd_import = true,
       .async_copy = true,
       .cross_stream_events = true,
       .max_streams = 0,
@@ -163,56 +169,75 @@ static bool reserve_device_bytes(npu_hal_device *device, size_t size)
   return true;
 }
 
-static npu_status cpu_buffer_alloc(npu_hal_device *device, size_t size, npu_hal_buffer **out)
+/* Maps the `size` bytes at `offset` in `fd` (taken over: closed by
+ * cpu_buffer_free) into a new buffer descriptor; closes `fd` on failure. */
+static npu_status map_fd_buffer(int fd, size_t offset, size_t size, npu_hal_buffer **out)
 {
   size_t page = page_size();
-  size_t mapped_size = (size + page - 1) / page * page;
-  if (!reserve_device_bytes(device, mapped_size))
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY,
-                         "CPU device out of memory: %zu bytes asked, %llu of %llu in use",
-                         size, (unsigned long long)atomic_load(&device->bytes_in_use),
-                         (unsigned long long)device->memory_limit);
-  npu_status status = NPU_ERROR_OUT_OF_MEMORY;
+  size_t start = offset / page * page;
+  size_t mapped_size = (offset - start + size + page - 1) / page * page;
+  npu_status status;
   npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
   if (!buffer) {
-    npu_set_error(status, "out of host memory for a buffer descriptor");
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
     goto fail;
   }
-  buffer->fd = memfd_create("npu-buffer", MFD_CLOEXEC);
-  if (buffer->fd < 0) {
-    status = npu_set_error(NPU_ERROR_IO, "memfd_create failed: %s", strerror(errno));
+  void *mapping = mmap(NULL, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+  if (mapping == MAP_FAILED) {
+    int error = errno;
+    status = npu_set_error(error == ENOMEM ? NPU_ERROR_OUT_OF_MEMORY : NPU_ERROR_IO,
+                           "cannot map %zu bytes at offset %zu of fd %d for reading and writing: "
+                           "%s", size, offset, fd, strerror(error));
     goto fail;
   }
-  if (ftruncate(buffer->fd, (off_t)mapped_size) != 0) {
-    npu_set_error(status, "cannot size a %zu-byte device buffer: %s", size, strerror(errno));
-    goto fail;
-  }
-  buffer->ptr = mmap(NULL, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED, buffer->fd, 0);
-  if (buffer->ptr == MAP_FAILED) {
-    buffer->ptr = NULL;
-    npu_set_error(status, "cannot map a %zu-byte device buffer: %s", size, strerror(errno));
-    goto fail;
-  }
-  buffer->size = size;
-  buffer->mapped_size = mapped_size;
+  *buffer = (npu_hal_buffer){.ptr = (char *)mapping + (offset - start), .size = size,
+                             .mapping = mapping, .mapped_size = mapped_size, .fd = fd,
+                             .fd_offset = offset};
   *out = buffer;
   return NPU_OK;
 
 fail:
-  if (buffer && buffer->fd >= 0)
-    close(buffer->fd);
   free(buffer);
-  atomic_fetch_sub(&device->bytes_in_use, mapped_size);
+  close(fd);
   return status;
+}
+
+static npu_status cpu_buffer_alloc(npu_hal_device *device, size_t size, npu_hal_buffer **out)
+{
+  size_t page = page_size();
+  size_t rounded = (size + page - 1) / page * page;
+  if (!reserve_device_bytes(device, rounded))
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY,
+                         "CPU device out of memory: %zu bytes asked, %llu of %llu in use",
+                         size, (unsigned long long)atomic_load(&device->bytes_in_use),
+                         (unsigned long long)device->memory_limit);
+  npu_status status;
+  int fd = memfd_create("npu-buffer", MFD_CLOEXEC);
+  if (fd < 0) {
+    status = npu_set_error(NPU_ERROR_IO, "memfd_create failed: %s", strerror(errno));
+  } else if (ftruncate(fd, (off_t)rounded) != 0) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "cannot size a %zu-byte device buffer: %s",
+                           size, strerror(errno));
+    close(fd);
+  } else {
+    status = map_fd_buffer(fd, 0, size, out);
+  }
+  if (status != NPU_OK) {
+    atomic_fetch_sub(&device->bytes_in_use, rounded);
+    return status;
+  }
+  (*out)->reserved = true;
+  return NPU_OK;
 }
 
 static void cpu_buffer_free(npu_hal_device *device, npu_hal_buffer *buffer)
 {
-  if (buffer->fd >= 0) {
-    munmap(buffer->ptr, buffer->mapped_size);
+  if (buffer->mapping) {
+    munmap(buffer->mapping, buffer->mapped_size);
     close(buffer->fd);
-    atomic_fetch_sub(&device->bytes_in_use, buffer->mapped_size);
   }
+  if (buffer->reserved)
+    atomic_fetch_sub(&device->bytes_in_use, buffer->mapped_size);
   free(buffer);
 }
 
@@ -247,8 +272,38 @@ static npu_status cpu_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *
   *fd = fcntl(buffer->fd, F_DUPFD_CLOEXEC, 0);
   if (*fd < 0)
     return npu_set_error(NPU_ERROR_IO, "cannot duplicate the buffer's fd: %s", strerror(errno));
-  *offset = 0;
+  *offset = buffer->fd_offset;
   return NPU_OK;
+}
+
+/* The bytes an fd holds: a file's (memfd, shm) size, else where it seeks to
+ * at its end, the way dma-buf documents its size; -1 with errno if neither. */
+static off_t fd_size(int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return -1;
+  return S_ISREG(st.st_mode) ? st.st_size : lseek(fd, 0, SEEK_END);
+}
+
+/* Any fd whose memory can be mapped (memfd, dma-buf, shm) is imported by
+ * mapping it: the device reads and writes those very pages. */
+static npu_status cpu_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,
+                                       npu_hal_buffer **out)
+{
+  (void)device;
+  off_t end = fd_size(fd);
+  if (end < 0)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "fd %d is not mappable memory: %s", fd,
+                         strerror(errno));
+  if (offset > (uint64_t)end || size > (uint64_t)end - offset)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                         "%zu bytes at offset %zu overrun fd %d, which holds %lld bytes", size,
+                         offset, fd, (long long)end);
+  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0)
+    return npu_set_error(NPU_ERROR_IO, "cannot duplicate fd %d: %s", fd, strerror(errno));
+  return map_fd_buffer(own, offset, size, out);
 }
 
 static npu_status cpu_host_alloc(npu_hal_device *device, size_t size, void **host_ptr)
@@ -317,6 +372,7 @@ const npu_hal_backend npu_cpu_backend = {
     .buffer_host_ptr = npu_cpu_buffer_ptr,
     .buffer_import_host = cpu_buffer_import_host,
     .buffer_export_fd = cpu_buffer_export_fd,
+    .buffer_import_fd = cpu_buffer_import_fd,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
     .copy = cpu_copy,

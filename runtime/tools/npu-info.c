@@ -35,6 +35,7 @@ static void print_device_text(const npu_device_properties *p)
   printf("  host import:         %s\n", yes_no(p->caps.host_import));
   printf("  fd export:           %s%s\n", yes_no(p->caps.fd_export),
          p->caps.fd_export ? (p->caps.dmabuf_export ? " (dma-buf)" : " (memfd)") : "");
+  printf("  fd import:           %s\n", yes_no(p->caps.fd_import));
   printf("  async copy:          %s\n", yes_no(p->caps.async_copy));
   printf("  cross-stream events: %s\n", yes_no(p->caps.cross_stream_events));
   if (p->caps.max_streams)
@@ -51,11 +52,12 @@ static void print_device_json(const npu_device_properties *p)
   print_json_string(p->backend);
   printf(", \"compute_units\": %u, \"memory_total\": %" PRIu64 ", \"memory_free\": %" PRIu64
          ", \"caps\": {\"host_visible_memory\": %s, \"host_import\": %s, \"fd_export\": %s, "
-         "\"dmabuf_export\": %s, \"async_copy\": %s, \"cross_stream_events\": %s, "
-         "\"max_streams\": %u}}",
+         "\"dmabuf_export\": %s, \"fd_import\": %s, \"async_copy\": %s, "
+         "\"cross_stream_events\": %s, \"max_streams\": %u}}",
          p->compute_units, p->memory_total, p->memory_free,
          p->caps.host_visible_memory ? "true" : "false", p->caps.host_import ? "true" : "false",
          p->caps.fd_export ? "true" : "false", p->caps.dmabuf_export ? "true" : "false",
+         p->caps.fd_import ? "true" : "false",
          p->caps.async_copy ? "true" : "false", p->caps.cross_stream_events ? "true" : "false",
          p->caps.max_streams);
 }

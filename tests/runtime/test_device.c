@@ -25,6 +25,7 @@ static void test_enumerate(void)
   g_assert_cmpuint(props.compute_units, >=, 1);
   g_assert_true(props.caps.host_visible_memory);
   g_assert_true(props.caps.fd_export);
+  g_assert_true(props.caps.fd_import);
   g_assert_true(props.caps.cross_stream_events);
   NPU_ASSERT_STATUS(npu_device_get_properties(devices, &props), NPU_ERROR_NOT_FOUND);
 }

@@ -1,5 +1,7 @@
 /* Device memory: alloc/map, copies in every direction (sync and async),
- * memset, fd export, zero-copy import, copy statistics and bad arguments. */
+ * memset, fd export, zero-copy import of host memory and of fds, copy
+ * statistics and bad arguments. */
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -165,6 +167,119 @@ static void test_import_is_zero_copy(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+/* A memfd of `size` bytes holding fill_pattern(seed). */
+static int pattern_memfd(size_t size, guint seed)
+{
+  int fd = memfd_create("test-frame", MFD_CLOEXEC);
+  g_assert_cmpint(fd, >=, 0);
+  guint8 *bytes = g_malloc(size);
+  fill_pattern(bytes, size, seed);
+  g_assert_cmpint(pwrite(fd, bytes, size, 0), ==, (ssize_t)size);
+  g_free(bytes);
+  return fd;
+}
+
+static void test_fd_import_is_zero_copy(void)
+{
+  npu_device *device = npu_test_open_device();
+  const size_t file_size = 4 * 4096 + 100, offset = 5000, size = 6000; /* offset not page-aligned */
+  int fd = pattern_memfd(file_size, 9);
+  guint8 *pattern = g_malloc(file_size);
+  fill_pattern(pattern, file_size, 9);
+  npu_device_stats before, after;
+  NPU_ASSERT_OK(npu_device_get_stats(device, &before));
+  npu_buffer *buffer;
+  released_count = 0;
+  NPU_ASSERT_OK(npu_buffer_import_fd(device, fd, offset, size, count_release, GINT_TO_POINTER(42),
+                                     &buffer));
+  /* The caller's fd is its own: the buffer holds the memory. */
+  int probe = dup(fd);
+  close(fd);
+  size_t reported;
+  NPU_ASSERT_OK(npu_buffer_size(buffer, &reported));
+  g_assert_cmpuint(reported, ==, size);
+  guint8 *back = g_malloc(size);
+  NPU_ASSERT_OK(npu_memcpy_d2h(back, buffer, 0, size));
+  g_assert_cmpmem(back, size, pattern + offset, size);
+  /* Device writes land in the fd's pages, and the fd's writes in the buffer. */
+  NPU_ASSERT_OK(npu_memset(buffer, 10, 0xc3, 4));
+  guint8 byte = 0;
+  g_assert_cmpint(pread(probe, &byte, 1, offset + 12), ==, 1);
+  g_assert_cmpuint(byte, ==, 0xc3);
+  byte = 0x5e;
+  g_assert_cmpint(pwrite(probe, &byte, 1, offset + size - 1), ==, 1);
+  NPU_ASSERT_OK(npu_memcpy_d2h(&byte, buffer, size - 1, 1));
+  g_assert_cmpuint(byte, ==, 0x5e);
+  NPU_ASSERT_OK(npu_device_get_stats(device, &after));
+  g_assert_cmpuint(after.imports - before.imports, ==, 1);
+  g_assert_cmpuint(after.allocations - before.allocations, ==, 0);
+  g_assert_cmpuint(after.bytes_h2d - before.bytes_h2d, ==, 0);
+
+  /* Exported again, it is the same memory at the same offset. */
+  int exported;
+  size_t exported_offset;
+  NPU_ASSERT_OK(npu_buffer_export_fd(buffer, &exported, &exported_offset));
+  g_assert_cmpuint(exported_offset, ==, offset);
+  guint8 *view = mmap(NULL, offset + size, PROT_READ, MAP_SHARED, exported, 0);
+  g_assert_true(view != MAP_FAILED);
+  g_assert_cmpuint(view[offset + 12], ==, 0xc3);
+  g_assert_cmpmem(view + offset + 20, 100, pattern + offset + 20, 100);
+  munmap(view, offset + size);
+  close(exported);
+
+  g_assert_cmpint(released_count, ==, 0);
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  g_assert_cmpint(released_count, ==, 1);
+  close(probe);
+  g_free(back);
+  g_free(pattern);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static void test_fd_import_refuses_bad_fds(void)
+{
+  npu_device *device = npu_test_open_device();
+  npu_device_stats before, after;
+  NPU_ASSERT_OK(npu_device_get_stats(device, &before));
+  npu_buffer *buffer = NULL;
+  int fd = pattern_memfd(4096, 1);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, -1, 0, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, fd, 0, 0, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, fd, SIZE_MAX, 2, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(NULL, fd, 0, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  /* More bytes than the fd holds would fault on access: refused. */
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, fd, 1, 4096, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(npu_last_error_message(), "overrun"));
+  /* A pipe is not memory; a closed fd is nothing. */
+  int pipe_fds[2];
+  g_assert_cmpint(pipe(pipe_fds), ==, 0);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, pipe_fds[0], 0, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(npu_last_error_message(), "not mappable"));
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, pipe_fds[0], 0, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  /* Device memory is written as well as read: a read-only fd cannot be it. */
+  gchar *path = g_strdup_printf("/proc/self/fd/%d", fd);
+  int read_only = open(path, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint(read_only, >=, 0);
+  NPU_ASSERT_STATUS(npu_buffer_import_fd(device, read_only, 0, 16, NULL, NULL, &buffer),
+                    NPU_ERROR_IO);
+  g_assert_null(buffer);
+  NPU_ASSERT_OK(npu_device_get_stats(device, &after));
+  g_assert_cmpuint(after.imports, ==, before.imports);
+  close(read_only);
+  g_free(path);
+  close(fd);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 static void test_bad_arguments(void)
 {
   npu_device *device = npu_test_open_device();
@@ -216,6 +331,8 @@ int main(int argc, char **argv)
   g_test_add_func("/memory/async-copies-land", test_async_copies_land);
   g_test_add_func("/memory/fd-export-maps-same-bytes", test_fd_export_maps_same_bytes);
   g_test_add_func("/memory/import-is-zero-copy", test_import_is_zero_copy);
+  g_test_add_func("/memory/fd-import-is-zero-copy", test_fd_import_is_zero_copy);
+  g_test_add_func("/memory/fd-import-refuses-bad-fds", test_fd_import_refuses_bad_fds);
   g_test_add_func("/memory/bad-arguments", test_bad_arguments);
   return g_test_run();
 }

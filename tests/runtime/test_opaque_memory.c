@@ -1,7 +1,10 @@
 /* A device whose memory the CPU cannot map (NPU_CPU_DEVICE_MEMORY=opaque, set
- * by meson for this test): map and import are refused with a clear status,
- * copies still work. This is the path a discrete accelerator takes. */
+ * by meson for this test): map and host import are refused with a clear
+ * status, copies and fd imports still work. This is the path a discrete
+ * accelerator takes. */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "npu_test.h"
 
@@ -26,6 +29,17 @@ static void test_opaque_memory(void)
   NPU_ASSERT_OK(npu_memcpy_h2d(buffer, 0, host, sizeof host));
   NPU_ASSERT_OK(npu_memcpy_d2h(back, buffer, 0, sizeof back));
   g_assert_cmpmem(back, sizeof back, host, sizeof host);
+  /* An fd (dma-buf, memfd) is still imported: device memory shared by fd,
+   * the way a discrete accelerator imports a decoder's dma-buf. */
+  g_assert_true(props.caps.fd_import);
+  int fd = memfd_create("opaque-import", MFD_CLOEXEC);
+  g_assert_cmpint(write(fd, host, sizeof host), ==, (ssize_t)sizeof host);
+  NPU_ASSERT_OK(npu_buffer_import_fd(device, fd, 16, 128, NULL, NULL, &imported));
+  close(fd);
+  NPU_ASSERT_STATUS(npu_buffer_map(imported, NPU_MAP_READ, &mapped), NPU_ERROR_NOT_SUPPORTED);
+  NPU_ASSERT_OK(npu_memcpy_d2h(back, imported, 0, 128));
+  g_assert_cmpmem(back, 128, host + 16, 128);
+  NPU_ASSERT_OK(npu_buffer_release(imported));
   NPU_ASSERT_OK(npu_buffer_release(buffer));
   NPU_ASSERT_OK(npu_device_release(device));
 }

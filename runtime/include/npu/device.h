@@ -25,6 +25,7 @@ typedef struct npu_device_caps {
   bool host_import;         /* host memory can be wrapped as a device buffer without copy */
   bool fd_export;           /* device buffers can be exported as a file descriptor */
   bool dmabuf_export;       /* ... and that fd is a real dma-buf (else memfd) */
+  bool fd_import;           /* a dma-buf or memfd can be wrapped as a device buffer */
   bool async_copy;          /* copies can be queued on streams */
   bool cross_stream_events; /* a stream can wait on another stream's event on the device */
   uint32_t max_streams;     /* 0 = no fixed limit */

@@ -21,8 +21,8 @@ extern "C" {
 
 typedef struct npu_buffer npu_buffer;
 
-/* Called when an imported buffer's last reference goes: the host memory may
- * be released from then on. */
+/* Called when an imported buffer's last reference goes: the host memory (or
+ * the imported fd's memory) may be reused from then on. */
 typedef void (*npu_release_fn)(void *user_data);
 
 enum {
@@ -41,6 +41,17 @@ NPU_API npu_status npu_buffer_alloc(npu_device *device, size_t size, npu_buffer 
 NPU_API npu_status npu_buffer_import_host(npu_device *device, void *host_ptr, size_t size,
                                           npu_release_fn release, void *user_data,
                                           npu_buffer **buffer);
+
+/* Wraps the `size` bytes at `offset` in the file descriptor `fd` (a dma-buf
+ * or a memfd) as a device buffer without copying: device work reads and
+ * writes that memory itself (NPU_ERROR_NOT_SUPPORTED where the backend
+ * cannot, npu_device_caps.fd_import; NPU_ERROR_INVALID_ARGUMENT for an fd
+ * that is not mappable memory or too small). `fd` stays the caller's: it may
+ * be closed at once. `release` (may be NULL) is called with `user_data` once
+ * the buffer is gone, from when the memory may be reused. */
+NPU_API npu_status npu_buffer_import_fd(npu_device *device, int fd, size_t offset, size_t size,
+                                        npu_release_fn release, void *user_data,
+                                        npu_buffer **buffer);
 
 NPU_API npu_status npu_buffer_retain(npu_buffer *buffer);
 NPU_API npu_status npu_buffer_release(npu_buffer *buffer);
