@@ -1,8 +1,8 @@
 /* CPU backend: the host is the device. Device memory is memfd-backed so that
  * every buffer can be exported as an fd and mapped by another element or
  * process, and any mappable fd (memfd, dma-buf) is imported by mapping it;
- * streams are worker threads (cpu_stream.c); kernels share one
- * worker pool sized by the thread budget (cpu_threadpool.c). */
+ * streams are worker threads (cpu_stream.c); all compute runs on one
+ * engine thread and its team, sized by the thread budget (cpu_engine.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -15,7 +15,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_stream.h"
-#include "cpu_threadpool.h"
+#include "cpu_engine.h"
 #include "cpu/kernels/cpu_kernels.h"
 #include "cpu/vpp/cpu_vpp.h"
 
@@ -24,7 +24,7 @@ struct npu_hal_device {
   bool opaque_memory;           /* NPU_CPU_DEVICE_MEMORY=opaque: act like a discrete device */
   uint64_t memory_limit;        /* bytes the device may hand out */
   atomic_uint_fast64_t bytes_in_use;
-  cpu_threadpool *workers;
+  cpu_engine *engine;
   char name[64];
 };
 
@@ -122,10 +122,10 @@ static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
    * memory takes (staging copies) on any machine. */
   const char *memory_mode = getenv("NPU_CPU_DEVICE_MEMORY");
   device->opaque_memory = memory_mode && strcmp(memory_mode, "opaque") == 0;
-  device->workers = cpu_threadpool_create(device->thread_budget);
-  if (!device->workers) {
+  device->engine = cpu_engine_create(device->thread_budget);
+  if (!device->engine) {
     free(device);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "cannot start the CPU worker pool");
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "cannot start the CPU compute engine");
   }
   *out = device;
   return NPU_OK;
@@ -133,7 +133,7 @@ static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
 
 static void cpu_device_close(npu_hal_device *device)
 {
-  cpu_threadpool_destroy(device->workers);
+  cpu_engine_destroy(device->engine);
   free(device);
 }
 
@@ -356,9 +356,14 @@ uint32_t npu_cpu_thread_budget(npu_hal_device *device)
   return device->thread_budget;
 }
 
+void npu_cpu_run_on_engine(npu_hal_device *device, npu_cpu_job_fn fn, void *ctx)
+{
+  cpu_engine_call(device->engine, fn, ctx);
+}
+
 void npu_cpu_parallel_for(npu_hal_device *device, size_t n, npu_cpu_parallel_fn fn, void *ctx)
 {
-  cpu_threadpool_run(device->workers, n, fn, ctx);
+  cpu_engine_parallel_for(device->engine, n, fn, ctx);
 }
 
 const npu_hal_backend npu_cpu_backend = {

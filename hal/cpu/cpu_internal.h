@@ -16,9 +16,15 @@ void *npu_cpu_mem_ref_ptr(npu_hal_mem_ref ref);
  * shared by every stream (NPU_NUM_THREADS, default: online cores). */
 uint32_t npu_cpu_thread_budget(npu_hal_device *device);
 
-/* Runs fn(ctx, i) for i in [0, n) on the device's worker pool, the calling
- * thread included; returns when all are done. Safe to call from several
- * streams at once: together they never use more than the thread budget. */
+/* Runs fn(ctx) on the device's compute engine (cpu_engine.c), after the
+ * jobs queued before it, and returns when it is done. All compute of the
+ * device goes through it, so that the device uses its thread budget and no
+ * more however many streams run at once. */
+typedef void (*npu_cpu_job_fn)(void *ctx);
+void npu_cpu_run_on_engine(npu_hal_device *device, npu_cpu_job_fn fn, void *ctx);
+
+/* Runs fn(ctx, i) for i in [0, n) on the compute engine's threads; returns
+ * when all are done. Safe to call from any thread, a job included. */
 typedef void (*npu_cpu_parallel_fn)(void *ctx, size_t index);
 void npu_cpu_parallel_for(npu_hal_device *device, size_t n, npu_cpu_parallel_fn fn, void *ctx);
 

@@ -202,15 +202,16 @@ static void record_launch(const char *op_type, double seconds)
 }
 
 typedef struct plan_run {
+  npu_hal_device *device;
   const npu_hal_launch *launches;
   size_t count;
   npu_hal_task_fn done;
   void *done_data;
 } plan_run;
 
-static void run_launches(void *data)
+static void run_launches_on_engine(void *data)
 {
-  plan_run *run = data;
+  const plan_run *run = data;
   void *inputs[64], *outputs[9];
   for (size_t l = 0; l < run->count; l++) {
     const npu_hal_launch *launch = &run->launches[l];
@@ -231,6 +232,13 @@ static void run_launches(void *data)
     if (profiling)
       record_launch(launch->kernel->op_type, seconds_now() - start);
   }
+}
+
+/* The stream's task: the stream waits, in order, while the engine runs. */
+static void run_launches(void *data)
+{
+  plan_run *run = data;
+  npu_cpu_run_on_engine(run->device, run_launches_on_engine, run);
   npu_hal_task_fn done = run->done;
   void *done_data = run->done_data;
   free(run);
@@ -242,12 +250,11 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
                                 const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
                                 void *done_data)
 {
-  (void)device;
   pthread_once(&profile_once, start_profile);
   plan_run *run = malloc(sizeof *run);
   if (!run)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");
-  *run = (plan_run){launches, count, done, done_data};
+  *run = (plan_run){device, launches, count, done, done_data};
   npu_status status = cpu_stream_submit(stream, run_launches, run);
   if (status != NPU_OK)
     free(run);

@@ -5,9 +5,9 @@
  * the runtime planned (see npu_hal_layout). oneDNN's scratchpad is the
  * launch's planned workspace, so a run allocates nothing.
  *
- * Debian's oneDNN uses OpenMP: each oneDNN call runs a team of the device's
- * thread budget, and one call runs at a time, so streams running together
- * never use more threads than the budget. */
+ * Debian's oneDNN uses OpenMP: primitives are created for a team of the
+ * device's thread budget and run, like every kernel, on the device's
+ * compute engine (cpu_engine.c), whose thread owns that one team. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,7 +21,6 @@ static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 static dnnl_status_t engine_status = dnnl_runtime_error;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t execute_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void create_engine(void)
 {
@@ -41,7 +40,6 @@ typedef struct dnnl_params {
   size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
   void *packed_weights;  /* weights in oneDNN's layout; NULL: input 1 read at run time */
   uint32_t bias_input;   /* the launch input holding the bias */
-  uint32_t threads;
   /* Binary post-ops (fused residual Add): the launch input each reads. */
   dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
   int addend_args[NPU_HAL_MAX_ACTIVATIONS];      /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | SRC_1 */
@@ -107,15 +105,12 @@ static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
   }
   dnnl_exec_arg_t to_blocked[] = {{DNNL_ARG_FROM, p->plain_src}, {DNNL_ARG_TO, p->src}};
   dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
-  pthread_mutex_lock(&execute_lock);
-  omp_set_num_threads((int)p->threads);
   if (p->src_reorder)
     dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
   dnnl_primitive_execute(p->primitive, stream, arg_count, args);
   if (p->dst_reorder)
     dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
   dnnl_stream_wait(stream);
-  pthread_mutex_unlock(&execute_lock);
 }
 
 /* Eltwise post-ops being appended. oneDNN 2.6's JIT gives every eltwise
@@ -330,6 +325,21 @@ static bool fast_implementation(const_dnnl_primitive_desc_t pd)
 static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
 
+typedef struct reorder_job {
+  dnnl_primitive_t reorder;
+  dnnl_memory_t from, to;
+  dnnl_status_t status;
+} reorder_job;
+
+static void run_reorder(void *data)
+{
+  reorder_job *job = data;
+  dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, job->from}, {DNNL_ARG_TO, job->to}};
+  job->status = dnnl_primitive_execute(job->reorder, stream, 2, args);
+  if (job->status == dnnl_success)
+    job->status = dnnl_stream_wait(stream);
+}
+
 /* Packs the constant weights into the layout the primitive chose. */
 static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
                                const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
@@ -351,12 +361,9 @@ static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
   if (s == dnnl_success)
     s = dnnl_primitive_create(&reorder, reorder_pd);
   if (s == dnnl_success) {
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, p->weights}};
-    pthread_mutex_lock(&execute_lock);
-    s = dnnl_primitive_execute(reorder, stream, 2, args);
-    if (s == dnnl_success)
-      s = dnnl_stream_wait(stream);
-    pthread_mutex_unlock(&execute_lock);
+    reorder_job job = {reorder, user, p->weights, dnnl_success};
+    npu_cpu_run_on_engine(k->device, run_reorder, &job);
+    s = job.status;
   }
   if (reorder)
     dnnl_primitive_destroy(reorder);
@@ -484,7 +491,6 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   k->free_params = free_dnnl_params;
-  p->threads = npu_cpu_thread_budget(k->device);
   p->bias_input = 2;
 
   dnnl_primitive_attr_t attr = NULL;
@@ -600,7 +606,6 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   k->free_params = free_dnnl_params;
-  p->threads = npu_cpu_thread_budget(k->device);
   p->bias_input = bias_input >= 0 ? (uint32_t)bias_input : 0;
   npu_status status = NPU_OK;
   dnnl_primitive_attr_t attr = NULL;
@@ -733,7 +738,6 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   k->free_params = free_dnnl_params;
-  p->threads = npu_cpu_thread_budget(k->device);
   npu_status status = NPU_OK;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;

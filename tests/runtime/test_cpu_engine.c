@@ -1,4 +1,4 @@
-/* The CPU backend's shared worker pool: every index runs exactly once, from
+/* The CPU backend's compute engine: every index runs exactly once, from
  * one caller or from several streams' threads at once. */
 #include <stdatomic.h>
 
@@ -72,7 +72,7 @@ static void test_concurrent_callers(void)
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/cpu/threadpool/each-index-once", test_each_index_once);
-  g_test_add_func("/cpu/threadpool/concurrent-callers", test_concurrent_callers);
+  g_test_add_func("/cpu/engine/each-index-once", test_each_index_once);
+  g_test_add_func("/cpu/engine/concurrent-callers", test_concurrent_callers);
   return g_test_run();
 }
