@@ -30,27 +30,20 @@ enum { PROP_0, PROP_DEVICE_ID, PROP_STATS };
 
 #define PRIV(self) ((GstNpuBaseTransformPrivate *)gst_npu_base_transform_get_instance_private(self))
 
-GstCaps *gst_npu_video_caps(gboolean npu_memory)
+static GstCaps *gst_npu_video_caps(GstNpuMemoryKinds kinds)
 {
-  GstCaps *caps = gst_caps_from_string("video/x-raw, format = (string) " NPU_VIDEO_FORMATS
-                                       ", width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ]"
-                                       ", framerate = (fraction) [ 0, max ]");
-  if (npu_memory)
-    gst_caps_set_features(caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_NPU, NULL));
+  GstCaps *system = gst_caps_from_string("video/x-raw, format = (string) " NPU_VIDEO_FORMATS
+                                         ", width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ]"
+                                         ", framerate = (fraction) [ 0, max ]");
+  GstCaps *caps = gst_npu_caps_with_memory(system, 0, kinds, 0, NULL);
+  gst_caps_unref(system);
   return caps;
 }
 
-static GstCaps *caps_for(GstNpuPadMemory memory)
+void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuMemoryKinds sink,
+                                             GstNpuMemoryKinds src)
 {
-  if (memory == GST_NPU_PAD_BOTH)
-    return gst_caps_merge(gst_npu_video_caps(TRUE), gst_npu_video_caps(FALSE));
-  return gst_npu_video_caps(memory == GST_NPU_PAD_NPU);
-}
-
-void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuPadMemory sink,
-                                             GstNpuPadMemory src)
-{
-  GstCaps *sink_caps = caps_for(sink), *src_caps = caps_for(src);
+  GstCaps *sink_caps = gst_npu_video_caps(sink), *src_caps = gst_npu_video_caps(src);
   gst_element_class_add_pad_template(
       klass, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sink_caps));
   gst_element_class_add_pad_template(

@@ -9,6 +9,8 @@
 #include <gst/video/video.h>
 #include <npu/npu.h>
 
+#include "gstnpumemorytransfer.h"
+
 G_BEGIN_DECLS
 
 #define GST_NPU_DEVICE_CONTEXT_TYPE "gst.npu.device"
@@ -40,14 +42,10 @@ void gst_npu_base_transform_count_frame(GstNpuBaseTransform *self, GstNpuFrameCo
 gboolean gst_npu_base_transform_offer_pool(GstNpuBaseTransform *self, GstQuery *query,
                                            GstCaps *caps, gboolean remember_for_stats);
 
-/* Caps of the pads: the VPP's formats as video/x-raw with (feature) or without NPU memory. */
-GstCaps *gst_npu_video_caps(gboolean npu_memory);
-
-/* Adds "sink" and "src" always-pad templates; a pad whose caps are "both"
- * takes NPU memory first, then system memory. */
-typedef enum { GST_NPU_PAD_NPU, GST_NPU_PAD_SYSTEM, GST_NPU_PAD_BOTH } GstNpuPadMemory;
-void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuPadMemory sink,
-                                             GstNpuPadMemory src);
+/* Adds "sink" and "src" always-pad templates: the VPP's formats as
+ * video/x-raw in the memory kinds given, in the order NPU, system, DMABuf. */
+void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuMemoryKinds sink,
+                                             GstNpuMemoryKinds src);
 
 G_END_DECLS
 

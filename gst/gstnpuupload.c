@@ -7,6 +7,9 @@
  * - input already in NPU memory of the same device: passed on as is;
  * - upstream writes into buffers of the NPU pool this element proposes in
  *   the allocation query: nothing to move;
+ * - the frame is a dma-buf or other fd memory (`memory:DMABuf` caps, or
+ *   GstFdMemory in system memory) and the device imports fds: the fd is
+ *   imported, not copied;
  * - the device can import host memory: the frame is wrapped, not copied;
  * - otherwise one host-to-device copy.
  *
@@ -18,8 +21,9 @@
  */
 #include "gstnpuupload.h"
 
+#include <gst/allocators/allocators.h>
+
 #include "gstnpumemory.h"
-#include "gstnpumemorytransfer.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_upload_debug);
 #define GST_CAT_DEFAULT gst_npu_upload_debug
@@ -27,6 +31,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_upload_debug);
 struct _GstNpuUpload {
   GstNpuBaseTransform parent;
   GstVideoInfo info;
+  npu_device_caps device_caps;
   gboolean output_ready; /* prepare_output_buffer passed or imported the frame */
 };
 
@@ -37,8 +42,11 @@ static GstCaps *gst_npu_upload_transform_caps(GstBaseTransform *trans, GstPadDir
                                               GstCaps *caps, GstCaps *filter)
 {
   (void)trans;
-  return direction == GST_PAD_SINK ? gst_npu_caps_with_memory(caps, TRUE, FALSE, filter)
-                                   : gst_npu_caps_with_memory(caps, FALSE, TRUE, filter);
+  const GstNpuMemoryKinds any = GST_NPU_MEMORY_NPU | GST_NPU_MEMORY_SYSTEM | GST_NPU_MEMORY_DMABUF;
+  if (direction == GST_PAD_SINK)
+    return gst_npu_caps_with_memory(caps, GST_NPU_MEMORY_NPU, GST_NPU_MEMORY_NPU,
+                                    GST_NPU_MEMORY_NPU, filter);
+  return gst_npu_caps_with_memory(caps, any, 0, 0, filter);
 }
 
 static gboolean gst_npu_upload_set_caps(GstBaseTransform *trans, GstCaps *incaps,
@@ -46,6 +54,10 @@ static gboolean gst_npu_upload_set_caps(GstBaseTransform *trans, GstCaps *incaps
 {
   GstNpuUpload *self = GST_NPU_UPLOAD(trans);
   (void)outcaps;
+  npu_device_properties props;
+  npu_device_properties_of(gst_npu_base_transform_get_device(GST_NPU_BASE_TRANSFORM(trans)),
+                           &props);
+  self->device_caps = props.caps;
   return gst_video_info_from_caps(&self->info, incaps);
 }
 
@@ -55,6 +67,11 @@ static gboolean gst_npu_upload_propose_allocation(GstBaseTransform *trans, GstQu
   (void)decide;
   GstCaps *caps;
   gst_query_parse_allocation(query, &caps, NULL);
+  if (caps && gst_npu_caps_memory_kind(caps) == GST_NPU_MEMORY_DMABUF) {
+    /* A dma-buf producer allocates its own; its fds are imported. */
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+    return TRUE;
+  }
   /* Upstream that takes our pool writes straight into device memory. */
   return gst_npu_base_transform_offer_pool(GST_NPU_BASE_TRANSFORM(trans), query, caps, TRUE);
 }
@@ -67,44 +84,55 @@ static gboolean gst_npu_upload_decide_allocation(GstBaseTransform *trans, GstQue
          GST_BASE_TRANSFORM_CLASS(gst_npu_upload_parent_class)->decide_allocation(trans, query);
 }
 
+/* What an imported frame keeps until the device buffer goes: the input
+ * buffer (so its pool cannot reuse the memory) and, for host imports, its map. */
 typedef struct import_hold {
   GstBuffer *buffer;
   GstMapInfo map;
+  gboolean mapped;
 } import_hold;
 
 static void release_import(void *data)
 {
   import_hold *hold = data;
-  gst_buffer_unmap(hold->buffer, &hold->map);
+  if (hold->mapped)
+    gst_buffer_unmap(hold->buffer, &hold->map);
   gst_buffer_unref(hold->buffer);
   g_free(hold);
 }
 
-/* Wraps a one-memory system buffer's bytes as device memory, if the device can. */
+/* Wraps a one-memory frame as device memory without copying, if the device
+ * can: the memory's fd where it has one, else its host mapping. */
 static GstBuffer *import_buffer(GstNpuUpload *self, GstBuffer *inbuf)
 {
   GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(self);
-  npu_device_properties props;
-  npu_device_properties_of(gst_npu_base_transform_get_device(base), &props);
-  if (!props.caps.host_import || gst_buffer_n_memory(inbuf) != 1)
+  npu_device *device = gst_npu_base_transform_get_device(base);
+  GstMemory *mem = gst_buffer_n_memory(inbuf) == 1 ? gst_buffer_peek_memory(inbuf, 0) : NULL;
+  if (!mem || mem->size == 0)
     return NULL;
   import_hold *hold = g_new0(import_hold, 1);
   hold->buffer = gst_buffer_ref(inbuf);
-  if (!gst_buffer_map(inbuf, &hold->map, GST_MAP_READ) || hold->map.size == 0) {
-    gst_buffer_unref(hold->buffer);
-    g_free(hold);
-    return NULL;
+  npu_buffer *imported = NULL;
+  gsize size = mem->size;
+  if (self->device_caps.fd_import && gst_is_fd_memory(mem) &&
+      npu_buffer_import_fd(device, gst_fd_memory_get_fd(mem), mem->offset, size, release_import,
+                           hold, &imported) != NPU_OK)
+    GST_WARNING_OBJECT(self, "cannot import the frame's fd, trying its mapping: %s",
+                       npu_last_error_message());
+  if (!imported && self->device_caps.host_import &&
+      (hold->mapped = gst_buffer_map(inbuf, &hold->map, GST_MAP_READ))) {
+    size = hold->map.size;
+    if (npu_buffer_import_host(device, hold->map.data, size, release_import, hold, &imported) !=
+        NPU_OK)
+      GST_DEBUG_OBJECT(self, "import refused: %s", npu_last_error_message());
   }
-  npu_buffer *imported;
-  if (npu_buffer_import_host(gst_npu_base_transform_get_device(base), hold->map.data,
-                             hold->map.size, release_import, hold, &imported) != NPU_OK) {
-    GST_DEBUG_OBJECT(self, "import refused: %s", npu_last_error_message());
+  if (!imported) {
     release_import(hold);
     return NULL;
   }
   GstBuffer *outbuf = gst_buffer_new();
-  gst_buffer_append_memory(outbuf, gst_npu_memory_wrap(gst_npu_base_transform_get_allocator(base),
-                                                       imported, hold->map.size));
+  gst_buffer_append_memory(
+      outbuf, gst_npu_memory_wrap(gst_npu_base_transform_get_allocator(base), imported, size));
   gst_buffer_copy_into(outbuf, inbuf, GST_BUFFER_COPY_METADATA, 0, -1);
   return outbuf;
 }
@@ -148,8 +176,9 @@ static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer
 
   GstVideoFrame in_frame, out_frame;
   if (!gst_video_frame_map(&in_frame, &self->info, inbuf, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Input buffer is smaller than its caps say"),
-                      ("%" G_GSIZE_FORMAT " bytes for %ux%u %s", gst_buffer_get_size(inbuf),
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read the input frame"),
+                      ("%" G_GSIZE_FORMAT " bytes for %ux%u %s: not mappable, or smaller than "
+                       "its caps say", gst_buffer_get_size(inbuf),
                        GST_VIDEO_INFO_WIDTH(&self->info), GST_VIDEO_INFO_HEIGHT(&self->info),
                        GST_VIDEO_INFO_NAME(&self->info)));
     return GST_FLOW_ERROR;
@@ -185,11 +214,14 @@ static void gst_npu_upload_class_init(GstNpuUploadClass *klass)
 {
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gst_npu_element_class_add_pad_templates(element_class, GST_NPU_PAD_BOTH, GST_NPU_PAD_NPU);
+  gst_npu_element_class_add_pad_templates(
+      element_class, GST_NPU_MEMORY_NPU | GST_NPU_MEMORY_SYSTEM | GST_NPU_MEMORY_DMABUF,
+      GST_NPU_MEMORY_NPU);
   gst_element_class_set_static_metadata(
       element_class, "NPU upload", "Filter/Video/Hardware",
       "Moves video frames into NPU device memory: passthrough for NPU memory, upstream writes "
-      "into the proposed NPU pool, host memory imported without copy, or one copy",
+      "into the proposed NPU pool, dma-buf/fd memory and host memory imported without copy, "
+      "or one copy",
       "gst-npu developers");
   trans_class->transform_caps = gst_npu_upload_transform_caps;
   trans_class->set_caps = gst_npu_upload_set_caps;

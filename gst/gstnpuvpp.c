@@ -247,7 +247,7 @@ static void gst_npu_vpp_class_init(GstNpuVppClass *klass)
       g_param_spec_uint("border-color", "Border color",
                         "Padding colour as 0xAARRGGBB (alpha ignored)", 0, G_MAXUINT32,
                         0xff000000, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  gst_npu_element_class_add_pad_templates(element_class, GST_NPU_PAD_NPU, GST_NPU_PAD_NPU);
+  gst_npu_element_class_add_pad_templates(element_class, GST_NPU_MEMORY_NPU, GST_NPU_MEMORY_NPU);
   gst_element_class_set_static_metadata(
       element_class, "NPU video converter and scaler", "Filter/Converter/Video/Scaler/Hardware",
       "Converts colour format, scales, crops (GstVideoCropMeta) and letterboxes video in NPU "

@@ -1,12 +1,17 @@
 /* gst-check tests of npuupload, npudownload and npuvpp: documentation,
  * negotiation, pixels against videoconvertscale, zero copy proven from the
- * elements' stats, the copy and staging paths, bad input, state changes. */
+ * elements' stats, the copy and staging paths, frames exported and imported
+ * as dma-buf/fd memory, bad input, state changes. */
+#include <fcntl.h>
+#include <gst/allocators/allocators.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
 #include <npu/npu.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Runs a pipeline to EOS or error; returns "message | debug" (or NULL) and
  * leaves the pipeline in *out (NULL state) when asked. */
@@ -119,6 +124,20 @@ GST_START_TEST(test_negotiation)
   gst_caps_unref(caps);
   gst_object_unref(src);
   gst_object_unref(up);
+  /* dma-buf frames go into npuupload and out of npudownload (gst-inspect shows it). */
+  const gchar *ends[][2] = {{"npuupload", "sink"}, {"npudownload", "src"}};
+  for (guint i = 0; i < G_N_ELEMENTS(ends); i++) {
+    GstElementFactory *factory = gst_element_factory_find(ends[i][0]);
+    GstCaps *templ = NULL;
+    for (const GList *t = gst_element_factory_get_static_pad_templates(factory); t; t = t->next)
+      if (g_str_equal(((GstStaticPadTemplate *)t->data)->name_template, ends[i][1]))
+        templ = gst_static_pad_template_get_caps(t->data);
+    GstCaps *dmabuf = gst_caps_from_string("video/x-raw(memory:DMABuf),format=NV12,width=64,height=48");
+    fail_unless(templ && gst_caps_can_intersect(templ, dmabuf), "%s %s", ends[i][0], ends[i][1]);
+    gst_caps_unref(dmabuf);
+    gst_caps_unref(templ);
+    gst_object_unref(factory);
+  }
 }
 GST_END_TEST;
 
@@ -432,6 +451,259 @@ GST_START_TEST(test_caps_change_mid_stream)
 }
 GST_END_TEST;
 
+/* The device the elements open by default (a reference: its counters last). */
+static npu_device *default_device(npu_device_properties *props)
+{
+  npu_device *device;
+  fail_unless(npu_device_open_default(&device) == NPU_OK);
+  fail_unless(npu_device_properties_of(device, props) == NPU_OK);
+  return device;
+}
+
+/* Frames leave npudownload as fd memories on the device memory itself. */
+GST_START_TEST(test_download_as_dmabuf)
+{
+  npu_device_properties props;
+  npu_device *device = default_device(&props);
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=5 ! video/x-raw,format=RGB,width=64,height=48 ! "
+      "npuupload name=up ! npudownload name=down ! video/x-raw(memory:DMABuf) ! "
+      "appsink name=sink", NULL);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstSample *samples[5];
+  for (int i = 0; i < 5; i++) {
+    samples[i] = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+    fail_unless(samples[i] != NULL, "frame %d missing", i);
+  }
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS);
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  /* Nothing was copied on the way. */
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-zero-copy"), 5);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-zero-copy"), 5);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-copied"), 0);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-h2d"), 0);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2h"), 0);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2d"), 0);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+
+  /* The pipeline is gone; the frame's fd still holds its pixels. */
+  GstSample *reference = first_sample(
+      "videotestsrc num-buffers=1 ! video/x-raw,format=RGB,width=64,height=48 ! appsink name=sink");
+  GstBuffer *buffer = gst_sample_get_buffer(samples[0]);
+  GstCapsFeatures *features = gst_caps_get_features(gst_sample_get_caps(samples[0]), 0);
+  fail_unless(gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_DMABUF));
+  fail_unless_equals_int(gst_buffer_n_memory(buffer), 1);
+  GstMemory *mem = gst_buffer_peek_memory(buffer, 0);
+  fail_unless(gst_is_fd_memory(mem));
+  /* GstDmaBufMemory where the fd is a real dma-buf; the CPU backend's memfds are GstFdMemory. */
+  fail_unless_equals_int(gst_is_dmabuf_memory(mem), props.caps.dmabuf_export);
+  int fd = gst_fd_memory_get_fd(mem);
+  fail_unless(fd >= 0 && fcntl(fd, F_GETFD) >= 0);
+  GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+  fail_unless(meta != NULL && meta->width == 64 && meta->height == 48);
+  guint8 *view = mmap(NULL, mem->offset + mem->size, PROT_READ, MAP_SHARED, fd, 0);
+  fail_unless(view != MAP_FAILED);
+  GstMapInfo expected;
+  fail_unless(gst_buffer_map(gst_sample_get_buffer(reference), &expected, GST_MAP_READ));
+  for (int y = 0; y < 48; y++)
+    fail_unless(memcmp(view + mem->offset + meta->offset[0] + y * meta->stride[0],
+                       expected.data + y * 64 * 3, 64 * 3) == 0, "row %d differs", y);
+  gst_buffer_unmap(gst_sample_get_buffer(reference), &expected);
+  munmap(view, mem->offset + mem->size);
+  int worst;
+  double mean;
+  compare_rgb(samples[0], reference, &worst, &mean); /* the same through GStreamer's own map */
+  fail_unless_equals_int(worst, 0);
+  gst_sample_unref(reference);
+  for (int i = 0; i < 5; i++)
+    gst_sample_unref(samples[i]);
+  /* Letting go of the fd memories gave every device buffer back. */
+  npu_device_stats stats;
+  fail_unless(npu_device_get_stats(device, &stats) == NPU_OK);
+  fail_unless_equals_uint64(stats.bytes_allocated, 0);
+  npu_device_release(device);
+}
+GST_END_TEST;
+
+/* A downstream npuupload imports what npudownload exported: no copy either way. */
+GST_START_TEST(test_dmabuf_round_trip)
+{
+  GstElement *pipeline;
+  gchar *error = run_pipeline(
+      "videotestsrc num-buffers=10 ! video/x-raw,format=NV12,width=64,height=48 ! npuupload ! "
+      "npudownload name=down ! video/x-raw(memory:DMABuf) ! npuupload name=up ! npuvpp ! "
+      "video/x-raw(memory:NPUMemory),format=RGB ! npudownload ! fakesink", &pipeline);
+  fail_unless(error == NULL, "%s", error);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-zero-copy"), 10);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-zero-copy"), 10);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "frames-copied"), 0);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "device-imports"), 10);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "device-bytes-h2d"), 0);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+/* `size` bytes of a frame at `offset` in a new memfd, as a one-memory buffer
+ * of `allocator` (the fd opened read-only when asked). */
+static GstBuffer *memfd_frame(GstAllocator *allocator, const guint8 *bytes, gsize size,
+                              gsize offset, gboolean read_only)
+{
+  int fd = memfd_create("test-frame", MFD_CLOEXEC);
+  fail_unless(fd >= 0);
+  fail_unless(pwrite(fd, bytes, size, (off_t)offset) == (ssize_t)size);
+  if (read_only) {
+    gchar *path = g_strdup_printf("/proc/self/fd/%d", fd);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    fail_unless(ro >= 0);
+    close(fd);
+    fd = ro;
+    g_free(path);
+  }
+  GstMemory *mem = gst_fd_allocator_alloc(allocator, fd, offset + size, GST_FD_MEMORY_FLAG_NONE);
+  gst_memory_resize(mem, (gssize)offset, size);
+  GstBuffer *buffer = gst_buffer_new();
+  gst_buffer_append_memory(buffer, mem);
+  return buffer;
+}
+
+/* Pushes `frame` through "appsrc caps=`caps` ! npuupload name=up ! npuvpp !
+ * RGB ! npudownload ! appsink": the RGB sample, or NULL with the error in
+ * *error. The stopped pipeline is left in *out. */
+static GstSample *push_frame(const gchar *caps, GstBuffer *frame, GstElement **out, gchar **error)
+{
+  gchar *description = g_strdup_printf(
+      "appsrc name=src caps=\"%s\" format=time ! npuupload name=up ! npuvpp ! "
+      "video/x-raw(memory:NPUMemory),format=RGB ! npudownload ! appsink name=sink", caps);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL, "%s", description);
+  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GST_BUFFER_PTS(frame) = 0;
+  gst_app_src_push_buffer(GST_APP_SRC(src), frame);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL, "neither EOS nor an error");
+  *error = NULL;
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    GError *err;
+    gst_message_parse_error(msg, &err, NULL);
+    *error = g_strdup(err->message);
+    g_error_free(err);
+  }
+  gst_message_unref(msg);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  g_free(description);
+  *out = pipeline;
+  return sample;
+}
+
+#define BGRX_CAPS "video/x-raw,format=BGRx,width=64,height=48,framerate=30/1"
+#define BGRX_DMABUF_CAPS "video/x-raw(memory:DMABuf),format=BGRx,width=64,height=48,framerate=30/1"
+#define BGRX_SOURCE "videotestsrc num-buffers=1 pattern=gradient ! " BGRX_CAPS
+
+/* A BGRx test frame in a memfd (read-only when asked, at an offset that is
+ * not page-aligned) goes through npuupload ! npuvpp (RGB) ! npudownload:
+ * the pixels must match videoconvertscale's. Returns npuupload's `stat`. */
+static guint64 check_memfd_frame(GstAllocator *allocator, const gchar *caps, gboolean read_only,
+                                 const gchar *stat)
+{
+  GstSample *source = first_sample(BGRX_SOURCE " ! appsink name=sink");
+  GstSample *theirs = first_sample(BGRX_SOURCE " ! videoconvertscale ! "
+                                   "video/x-raw,format=RGB ! appsink name=sink");
+  GstMapInfo map;
+  fail_unless(gst_buffer_map(gst_sample_get_buffer(source), &map, GST_MAP_READ));
+  GstBuffer *frame = memfd_frame(allocator, map.data, map.size, 100, read_only);
+  gst_buffer_unmap(gst_sample_get_buffer(source), &map);
+  GstElement *pipeline;
+  gchar *error;
+  GstSample *ours = push_frame(caps, frame, &pipeline, &error);
+  fail_unless(ours != NULL && error == NULL, "%s", error);
+  int worst;
+  double mean;
+  compare_rgb(ours, theirs, &worst, &mean);
+  fail_unless(worst <= 1, "pixels differ by up to %d", worst);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "device-bytes-h2d"),
+                            stat_of(pipeline, "up", "frames-copied") * 64 * 48 * 4);
+  guint64 value = stat_of(pipeline, "up", stat);
+  gst_object_unref(pipeline);
+  gst_sample_unref(ours);
+  gst_sample_unref(theirs);
+  gst_sample_unref(source);
+  return value;
+}
+
+/* A dma-buf (memory:DMABuf caps) or plain fd memory is imported by its fd:
+ * zero copy even where host memory cannot be imported. */
+static void check_fd_memory_imported(void)
+{
+  GstAllocator *dmabuf = gst_dmabuf_allocator_new(), *fd = gst_fd_allocator_new();
+  fail_unless_equals_uint64(check_memfd_frame(dmabuf, BGRX_DMABUF_CAPS, FALSE, "frames-zero-copy"), 1);
+  fail_unless_equals_uint64(check_memfd_frame(fd, BGRX_CAPS, FALSE, "frames-zero-copy"), 1);
+  fail_unless_equals_uint64(check_memfd_frame(fd, BGRX_CAPS, FALSE, "device-imports"), 1);
+  gst_object_unref(dmabuf);
+  gst_object_unref(fd);
+}
+
+GST_START_TEST(test_fd_memory_is_imported)
+{
+  check_fd_memory_imported();
+}
+GST_END_TEST;
+
+GST_START_TEST(test_fd_memory_is_imported_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* no host import: only the fd path is left */
+  check_fd_memory_imported();
+}
+GST_END_TEST;
+
+/* Fds the device cannot take fall back to the mapping, then to a copy;
+ * an fd that is not memory at all is a clean element error. */
+GST_START_TEST(test_bad_fd_memory)
+{
+  GstAllocator *fd = gst_fd_allocator_new();
+  /* Read-only: the device cannot take it as its memory; it is mapped and
+   * imported as host memory instead. */
+  fail_unless_equals_uint64(check_memfd_frame(fd, BGRX_CAPS, TRUE, "frames-zero-copy"), 1);
+
+  int pipe_fds[2];
+  fail_unless(pipe(pipe_fds) == 0);
+  close(pipe_fds[1]);
+  GstBuffer *frame = gst_buffer_new();
+  gst_buffer_append_memory(frame, gst_fd_allocator_alloc(fd, pipe_fds[0], 64 * 48 * 4,
+                                                         GST_FD_MEMORY_FLAG_NONE));
+  GstElement *pipeline;
+  gchar *error;
+  GstSample *sample = push_frame(BGRX_DMABUF_CAPS, frame, &pipeline, &error);
+  fail_unless(sample == NULL && error != NULL);
+  fail_unless(strstr(error, "Cannot read the input frame") != NULL, "%s", error);
+  g_free(error);
+  gst_object_unref(pipeline);
+  gst_object_unref(fd);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_read_only_fd_copied_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* neither fd nor host import is left */
+  GstAllocator *fd = gst_fd_allocator_new();
+  fail_unless_equals_uint64(check_memfd_frame(fd, BGRX_CAPS, TRUE, "frames-copied"), 1);
+  gst_object_unref(fd);
+}
+GST_END_TEST;
+
 static Suite *npu_elements_suite(void)
 {
   Suite *s = suite_create("npu-elements");
@@ -451,6 +723,12 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_repeated_state_changes);
   tcase_add_test(tc, test_crop_meta_is_honoured);
   tcase_add_test(tc, test_caps_change_mid_stream);
+  tcase_add_test(tc, test_download_as_dmabuf);
+  tcase_add_test(tc, test_dmabuf_round_trip);
+  tcase_add_test(tc, test_fd_memory_is_imported);
+  tcase_add_test(tc, test_fd_memory_is_imported_on_an_opaque_device);
+  tcase_add_test(tc, test_bad_fd_memory);
+  tcase_add_test(tc, test_read_only_fd_copied_on_an_opaque_device);
   return s;
 }
 
