@@ -12,24 +12,15 @@
 # (default 4), NUM_BUFFERS (frames per stream), BATCH (batch-size), and
 # mean/std for your model (ImageNet's below).
 set -euo pipefail
-source "$(dirname "$0")/ensure-build.sh"
-npu_prepare_build
-export GST_PLUGIN_PATH="$NPU_BUILD_DIR/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+source "$(dirname "$0")/lib.sh"
 
-model=${1:-}
-labels=${2:-}
-if [ -z "$model" ]; then
-  models=$(mktemp -d)
-  trap 'rm -rf "$models"' EXIT
-  /usr/bin/python3 "$NPU_ROOT/tests/models/make_vision_models.py" "$models"
-  model=$models/mobilenet_v2.onnx
-fi
-pipeline="npuinfer name=infer model=$model batch-size=${BATCH:-4} batch-timeout=20000"
-pipeline+=" mean=0.485,0.456,0.406 std=0.229,0.224,0.225"
+model=${1:-$(npu_generated_model mobilenet_v2.onnx make_vision_models.py mobilenet_v2)}
+labels=${2:+labels=$(npu_quote "$2")}
+pipeline="npuinfer name=infer model=$(npu_quote "$model") batch-size=${BATCH:-4}"
+pipeline+=" batch-timeout=20000 mean=0.485,0.456,0.406 std=0.229,0.224,0.225"
 for s in $(seq 0 $((${STREAMS:-4} - 1))); do
   pipeline+=" videotestsrc num-buffers=${NUM_BUFFERS:-30} pattern=$s !"
   pipeline+=" video/x-raw,format=NV12,width=1280,height=720 ! infer.sink_$s infer.src_$s !"
-  pipeline+=" npudecode name=stream$s method=classify print-results=true ${labels:+labels=$labels} !"
-  pipeline+=" fakesink"
+  pipeline+=" npudecode name=stream$s method=classify print-results=true $labels ! fakesink"
 done
-gst-launch-1.0 -q $pipeline
+eval gst-launch-1.0 -q "$pipeline"

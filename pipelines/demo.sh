@@ -8,7 +8,8 @@
 # error rate against the rendered text ("CER: X%"). Then the zero-copy
 # upload -> VPP -> download chain and the detector alone on the executor.
 # Where npm is unreachable it runs a generated MobileNetV2 on four streams
-# instead. With a video file (demo.sh FILE) it reads the text in the file.
+# instead. With a video file or a camera (demo.sh FILE, demo.sh /dev/video0)
+# it reads the text there.
 set -euo pipefail
 source "$(dirname "$0")/ensure-build.sh"
 npu_prepare_build
@@ -18,7 +19,7 @@ export NPU_BUILD_DIR
 echo
 source "$NPU_ROOT/tests/models/fetch_assets.sh"
 if npu_fetch_ocr_models; then
-  echo "== OCR: 4 streams, one PP-OCRv4 detector and one recogniser (npuinfer mode=roi)"
+  echo "== OCR on ${1:-4 generated streams}: one PP-OCRv4 detector and one recogniser (npuinfer mode=roi)"
   "$NPU_ROOT/pipelines/ocr.sh" "$@"
   echo
   echo "== PP-OCRv4 text detector alone on the executor, 1x3x640x640"

