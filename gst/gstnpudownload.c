@@ -12,7 +12,13 @@
  * GstDmaBufMemory where the device's fds are real dma-bufs, else
  * GstFdMemory (the CPU backend's memfds: mappable by anyone, but not
  * importable by a GPU or V4L2 driver). The device memory stays with the fd
- * memory until downstream lets go of it.
+ * memory until downstream lets go of it. Memory the device cannot export
+ * (host memory npuupload imported) is first copied once on the device.
+ *
+ * Frames whose video meta places the planes elsewhere than the caps'
+ * default layout (frames npuupload imported with their own strides and
+ * offsets) keep that meta when passed on or exported, and are copied row by
+ * row into the default layout when downloaded.
  *
  * |[
  * gst-launch-1.0 videotestsrc ! npuupload ! npuvpp ! video/x-raw(memory:NPUMemory),format=RGB,width=320,height=240 ! npudownload ! videoconvert ! autovideosink
@@ -24,6 +30,7 @@
 #include <gst/allocators/allocators.h>
 
 #include "gstnpumemory.h"
+#include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_download_debug);
 #define GST_CAT_DEFAULT gst_npu_download_debug
@@ -102,16 +109,37 @@ static GQuark source_quark;
 
 /* Each NPU memory of `inbuf` as an fd memory on the same device memory,
  * which holds `inbuf` (so neither it nor its pool reuse the memory) for as
- * long as it lives. */
-static GstFlowReturn export_buffer(GstNpuDownload *self, GstBuffer *inbuf, GstBuffer **outbuf)
+ * long as it lives. Memory the device cannot export (host memory it
+ * imported) is first copied on the device into memory it can; *copied
+ * says so. */
+static GstFlowReturn export_buffer(GstNpuDownload *self, GstBuffer *inbuf, GstBuffer **outbuf,
+                                   gboolean *copied)
 {
   GstBuffer *out = gst_buffer_new();
+  *copied = FALSE;
   for (guint i = 0; i < gst_buffer_n_memory(inbuf); i++) {
     GstMemory *mem = gst_buffer_peek_memory(inbuf, i);
-    int fd;
+    GstBuffer *holder = gst_buffer_ref(inbuf);
+    int fd = -1;
     size_t offset;
-    if (!gst_npu_memory_sync_for_device(mem, NULL) ||
-        npu_buffer_export_fd(gst_npu_memory_get_buffer(mem), &fd, &offset) != NPU_OK) {
+    if (!gst_npu_memory_sync_for_device(mem, NULL)) {
+      mem = NULL;
+    } else if (npu_buffer_export_fd(gst_npu_memory_get_buffer(mem), &fd, &offset) != NPU_OK) {
+      GST_DEBUG_OBJECT(self, "memory %u not exportable (%s): copied on the device", i,
+                       npu_last_error_message());
+      gst_buffer_unref(holder);
+      holder = NULL;
+      if ((mem = gst_memory_copy(mem, 0, -1))) { /* same bytes, at offset 0 of its own buffer */
+        holder = gst_buffer_new();
+        gst_buffer_append_memory(holder, mem);
+        *copied = TRUE;
+        if (npu_buffer_export_fd(gst_npu_memory_get_buffer(mem), &fd, &offset) != NPU_OK)
+          mem = NULL;
+      }
+    }
+    if (!mem) {
+      if (holder)
+        gst_buffer_unref(holder);
       gst_buffer_unref(out);
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot export the frame as a file descriptor"),
                         ("%s", npu_last_error_message()));
@@ -121,12 +149,14 @@ static GstFlowReturn export_buffer(GstNpuDownload *self, GstBuffer *inbuf, GstBu
                                                offset + mem->offset + mem->size,
                                                GST_FD_MEMORY_FLAG_NONE);
     gst_memory_resize(fd_mem, (gssize)(offset + mem->offset), mem->size);
-    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(fd_mem), source_quark, gst_buffer_ref(inbuf),
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(fd_mem), source_quark, holder,
                               (GDestroyNotify)gst_mini_object_unref);
     gst_buffer_append_memory(out, fd_mem);
   }
   gst_buffer_copy_into(out, inbuf, GST_BUFFER_COPY_METADATA, 0, -1);
-  if (!gst_buffer_get_video_meta(out))
+  /* The fd memories hold the bytes of the NPU memories in the same places:
+   * same planes, same meta. */
+  if (!gst_npu_buffer_copy_video_meta(out, inbuf))
     add_video_meta(self, out);
   *outbuf = out;
   return GST_FLOW_OK;
@@ -140,13 +170,15 @@ static GstFlowReturn gst_npu_download_prepare_output_buffer(GstBaseTransform *tr
   gboolean on_device = gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base));
   if (self->fd_allocator) {
     GstFlowReturn ret = GST_FLOW_ERROR;
+    gboolean copied = FALSE;
     if (!on_device)
       GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Only NPU memory can go out as fd memory"),
                         ("the input buffer is not NPU memory of this element's device"));
     else
-      ret = export_buffer(self, inbuf, outbuf);
+      ret = export_buffer(self, inbuf, outbuf, &copied);
     if (ret == GST_FLOW_OK)
-      gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
+      gst_npu_base_transform_count_frame(base, copied ? GST_NPU_FRAME_COPIED
+                                                      : GST_NPU_FRAME_ZERO_COPY);
     return ret;
   }
   if (!on_device || self->host_visible) {
@@ -165,6 +197,27 @@ static GstFlowReturn gst_npu_download_prepare_output_buffer(GstBaseTransform *tr
       ->prepare_output_buffer(trans, inbuf, outbuf);
 }
 
+/* Copies the rows of each plane, placed in `in_mem` by `in_meta`, to where
+ * the output frame has them. */
+static npu_status download_rows(GstNpuDownload *self, GstMemory *in_mem,
+                                const GstVideoMeta *in_meta, GstVideoFrame *out)
+{
+  npu_status status = NPU_OK;
+  npu_buffer *buffer = gst_npu_memory_get_buffer(in_mem);
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(out) && status == NPU_OK; p++) {
+    gsize row_bytes;
+    guint rows;
+    gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
+                             GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
+    guint8 *to = GST_VIDEO_FRAME_PLANE_DATA(out, p);
+    for (guint y = 0; y < rows && status == NPU_OK; y++)
+      status = npu_memcpy_d2h(to + (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
+                              in_mem->offset + in_meta->offset[p] + (gsize)y * in_meta->stride[p],
+                              row_bytes);
+  }
+  return status;
+}
+
 static GstFlowReturn gst_npu_download_transform(GstBaseTransform *trans, GstBuffer *inbuf,
                                                 GstBuffer *outbuf)
 {
@@ -173,16 +226,37 @@ static GstFlowReturn gst_npu_download_transform(GstBaseTransform *trans, GstBuff
   if (self->fd_allocator || gst_buffer_peek_memory(outbuf, 0) == gst_buffer_peek_memory(inbuf, 0))
     return GST_FLOW_OK; /* passed on or exported without copy */
   GstMemory *in_mem = gst_buffer_peek_memory(inbuf, 0);
-  GstMapInfo map;
-  if (gst_buffer_n_memory(inbuf) != 1 || !gst_buffer_map(outbuf, &map, GST_MAP_WRITE)) {
+  if (gst_buffer_n_memory(inbuf) != 1) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot download a multi-memory NPU buffer"), (NULL));
     return GST_FLOW_ERROR;
   }
-  gsize size = MIN(map.size, in_mem->size);
   npu_status status = NPU_ERROR_INTERNAL;
-  if (gst_npu_memory_sync_for_device(in_mem, NULL))
-    status = npu_memcpy_d2h(map.data, gst_npu_memory_get_buffer(in_mem), in_mem->offset, size);
-  gst_buffer_unmap(outbuf, &map);
+  gboolean mapped = FALSE;
+  const GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
+  if (!in_meta || gst_npu_video_meta_is_default(&self->info, in_meta)) {
+    /* The caps' layout on both sides: one copy of the whole frame. */
+    GstMapInfo map;
+    if ((mapped = gst_buffer_map(outbuf, &map, GST_MAP_WRITE))) {
+      if (gst_npu_memory_sync_for_device(in_mem, NULL))
+        status = npu_memcpy_d2h(map.data, gst_npu_memory_get_buffer(in_mem), in_mem->offset,
+                                MIN(map.size, in_mem->size));
+      gst_buffer_unmap(outbuf, &map);
+    }
+  } else {
+    /* Planes where the input's meta puts them (an imported frame with
+     * strides or offsets of its own): copied row by row into the caps'
+     * layout, which is what the output buffer has. */
+    GstVideoFrame out;
+    if ((mapped = gst_video_frame_map(&out, &self->info, outbuf, GST_MAP_WRITE))) {
+      if (gst_npu_memory_sync_for_device(in_mem, NULL))
+        status = download_rows(self, in_mem, in_meta, &out);
+      gst_video_frame_unmap(&out);
+    }
+  }
+  if (!mapped) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output buffer"), (NULL));
+    return GST_FLOW_ERROR;
+  }
   if (status != NPU_OK) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Download from the NPU failed"),
                       ("%s", npu_last_error_message()));

@@ -15,6 +15,12 @@
  *
  * `stats` tells which of these happened.
  *
+ * A frame's planes may sit wherever its GstVideoMeta says (strides and
+ * offsets of its own, planes in several memories): imported frames keep the
+ * meta, copies land in the caps' default layout. A frame smaller than its
+ * caps (no meta) or its meta say, or a meta that contradicts the caps, is an
+ * element error.
+ *
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! npuupload ! npudownload ! fakesink
  * ]|
@@ -24,6 +30,7 @@
 #include <gst/allocators/allocators.h>
 
 #include "gstnpumemory.h"
+#include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_upload_debug);
 #define GST_CAT_DEFAULT gst_npu_upload_debug
@@ -134,6 +141,9 @@ static GstBuffer *import_buffer(GstNpuUpload *self, GstBuffer *inbuf)
   gst_buffer_append_memory(
       outbuf, gst_npu_memory_wrap(gst_npu_base_transform_get_allocator(base), imported, size));
   gst_buffer_copy_into(outbuf, inbuf, GST_BUFFER_COPY_METADATA, 0, -1);
+  /* The device buffer starts where the frame's memory does: the planes are
+   * where the input's video meta says (its strides, its offsets). */
+  gst_npu_buffer_copy_video_meta(outbuf, inbuf);
   return outbuf;
 }
 
@@ -148,13 +158,14 @@ static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *tran
     gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
     return GST_FLOW_OK;
   }
-  if (!gst_buffer_get_video_meta(inbuf) &&
-      gst_buffer_get_size(inbuf) < GST_VIDEO_INFO_SIZE(&self->info)) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Input buffer is smaller than its caps say"),
-                      ("%" G_GSIZE_FORMAT " bytes, %ux%u %s needs %" G_GSIZE_FORMAT,
-                       gst_buffer_get_size(inbuf), GST_VIDEO_INFO_WIDTH(&self->info),
-                       GST_VIDEO_INFO_HEIGHT(&self->info), GST_VIDEO_INFO_NAME(&self->info),
-                       GST_VIDEO_INFO_SIZE(&self->info)));
+  /* Everything below reads the planes where the video meta (or the caps)
+   * puts them: they must lie within the buffer. */
+  gchar *details;
+  const gchar *wrong = gst_npu_video_frame_check(&self->info, gst_buffer_get_video_meta(inbuf),
+                                                 gst_buffer_get_size(inbuf), &details);
+  if (wrong) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("%s", wrong), ("%s", details));
+    g_free(details);
     return GST_FLOW_ERROR;
   }
   if ((*outbuf = import_buffer(self, inbuf))) {
@@ -187,9 +198,9 @@ static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer
   npu_status status = NPU_OK;
   gboolean ok = TRUE;
   GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
+  /* Every plane where the output has it (any stride or offset may differ). */
   gboolean same_layout = gst_buffer_n_memory(inbuf) == 1 &&
-                         (!in_meta || (in_meta->stride[0] == self->info.stride[0] &&
-                                       in_meta->offset[1] == self->info.offset[1]));
+                         (!in_meta || gst_npu_video_meta_is_default(&self->info, in_meta));
   if (same_layout) { /* one device copy, counted in the device statistics */
     GstMapInfo map;
     gst_buffer_map(inbuf, &map, GST_MAP_READ);

@@ -50,3 +50,81 @@ gboolean gst_npu_image_describe(const GstVideoInfo *info, const GstVideoMeta *me
                                                                          : NPU_RANGE_LIMITED;
   return image->format != 0 && memory != NULL;
 }
+
+void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guint width,
+                              guint height, gsize *row_bytes, guint *rows)
+{
+  gint comps[GST_VIDEO_MAX_COMPONENTS];
+  gst_video_format_info_component(finfo, plane, comps);
+  gint comp = comps[0] >= 0 ? comps[0] : 0;
+  /* Packed 4:2:2 (YUY2, UYVY): a pixel stride of 2 on the unscaled width. */
+  *row_bytes = (gsize)GST_VIDEO_FORMAT_INFO_PSTRIDE(finfo, comp) *
+               (gsize)GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(finfo, comp, width);
+  *rows = (guint)GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(finfo, comp, height);
+}
+
+gboolean gst_npu_video_meta_is_default(const GstVideoInfo *info, const GstVideoMeta *meta)
+{
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++)
+    if (meta->offset[p] != info->offset[p] || meta->stride[p] != info->stride[p])
+      return FALSE;
+  return TRUE;
+}
+
+const gchar *gst_npu_video_frame_check(const GstVideoInfo *info, const GstVideoMeta *meta,
+                                       gsize size, gchar **details)
+{
+  *details = NULL;
+  if (!meta) {
+    if (size >= GST_VIDEO_INFO_SIZE(info))
+      return NULL;
+    *details = g_strdup_printf("%" G_GSIZE_FORMAT " bytes, %ux%u %s needs %" G_GSIZE_FORMAT,
+                               size, GST_VIDEO_INFO_WIDTH(info), GST_VIDEO_INFO_HEIGHT(info),
+                               GST_VIDEO_INFO_NAME(info), GST_VIDEO_INFO_SIZE(info));
+    return "Input buffer is smaller than its caps say";
+  }
+  const gchar *mismatch = "Input video meta does not match the caps";
+  if (meta->format != GST_VIDEO_INFO_FORMAT(info) ||
+      meta->n_planes != GST_VIDEO_INFO_N_PLANES(info) ||
+      meta->width < (guint)GST_VIDEO_INFO_WIDTH(info) ||
+      meta->height < (guint)GST_VIDEO_INFO_HEIGHT(info)) {
+    *details = g_strdup_printf("video meta: %ux%u %s in %u planes; caps: %ux%u %s in %u planes",
+                               meta->width, meta->height,
+                               gst_video_format_to_string(meta->format), meta->n_planes,
+                               GST_VIDEO_INFO_WIDTH(info), GST_VIDEO_INFO_HEIGHT(info),
+                               GST_VIDEO_INFO_NAME(info), GST_VIDEO_INFO_N_PLANES(info));
+    return mismatch;
+  }
+  for (guint p = 0; p < meta->n_planes; p++) {
+    gsize row_bytes;
+    guint rows;
+    gst_npu_video_plane_size(info->finfo, p, GST_VIDEO_INFO_WIDTH(info),
+                             GST_VIDEO_INFO_HEIGHT(info), &row_bytes, &rows);
+    if (meta->stride[p] < 0 || (gsize)meta->stride[p] < row_bytes) {
+      *details = g_strdup_printf("video meta: plane %u stride %d is below its %" G_GSIZE_FORMAT
+                                 "-byte rows", p, meta->stride[p], row_bytes);
+      return mismatch;
+    }
+    gsize needed = (gsize)meta->stride[p] * (rows - 1) + row_bytes;
+    if (meta->offset[p] > size || needed > size - meta->offset[p]) {
+      *details = g_strdup_printf("%" G_GSIZE_FORMAT " bytes; the video meta puts plane %u (%u "
+                                 "rows of stride %d) at offset %" G_GSIZE_FORMAT ", up to byte %"
+                                 G_GSIZE_FORMAT, size, p, rows, meta->stride[p], meta->offset[p],
+                                 meta->offset[p] + needed);
+      return "Input buffer is smaller than its video meta says";
+    }
+  }
+  return NULL;
+}
+
+GstVideoMeta *gst_npu_buffer_copy_video_meta(GstBuffer *dst, GstBuffer *src)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta(src);
+  if (!meta)
+    return NULL;
+  GstVideoMeta *copy = gst_buffer_add_video_meta_full(dst, meta->flags, meta->format, meta->width,
+                                                      meta->height, meta->n_planes, meta->offset,
+                                                      meta->stride);
+  copy->alignment = meta->alignment;
+  return copy;
+}

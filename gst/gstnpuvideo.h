@@ -15,6 +15,28 @@ uint32_t gst_npu_format_of(GstVideoFormat format);
 gboolean gst_npu_image_describe(const GstVideoInfo *info, const GstVideoMeta *meta,
                                 npu_buffer *memory, gsize offset, npu_image *image);
 
+/* Bytes per row and rows of plane `plane` of a `width` x `height` frame of
+ * `finfo`, without padding. */
+void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guint width,
+                              guint height, gsize *row_bytes, guint *rows);
+
+/* Whether `meta` places the planes of a frame of `info` where `info` does. */
+gboolean gst_npu_video_meta_is_default(const GstVideoInfo *info, const GstVideoMeta *meta);
+
+/* Checks a frame of `info` in a buffer of `size` bytes, its planes placed by
+ * `meta` (or by `info` when NULL). NULL when it is whole; else what is
+ * wrong, for an element error message, with the figures in *details (free
+ * them): the buffer is smaller than the caps say (no meta), the meta
+ * contradicts the caps (format, size, planes, strides), or a plane of the
+ * meta runs past the end of the buffer. */
+const gchar *gst_npu_video_frame_check(const GstVideoInfo *info, const GstVideoMeta *meta,
+                                       gsize size, gchar **details);
+
+/* Gives `dst`, whose memories sit where those of `src` do, the video meta of
+ * `src` (gst_buffer_copy_into leaves it out: it is tagged as memory meta).
+ * Returns the new meta, or NULL when `src` has none. */
+GstVideoMeta *gst_npu_buffer_copy_video_meta(GstBuffer *dst, GstBuffer *src);
+
 G_END_DECLS
 
 #endif

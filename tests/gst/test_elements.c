@@ -314,30 +314,6 @@ GST_START_TEST(test_unsupported_caps_are_not_negotiated)
 }
 GST_END_TEST;
 
-GST_START_TEST(test_truncated_buffer_is_an_error)
-{
-  GstElement *pipeline = gst_parse_launch(
-      "appsrc name=src caps=video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
-      "npuupload ! npudownload ! fakesink", NULL);
-  GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstBus *bus = gst_element_get_bus(pipeline);
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_new_allocate(NULL, 100, NULL));
-  gst_app_src_end_of_stream(GST_APP_SRC(src));
-  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR);
-  GError *err;
-  gst_message_parse_error(msg, &err, NULL);
-  fail_unless(strstr(err->message, "smaller than its caps") != NULL, "%s", err->message);
-  g_error_free(err);
-  gst_message_unref(msg);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(src);
-  gst_object_unref(pipeline);
-}
-GST_END_TEST;
-
 GST_START_TEST(test_repeated_state_changes)
 {
   /* Holding the device keeps its counters across the pipeline's life. */
@@ -572,18 +548,22 @@ static GstBuffer *memfd_frame(GstAllocator *allocator, const guint8 *bytes, gsiz
   return buffer;
 }
 
-/* Pushes `frame` through "appsrc caps=`caps` ! npuupload name=up ! npuvpp !
- * RGB ! npudownload ! appsink": the RGB sample, or NULL with the error in
- * *error. The stopped pipeline is left in *out. */
-static GstSample *push_frame(const gchar *caps, GstBuffer *frame, GstElement **out, gchar **error)
+/* Pushes `frame` through "appsrc caps=`caps` ! `chain` ! appsink": the
+ * sample, or NULL with the error in *error. The stopped pipeline is left in
+ * *out. */
+static GstSample *push_frame_through(const gchar *caps, const gchar *chain, GstBuffer *frame,
+                                     GstElement **out, gchar **error)
 {
-  gchar *description = g_strdup_printf(
-      "appsrc name=src caps=\"%s\" format=time ! npuupload name=up ! npuvpp ! "
-      "video/x-raw(memory:NPUMemory),format=RGB ! npudownload ! appsink name=sink", caps);
+  gchar *description = g_strdup_printf("appsrc name=src format=time ! %s ! appsink name=sink",
+                                       chain);
   GstElement *pipeline = gst_parse_launch(description, NULL);
   fail_unless(pipeline != NULL, "%s", description);
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstCaps *src_caps = gst_caps_from_string(caps);
+  fail_unless(src_caps != NULL, "%s", caps);
+  g_object_set(src, "caps", src_caps, NULL);
+  gst_caps_unref(src_caps);
   GstBus *bus = gst_element_get_bus(pipeline);
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   GST_BUFFER_PTS(frame) = 0;
@@ -607,6 +587,16 @@ static GstSample *push_frame(const gchar *caps, GstBuffer *frame, GstElement **o
   g_free(description);
   *out = pipeline;
   return sample;
+}
+
+#define TO_RGB_CHAIN \
+  "npuupload name=up ! npuvpp name=vpp ! video/x-raw(memory:NPUMemory),format=RGB ! " \
+  "npudownload name=down"
+
+/* push_frame_through "npuupload name=up ! npuvpp name=vpp ! RGB ! npudownload name=down". */
+static GstSample *push_frame(const gchar *caps, GstBuffer *frame, GstElement **out, gchar **error)
+{
+  return push_frame_through(caps, TO_RGB_CHAIN, frame, out, error);
 }
 
 #define BGRX_CAPS "video/x-raw,format=BGRx,width=64,height=48,framerate=30/1"
@@ -704,6 +694,437 @@ GST_START_TEST(test_read_only_fd_copied_on_an_opaque_device)
 }
 GST_END_TEST;
 
+/* The pixels of `source` in a new buffer laid out as asked: plane p with
+ * stride strides[p] (0: the caps' default) after gaps[p] bytes of padding
+ * (NULL strides and gaps: the caps' default layout, byte for byte), the
+ * padding filled with 0xAB; `extra` more bytes at the end. With `meta`, a
+ * GstVideoMeta describes the layout; with `split`, each plane (with the gap
+ * after it) is a memory of its own. */
+static GstBuffer *relayout(GstSample *source, const gint *strides, const gsize *gaps,
+                           gsize extra, gboolean meta, gboolean split)
+{
+  GstVideoInfo info, layout;
+  fail_unless(gst_video_info_from_caps(&info, gst_sample_get_caps(source)));
+  layout = info;
+  guint planes = GST_VIDEO_INFO_N_PLANES(&info);
+  gsize at = 0, starts[GST_VIDEO_MAX_PLANES + 1];
+  for (guint p = 0; p < planes; p++) {
+    /* The caps' default layout has no gaps: its planes are this many rows. */
+    gsize end = p + 1 < planes ? info.offset[p + 1] : info.size;
+    gsize rows = (end - info.offset[p]) / (gsize)info.stride[p];
+    if (strides && strides[p])
+      layout.stride[p] = strides[p];
+    starts[p] = at;
+    at += gaps ? gaps[p] : 0;
+    layout.offset[p] = at;
+    at += rows * (gsize)layout.stride[p];
+  }
+  if (!strides && !gaps)
+    fail_unless(at == info.size && memcmp(layout.offset, info.offset, sizeof info.offset) == 0);
+  layout.size = at;
+  starts[planes] = at + extra;
+  GstBuffer *buffer = gst_buffer_new();
+  if (split) {
+    for (guint p = 0; p < planes; p++)
+      gst_buffer_append_memory(buffer, gst_allocator_alloc(NULL, starts[p + 1] - starts[p], NULL));
+  } else {
+    gst_buffer_append_memory(buffer, gst_allocator_alloc(NULL, at + extra, NULL));
+  }
+  gst_buffer_memset(buffer, 0, 0xAB, at + extra);
+  if (meta)
+    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&info),
+                                   GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
+                                   planes, layout.offset, layout.stride);
+  GstVideoFrame from, to;
+  fail_unless(gst_video_frame_map(&from, &info, gst_sample_get_buffer(source), GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&to, meta ? &info : &layout, buffer, GST_MAP_WRITE));
+  fail_unless(gst_video_frame_copy(&to, &from));
+  gst_video_frame_unmap(&to);
+  gst_video_frame_unmap(&from);
+  return buffer;
+}
+
+/* The bytes of a one-memory `buffer` moved into a memfd (GstFdMemory of
+ * `allocator`), its video meta kept. */
+static GstBuffer *in_memfd(GstAllocator *allocator, GstBuffer *buffer)
+{
+  GstMapInfo map;
+  fail_unless(gst_buffer_n_memory(buffer) == 1 && gst_buffer_map(buffer, &map, GST_MAP_READ));
+  GstBuffer *fd_buffer = memfd_frame(allocator, map.data, map.size, 0, FALSE);
+  gst_buffer_unmap(buffer, &map);
+  GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+  if (meta)
+    gst_buffer_add_video_meta_full(fd_buffer, meta->flags, meta->format, meta->width,
+                                   meta->height, meta->n_planes, meta->offset, meta->stride);
+  gst_buffer_unref(buffer);
+  return fd_buffer;
+}
+
+#define GRADIENT_SOURCE \
+  "videotestsrc num-buffers=1 pattern=gradient ! " \
+  "video/x-raw,format=%s,width=%d,height=%d,colorimetry=bt709 ! "
+
+/* A test frame of `format` laid out by `strides` and `gaps` (see relayout),
+ * with a GstVideoMeta saying so, goes from appsrc through `chain` (one that
+ * ends in RGB, and names npuupload "up"): the pixels must be exactly those
+ * of the same frame in the caps' default layout without meta, and near
+ * videoconvertscale's. In a memfd when `fd` is given. Returns npuupload's
+ * `stat` for the padded frame. */
+static guint64 check_layout(const gchar *format, const gint *strides, const gsize *gaps,
+                            gboolean split, GstAllocator *fd, const gchar *chain, int max_worst,
+                            double max_mean, const gchar *stat)
+{
+  gchar *source_desc = g_strdup_printf(GRADIENT_SOURCE, format, 64, 48);
+  gchar *plain_desc = g_strdup_printf("%s appsink name=sink", source_desc);
+  gchar *theirs_desc = g_strdup_printf("%s videoconvertscale ! video/x-raw,format=RGB ! "
+                                       "appsink name=sink", source_desc);
+  GstSample *source = first_sample(plain_desc), *theirs = first_sample(theirs_desc);
+  gchar *caps = gst_caps_to_string(gst_sample_get_caps(source));
+  GstElement *pipeline;
+  gchar *error;
+  GstSample *plain = push_frame_through(caps, chain, relayout(source, NULL, NULL, 0, FALSE, FALSE),
+                                        &pipeline, &error);
+  fail_unless(plain != NULL && error == NULL, "%s: %s", format, error);
+  gst_object_unref(pipeline);
+  GstBuffer *padded = relayout(source, strides, gaps, 0, TRUE, split);
+  if (fd)
+    padded = in_memfd(fd, padded);
+  GstSample *ours = push_frame_through(caps, chain, padded, &pipeline, &error);
+  fail_unless(ours != NULL && error == NULL, "%s: %s", format, error);
+  int worst;
+  double mean;
+  compare_rgb(ours, plain, &worst, &mean);
+  fail_unless(worst == 0, "%s with strides and offsets of its own differs from the same frame "
+              "without padding through %s: max %d, mean %.3f", format, chain, worst, mean);
+  compare_rgb(ours, theirs, &worst, &mean);
+  fail_unless(worst <= max_worst && mean <= max_mean, "%s through %s differs from "
+              "videoconvertscale: max %d, mean %.3f", format, chain, worst, mean);
+  guint64 value = stat_of(pipeline, "up", stat);
+  gst_object_unref(pipeline);
+  gst_sample_unref(ours);
+  gst_sample_unref(plain);
+  gst_sample_unref(theirs);
+  gst_sample_unref(source);
+  g_free(caps);
+  g_free(source_desc);
+  g_free(plain_desc);
+  g_free(theirs_desc);
+  return value;
+}
+
+#define UP_DOWN_CHAIN "npuupload name=up ! npudownload name=down"
+#define UP_DOWN_DMABUF_CHAIN UP_DOWN_CHAIN " ! video/x-raw(memory:DMABuf)"
+
+/* Odd strides, a first plane not at the start, gaps between planes,
+ * planes in memories of their own: the GstVideoMeta says where they are.
+ * `stat` is the npuupload counter that a frame in one memory of host memory
+ * must step (imported or copied), `split_stat` that of a frame in several. */
+static void check_layouts(const gchar *stat, const gchar *split_stat)
+{
+  const gint rgb_stride[] = {64 * 3 + 5}; /* odd */
+  const gint bgrx_stride[] = {64 * 4 + 36};
+  const gsize first_gap[] = {12};         /* plane 0 at offset 12 */
+  const gint nv12_strides[] = {64 + 16, 64 + 32};
+  const gsize nv12_gaps[] = {0, 1001};    /* UV plane after an odd gap */
+  const gsize i420_gaps[] = {0, 0, 333};  /* only V moved: Y and U as by default */
+  const gint i420_strides[] = {0, 40, 48}; /* only the chroma strides differ */
+  const gsize split_gaps[] = {0, 64};
+  const gchar *vpp = TO_RGB_CHAIN;
+  fail_unless_equals_uint64(
+      check_layout("RGB", rgb_stride, NULL, FALSE, NULL, vpp, 1, 0.1, stat), 1);
+  fail_unless_equals_uint64(
+      check_layout("BGRx", bgrx_stride, first_gap, FALSE, NULL, vpp, 1, 0.1, stat), 1);
+  fail_unless_equals_uint64(
+      check_layout("NV12", nv12_strides, nv12_gaps, FALSE, NULL, vpp, 8, 3.0, stat), 1);
+  fail_unless_equals_uint64(
+      check_layout("I420", NULL, i420_gaps, FALSE, NULL, vpp, 8, 3.0, stat), 1);
+  fail_unless_equals_uint64(
+      check_layout("I420", i420_strides, NULL, FALSE, NULL, vpp, 8, 3.0, stat), 1);
+  fail_unless_equals_uint64(
+      check_layout("NV12", NULL, split_gaps, TRUE, NULL, vpp, 8, 3.0, split_stat), 1);
+  /* No npuvpp: npudownload gets the frame as npuupload made it, and hands
+   * it on as system memory or as fd memory (keeping its layout). */
+  const gchar *chains[] = {UP_DOWN_CHAIN, UP_DOWN_DMABUF_CHAIN};
+  for (guint i = 0; i < G_N_ELEMENTS(chains); i++)
+    fail_unless_equals_uint64(
+        check_layout("RGB", rgb_stride, first_gap, FALSE, NULL, chains[i], 1, 0.1, stat), 1);
+  /* In fd memory: imported with its layout, on every device. */
+  GstAllocator *fd = gst_fd_allocator_new();
+  fail_unless_equals_uint64(check_layout("NV12", nv12_strides, nv12_gaps, FALSE, fd, vpp, 8, 3.0,
+                                         "frames-zero-copy"), 1);
+  for (guint i = 0; i < G_N_ELEMENTS(chains); i++)
+    fail_unless_equals_uint64(check_layout("RGB", rgb_stride, first_gap, FALSE, fd, chains[i], 1,
+                                           0.1, "frames-zero-copy"), 1);
+  gst_object_unref(fd);
+}
+
+/* Host memory the device imported cannot be exported as an fd: npudownload
+ * copies it once on the device into memory that can. */
+GST_START_TEST(test_imported_host_memory_goes_out_as_fd)
+{
+  GstElement *pipeline;
+  gchar *error = run_pipeline(
+      "videotestsrc num-buffers=5 ! video/x-raw,format=RGB,width=64,height=48 ! "
+      "identity drop-allocation=true ! npuupload name=up ! npudownload name=down ! "
+      "video/x-raw(memory:DMABuf) ! fakesink", &pipeline);
+  fail_unless(error == NULL, "%s", error);
+  fail_unless_equals_uint64(stat_of(pipeline, "up", "device-imports"), 5);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "frames-copied"), 5);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2d"), 5 * 64 * 48 * 3);
+  fail_unless_equals_uint64(stat_of(pipeline, "down", "device-bytes-d2h"), 0);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_video_meta_layout_is_honoured)
+{
+  /* Host memory imported as it is; planes in several memories copied. */
+  check_layouts("frames-zero-copy", "frames-copied");
+}
+GST_END_TEST;
+
+GST_START_TEST(test_video_meta_layout_is_honoured_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* host memory is copied, plane by plane */
+  check_layouts("frames-copied", "frames-copied");
+}
+GST_END_TEST;
+
+/* Frames without meta in the caps' default layout (rows padded to 4 bytes
+ * at this width), or with bytes to spare after it, are read by that layout. */
+static void check_buffers_without_video_meta(void)
+{
+  const struct {
+    const gchar *format;
+    int max_worst;
+    double max_mean;
+  } cases[] = {{"I420", 8, 3.0}, {"NV12", 8, 3.0}, {"YUY2", 8, 3.0}, {"RGB", 1, 0.1},
+               {"BGRx", 1, 0.1}};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    for (gsize extra = 0; extra <= 100; extra += 100) {
+      gchar *source_desc = g_strdup_printf(GRADIENT_SOURCE, cases[i].format, 66, 50);
+      gchar *plain_desc = g_strdup_printf("%s appsink name=sink", source_desc);
+      gchar *theirs_desc = g_strdup_printf("%s videoconvertscale ! video/x-raw,format=RGB ! "
+                                           "appsink name=sink", source_desc);
+      GstSample *source = first_sample(plain_desc), *theirs = first_sample(theirs_desc);
+      gchar *caps = gst_caps_to_string(gst_sample_get_caps(source));
+      GstBuffer *frame = relayout(source, NULL, NULL, extra, FALSE, FALSE);
+      GstVideoInfo info;
+      fail_unless(gst_video_info_from_caps(&info, gst_sample_get_caps(source)));
+      fail_unless(gst_buffer_get_video_meta(frame) == NULL);
+      fail_unless_equals_uint64(gst_buffer_get_size(frame), GST_VIDEO_INFO_SIZE(&info) + extra);
+      GstElement *pipeline;
+      gchar *error;
+      GstSample *ours = push_frame(caps, frame, &pipeline, &error);
+      fail_unless(ours != NULL && error == NULL, "%s: %s", cases[i].format, error);
+      int worst;
+      double mean;
+      compare_rgb(ours, theirs, &worst, &mean);
+      fail_unless(worst <= cases[i].max_worst && mean <= cases[i].max_mean,
+                  "%s 66x50 without meta (%" G_GSIZE_FORMAT " bytes spare) differs from "
+                  "videoconvertscale: max %d, mean %.3f", cases[i].format, extra, worst, mean);
+      fail_unless_equals_uint64(stat_of(pipeline, "vpp", "frames-processed"), 1);
+      gst_object_unref(pipeline);
+      gst_sample_unref(ours);
+      gst_sample_unref(theirs);
+      gst_sample_unref(source);
+      g_free(caps);
+      g_free(source_desc);
+      g_free(plain_desc);
+      g_free(theirs_desc);
+    }
+  }
+}
+
+GST_START_TEST(test_buffers_without_video_meta)
+{
+  check_buffers_without_video_meta();
+}
+GST_END_TEST;
+
+GST_START_TEST(test_buffers_without_video_meta_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* copied in one piece */
+  check_buffers_without_video_meta();
+}
+GST_END_TEST;
+
+/* Pushes `frame` (NV12 64x48) through `chain`: it must be refused with an
+ * element error whose message contains `expected`. */
+static void check_bad_frame(const gchar *chain, GstBuffer *frame, const gchar *expected)
+{
+  GstElement *pipeline;
+  gchar *error;
+  GstSample *sample = push_frame_through(
+      "video/x-raw,format=NV12,width=64,height=48,framerate=30/1", chain, frame, &pipeline, &error);
+  fail_unless(sample == NULL && error != NULL, "a bad frame went through %s (expected: %s)", chain,
+              expected);
+  fail_unless(strstr(error, expected) != NULL, "'%s' where '%s' was expected", error, expected);
+  g_free(error);
+  gst_object_unref(pipeline);
+}
+
+/* A frame with a video meta of `width` (caps: 64) and luma stride `stride`,
+ * in a buffer of `size` bytes. */
+static GstBuffer *nv12_with_meta(guint width, gint stride, gsize size)
+{
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {0, (gsize)stride * 48};
+  gint strides[GST_VIDEO_MAX_PLANES] = {stride, stride};
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, size, NULL);
+  gst_buffer_memset(frame, 0, 128, size);
+  gst_buffer_add_video_meta_full(frame, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_NV12, width,
+                                 48, 2, offsets, strides);
+  return frame;
+}
+
+/* Buffers smaller than their caps or their video meta say, and metas that
+ * contradict the caps: a clear element error, never a crash or a read
+ * past the end. */
+static void check_bad_frames(void)
+{
+  const gchar *download = UP_DOWN_CHAIN;
+  const gsize nv12 = 64 * 48 * 3 / 2;
+  check_bad_frame(download, gst_buffer_new_allocate(NULL, 100, NULL), "smaller than its caps");
+  check_bad_frame(TO_RGB_CHAIN, gst_buffer_new_allocate(NULL, nv12 - 1, NULL),
+                  "smaller than its caps");
+  /* Rows of 80 bytes: the UV plane starts at 80 * 48 and ends 80 * 23 + 64
+   * bytes later, past the end of a buffer of the default size. */
+  const gsize whole = 80 * 48 + 80 * 23 + 64;
+  check_bad_frame(download, nv12_with_meta(64, 80, nv12), "smaller than its video meta");
+  check_bad_frame(TO_RGB_CHAIN, nv12_with_meta(64, 80, nv12), "smaller than its video meta");
+  check_bad_frame(TO_RGB_CHAIN, nv12_with_meta(64, 80, whole - 1), "smaller than its video meta");
+  /* A meta narrower than the caps, rows shorter than the width. */
+  check_bad_frame(TO_RGB_CHAIN, nv12_with_meta(32, 64, nv12), "does not match");
+  check_bad_frame(TO_RGB_CHAIN, nv12_with_meta(64, 63, nv12), "does not match");
+  /* Cut right after its last pixel, the frame is whole: it goes through. */
+  GstElement *pipeline;
+  gchar *error;
+  GstSample *sample = push_frame("video/x-raw,format=NV12,width=64,height=48,framerate=30/1",
+                                 nv12_with_meta(64, 80, whole), &pipeline, &error);
+  fail_unless(sample != NULL && error == NULL, "%s", error);
+  gst_sample_unref(sample);
+  gst_object_unref(pipeline);
+}
+
+GST_START_TEST(test_truncated_buffer_is_an_error)
+{
+  check_bad_frames();
+}
+GST_END_TEST;
+
+GST_START_TEST(test_truncated_buffer_is_an_error_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* the copy path reads the input frame */
+  check_bad_frames();
+}
+GST_END_TEST;
+
+/* Pulls frames until EOS; returns how many, the first one's PTS in *first_pts. */
+static guint pull_until_eos(GstElement *sink, guint at_most, GstClockTime *first_pts)
+{
+  guint count = 0;
+  while (count < at_most) {
+    GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+    if (!sample) {
+      fail_unless(gst_app_sink_is_eos(GST_APP_SINK(sink)), "no frame and no EOS");
+      break;
+    }
+    if (count == 0 && first_pts)
+      *first_pts = GST_BUFFER_PTS(gst_sample_get_buffer(sample));
+    count++;
+    gst_sample_unref(sample);
+  }
+  return count;
+}
+
+/* Flushing seeks while frames are in flight everywhere (appsink and the
+ * queues full, every element busy): frames flow again from the new position,
+ * no error, the flushed buffers go back to their pools (which therefore need
+ * no more buffers than the few a steady stream holds) and the stream ends. */
+static void check_flushing_seeks(void)
+{
+  npu_device_properties props;
+  npu_device *device = default_device(&props);
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=120 ! "
+      "video/x-raw,format=NV12,width=160,height=120,framerate=30/1 ! npuupload name=up ! "
+      "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 ! npuvpp name=vpp ! "
+      "video/x-raw(memory:NPUMemory),format=RGB,width=80,height=60 ! "
+      "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 ! npudownload name=down ! "
+      "appsink name=sink sync=false max-buffers=2", NULL);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  guint frames = pull_until_eos(sink, 10, NULL);
+  fail_unless_equals_int(frames, 10);
+  /* Forward, back to the start, forward again (num-buffers counts on
+   * across seeks: 120 leaves plenty). */
+  const GstClockTime targets[] = {GST_SECOND, 0, GST_SECOND / 2};
+  for (guint i = 0; i < G_N_ELEMENTS(targets); i++) {
+    fail_unless(gst_element_seek_simple(pipeline, GST_FORMAT_TIME,
+                                        GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE, targets[i]),
+                "seek %u refused", i);
+    GstClockTime pts = GST_CLOCK_TIME_NONE;
+    guint pulled = pull_until_eos(sink, 10, &pts);
+    fail_unless_equals_int(pulled, 10);
+    fail_unless(pts == targets[i], "first frame after seek %u at %" GST_TIME_FORMAT ", not %"
+                GST_TIME_FORMAT, i, GST_TIME_ARGS(pts), GST_TIME_ARGS(targets[i]));
+    frames += pulled;
+  }
+  /* The rest of the stream, then EOS. */
+  frames += pull_until_eos(sink, 1000, NULL);
+  fail_unless(gst_app_sink_is_eos(GST_APP_SINK(sink)));
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg != NULL && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS, "%" GST_PTR_FORMAT, msg);
+  gst_message_unref(msg);
+  msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless(msg == NULL, "%" GST_PTR_FORMAT, msg);
+  /* Up to 120 frames went through npuupload (a flush may drop one before
+   * it), at least those received through npuvpp. */
+  guint64 uploaded = stat_of(pipeline, "up", "frames-zero-copy");
+  guint64 processed = stat_of(pipeline, "vpp", "frames-processed");
+  fail_unless(frames <= processed && processed <= uploaded && uploaded <= 120,
+              "%u frames received, %" G_GUINT64_FORMAT " processed, %" G_GUINT64_FORMAT
+              " uploaded", frames, processed, uploaded);
+  fail_unless(uploaded >= 100, "%" G_GUINT64_FORMAT " frames uploaded", uploaded);
+  /* The pools served everything from a handful of buffers: the flushed ones came back. */
+  const gchar *pools[] = {"up", "vpp"};
+  for (guint i = 0; i < G_N_ELEMENTS(pools); i++) {
+    guint64 requests = stat_of(pipeline, pools[i], "pool-requests");
+    guint64 hits = stat_of(pipeline, pools[i], "pool-hits");
+    guint64 allocations = stat_of(pipeline, pools[i], "pool-allocations");
+    GST_INFO("%s's pool: %" G_GUINT64_FORMAT " requests, %" G_GUINT64_FORMAT " hits, %"
+             G_GUINT64_FORMAT " allocations", pools[i], requests, hits, allocations);
+    fail_unless_equals_uint64(requests, hits + allocations);
+    fail_unless(requests <= 8, "%s's pool made %" G_GUINT64_FORMAT " buffers for %" G_GUINT64_FORMAT
+                " frames and 3 flushes", pools[i], requests, processed);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  /* No device buffer outlived the pipeline. */
+  npu_device_stats stats;
+  fail_unless(npu_device_get_stats(device, &stats) == NPU_OK);
+  fail_unless_equals_uint64(stats.allocations, stats.frees);
+  fail_unless_equals_uint64(stats.bytes_allocated, 0);
+  npu_device_release(device);
+}
+
+GST_START_TEST(test_flushing_seek)
+{
+  check_flushing_seeks();
+}
+GST_END_TEST;
+
+GST_START_TEST(test_flushing_seek_on_an_opaque_device)
+{
+  g_setenv("NPU_CPU_DEVICE_MEMORY", "opaque", TRUE); /* staging maps, downloads copied */
+  check_flushing_seeks();
+}
+GST_END_TEST;
+
 static Suite *npu_elements_suite(void)
 {
   Suite *s = suite_create("npu-elements");
@@ -719,7 +1140,6 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_system_memory_is_imported);
   tcase_add_test(tc, test_copy_when_nothing_else_works);
   tcase_add_test(tc, test_unsupported_caps_are_not_negotiated);
-  tcase_add_test(tc, test_truncated_buffer_is_an_error);
   tcase_add_test(tc, test_repeated_state_changes);
   tcase_add_test(tc, test_crop_meta_is_honoured);
   tcase_add_test(tc, test_caps_change_mid_stream);
@@ -729,6 +1149,15 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_fd_memory_is_imported_on_an_opaque_device);
   tcase_add_test(tc, test_bad_fd_memory);
   tcase_add_test(tc, test_read_only_fd_copied_on_an_opaque_device);
+  tcase_add_test(tc, test_imported_host_memory_goes_out_as_fd);
+  tcase_add_test(tc, test_video_meta_layout_is_honoured);
+  tcase_add_test(tc, test_video_meta_layout_is_honoured_on_an_opaque_device);
+  tcase_add_test(tc, test_buffers_without_video_meta);
+  tcase_add_test(tc, test_buffers_without_video_meta_on_an_opaque_device);
+  tcase_add_test(tc, test_truncated_buffer_is_an_error);
+  tcase_add_test(tc, test_truncated_buffer_is_an_error_on_an_opaque_device);
+  tcase_add_test(tc, test_flushing_seek);
+  tcase_add_test(tc, test_flushing_seek_on_an_opaque_device);
   return s;
 }
 
