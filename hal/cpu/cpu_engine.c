@@ -1,17 +1,31 @@
 /* The CPU device's compute engine: one thread runs every compute job of the
  * device (model runs from all streams, VPP work, weight packing) and its
  * OpenMP team, sized by the thread budget, runs their parallel parts,
- * oneDNN's included. One team in the process is what keeps OpenMP's
- * workers spinning, hot, between two kernels: as soon as there are more
- * OpenMP threads than cores (a team per stream thread, or a second pool of
- * our own beside oneDNN's), libgomp stops spinning and every kernel pays
- * for futex sleeps and wake-ups. Jobs queue first in, first out; a caller
- * sleeps until its own job is done. A job may call the engine again: from
- * the engine's thread a call runs at once. */
+ * oneDNN's included. Jobs queue first in, first out; a caller sleeps until
+ * its own job is done. A job may call the engine again: from the engine's
+ * thread a call runs at once.
+ *
+ * Spinning. Between two kernels libgomp keeps its idle threads spinning, so
+ * the next kernel starts without a futex wake-up: MobileNetV2 runs twice as
+ * fast so on 2 cores. It spins only while it manages no more OpenMP threads
+ * than there are cores, which one team per process gives (a team per
+ * calling thread, or a pool of our own beside oneDNN's, would not). But
+ * when other work wants the same cores, say a second pipeline, a spinning
+ * thread burns the time slice its partner needs and runs get 10 to 30
+ * times slower. So after each job, at most every CONTENTION_WINDOW_NS, the
+ * engine reads how many threads the system has runnable; while that is
+ * more than the cores (twice in a row) it parks an idle OpenMP team of its own (the sleeper
+ * thread), which puts libgomp over its limit: idle threads then sleep at
+ * once, as they would with OMP_WAIT_POLICY=passive. Spinning comes back
+ * when no sample has shown contention for CONTENTION_HOLD_NS. */
 #include <omp.h>
 #include <pthread.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cpu_engine.h"
 
@@ -30,7 +44,95 @@ struct cpu_engine {
   engine_job *head, *tail;
   uint32_t threads;
   bool stopping;
+  /* Contention, read and acted on by the engine's thread only. */
+  uint32_t cores;
+  uint64_t sampled_at_ns;
+  uint32_t crowded_samples;       /* in a row, with more threads runnable than cores */
+  uint64_t contended_until_ns;
+  pthread_t sleeper;
+  bool sleeper_running;
+  bool sleeper_stop;              /* under lock */
+  pthread_cond_t sleeper_wake;
 };
+
+#define CONTENTION_WINDOW_NS 50000000ull
+#define CONTENTION_HOLD_NS 1000000000ull
+
+static uint64_t monotonic_ns(void)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+/* Threads runnable system-wide now (the "4/180" field of /proc/loadavg);
+ * 0 when unknown. */
+static uint32_t runnable_threads(void)
+{
+  char text[128];
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t length = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (length <= 0)
+    return 0;
+  text[length] = '\0';
+  double averages[3];
+  unsigned running = 0, total = 0;
+  if (sscanf(text, "%lf %lf %lf %u/%u", &averages[0], &averages[1], &averages[2], &running,
+             &total) != 5)
+    return 0;
+  return running;
+}
+
+/* Owns the idle team that keeps libgomp from spinning, until told to stop;
+ * libgomp frees the team as the thread exits. */
+static void *sleeper_main(void *arg)
+{
+  cpu_engine *engine = arg;
+  volatile uint32_t members = 0; /* a region with no body may be compiled away */
+#pragma omp parallel num_threads((int)engine->cores)
+  {
+#pragma omp atomic
+    members++;
+  }
+  pthread_mutex_lock(&engine->lock);
+  while (!engine->sleeper_stop)
+    pthread_cond_wait(&engine->sleeper_wake, &engine->lock);
+  pthread_mutex_unlock(&engine->lock);
+  return NULL;
+}
+
+static void set_spinning(cpu_engine *engine, bool spin)
+{
+  if (spin != engine->sleeper_running)
+    return;
+  if (!spin) {
+    engine->sleeper_stop = false;
+    engine->sleeper_running = pthread_create(&engine->sleeper, NULL, sleeper_main, engine) == 0;
+    return;
+  }
+  pthread_mutex_lock(&engine->lock);
+  engine->sleeper_stop = true;
+  pthread_cond_signal(&engine->sleeper_wake);
+  pthread_mutex_unlock(&engine->lock);
+  pthread_join(engine->sleeper, NULL);
+  engine->sleeper_running = false;
+}
+
+static void watch_contention(cpu_engine *engine)
+{
+  uint64_t now = monotonic_ns();
+  if (engine->threads < 2 || now - engine->sampled_at_ns < CONTENTION_WINDOW_NS)
+    return;
+  engine->sampled_at_ns = now;
+  /* One sample over is often a passing kernel thread: two in a row. */
+  engine->crowded_samples = runnable_threads() > engine->cores ? engine->crowded_samples + 1 : 0;
+  if (engine->crowded_samples >= 2)
+    engine->contended_until_ns = now + CONTENTION_HOLD_NS;
+  set_spinning(engine, now >= engine->contended_until_ns);
+}
 
 /* The engine whose thread this is, if any. */
 static _Thread_local cpu_engine *current_engine;
@@ -53,11 +155,13 @@ static void *engine_main(void *arg)
       engine->tail = NULL;
     pthread_mutex_unlock(&engine->lock);
     job->fn(job->ctx);
+    watch_contention(engine);
     pthread_mutex_lock(&engine->lock);
     job->done = true;
     pthread_cond_broadcast(&engine->finished);
   }
   pthread_mutex_unlock(&engine->lock);
+  set_spinning(engine, true);
   return NULL;
 }
 
@@ -67,10 +171,14 @@ cpu_engine *cpu_engine_create(uint32_t threads)
   if (!engine)
     return NULL;
   engine->threads = threads ? threads : 1;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  engine->cores = cores > 0 ? (uint32_t)cores : 1;
   pthread_mutex_init(&engine->lock, NULL);
   pthread_cond_init(&engine->queued, NULL);
   pthread_cond_init(&engine->finished, NULL);
+  pthread_cond_init(&engine->sleeper_wake, NULL);
   if (pthread_create(&engine->thread, NULL, engine_main, engine) != 0) {
+    pthread_cond_destroy(&engine->sleeper_wake);
     pthread_cond_destroy(&engine->finished);
     pthread_cond_destroy(&engine->queued);
     pthread_mutex_destroy(&engine->lock);
@@ -89,6 +197,7 @@ void cpu_engine_destroy(cpu_engine *engine)
   pthread_cond_signal(&engine->queued);
   pthread_mutex_unlock(&engine->lock);
   pthread_join(engine->thread, NULL);
+  pthread_cond_destroy(&engine->sleeper_wake);
   pthread_cond_destroy(&engine->finished);
   pthread_cond_destroy(&engine->queued);
   pthread_mutex_destroy(&engine->lock);

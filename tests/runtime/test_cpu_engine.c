@@ -1,5 +1,6 @@
 /* The CPU backend's compute engine: every index runs exactly once, from
- * one caller or from several streams' threads at once. */
+ * one caller, from several streams' threads at once, and while the engine
+ * switches OpenMP between spinning and sleeping under contention. */
 #include <stdatomic.h>
 
 #include "cpu/cpu_internal.h"
@@ -69,10 +70,49 @@ static void test_concurrent_callers(void)
   NPU_ASSERT_OK(npu_device_release(shared_device));
 }
 
+static atomic_bool spinning_stop;
+
+static gpointer busy_thread(gpointer data)
+{
+  (void)data;
+  while (!atomic_load(&spinning_stop))
+    ;
+  return NULL;
+}
+
+/* With more threads runnable than cores the engine makes OpenMP's idle
+ * threads sleep (it parks a second team), and spin again once they are
+ * gone: every index still runs exactly once through the switches. */
+static void test_runs_through_contention(void)
+{
+  npu_device *device = npu_test_open_device();
+  counts *c = g_new0(counts, 1);
+  guint busy_count = g_get_num_processors() + 1;
+  GThread **busy = g_new0(GThread *, busy_count);
+  int rounds = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    atomic_store(&spinning_stop, phase == 1);
+    for (guint t = 0; phase == 0 && t < busy_count; t++)
+      busy[t] = g_thread_new("busy", busy_thread, NULL);
+    for (guint t = 0; phase == 1 && t < busy_count; t++)
+      g_thread_join(busy[t]);
+    /* Phase 1 outlasts the engine's one-second hold of the sleeping mode. */
+    gint64 until = g_get_monotonic_time() + (phase == 0 ? 300 : 1300) * 1000;
+    for (; g_get_monotonic_time() < until; rounds++)
+      npu_cpu_parallel_for(cpu_device(device), ITEMS, count_index, c);
+  }
+  for (size_t i = 0; i < ITEMS; i++)
+    g_assert_cmpint(atomic_load(&c->hits[i]), ==, rounds);
+  g_free(busy);
+  g_free(c);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/cpu/engine/each-index-once", test_each_index_once);
   g_test_add_func("/cpu/engine/concurrent-callers", test_concurrent_callers);
+  g_test_add_func("/cpu/engine/runs-through-contention", test_runs_through_contention);
   return g_test_run();
 }
