@@ -1,7 +1,8 @@
 /* Model loading: description of a good model (raw, typed and external
- * constants, dynamic batch), a clear refusal of every kind of broken model,
- * and every ONNX test model in ../shared either loading or being refused
- * only for an unsupported operator or opset. */
+ * constants, dynamic batch), contexts of one model at several batch sizes
+ * (they share packed weights) giving the same answers, a clear refusal of
+ * every kind of broken model, and every ONNX test model in ../shared either
+ * loading or being refused only for an unsupported operator or opset. */
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,62 @@ static void test_good_model(void)
   NPU_ASSERT_OK(npu_model_load_memory(bytes, size, NULL, &model));
   g_free(bytes);
   check_good_model(model);
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
+enum { IMAGE_FLOATS = 3 * 8 * 8, SCORES = 5 };
+
+/* Runs the good model's context on `batch` images of `pixels`; returns the scores. */
+static void run_good_model(npu_device *device, npu_context *context, int batch,
+                           const float *pixels, float *scores)
+{
+  npu_buffer *input, *output;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, sizeof(float) * IMAGE_FLOATS * batch, &input));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, sizeof(float) * SCORES * batch, &output));
+  NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, pixels, sizeof(float) * IMAGE_FLOATS * batch));
+  NPU_ASSERT_OK(npu_context_run_sync(context, &input, &output));
+  NPU_ASSERT_OK(npu_memcpy_d2h(scores, output, 0, sizeof(float) * SCORES * batch));
+  NPU_ASSERT_OK(npu_buffer_release(input));
+  NPU_ASSERT_OK(npu_buffer_release(output));
+}
+
+static npu_context *good_model_context(npu_model *model, npu_device *device, int batch)
+{
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+  shape.dims[0] = batch;
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, &shape, 1, &context));
+  return context;
+}
+
+/* Contexts at batch 1 and 2 pack the weights once between them: each
+ * answers as the other does, also after the first one is gone. */
+static void test_contexts_of_one_model(void)
+{
+  char *path = model_path("good.onnx");
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *device = npu_test_open_device();
+  float pixels[2 * IMAGE_FLOATS], single[2 * SCORES], pair[2 * SCORES], again[SCORES];
+  for (int i = 0; i < 2 * IMAGE_FLOATS; i++)
+    pixels[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  npu_context *one = good_model_context(model, device, 1);
+  npu_context *two = good_model_context(model, device, 2);
+  run_good_model(device, one, 1, pixels, single);
+  run_good_model(device, one, 1, pixels + IMAGE_FLOATS, single + SCORES);
+  NPU_ASSERT_OK(npu_context_destroy(one));
+  run_good_model(device, two, 2, pixels, pair);
+  for (int i = 0; i < 2 * SCORES; i++)
+    g_assert_cmpfloat_with_epsilon(pair[i], single[i], 1e-5);
+  one = good_model_context(model, device, 1);
+  NPU_ASSERT_OK(npu_context_destroy(two));
+  run_good_model(device, one, 1, pixels + IMAGE_FLOATS, again);
+  for (int i = 0; i < SCORES; i++)
+    g_assert_cmpfloat_with_epsilon(again[i], single[SCORES + i], 1e-5);
+  NPU_ASSERT_OK(npu_context_destroy(one));
+  NPU_ASSERT_OK(npu_device_release(device));
   NPU_ASSERT_OK(npu_model_release(model));
   g_free(path);
 }
@@ -201,6 +258,7 @@ int main(int argc, char **argv)
   g_assert_nonnull(models_dir);
   g_test_add_func("/model/good-model", test_good_model);
   g_test_add_func("/model/external-data", test_external_data);
+  g_test_add_func("/model/contexts-of-one-model", test_contexts_of_one_model);
   g_test_add_func("/model/broken-models-are-refused", test_broken_models_are_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);

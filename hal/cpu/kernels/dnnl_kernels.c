@@ -16,6 +16,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "cpu_kernels.h"
+#include "packed_weights.h"
 
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
@@ -38,7 +39,7 @@ typedef struct dnnl_params {
   dnnl_primitive_t src_reorder, dst_reorder;         /* NULL: plain layout used as is */
   dnnl_memory_t plain_src, plain_dst;
   size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
-  void *packed_weights;  /* weights in oneDNN's layout; NULL: input 1 read at run time */
+  cpu_packed_weights *packed_weights; /* in oneDNN's layout; NULL: input 1 read at run time */
   uint32_t bias_input;   /* the launch input holding the bias */
   /* Binary post-ops (fused residual Add): the launch input each reads. */
   dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
@@ -72,7 +73,7 @@ static void free_dnnl_params(void *data)
   for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
     if (primitives[i])
       dnnl_primitive_destroy(primitives[i]);
-  free(p->packed_weights);
+  cpu_packed_weights_release(p->packed_weights);
   free(p);
 }
 
@@ -340,39 +341,68 @@ static void run_reorder(void *data)
     job->status = dnnl_stream_wait(stream);
 }
 
-/* Packs the constant weights into the layout the primitive chose. */
+/* Reorders the weights from their ONNX layout into the one the primitive chose. */
+typedef struct weights_packing {
+  npu_hal_device *device;
+  const dnnl_memory_desc_t *user_md, *chosen_md;
+  const void *values;
+} weights_packing;
+
+static bool pack_with_reorder(void *ctx, void *packed)
+{
+  const weights_packing *w = ctx;
+  dnnl_memory_t user = NULL, chosen = NULL;
+  dnnl_primitive_desc_t reorder_pd = NULL;
+  reorder_job job = {NULL, NULL, NULL, dnnl_success};
+  dnnl_status_t s = dnnl_memory_create(&user, w->user_md, engine, (void *)w->values);
+  if (s == dnnl_success)
+    s = dnnl_memory_create(&chosen, w->chosen_md, engine, packed);
+  if (s == dnnl_success)
+    s = dnnl_reorder_primitive_desc_create(&reorder_pd, w->user_md, engine, w->chosen_md, engine,
+                                           NULL);
+  if (s == dnnl_success)
+    s = dnnl_primitive_create(&job.reorder, reorder_pd);
+  if (s == dnnl_success) {
+    job.from = user;
+    job.to = chosen;
+    npu_cpu_run_on_engine(w->device, run_reorder, &job);
+    s = job.status;
+  }
+  if (job.reorder)
+    dnnl_primitive_destroy(job.reorder);
+  if (reorder_pd)
+    dnnl_primitive_desc_destroy(reorder_pd);
+  if (chosen)
+    dnnl_memory_destroy(chosen);
+  if (user)
+    dnnl_memory_destroy(user);
+  return s == dnnl_success;
+}
+
+static bool memory_descs_equal(const void *a, const void *b)
+{
+  return dnnl_memory_desc_equal(a, b) != 0;
+}
+
+/* The constant weights in the layout the primitive chose: packed once for
+ * every kernel with the same values and layout. */
 static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
                                const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
                                dnnl_params *p)
 {
   const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  size_t bytes = dnnl_memory_desc_get_size(chosen);
-  p->packed_weights = aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p->packed_weights)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory packing weights");
-  dnnl_memory_t user = NULL;
-  dnnl_primitive_desc_t reorder_pd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_status_t s = dnnl_memory_create(&user, user_md, engine, (void *)op->input_values[1]);
-  if (s == dnnl_success)
-    s = dnnl_memory_create(&p->weights, chosen, engine, p->packed_weights);
-  if (s == dnnl_success)
-    s = dnnl_reorder_primitive_desc_create(&reorder_pd, user_md, engine, chosen, engine, NULL);
-  if (s == dnnl_success)
-    s = dnnl_primitive_create(&reorder, reorder_pd);
-  if (s == dnnl_success) {
-    reorder_job job = {reorder, user, p->weights, dnnl_success};
-    npu_cpu_run_on_engine(k->device, run_reorder, &job);
-    s = job.status;
-  }
-  if (reorder)
-    dnnl_primitive_destroy(reorder);
-  if (reorder_pd)
-    dnnl_primitive_desc_destroy(reorder_pd);
-  if (user)
-    dnnl_memory_destroy(user);
-  if (s != dnnl_success)
+  weights_packing packing = {k->device, user_md, chosen, op->input_values[1]};
+  npu_status status = cpu_packed_weights_acquire(
+      op->input_values[1], dnnl_memory_desc_get_size(user_md), chosen, sizeof *chosen,
+      memory_descs_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
+      &p->packed_weights);
+  if (status == NPU_ERROR_NOT_SUPPORTED)
     return cpu_unsupported(op, "oneDNN cannot reorder the weights");
+  if (status != NPU_OK)
+    return status;
+  if (dnnl_memory_create(&p->weights, chosen, engine,
+                         cpu_packed_weights_data(p->packed_weights)) != dnnl_success)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot describe the packed weights");
   k->packed_inputs |= 1u << 1;
   return NPU_OK;
 }

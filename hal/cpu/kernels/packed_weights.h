@@ -1,0 +1,31 @@
+/* Packed weights shared between kernels: the contexts of one model (one per
+ * batch size in npuinfer, one per stream in npu-run) pack each weight
+ * tensor once instead of once each. */
+#ifndef NPU_CPU_PACKED_WEIGHTS_H
+#define NPU_CPU_PACKED_WEIGHTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "npu_hal.h"
+
+typedef struct cpu_packed_weights cpu_packed_weights;
+
+/* Fills `packed` (packed_bytes, 64-byte aligned) from the source values;
+ * false when it cannot (the packing is then dropped). */
+typedef bool (*cpu_pack_fn)(void *ctx, void *packed);
+/* Whether two layout descriptions (of layout_bytes each) are the same. */
+typedef bool (*cpu_layout_equal_fn)(const void *a, const void *b);
+
+/* The packing of `source` (source_bytes) into `layout`: found among those
+ * alive when one has the same values packed the same way, else made by
+ * `pack`. NPU_ERROR_NOT_SUPPORTED when pack fails. Release with
+ * cpu_packed_weights_release. */
+npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, const void *layout,
+                                      size_t layout_bytes, cpu_layout_equal_fn layout_equal,
+                                      size_t packed_bytes, cpu_pack_fn pack, void *pack_ctx,
+                                      cpu_packed_weights **out);
+void *cpu_packed_weights_data(const cpu_packed_weights *weights);
+void cpu_packed_weights_release(cpu_packed_weights *weights);
+
+#endif
