@@ -37,8 +37,24 @@ static bool scalar(const npu_hal_tensor_desc *d)
   return npu_shape_elements(d->dims, d->rank, &n) && n == 1;
 }
 
-/* Ties the same-shape tensors of elementwise nodes into groups that take
- * one layout; marks (bad) every tensor that must stay plain. */
+/* Concat and Split along the channel axis: their tensors take one layout
+ * (the backend says which it runs them in). */
+static bool joins_channels(const npu_layout_query *q, const npu_graph_node *node)
+{
+  const char *op = node->proto->op_type;
+  if ((strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0) || node->output_count == 0)
+    return false;
+  const npu_hal_tensor_desc *out = q->activation(q->data, node->outputs[0]);
+  int64_t axis = 0;
+  for (size_t i = 0; i < node->proto->n_attribute; i++)
+    if (strcmp(node->proto->attribute[i]->name, "axis") == 0)
+      axis = node->proto->attribute[i]->i;
+  return out && (axis == 1 || axis + (int64_t)out->rank == 1);
+}
+
+/* Ties the same-shape tensors of elementwise nodes, and the tensors of
+ * Concat and Split along channels, into groups that take one layout; marks
+ * (bad) every tensor that must stay plain. */
 static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
 {
   const npu_graph *g = q->graph;
@@ -49,7 +65,10 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
   }
   for (uint32_t n = 0; n < g->node_count; n++) {
     const npu_graph_node *node = &g->nodes[n];
-    if (!q->runs(q->data, n) || !is_elementwise(node->proto->op_type))
+    if (!q->runs(q->data, n))
+      continue;
+    bool joins = joins_channels(q, node);
+    if (!joins && !is_elementwise(node->proto->op_type))
       continue;
     int32_t first = -1;
     bool same = true;
@@ -61,7 +80,7 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
       if (first < 0)
         first = t;
       else
-        same &= same_dims(d, q->activation(q->data, first));
+        same &= joins || same_dims(d, q->activation(q->data, first));
     }
     for (uint32_t i = 0; i < node->input_count + node->output_count && first >= 0; i++) {
       int32_t t = i < node->input_count ? node->inputs[i] : node->outputs[i - node->input_count];

@@ -3,8 +3,9 @@
 backend node-test layout (CASE/model.onnx, CASE/test_data_set_0/*.pb) so
 run_node_tests checks them: Conv -> BatchNormalization folding and chains
 of elementwise nodes fused into convolutions (activations, scalar affine
-steps, the expanded HardSwish and Swish patterns exporters emit). Expected
-outputs come from a float64 numpy reference of the unfused graph."""
+steps, the expanded HardSwish and Swish patterns exporters emit), and
+layouts planned across residual, squeeze-excitation, Split and Concat.
+Expected outputs come from a float64 numpy reference of the unfused graph."""
 import os
 import sys
 import warnings
@@ -226,3 +227,41 @@ def two_branch_case(name):
 
 
 two_branch_case("fuse_residual_add_order")
+
+
+def split_concat_case(name, first, second):
+    """A YOLO C2f-like block: conv, Split along channels, a conv on one half,
+    Concat of the halves and that conv's output, conv; batch 2, so each item
+    has its own run of channel blocks. With `first` and `second` channel
+    counts that are not whole blocks of the wider width, Concat and Split
+    stay in another layout (and must still be right)."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes, k = [], [], [0]
+
+    def add_conv(src, value, out_channels):
+        fan_in = value.shape[1] * 9
+        w = (rng.standard_normal((out_channels, value.shape[1], 3, 3)) *
+             np.sqrt(1 / fan_in)).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        k[0] += 1
+        inits.extend([numpy_helper.from_array(w, f"w{k[0]}"),
+                      numpy_helper.from_array(b, f"b{k[0]}")])
+        out = f"conv{k[0]}"
+        nodes.append(helper.make_node("Conv", [src, f"w{k[0]}", f"b{k[0]}"], [out],
+                                      pads=[1, 1, 1, 1]))
+        return out, conv(value, w.astype(np.float64), b.astype(np.float64))
+
+    whole, whole_value = add_conv("x", x.astype(np.float64), first + second)
+    inits.append(numpy_helper.from_array(np.array([first, second], np.int64), "sizes"))
+    nodes.append(helper.make_node("Split", [whole, "sizes"], ["half_a", "half_b"], axis=1))
+    half_a, half_b = whole_value[:, :first], whole_value[:, first:]
+    more, more_value = add_conv("half_b", half_b, second)
+    nodes.append(helper.make_node("Concat", ["half_a", "half_b", more], ["joined"], axis=-3))
+    joined = np.concatenate([half_a, half_b, more_value], axis=1)
+    tensor, value = add_conv("joined", joined, 8)
+    nodes.append(helper.make_node("Relu", [tensor], ["y"]))
+    write_case(name, nodes, inits, x, np.maximum(value, 0))
+
+
+split_concat_case("layout_split_concat_blocks", 16, 16)
+split_concat_case("layout_split_concat_partial_blocks", 8, 16)

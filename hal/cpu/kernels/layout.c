@@ -422,7 +422,8 @@ static npu_status create_range(const npu_hal_op *op, npu_hal_kernel *k)
 const cpu_kernel_entry cpu_layout_kernels[] = {
     {"Identity", create_copy}, {"Reshape", create_copy}, {"Flatten", create_copy},
     {"Squeeze", create_copy}, {"Unsqueeze", create_copy}, {"Dropout", create_dropout},
-    {"Transpose", create_transpose}, {"Concat", create_concat}, {"Split", create_split},
+    {"Transpose", create_transpose}, {"Concat", create_concat, CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS},
+    {"Split", create_split, CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS},
     {"Slice", create_slice}, {"Gather", create_gather},
     {"ConstantOfShape", create_constant_of_shape}, {"Range", create_range},
     {NULL, NULL},
