@@ -52,23 +52,30 @@ static npu_status create_dropout(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- Transpose ------------------------------------------------------------------ */
 
+/* The trailing output axes that are also contiguous, in the same order, in
+ * the input are copied as one run (a whole row when the last axis stays
+ * last); the other axes are walked as an odometer. */
 typedef struct transpose_params {
-  uint32_t rank;
+  uint32_t rank;                           /* the odometer's axes */
   int64_t out_dims[NPU_MAX_RANK];
   int64_t in_strides_by_out[NPU_MAX_RANK]; /* input stride of each output axis */
-  size_t esize;
+  size_t run_bytes;                        /* copied at each step */
 } transpose_params;
 
 static void run_transpose(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const transpose_params *p = k->params;
-  size_t n = cpu_tensor_elements(&k->outputs[0]);
+  size_t element = element_size(&k->outputs[0]);
+  size_t bytes = cpu_tensor_elements(&k->outputs[0]) * element;
+  if (bytes == 0)
+    return; /* (an empty axis: no run to copy) */
+  size_t steps = bytes / p->run_bytes;
   int64_t idx[NPU_MAX_RANK] = {0};
   int64_t src = 0;
   const uint8_t *from = in[0];
   uint8_t *to = out[0];
-  for (size_t i = 0; i < n; i++) {
-    memcpy(to + i * p->esize, from + (size_t)src * p->esize, p->esize);
+  for (size_t i = 0; i < steps; i++) {
+    memcpy(to + i * p->run_bytes, from + (size_t)src * element, p->run_bytes);
     for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer increment */
       src += p->in_strides_by_out[d];
       if (++idx[d] < p->out_dims[d])
@@ -87,7 +94,6 @@ static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
   k->params = p;
   const npu_hal_tensor_desc *in = &op->inputs[0];
   p->rank = in->rank;
-  p->esize = element_size(in);
   int64_t strides[NPU_MAX_RANK];
   cpu_strides(in, strides);
   const int64_t *perm;
@@ -99,6 +105,10 @@ static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
     p->out_dims[d] = in->dims[axis];
     p->in_strides_by_out[d] = strides[axis];
   }
+  size_t run = 1;
+  while (p->rank > 0 && p->in_strides_by_out[p->rank - 1] == (int64_t)run)
+    run *= (size_t)p->out_dims[--p->rank];
+  p->run_bytes = run * element_size(in);
   k->run = run_transpose;
   return NPU_OK;
 }
