@@ -508,47 +508,89 @@ typedef struct softmax_job {
   const softmax_params *p;
   const float *x;
   float *y;
+  size_t column_blocks; /* per outer slice, when inner > 1 */
 } softmax_job;
 
-/* One outer slice: axis_length x inner values, normalised along the axis. */
-static void softmax_slice(void *ctx, size_t o)
+/* Columns normalised together when the axis is not the last: a vector of
+ * neighbouring inner positions per step (4 KiB of rows stay in L1). */
+enum { SOFTMAX_COLUMNS = 256 };
+
+/* One outer slice with the axis innermost: the values are contiguous. */
+static void softmax_row(const softmax_params *p, const float *x, float *restrict y)
+{
+  size_t n = p->axis_length;
+  float max = cpu_max(x, n);
+  for (size_t a = 0; a < n; a++)
+    y[a] = cpu_expf(x[a] - max);
+  float sum = cpu_sum(y, n);
+  if (p->log) {
+    float shift = max + logf(sum);
+    for (size_t a = 0; a < n; a++)
+      y[a] = x[a] - shift;
+  } else {
+    float scale = 1.0f / sum;
+    for (size_t a = 0; a < n; a++)
+      y[a] *= scale;
+  }
+}
+
+/* `count` neighbouring columns of one outer slice, each normalised along
+ * the axis (stride p->inner). */
+static void softmax_columns(const softmax_params *p, const float *x, float *restrict y,
+                           size_t count)
+{
+  float max[SOFTMAX_COLUMNS], sum[SOFTMAX_COLUMNS];
+  size_t n = p->axis_length, stride = p->inner;
+  for (size_t j = 0; j < count; j++) {
+    max[j] = -INFINITY;
+    sum[j] = 0.0f;
+  }
+  for (size_t a = 0; a < n; a++)
+    for (size_t j = 0; j < count; j++)
+      max[j] = x[a * stride + j] > max[j] ? x[a * stride + j] : max[j];
+  for (size_t a = 0; a < n; a++)
+    for (size_t j = 0; j < count; j++) {
+      float e = cpu_expf(x[a * stride + j] - max[j]);
+      y[a * stride + j] = e;
+      sum[j] += e;
+    }
+  if (p->log) {
+    for (size_t j = 0; j < count; j++)
+      sum[j] = max[j] + logf(sum[j]);
+    for (size_t a = 0; a < n; a++)
+      for (size_t j = 0; j < count; j++)
+        y[a * stride + j] = x[a * stride + j] - sum[j];
+  } else {
+    for (size_t j = 0; j < count; j++)
+      sum[j] = 1.0f / sum[j];
+    for (size_t a = 0; a < n; a++)
+      for (size_t j = 0; j < count; j++)
+        y[a * stride + j] *= sum[j];
+  }
+}
+
+/* Work item w: outer slice w (axis innermost), or a block of columns. */
+static void softmax_item(void *ctx, size_t w)
 {
   const softmax_job *job = ctx;
   const softmax_params *p = job->p;
-  size_t n = p->axis_length, inner = p->inner;
-  const float *x = job->x + o * n * inner;
-  float *restrict y = job->y + o * n * inner;
-  for (size_t i = 0; i < inner; i++) {
-    float max = -INFINITY, sum = 0.0f;
-    if (inner == 1) { /* the common contiguous case: vectorised */
-      max = cpu_max(x, n);
-      for (size_t a = 0; a < n; a++)
-        y[a] = cpu_expf(x[a] - max);
-      sum = cpu_sum(y, n);
-    } else {
-      for (size_t a = 0; a < n; a++)
-        max = x[a * inner + i] > max ? x[a * inner + i] : max;
-      for (size_t a = 0; a < n; a++) {
-        y[a * inner + i] = cpu_expf(x[a * inner + i] - max);
-        sum += y[a * inner + i];
-      }
-    }
-    if (p->log) {
-      float log_sum = logf(sum);
-      for (size_t a = 0; a < n; a++)
-        y[a * inner + i] = x[a * inner + i] - max - log_sum;
-    } else {
-      float scale = 1.0f / sum;
-      for (size_t a = 0; a < n; a++)
-        y[a * inner + i] *= scale;
-    }
+  size_t slice = p->inner == 1 ? w : w / job->column_blocks;
+  size_t offset = slice * p->axis_length * p->inner;
+  if (p->inner == 1) {
+    softmax_row(p, job->x + offset, job->y + offset);
+    return;
   }
+  size_t first = (w % job->column_blocks) * SOFTMAX_COLUMNS;
+  size_t count = p->inner - first < SOFTMAX_COLUMNS ? p->inner - first : SOFTMAX_COLUMNS;
+  softmax_columns(p, job->x + offset + first, job->y + offset + first, count);
 }
 
 static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  softmax_job job = {k->params, in[0], out[0]};
-  npu_cpu_parallel_for(k->device, job.p->outer, softmax_slice, &job);
+  const softmax_params *p = k->params;
+  softmax_job job = {p, in[0], out[0], (p->inner + SOFTMAX_COLUMNS - 1) / SOFTMAX_COLUMNS};
+  npu_cpu_parallel_for(k->device, p->inner == 1 ? p->outer : p->outer * job.column_blocks,
+                       softmax_item, &job);
 }
 
 static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)
