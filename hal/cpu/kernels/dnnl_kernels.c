@@ -544,8 +544,10 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   status = make_attributes(op, p, &attr);
   if (status != NPU_OK)
     goto done;
-  /* Unless that leaves oneDNN only its reference loops for this shape: then
-   * its own choice for every tensor, reordered in the workspace. */
+  /* Unless that leaves oneDNN only its reference loops for this shape (say,
+   * channels-last in and channel blocks out): then oneDNN's own choice for
+   * one tensor, the smaller, reordered in the workspace (it may pad it to a
+   * whole block), else for both. */
   const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
   s = !transposed && wants_winograd(&g)
           ? describe_window(&g, false, dnnl_convolution_winograd, &run_src_md, &any_weights_md,
@@ -554,10 +556,16 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   if (s != dnnl_success)
     s = describe_window(&g, transposed, dnnl_convolution_direct, &run_src_md, &any_weights_md,
                         bias, &run_dst_md, attr, &pd);
-  if (s != dnnl_success || !fast_implementation(pd)) {
+  bool src_larger = dnnl_memory_desc_get_size(&src_md) >= dnnl_memory_desc_get_size(&dst_md);
+  const dnnl_memory_desc_t *fallbacks[][2] = {
+      {src_larger ? &run_src_md : &any_src_md, src_larger ? &any_dst_md : &run_dst_md},
+      {src_larger ? &any_src_md : &run_src_md, src_larger ? &run_dst_md : &any_dst_md},
+      {&any_src_md, &any_dst_md},
+  };
+  for (size_t f = 0; f < 3 && (s != dnnl_success || !fast_implementation(pd)); f++) {
     dnnl_primitive_desc_t chosen = NULL;
-    if (describe_window(&g, transposed, dnnl_convolution_direct, &any_src_md, &any_weights_md,
-                        bias, &any_dst_md, attr, &chosen) == dnnl_success &&
+    if (describe_window(&g, transposed, dnnl_convolution_direct, fallbacks[f][0], &any_weights_md,
+                        bias, fallbacks[f][1], attr, &chosen) == dnnl_success &&
         (s != dnnl_success || fast_implementation(chosen))) {
       if (pd)
         dnnl_primitive_desc_destroy(pd);
