@@ -265,3 +265,27 @@ def split_concat_case(name, first, second):
 
 split_concat_case("layout_split_concat_blocks", 16, 16)
 split_concat_case("layout_split_concat_partial_blocks", 8, 16)
+
+
+def patch_deconv_case(name, out_channels):
+    """A segmentation head's end: conv to 24 channels (channel blocks), then
+    ConvTranspose 2x2, stride 2 into few channels, batch 2: every input
+    pixel paints its own 2x2 patch."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((24, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+    dw = (rng.standard_normal((24, out_channels, 2, 2)) * 0.3).astype(np.float32)
+    db = rng.standard_normal(out_channels).astype(np.float32)
+    hidden = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    n, _, h, wd = hidden.shape
+    y = np.einsum("nchw,coab->nohawb", hidden, dw.astype(np.float64))
+    y = y.reshape(n, out_channels, 2 * h, 2 * wd) + db.reshape(1, -1, 1, 1)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["hidden"], pads=[1, 1, 1, 1]),
+             helper.make_node("ConvTranspose", ["hidden", "dw", "db"], ["y"],
+                              kernel_shape=[2, 2], strides=[2, 2])]
+    inits = [numpy_helper.from_array(a, k) for a, k in ((w, "w"), (b, "b"), (dw, "dw"), (db, "db"))]
+    write_case(name, nodes, inits, x, y)
+
+
+patch_deconv_case("deconv_patch_one_channel", 1)
+patch_deconv_case("deconv_patch_three_channels", 3)

@@ -35,6 +35,7 @@ npu_status cpu_unsupported(const npu_hal_op *op, const char *why)
 
 /* oneDNN first: where it takes an operator, it is the fast path. */
 static const cpu_kernel_entry *const tables[] = {
+    cpu_deconv_patch_kernels, /* before oneDNN's ConvTranspose, for the cases it does badly */
     cpu_dnnl_kernels,
     cpu_elementwise_kernels,
     cpu_layout_kernels,

@@ -50,6 +50,7 @@ extern const cpu_kernel_entry cpu_elementwise_kernels[];
 extern const cpu_kernel_entry cpu_layout_kernels[];
 extern const cpu_kernel_entry cpu_nn_kernels[];
 extern const cpu_kernel_entry cpu_dnnl_kernels[];
+extern const cpu_kernel_entry cpu_deconv_patch_kernels[];
 extern const cpu_kernel_entry cpu_reduce_kernels[];
 extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
