@@ -37,24 +37,33 @@ static bool scalar(const npu_hal_tensor_desc *d)
   return npu_shape_elements(d->dims, d->rank, &n) && n == 1;
 }
 
-/* Concat and Split along the channel axis: their tensors take one layout
- * (the backend says which it runs them in). */
-static bool joins_channels(const npu_layout_query *q, const npu_graph_node *node)
+/* Operators whose tensors take one layout (the backend says which it runs
+ * them in): Concat and Split along the channel axis, and Resize where it
+ * keeps the batch and channel axes. */
+static bool shares_layout(const npu_layout_query *q, const npu_graph_node *node)
 {
   const char *op = node->proto->op_type;
-  if ((strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0) || node->output_count == 0)
+  if (node->output_count == 0 || node->input_count == 0 || node->inputs[0] < 0)
     return false;
+  const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[0]);
   const npu_hal_tensor_desc *out = q->activation(q->data, node->outputs[0]);
+  if (!in || !out)
+    return false;
+  if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
+    return in->rank == out->rank && in->rank >= 3 && in->dims[0] == out->dims[0] &&
+           in->dims[1] == out->dims[1];
+  if (strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0)
+    return false;
   int64_t axis = 0;
   for (size_t i = 0; i < node->proto->n_attribute; i++)
     if (strcmp(node->proto->attribute[i]->name, "axis") == 0)
       axis = node->proto->attribute[i]->i;
-  return out && (axis == 1 || axis + (int64_t)out->rank == 1);
+  return axis == 1 || axis + (int64_t)out->rank == 1;
 }
 
-/* Ties the same-shape tensors of elementwise nodes, and the tensors of
- * Concat and Split along channels, into groups that take one layout; marks
- * (bad) every tensor that must stay plain. */
+/* Ties the same-shape tensors of elementwise nodes, and the tensors of the
+ * operators above, into groups that take one layout; marks (bad) every
+ * tensor that must stay plain. */
 static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
 {
   const npu_graph *g = q->graph;
@@ -67,7 +76,7 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
     const npu_graph_node *node = &g->nodes[n];
     if (!q->runs(q->data, n))
       continue;
-    bool joins = joins_channels(q, node);
+    bool joins = shares_layout(q, node);
     if (!joins && !is_elementwise(node->proto->op_type))
       continue;
     int32_t first = -1;

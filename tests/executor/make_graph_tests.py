@@ -289,3 +289,45 @@ def patch_deconv_case(name, out_channels):
 
 patch_deconv_case("deconv_patch_one_channel", 1)
 patch_deconv_case("deconv_patch_three_channels", 3)
+
+
+def linear_taps(size, scale):
+    """half_pixel linear interpolation along one axis: (first, second, weight) per output."""
+    out = np.arange(int(size * scale))
+    source = np.clip((out + 0.5) / scale - 0.5, 0, size - 1)
+    first = np.floor(source).astype(int)
+    return first, np.minimum(first + 1, size - 1), source - first
+
+
+def resize_case(name, channels, mode):
+    """Conv, Resize x2 (nearest floor/asymmetric, or linear half_pixel), conv,
+    at batch 2: Resize runs in the convolutions' layout (whole channel blocks,
+    or channels-last for channel counts that are not)."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    w1 = (rng.standard_normal((channels, 3, 3, 3)) * 0.3).astype(np.float32)
+    b1 = rng.standard_normal(channels).astype(np.float32)
+    w2 = (rng.standard_normal((8, channels, 3, 3)) * 0.2).astype(np.float32)
+    b2 = rng.standard_normal(8).astype(np.float32)
+    hidden = conv(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+    if mode == "nearest":
+        up = hidden.repeat(2, axis=2).repeat(2, axis=3)
+        attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                     nearest_mode="floor")
+    else:
+        f, s2, wt = linear_taps(SIZE, 2.0)
+        rows = hidden[:, :, f] * (1 - wt)[None, None, :, None] + hidden[:, :, s2] * wt[None, None, :, None]
+        up = rows[:, :, :, f] * (1 - wt) + rows[:, :, :, s2] * wt
+        attrs = dict(mode="linear", coordinate_transformation_mode="half_pixel")
+    y = conv(up, w2.astype(np.float64), b2.astype(np.float64))
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["hidden"], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", ["hidden", "", "scales"], ["up"], **attrs),
+             helper.make_node("Conv", ["up", "w2", "b2"], ["y"], pads=[1, 1, 1, 1])]
+    inits = [numpy_helper.from_array(a, k) for a, k in
+             ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"),
+              (np.array([1, 1, 2, 2], np.float32), "scales"))]
+    write_case(name, nodes, inits, x, y)
+
+
+resize_case("layout_resize_nearest_blocks", 16, "nearest")
+resize_case("layout_resize_linear_blocks", 16, "linear")
+resize_case("layout_resize_nearest_12_channels", 12, "nearest")

@@ -65,6 +65,22 @@ static bool same_channel_blocks(const npu_hal_op *op)
   return true;
 }
 
+/* Whether every tensor of rank 3 or more is in one layout, with the batch
+ * and channel counts of the first. */
+static bool same_layout_batch_channels(const npu_hal_op *op)
+{
+  const npu_hal_tensor_desc *first = &op->inputs[0];
+  for (uint32_t i = 1; i < op->input_count + op->output_count; i++) {
+    const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
+                                                       : &op->outputs[i - op->input_count];
+    if (d->dtype != NPU_DTYPE_UNDEFINED && d->rank >= 3 &&
+        (d->layout != first->layout || d->rank != first->rank || d->dims[0] != first->dims[0] ||
+         d->dims[1] != first->dims[1]))
+      return false;
+  }
+  return first->rank >= 3;
+}
+
 static bool works_on_channel_axis(const npu_hal_op *op)
 {
   const npu_hal_attributes *a = &op->attributes;
@@ -94,7 +110,8 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
   return !relaid || e->layouts == CPU_LAYOUTS_ANY ||
          (e->layouts == CPU_LAYOUTS_SHARED && shared) ||
          (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS && same_channel_blocks(op) &&
-          works_on_channel_axis(op));
+          works_on_channel_axis(op)) ||
+         (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op));
 }
 
 

@@ -37,6 +37,8 @@ typedef enum cpu_layouts {
                                       item a tensor's blocks follow each other as its
                                       channels do in the plain layout, so the plain loops
                                       serve unchanged */
+  CPU_LAYOUTS_SHARED_SPATIAL,      /* one layout shared by all tensors, whose batch and
+                                      channel axes agree (Resize) */
 } cpu_layouts;
 
 typedef struct cpu_kernel_entry {

@@ -1,6 +1,9 @@
 /* Resize (and opset 9's Upsample): nearest and n-linear interpolation with
  * ONNX's coordinate modes. Where each output coordinate reads from is
- * computed once per plan as per-axis tap tables; a run only gathers. */
+ * computed once per plan as per-axis tap tables; a run only gathers.
+ * Channels-last and channel-block tensors (batch and channels kept) are
+ * resized as plain tensors of "pixels": all C channels, or one block of C0,
+ * move together. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,8 @@ typedef struct axis_taps {
 } axis_taps;
 
 typedef struct resize_params {
-  uint32_t rank;
+  uint32_t rank;                  /* of the pixel grid resized */
+  size_t pixel;                   /* floats per pixel: 1 for plain tensors */
   int64_t out_dims[NPU_MAX_RANK];
   axis_taps taps[NPU_MAX_RANK];
   size_t rows; /* output rows along the last axis */
@@ -103,17 +107,30 @@ static void resize_row(void *ctx, size_t row)
     count *= 2;
   }
   const axis_taps *w = &p->taps[last];
-  float *y = p->y + row * (size_t)p->out_dims[last];
+  size_t pixel = p->pixel;
+  float *y = p->y + row * (size_t)p->out_dims[last] * pixel;
+  if (count == 1 && !w->interpolated) { /* nearest: whole pixels copied */
+    const float *x = p->x + taps[0].offset;
+    if (pixel == 1)
+      for (int64_t j = 0; j < p->out_dims[last]; j++)
+        y[j] = x[w->first[j]];
+    else
+      for (int64_t j = 0; j < p->out_dims[last]; j++)
+        memcpy(y + (size_t)j * pixel, x + w->first[j], pixel * sizeof *y);
+    return;
+  }
   for (int64_t j = 0; j < p->out_dims[last]; j++) {
-    float sum = 0;
-    for (size_t t = 0; t < count; t++) {
-      const float *x = p->x + taps[t].offset;
-      float v = w->interpolated
-                    ? x[w->first[j]] * (1.0f - w->weight[j]) + x[w->second[j]] * w->weight[j]
-                    : x[w->first[j]];
-      sum += taps[t].weight * v;
+    for (size_t c = 0; c < pixel; c++) {
+      float sum = 0;
+      for (size_t t = 0; t < count; t++) {
+        const float *x = p->x + taps[t].offset + c;
+        float v = w->interpolated
+                      ? x[w->first[j]] * (1.0f - w->weight[j]) + x[w->second[j]] * w->weight[j]
+                      : x[w->first[j]];
+        sum += taps[t].weight * v;
+      }
+      y[(size_t)j * pixel + c] = sum;
     }
-    y[j] = sum;
   }
 }
 
@@ -123,6 +140,46 @@ static void run_resize(const npu_hal_kernel *k, void *const *in, void *const *ou
   job.x = in[0];
   job.y = out[0];
   npu_cpu_parallel_for(k->device, job.rows, resize_row, &job);
+}
+
+/* The grid of pixels a tensor is resized as: its axes (the tensor axis
+ * each follows, -1 for a block of channels, which keeps its size), their
+ * sizes in and out, and strides in floats. */
+typedef struct pixel_grid {
+  uint32_t rank;
+  size_t pixel;
+  int axis[NPU_MAX_RANK + 1];
+  int64_t in[NPU_MAX_RANK + 1], out[NPU_MAX_RANK + 1], strides[NPU_MAX_RANK + 1];
+} pixel_grid;
+
+static pixel_grid grid_of(const npu_hal_tensor_desc *x, const npu_hal_tensor_desc *y)
+{
+  pixel_grid g = {.pixel = 1};
+  size_t block = x->layout == NPU_HAL_LAYOUT_CHANNELS_8    ? 8
+                 : x->layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16
+                                                           : 0;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    bool channels = d == 1 && x->layout != NPU_HAL_LAYOUT_PLAIN;
+    if (channels && block) { /* the blocks of channels stay, each a run of pixels */
+      g.axis[g.rank] = -1;
+      g.in[g.rank] = g.out[g.rank] = x->dims[1] / (int64_t)block;
+      g.rank++;
+      g.pixel = block;
+    } else if (channels) { /* channels-last: all channels are one pixel */
+      g.pixel = (size_t)x->dims[1];
+    } else {
+      g.axis[g.rank] = (int)d;
+      g.in[g.rank] = x->dims[d];
+      g.out[g.rank] = y->dims[d];
+      g.rank++;
+    }
+  }
+  int64_t stride = (int64_t)g.pixel;
+  for (int d = (int)g.rank - 1; d >= 0; d--) {
+    g.strides[d] = stride;
+    stride *= g.in[d];
+  }
+  return g;
 }
 
 static bool parse_mode(const char *value, const char *const *names, size_t count, int *mode)
@@ -171,14 +228,16 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   k->free_params = free_resize_params;
-  p->rank = x->rank;
-  p->rows = cpu_tensor_elements(y) / (size_t)(y->dims[x->rank - 1] ? y->dims[x->rank - 1] : 1);
-  int64_t strides[NPU_MAX_RANK];
-  cpu_strides(x, strides);
+  pixel_grid grid = grid_of(x, y);
+  p->rank = grid.rank;
+  p->pixel = grid.pixel;
+  p->rows = cpu_tensor_elements(y) / grid.pixel /
+            (size_t)(grid.out[grid.rank - 1] ? grid.out[grid.rank - 1] : 1);
   uint32_t interpolated_axes = 0;
-  for (uint32_t d = 0; d < x->rank; d++) {
-    int64_t in = x->dims[d], out = y->dims[d];
-    double scale = scales ? scales[d] : (double)out / (double)in;
+  for (uint32_t d = 0; d < grid.rank; d++) {
+    int64_t in = grid.in[d], out = grid.out[d];
+    int axis = grid.axis[d];
+    double scale = scales && axis >= 0 ? scales[axis] : (double)out / (double)in;
     axis_taps *t = &p->taps[d];
     p->out_dims[d] = out;
     t->first = malloc((size_t)out * sizeof *t->first);
@@ -198,12 +257,12 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
       } else {
         first = second = clamp_index(round_nearest((nearest_mode)nearest, source), in);
       }
-      t->first[o] = first * strides[d];
-      t->second[o] = second * strides[d];
+      t->first[o] = first * grid.strides[d];
+      t->second[o] = second * grid.strides[d];
       t->weight[o] = weight;
       t->interpolated |= weight != 0;
     }
-    interpolated_axes += t->interpolated && d + 1 < x->rank;
+    interpolated_axes += t->interpolated && d + 1 < grid.rank;
   }
   if (interpolated_axes > 7)
     return cpu_unsupported(op, "interpolation over more than 8 axes");
@@ -212,7 +271,7 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_resize_kernels[] = {
-    {"Resize", create_resize},
-    {"Upsample", create_resize},
+    {"Resize", create_resize, CPU_LAYOUTS_SHARED_SPATIAL},
+    {"Upsample", create_resize, CPU_LAYOUTS_SHARED_SPATIAL},
     {NULL, NULL},
 };
