@@ -234,7 +234,8 @@ def split_concat_case(name, first, second):
     Concat of the halves and that conv's output, conv; batch 2, so each item
     has its own run of channel blocks. With `first` and `second` channel
     counts that are not whole blocks of the wider width, Concat and Split
-    stay in another layout (and must still be right)."""
+    take narrower blocks, and with counts that fill no block, channels-last
+    (channels innermost)."""
     x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
     inits, nodes, k = [], [], [0]
 
@@ -265,6 +266,7 @@ def split_concat_case(name, first, second):
 
 split_concat_case("layout_split_concat_blocks", 16, 16)
 split_concat_case("layout_split_concat_partial_blocks", 8, 16)
+split_concat_case("layout_split_concat_channels_last", 12, 4)
 
 
 def patch_deconv_case(name, out_channels):

@@ -50,11 +50,11 @@ static size_t channel_block(npu_hal_layout layout)
   return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
 }
 
-/* Whether every tensor of `op` is in one channel-block layout. */
-static bool same_channel_blocks(const npu_hal_op *op)
+/* Whether every tensor of `op` of rank 3 or more is in one relaid layout. */
+static bool same_relaid_layout(const npu_hal_op *op)
 {
   npu_hal_layout layout = op->outputs[0].layout;
-  if (layout != NPU_HAL_LAYOUT_CHANNELS_8 && layout != NPU_HAL_LAYOUT_CHANNELS_16)
+  if (layout == NPU_HAL_LAYOUT_PLAIN)
     return false;
   for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
     const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
@@ -109,7 +109,7 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
   }
   return !relaid || e->layouts == CPU_LAYOUTS_ANY ||
          (e->layouts == CPU_LAYOUTS_SHARED && shared) ||
-         (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS && same_channel_blocks(op) &&
+         (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS && same_relaid_layout(op) &&
           works_on_channel_axis(op)) ||
          (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op));
 }

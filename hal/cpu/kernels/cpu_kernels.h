@@ -31,12 +31,12 @@ typedef enum cpu_layouts {
   CPU_LAYOUTS_SHARED,    /* any one layout shared by all its same-shape tensors
                             (elementwise: one flat loop serves every layout) */
   CPU_LAYOUTS_ANY,       /* any layout per tensor */
-  CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS, /* one channel-block layout shared by all tensors when
-                                      the operator works along the channel axis and every
-                                      tensor holds whole blocks (Concat, Split): per batch
-                                      item a tensor's blocks follow each other as its
-                                      channels do in the plain layout, so the plain loops
-                                      serve unchanged */
+  CPU_LAYOUTS_CHANNEL_AXIS,        /* one layout shared by all tensors when the operator
+                                      works along the channel axis and every tensor holds
+                                      whole channel blocks (Concat, Split): per batch item
+                                      a tensor's blocks follow each other as its channels
+                                      do in the plain layout, and channels-last is the
+                                      plain layout with channels innermost */
   CPU_LAYOUTS_SHARED_SPATIAL,      /* one layout shared by all tensors, whose batch and
                                       channel axes agree (Resize) */
 } cpu_layouts;

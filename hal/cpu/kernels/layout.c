@@ -136,10 +136,15 @@ static npu_status axis_of(const npu_hal_op *op, const npu_hal_tensor_desc *t, ax
   p->axis = axis;
   p->outer = 1;
   p->inner = element_size(t);
-  for (int64_t d = 0; d < axis; d++)
-    p->outer *= (size_t)t->dims[d];
-  for (int64_t d = axis + 1; d < (int64_t)t->rank; d++)
-    p->inner *= (size_t)t->dims[d];
+  /* Channels-last along the channels: the channels are the innermost axis,
+   * every other axis outer to them. (Channel blocks take the plain loops.) */
+  bool innermost = t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST && axis == 1;
+  for (int64_t d = 0; d < (int64_t)t->rank; d++) {
+    if (d < axis || (innermost && d > axis))
+      p->outer *= (size_t)t->dims[d];
+    else if (d > axis)
+      p->inner *= (size_t)t->dims[d];
+  }
   *out = p;
   return NPU_OK;
 }
@@ -432,8 +437,8 @@ static npu_status create_range(const npu_hal_op *op, npu_hal_kernel *k)
 const cpu_kernel_entry cpu_layout_kernels[] = {
     {"Identity", create_copy}, {"Reshape", create_copy}, {"Flatten", create_copy},
     {"Squeeze", create_copy}, {"Unsqueeze", create_copy}, {"Dropout", create_dropout},
-    {"Transpose", create_transpose}, {"Concat", create_concat, CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS},
-    {"Split", create_split, CPU_LAYOUTS_CHANNEL_AXIS_BLOCKS},
+    {"Transpose", create_transpose}, {"Concat", create_concat, CPU_LAYOUTS_CHANNEL_AXIS},
+    {"Split", create_split, CPU_LAYOUTS_CHANNEL_AXIS},
     {"Slice", create_slice}, {"Gather", create_gather},
     {"ConstantOfShape", create_constant_of_shape}, {"Range", create_range},
     {NULL, NULL},
