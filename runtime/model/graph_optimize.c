@@ -15,12 +15,18 @@ static bool is_output(const npu_graph *g, int32_t tensor)
   return false;
 }
 
-static float epsilon_of(const npu_graph_node *n)
+static const Onnx__AttributeProto *attribute_of(const npu_graph_node *n, const char *name)
 {
   for (size_t i = 0; i < n->proto->n_attribute; i++)
-    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, "epsilon") == 0)
-      return n->proto->attribute[i]->f;
-  return 1e-5f;
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, name) == 0)
+      return n->proto->attribute[i];
+  return NULL;
+}
+
+static float epsilon_of(const npu_graph_node *n)
+{
+  const Onnx__AttributeProto *a = attribute_of(n, "epsilon");
+  return a ? a->f : 1e-5f;
 }
 
 /* A new constant tensor holding `data` (owned by the graph). */
@@ -155,9 +161,31 @@ static int32_t writable_constant(npu_graph *g, const npu_consumers *consumers,
   return add_constant(g, name, data, dims, rank);
 }
 
-/* Conv (constant weights and bias) -> affine follower, the Conv's output read
- * by nothing else: W' = W * scale, b' = b * scale + shift per output channel;
- * the Conv then writes the follower's output. */
+/* The output channels of a Conv's or (one-group) ConvTranspose's weights:
+ * W is [outer][channels][inner] (Conv: [M][C/g * k], ConvTranspose: [C][M * k]). */
+typedef struct weight_channels {
+  size_t outer, channels, inner;
+} weight_channels;
+
+static bool weight_channels_of(const npu_graph *g, const npu_graph_node *c, weight_channels *wc)
+{
+  const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
+  size_t count = w->data_size / sizeof(float);
+  if (strcmp(c->proto->op_type, "Conv") == 0) {
+    *wc = (weight_channels){1, (size_t)w->dims[0], count / (size_t)w->dims[0]};
+    return true;
+  }
+  const Onnx__AttributeProto *group = attribute_of(c, "group");
+  if (strcmp(c->proto->op_type, "ConvTranspose") != 0 || (group && group->i != 1))
+    return false;
+  *wc = (weight_channels){(size_t)w->dims[0], (size_t)w->dims[1],
+                          count / (size_t)w->dims[0] / (size_t)w->dims[1]};
+  return true;
+}
+
+/* Conv or ConvTranspose (constant weights and bias) -> affine follower, the
+ * Conv's output read by nothing else: W' = W * scale, b' = b * scale + shift
+ * per output channel; the Conv then writes the follower's output. */
 static npu_status merge_affine(npu_graph *g, const npu_consumers *consumers,
                                size_t known_tensors, uint32_t conv, uint32_t follower,
                                const channel_affine *a)
@@ -169,7 +197,9 @@ static npu_status merge_affine(npu_graph *g, const npu_consumers *consumers,
   if (g->nodes[conv].input_count < 3)
     inputs[2] = -1;
   const npu_graph_tensor *w = &g->tensors[inputs[1]];
-  int64_t weight_dims[NPU_MAX_RANK], bias_dims[1] = {w->dims[0]};
+  weight_channels wc;
+  weight_channels_of(g, &g->nodes[conv], &wc);
+  int64_t weight_dims[NPU_MAX_RANK], bias_dims[1] = {(int64_t)wc.channels};
   uint32_t weight_rank = w->rank;
   const char *weight_name = w->name;
   memcpy(weight_dims, w->dims, weight_rank * sizeof *weight_dims);
@@ -180,14 +210,13 @@ static npu_status merge_affine(npu_graph *g, const npu_consumers *consumers,
                                                  "merged_bias", bias_dims, 1);
   if (bias < 0)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a Conv");
-  size_t channels = (size_t)bias_dims[0];
-  size_t per_channel = g->tensors[weights].data_size / sizeof(float) / channels;
   float *w_data = (float *)g->tensors[weights].data, *b_data = (float *)g->tensors[bias].data;
-  for (size_t m = 0; m < channels; m++) {
-    for (size_t k = 0; k < per_channel; k++)
-      w_data[m * per_channel + k] *= a->scale[m];
+  for (size_t o = 0; o < wc.outer; o++)
+    for (size_t m = 0; m < wc.channels; m++)
+      for (size_t k = 0; k < wc.inner; k++)
+        w_data[(o * wc.channels + m) * wc.inner + k] *= a->scale[m];
+  for (size_t m = 0; m < wc.channels; m++)
     b_data[m] = b_data[m] * a->scale[m] + a->shift[m];
-  }
   npu_graph_node *c = &g->nodes[conv], *n = &g->nodes[follower];
   c->inputs[1] = weights;
   c->inputs[2] = bias;
@@ -203,15 +232,16 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
                                channel_affine *a, uint32_t *follower)
 {
   const npu_graph_node *c = &g->nodes[conv];
-  if (strcmp(c->proto->op_type, "Conv") != 0 || c->output_count != 1 || c->outputs[0] < 0 ||
-      c->input_count < 2 || c->inputs[1] < 0)
+  if (c->output_count != 1 || c->outputs[0] < 0 || c->input_count < 2 || c->inputs[1] < 0)
     return false;
   int32_t out = c->outputs[0];
   const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
+  weight_channels wc;
   if (is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
-      !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank < 3)
+      !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank < 3 ||
+      !weight_channels_of(g, c, &wc))
     return false;
-  size_t channels = (size_t)w->dims[0];
+  size_t channels = wc.channels;
   if (c->input_count > 2 && c->inputs[2] >= 0 && !channel_vector(g, c->inputs[2], channels))
     return false;
   *follower = consumers->nodes[consumers->offsets[out]];
@@ -227,9 +257,9 @@ npu_status npu_graph_optimize(npu_graph *g)
   size_t known_tensors = g->tensor_count;
   channel_affine a = {NULL, NULL};
   size_t most = 1;
-  for (size_t t = 0; t < g->tensor_count; t++)
-    most = g->tensors[t].rank && g->tensors[t].dims[0] > (int64_t)most ? (size_t)g->tensors[t].dims[0]
-                                                                        : most;
+  for (size_t t = 0; t < g->tensor_count; t++) /* channels: a weight's dims[0] or dims[1] */
+    for (uint32_t d = 0; d < 2 && d < g->tensors[t].rank; d++)
+      most = g->tensors[t].dims[d] > (int64_t)most ? (size_t)g->tensors[t].dims[d] : most;
   a.scale = malloc(most * sizeof(float));
   a.shift = malloc(most * sizeof(float));
   if (status == NPU_OK && (!a.scale || !a.shift))

@@ -333,3 +333,28 @@ def resize_case(name, channels, mode):
 resize_case("layout_resize_nearest_blocks", 16, "nearest")
 resize_case("layout_resize_linear_blocks", 16, "linear")
 resize_case("layout_resize_nearest_12_channels", 12, "nearest")
+
+
+def deconv_bn_case(name):
+    """ConvTranspose (2x2, stride 2, 24 channels: oneDNN's) followed by
+    BatchNormalization and Relu, as a segmentation head upsamples: the BN is
+    folded into the ConvTranspose's weights and bias at load."""
+    x = rng.standard_normal((2, 16, SIZE, SIZE)).astype(np.float32)
+    dw = (rng.standard_normal((16, 24, 2, 2)) * 0.3).astype(np.float32)
+    gamma, beta = rng.uniform(0.5, 1.5, 24), rng.uniform(-0.5, 0.5, 24)
+    mean, var = rng.uniform(-0.5, 0.5, 24), rng.uniform(0.5, 1.5, 24)
+    y = np.einsum("nchw,coab->nohawb", x.astype(np.float64), dw.astype(np.float64))
+    y = y.reshape(2, 24, 2 * SIZE, 2 * SIZE)
+    y = (y - mean.reshape(1, -1, 1, 1)) / np.sqrt(var.reshape(1, -1, 1, 1) + 1e-5)
+    y = np.maximum(y * gamma.reshape(1, -1, 1, 1) + beta.reshape(1, -1, 1, 1), 0)
+    nodes = [helper.make_node("ConvTranspose", ["x", "dw"], ["up"], kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             helper.make_node("BatchNormalization", ["up", "gamma", "beta", "mean", "var"],
+                              ["normed"], epsilon=1e-5),
+             helper.make_node("Relu", ["normed"], ["y"])]
+    inits = [numpy_helper.from_array(np.asarray(a, np.float32), k) for a, k in
+             ((dw, "dw"), (gamma, "gamma"), (beta, "beta"), (mean, "mean"), (var, "var"))]
+    write_case(name, nodes, inits, x, y)
+
+
+deconv_bn_case("fold_deconv_bn_relu")
