@@ -4,11 +4,14 @@
  * Draws every GstVideoRegionOfInterestMeta of a frame: its box, in a colour
  * per label, and a caption with the label, the confidence and any recognised
  * text (npudecode's params), rendered with Pango/Cairo like GStreamer's own
- * text elements. Frames are drawn on in place (BGRx/BGRA, system memory or
- * host-mappable NPU memory); put videoconvert around it for other formats.
+ * text elements. Frames are drawn on in place, in system memory or
+ * host-mappable NPU memory: BGRx/BGRA directly with Cairo, every other raw
+ * format (NV12, I420, RGB...) by blending the boxes' edges and the captions
+ * as overlay rectangles (GstVideoOverlayComposition), so decoded video needs
+ * no conversion around it.
  *
  * |[
- * gst-launch-1.0 ... ! npudecode method=ctc labels=dict.txt ! videoconvert ! npuoverlay ! videoconvert ! pngenc ! multifilesink location=frame%03d.png
+ * gst-launch-1.0 ... ! npudecode method=ctc labels=dict.txt ! npuoverlay ! videoconvert ! pngenc ! multifilesink location=frame%03d.png
  * ]|
  */
 #include "gstnpuoverlay.h"
@@ -31,8 +34,9 @@ GST_ELEMENT_REGISTER_DEFINE(npuoverlay, "npuoverlay", GST_RANK_NONE, GST_TYPE_NP
 enum { PROP_0, PROP_FONT, PROP_LINE_WIDTH };
 
 #define OVERLAY_CAPS                                                                        \
-  GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:NPUMemory", "{ BGRx, BGRA }") ";"               \
-  GST_VIDEO_CAPS_MAKE("{ BGRx, BGRA }")
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES("memory:NPUMemory",                                    \
+                                    GST_VIDEO_OVERLAY_COMPOSITION_BLEND_FORMATS) ";"        \
+  GST_VIDEO_CAPS_MAKE(GST_VIDEO_OVERLAY_COMPOSITION_BLEND_FORMATS)
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(OVERLAY_CAPS));
@@ -67,12 +71,43 @@ static gchar *caption_of(const GstVideoRegionOfInterestMeta *roi)
   return g_string_free(caption, FALSE);
 }
 
-static GstFlowReturn gst_npu_overlay_transform_frame_ip(GstVideoFilter *filter,
-                                                        GstVideoFrame *frame)
+/* Where one ROI is drawn: its box, and its caption's box above it when
+ * there is room, else inside its top edge. */
+typedef struct roi_drawing {
+  double rgb[3];
+  gint x, y, w, h;
+  gint caption_y, caption_w, caption_h;
+} roi_drawing;
+
+static roi_drawing layout_roi(const GstVideoRegionOfInterestMeta *roi, PangoLayout *layout)
 {
-  GstNpuOverlay *self = GST_NPU_OVERLAY(filter);
-  if (!gst_buffer_get_video_region_of_interest_meta(frame->buffer))
-    return GST_FLOW_OK;
+  roi_drawing d = {.x = (gint)roi->x, .y = (gint)roi->y, .w = MAX((gint)roi->w, 1),
+                   .h = MAX((gint)roi->h, 1)};
+  colour_of(g_quark_to_string(roi->roi_type), d.rgb);
+  gchar *caption = caption_of(roi);
+  pango_layout_set_text(layout, caption, -1);
+  g_free(caption);
+  pango_layout_get_pixel_size(layout, &d.caption_w, &d.caption_h);
+  d.caption_w += 4;
+  d.caption_y = d.y - d.caption_h >= 0 ? d.y - d.caption_h : d.y;
+  return d;
+}
+
+static void draw_caption(cairo_t *cr, PangoLayout *layout, const roi_drawing *d, double x,
+                         double y)
+{
+  cairo_set_source_rgb(cr, d->rgb[0], d->rgb[1], d->rgb[2]);
+  cairo_rectangle(cr, x, y, d->caption_w, d->caption_h);
+  cairo_fill(cr);
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_move_to(cr, x + 2, y);
+  pango_cairo_update_layout(cr, layout);
+  pango_cairo_show_layout(cr, layout);
+}
+
+/* BGRx/BGRA: Cairo draws on the frame itself. */
+static void draw_in_place(GstNpuOverlay *self, GstVideoFrame *frame, PangoLayout *layout)
+{
   cairo_surface_t *surface = cairo_image_surface_create_for_data(
       GST_VIDEO_FRAME_PLANE_DATA(frame, 0),
       GST_VIDEO_FRAME_FORMAT(frame) == GST_VIDEO_FORMAT_BGRA ? CAIRO_FORMAT_ARGB32
@@ -80,40 +115,107 @@ static GstFlowReturn gst_npu_overlay_transform_frame_ip(GstVideoFilter *filter,
       GST_VIDEO_FRAME_WIDTH(frame), GST_VIDEO_FRAME_HEIGHT(frame),
       GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0));
   cairo_t *cr = cairo_create(surface);
-  PangoLayout *layout = pango_cairo_create_layout(cr);
-  PangoFontDescription *font = pango_font_description_from_string(self->font);
-  pango_layout_set_font_description(layout, font);
   gpointer state = NULL;
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(frame->buffer, &state,
                                                   GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *)meta;
-    double rgb[3];
-    colour_of(g_quark_to_string(roi->roi_type), rgb);
-    cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout);
+    cairo_set_source_rgb(cr, d.rgb[0], d.rgb[1], d.rgb[2]);
     cairo_set_line_width(cr, self->line_width);
     double half = self->line_width / 2.0;
-    cairo_rectangle(cr, roi->x + half, roi->y + half, MAX(roi->w - 2 * half, 1),
-                    MAX(roi->h - 2 * half, 1));
+    cairo_rectangle(cr, d.x + half, d.y + half, MAX(d.w - 2 * half, 1), MAX(d.h - 2 * half, 1));
     cairo_stroke(cr);
-    gchar *caption = caption_of(roi);
-    pango_layout_set_text(layout, caption, -1);
-    int text_w, text_h;
-    pango_layout_get_pixel_size(layout, &text_w, &text_h);
-    /* above the box when there is room, else inside its top edge */
-    double y = (int)roi->y - text_h >= 0 ? (double)roi->y - text_h : (double)roi->y;
-    cairo_rectangle(cr, roi->x, y, text_w + 4, text_h);
-    cairo_fill(cr);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_move_to(cr, roi->x + 2, y);
-    pango_cairo_show_layout(cr, layout);
-    g_free(caption);
+    draw_caption(cr, layout, &d, d.x, d.caption_y);
   }
-  pango_font_description_free(font);
-  g_object_unref(layout);
   cairo_destroy(cr);
   cairo_surface_flush(surface);
   cairo_surface_destroy(surface);
+}
+
+/* Adds a w x h overlay rectangle at (x, y), clipped to the frame (nothing
+ * when nothing is left): the ROI's colour, with its caption on it when
+ * `caption`. */
+static void add_rectangle(GstVideoOverlayComposition **composition, const GstVideoFrame *frame,
+                          PangoLayout *layout, const roi_drawing *d, gint x, gint y, gint w,
+                          gint h, gboolean caption)
+{
+  gint left = MAX(x, 0), top = MAX(y, 0);
+  gint right = MIN(x + w, GST_VIDEO_FRAME_WIDTH(frame));
+  gint bottom = MIN(y + h, GST_VIDEO_FRAME_HEIGHT(frame));
+  if (right <= left || bottom <= top)
+    return;
+  w = right - left;
+  h = bottom - top;
+  GstBuffer *pixels = gst_buffer_new_allocate(NULL, (gsize)w * (gsize)h * 4, NULL);
+  gst_buffer_add_video_meta(pixels, GST_VIDEO_FRAME_FLAG_NONE,
+                            GST_VIDEO_OVERLAY_COMPOSITION_FORMAT_RGB, (guint)w, (guint)h);
+  GstMapInfo map;
+  gst_buffer_map(pixels, &map, GST_MAP_WRITE);
+  cairo_surface_t *surface =
+      cairo_image_surface_create_for_data(map.data, CAIRO_FORMAT_ARGB32, w, h, w * 4);
+  cairo_t *cr = cairo_create(surface);
+  cairo_set_source_rgb(cr, d->rgb[0], d->rgb[1], d->rgb[2]);
+  cairo_paint(cr);
+  if (caption)
+    draw_caption(cr, layout, d, x - left, y - top);
+  cairo_destroy(cr);
+  cairo_surface_flush(surface);
+  cairo_surface_destroy(surface);
+  gst_buffer_unmap(pixels, &map);
+  GstVideoOverlayRectangle *rectangle = gst_video_overlay_rectangle_new_raw(
+      pixels, left, top, (guint)w, (guint)h, GST_VIDEO_OVERLAY_FORMAT_FLAG_PREMULTIPLIED_ALPHA);
+  gst_buffer_unref(pixels);
+  if (*composition)
+    gst_video_overlay_composition_add_rectangle(*composition, rectangle);
+  else
+    *composition = gst_video_overlay_composition_new(rectangle);
+  gst_video_overlay_rectangle_unref(rectangle);
+}
+
+/* Other formats: each box's four edges and its caption as rectangles of
+ * their own (small: a large box costs no more than a small one), blended
+ * into the frame. */
+static void draw_blended(GstNpuOverlay *self, GstVideoFrame *frame, PangoLayout *layout)
+{
+  GstVideoOverlayComposition *composition = NULL;
+  gint line = self->line_width;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(frame->buffer, &state,
+                                                  GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout);
+    gint edge = MIN(line, MIN(d.w, d.h));
+    add_rectangle(&composition, frame, layout, &d, d.x, d.y, d.w, edge, FALSE);
+    add_rectangle(&composition, frame, layout, &d, d.x, d.y + d.h - edge, d.w, edge, FALSE);
+    add_rectangle(&composition, frame, layout, &d, d.x, d.y, edge, d.h, FALSE);
+    add_rectangle(&composition, frame, layout, &d, d.x + d.w - edge, d.y, edge, d.h, FALSE);
+    add_rectangle(&composition, frame, layout, &d, d.x, d.caption_y, d.caption_w, d.caption_h,
+                  TRUE);
+  }
+  if (composition) {
+    gst_video_overlay_composition_blend(composition, frame);
+    gst_video_overlay_composition_unref(composition);
+  }
+}
+
+static GstFlowReturn gst_npu_overlay_transform_frame_ip(GstVideoFilter *filter,
+                                                        GstVideoFrame *frame)
+{
+  GstNpuOverlay *self = GST_NPU_OVERLAY(filter);
+  if (!gst_buffer_get_video_region_of_interest_meta(frame->buffer))
+    return GST_FLOW_OK;
+  PangoContext *context = pango_font_map_create_context(pango_cairo_font_map_get_default());
+  PangoLayout *layout = pango_layout_new(context);
+  PangoFontDescription *font = pango_font_description_from_string(self->font);
+  pango_layout_set_font_description(layout, font);
+  GstVideoFormat format = GST_VIDEO_FRAME_FORMAT(frame);
+  if (format == GST_VIDEO_FORMAT_BGRx || format == GST_VIDEO_FORMAT_BGRA)
+    draw_in_place(self, frame, layout);
+  else
+    draw_blended(self, frame, layout);
+  pango_font_description_free(font);
+  g_object_unref(layout);
+  g_object_unref(context);
   return GST_FLOW_OK;
 }
 

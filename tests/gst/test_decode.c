@@ -297,14 +297,17 @@ GST_START_TEST(test_json_lines)
 }
 GST_END_TEST;
 
-/* npuoverlay on a black BGRx frame: the ROI's outline and caption are drawn,
- * the rest of the frame is untouched; a frame without ROIs is unchanged. */
-static GstBuffer *overlay(GstBuffer *frame)
+/* npuoverlay on a black 64x64 frame: the ROI's outline and caption are
+ * drawn, the rest of the frame is untouched; a frame without ROIs is
+ * unchanged. BGRx is drawn on in place, other formats blended. */
+static GstBuffer *overlay(GstBuffer *frame, const gchar *format)
 {
-  GstElement *pipeline = gst_parse_launch(
-      "appsrc name=src format=time caps=video/x-raw,format=BGRx,width=64,height=64,"
+  gchar *description = g_strdup_printf(
+      "appsrc name=src format=time caps=video/x-raw,format=%s,width=64,height=64,"
       "framerate=30/1 ! npuoverlay font-desc=\"Sans 6\" ! appsink name=sink sync=false "
-      "wait-on-eos=false", NULL);
+      "wait-on-eos=false", format);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  g_free(description);
   fail_unless(pipeline != NULL);
   GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
@@ -322,39 +325,61 @@ static GstBuffer *overlay(GstBuffer *frame)
   return out;
 }
 
-static guint32 pixel(GstBuffer *buffer, int x, int y)
+/* BGRx: the pixel's B, G, R; the YUV formats: its luma (the first plane). */
+static guint32 pixel(GstBuffer *buffer, gboolean bgrx, int x, int y)
 {
-  guint32 value;
-  gst_buffer_extract(buffer, (y * 64 + x) * 4, &value, 4);
-  return value & 0xffffff; /* B, G, R */
+  guint32 value = 0;
+  gst_buffer_extract(buffer, bgrx ? (y * 64 + x) * 4 : y * 64 + x, &value, bgrx ? 4 : 1);
+  return bgrx ? value & 0xffffff : value;
 }
 
-GST_START_TEST(test_overlay)
+/* A black frame: zero for BGRx, luma 16 and neutral chroma for YUV. */
+static GstBuffer *black_frame(gboolean bgrx, guint8 luma)
 {
-  GstBuffer *frame = gst_buffer_new_allocate(NULL, 64 * 64 * 4, NULL);
-  gst_buffer_memset(frame, 0, 0, 64 * 64 * 4);
+  gsize size = bgrx ? 64 * 64 * 4 : 64 * 64 * 3 / 2;
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, size, NULL);
+  gst_buffer_memset(frame, 0, bgrx ? 0 : luma, bgrx ? size : 64 * 64);
+  if (!bgrx)
+    gst_buffer_memset(frame, 64 * 64, 128, 64 * 64 / 2);
+  return frame;
+}
+
+static void check_overlay(const gchar *format)
+{
+  gboolean bgrx = g_str_equal(format, "BGRx");
+  guint32 black = bgrx ? 0 : 16;
+  GstBuffer *frame = black_frame(bgrx, 16);
   GstVideoRegionOfInterestMeta *roi =
       gst_buffer_add_video_region_of_interest_meta(frame, "car", 10, 30, 30, 20);
   gst_video_region_of_interest_meta_add_param(
       roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.9, NULL));
-  GstBuffer *out = overlay(frame);
-  fail_unless(pixel(out, 10, 40) != 0, "left edge of the box not drawn");
-  fail_unless(pixel(out, 25, 49) != 0, "bottom edge of the box not drawn");
-  fail_unless(pixel(out, 25, 40) == 0, "inside of the box drawn over");
-  fail_unless(pixel(out, 60, 60) == 0 && pixel(out, 2, 2) == 0, "outside the box drawn over");
+  GstBuffer *out = overlay(frame, format);
+  fail_unless(pixel(out, bgrx, 10, 40) != black, "%s: left edge of the box not drawn", format);
+  fail_unless(pixel(out, bgrx, 25, 49) != black, "%s: bottom edge of the box not drawn", format);
+  fail_unless(pixel(out, bgrx, 25, 40) == black, "%s: inside of the box drawn over", format);
+  fail_unless(pixel(out, bgrx, 60, 60) == black && pixel(out, bgrx, 2, 2) == black,
+              "%s: outside the box drawn over", format);
   guint caption = 0;
   for (int y = 18; y < 30; y++)
     for (int x = 10; x < 40; x++)
-      caption += pixel(out, x, y) != 0;
-  fail_unless(caption > 50, "no caption above the box (%u pixels)", caption);
+      caption += pixel(out, bgrx, x, y) != black;
+  fail_unless(caption > 50, "%s: no caption above the box (%u pixels)", format, caption);
   gst_buffer_unref(out);
 
-  GstBuffer *plain = gst_buffer_new_allocate(NULL, 64 * 64 * 4, NULL);
-  gst_buffer_memset(plain, 0, 0x40, 64 * 64 * 4);
-  out = overlay(plain);
+  GstBuffer *plain = black_frame(bgrx, 0x40);
+  if (bgrx)
+    gst_buffer_memset(plain, 0, 0x40, 64 * 64 * 4);
+  out = overlay(plain, format);
   for (int i = 0; i < 64 * 64; i += 97)
-    fail_unless(pixel(out, i % 64, i / 64) == 0x404040);
+    fail_unless(pixel(out, bgrx, i % 64, i / 64) == (bgrx ? 0x404040u : 0x40u));
   gst_buffer_unref(out);
+}
+
+GST_START_TEST(test_overlay)
+{
+  check_overlay("BGRx");
+  check_overlay("NV12");
+  check_overlay("I420");
 }
 GST_END_TEST;
 
