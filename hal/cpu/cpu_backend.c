@@ -361,6 +361,11 @@ void npu_cpu_run_on_engine(npu_hal_device *device, npu_cpu_job_fn fn, void *ctx)
   cpu_engine_call(device->engine, fn, ctx);
 }
 
+void npu_cpu_run_steps_on_engine(npu_hal_device *device, npu_cpu_step_fn step, void *ctx)
+{
+  cpu_engine_call_steps(device->engine, step, ctx);
+}
+
 void npu_cpu_parallel_for(npu_hal_device *device, size_t n, npu_cpu_parallel_fn fn, void *ctx)
 {
   cpu_engine_parallel_for(device->engine, n, fn, ctx);

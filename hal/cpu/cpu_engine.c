@@ -1,9 +1,10 @@
 /* The CPU device's compute engine: one thread runs every compute job of the
  * device (model runs from all streams, VPP work, weight packing) and its
  * OpenMP team, sized by the thread budget, runs their parallel parts,
- * oneDNN's included. Jobs queue first in, first out; a caller sleeps until
- * its own job is done. A job may call the engine again: from the engine's
- * thread a call runs at once.
+ * oneDNN's included. Jobs queue first in, first out, and take turns a step
+ * at a time (a job of several steps goes back to the end of the queue after
+ * each); a caller sleeps until its own job is done. A job may call the
+ * engine again: from the engine's thread a call runs at once.
  *
  * Spinning. Between two kernels libgomp keeps its idle threads spinning, so
  * the next kernel starts without a futex wake-up: MobileNetV2 runs twice as
@@ -31,7 +32,7 @@
 
 typedef struct engine_job {
   struct engine_job *next;
-  npu_cpu_job_fn fn;
+  npu_cpu_step_fn step;
   void *ctx;
   bool done; /* under the engine's lock */
 } engine_job;
@@ -54,6 +55,17 @@ struct cpu_engine {
   bool sleeper_stop;              /* under lock */
   pthread_cond_t sleeper_wake;
 };
+
+/* Queues `job` last; under the lock. */
+static void append(cpu_engine *engine, engine_job *job)
+{
+  job->next = NULL;
+  if (engine->tail)
+    engine->tail->next = job;
+  else
+    engine->head = job;
+  engine->tail = job;
+}
 
 #define CONTENTION_WINDOW_NS 50000000ull
 #define CONTENTION_HOLD_NS 1000000000ull
@@ -154,9 +166,13 @@ static void *engine_main(void *arg)
     if (!engine->head)
       engine->tail = NULL;
     pthread_mutex_unlock(&engine->lock);
-    job->fn(job->ctx);
+    bool more = job->step(job->ctx);
     watch_contention(engine);
     pthread_mutex_lock(&engine->lock);
+    if (more) {
+      append(engine, job);
+      continue;
+    }
     job->done = true;
     pthread_cond_broadcast(&engine->finished);
   }
@@ -204,23 +220,38 @@ void cpu_engine_destroy(cpu_engine *engine)
   free(engine);
 }
 
-void cpu_engine_call(cpu_engine *engine, npu_cpu_job_fn fn, void *ctx)
+void cpu_engine_call_steps(cpu_engine *engine, npu_cpu_step_fn step, void *ctx)
 {
   if (current_engine == engine) {
-    fn(ctx);
+    while (step(ctx))
+      ;
     return;
   }
-  engine_job job = {.fn = fn, .ctx = ctx};
+  engine_job job = {.step = step, .ctx = ctx};
   pthread_mutex_lock(&engine->lock);
-  if (engine->tail)
-    engine->tail->next = &job;
-  else
-    engine->head = &job;
-  engine->tail = &job;
+  append(engine, &job);
   pthread_cond_signal(&engine->queued);
   while (!job.done)
     pthread_cond_wait(&engine->finished, &engine->lock);
   pthread_mutex_unlock(&engine->lock);
+}
+
+typedef struct single_step {
+  npu_cpu_job_fn fn;
+  void *ctx;
+} single_step;
+
+static bool run_single_step(void *data)
+{
+  const single_step *job = data;
+  job->fn(job->ctx);
+  return false;
+}
+
+void cpu_engine_call(cpu_engine *engine, npu_cpu_job_fn fn, void *ctx)
+{
+  single_step job = {fn, ctx};
+  cpu_engine_call_steps(engine, run_single_step, &job);
 }
 
 typedef struct parallel_job {

@@ -15,6 +15,7 @@ cpu_engine *cpu_engine_create(uint32_t threads);
 /* Runs what is queued, then stops the thread. */
 void cpu_engine_destroy(cpu_engine *engine);
 void cpu_engine_call(cpu_engine *engine, npu_cpu_job_fn fn, void *ctx);
+void cpu_engine_call_steps(cpu_engine *engine, npu_cpu_step_fn step, void *ctx);
 void cpu_engine_parallel_for(cpu_engine *engine, size_t n, npu_cpu_parallel_fn fn, void *ctx);
 
 #endif

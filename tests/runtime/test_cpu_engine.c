@@ -1,6 +1,7 @@
 /* The CPU backend's compute engine: every index runs exactly once, from
  * one caller, from several streams' threads at once, and while the engine
- * switches OpenMP between spinning and sleeping under contention. */
+ * switches OpenMP between spinning and sleeping under contention; jobs of
+ * several steps take turns with the others. */
 #include <stdatomic.h>
 
 #include "cpu/cpu_internal.h"
@@ -108,11 +109,54 @@ static void test_runs_through_contention(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+typedef struct long_job {
+  atomic_int steps_done;
+  int steps;
+} long_job;
+
+/* 1 ms per step. */
+static bool slow_step(void *ctx)
+{
+  long_job *job = ctx;
+  g_usleep(1000);
+  return atomic_fetch_add(&job->steps_done, 1) + 1 < job->steps;
+}
+
+static gpointer run_long_job(gpointer data)
+{
+  npu_cpu_run_steps_on_engine(cpu_device(shared_device), slow_step, data);
+  return NULL;
+}
+
+static void note_index(void *ctx, size_t index)
+{
+  (void)ctx;
+  (void)index;
+}
+
+/* A short job queued while a long one runs is done long before it. */
+static void test_jobs_take_turns(void)
+{
+  shared_device = npu_test_open_device();
+  long_job job = {.steps = 200};
+  atomic_init(&job.steps_done, 0);
+  GThread *thread = g_thread_new("long job", run_long_job, &job);
+  while (atomic_load(&job.steps_done) < 2)
+    g_usleep(100);
+  npu_cpu_parallel_for(cpu_device(shared_device), 4, note_index, NULL);
+  int done_then = atomic_load(&job.steps_done);
+  g_thread_join(thread);
+  g_assert_cmpint(done_then, <, 50);
+  g_assert_cmpint(atomic_load(&job.steps_done), ==, 200);
+  NPU_ASSERT_OK(npu_device_release(shared_device));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/cpu/engine/each-index-once", test_each_index_once);
   g_test_add_func("/cpu/engine/concurrent-callers", test_concurrent_callers);
   g_test_add_func("/cpu/engine/runs-through-contention", test_runs_through_contention);
+  g_test_add_func("/cpu/engine/jobs-take-turns", test_jobs_take_turns);
   return g_test_run();
 }

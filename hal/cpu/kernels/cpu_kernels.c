@@ -249,38 +249,41 @@ typedef struct plan_run {
   size_t count;
   npu_hal_task_fn done;
   void *done_data;
+  size_t next; /* the launch the engine runs next */
 } plan_run;
 
-static void run_launches_on_engine(void *data)
+/* One step on the engine: the next launch of the plan. */
+static bool run_next_launch(void *data)
 {
-  const plan_run *run = data;
+  plan_run *run = data;
+  if (run->next == run->count)
+    return false;
+  const npu_hal_launch *launch = &run->launches[run->next++];
   void *inputs[64], *outputs[9];
-  for (size_t l = 0; l < run->count; l++) {
-    const npu_hal_launch *launch = &run->launches[l];
-    for (uint32_t i = 0; i < launch->input_count && i < 64; i++)
-      inputs[i] = launch->inputs[i].buffer || launch->inputs[i].host
-                      ? npu_cpu_mem_ref_ptr(launch->inputs[i])
-                      : NULL;
-    for (uint32_t i = 0; i < launch->output_count && i < 8; i++)
-      outputs[i] = launch->outputs[i].buffer || launch->outputs[i].host
-                       ? npu_cpu_mem_ref_ptr(launch->outputs[i])
-                       : NULL;
-    outputs[launch->output_count < 8 ? launch->output_count : 8] =
-        launch->workspace.buffer || launch->workspace.host
-            ? npu_cpu_mem_ref_ptr(launch->workspace)
-            : NULL;
-    double start = profiling ? seconds_now() : 0;
-    launch->kernel->run(launch->kernel, inputs, outputs);
-    if (profiling)
-      record_launch(launch->kernel->op_type, seconds_now() - start);
-  }
+  for (uint32_t i = 0; i < launch->input_count && i < 64; i++)
+    inputs[i] = launch->inputs[i].buffer || launch->inputs[i].host
+                    ? npu_cpu_mem_ref_ptr(launch->inputs[i])
+                    : NULL;
+  for (uint32_t i = 0; i < launch->output_count && i < 8; i++)
+    outputs[i] = launch->outputs[i].buffer || launch->outputs[i].host
+                     ? npu_cpu_mem_ref_ptr(launch->outputs[i])
+                     : NULL;
+  outputs[launch->output_count < 8 ? launch->output_count : 8] =
+      launch->workspace.buffer || launch->workspace.host
+          ? npu_cpu_mem_ref_ptr(launch->workspace)
+          : NULL;
+  double start = profiling ? seconds_now() : 0;
+  launch->kernel->run(launch->kernel, inputs, outputs);
+  if (profiling)
+    record_launch(launch->kernel->op_type, seconds_now() - start);
+  return run->next < run->count;
 }
 
 /* The stream's task: the stream waits, in order, while the engine runs. */
 static void run_launches(void *data)
 {
   plan_run *run = data;
-  npu_cpu_run_on_engine(run->device, run_launches_on_engine, run);
+  npu_cpu_run_steps_on_engine(run->device, run_next_launch, run);
   npu_hal_task_fn done = run->done;
   void *done_data = run->done_data;
   free(run);
@@ -296,7 +299,7 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
   plan_run *run = malloc(sizeof *run);
   if (!run)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");
-  *run = (plan_run){device, launches, count, done, done_data};
+  *run = (plan_run){device, launches, count, done, done_data, 0};
   npu_status status = cpu_stream_submit(stream, run_launches, run);
   if (status != NPU_OK)
     free(run);
