@@ -13,12 +13,13 @@
  * calling thread, or a pool of our own beside oneDNN's, would not). But
  * when other work wants the same cores, say a second pipeline, a spinning
  * thread burns the time slice its partner needs and runs get 10 to 30
- * times slower. So after each job, at most every CONTENTION_WINDOW_NS, the
- * engine reads how many threads the system has runnable; while that is
- * more than the cores (twice in a row) it parks an idle OpenMP team of its own (the sleeper
- * thread), which puts libgomp over its limit: idle threads then sleep at
- * once, as they would with OMP_WAIT_POLICY=passive. Spinning comes back
- * when no sample has shown contention for CONTENTION_HOLD_NS. */
+ * times slower. So after each step of a model run, at most every
+ * CONTENTION_WINDOW_NS, the engine reads how many threads the system has
+ * runnable; while that is more than the cores (twice in a row) it parks an
+ * idle OpenMP team of its own (the sleeper thread), which puts libgomp over
+ * its limit: idle threads then sleep at once, as they would with
+ * OMP_WAIT_POLICY=passive. Spinning comes back when no sample has shown
+ * contention for CONTENTION_HOLD_NS. */
 #include <omp.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@ typedef struct engine_job {
   struct engine_job *next;
   npu_cpu_step_fn step;
   void *ctx;
+  bool watched; /* its steps sample contention (see watch_contention) */
   bool done; /* under the engine's lock */
 } engine_job;
 
@@ -167,7 +169,8 @@ static void *engine_main(void *arg)
       engine->tail = NULL;
     pthread_mutex_unlock(&engine->lock);
     bool more = job->step(job->ctx);
-    watch_contention(engine);
+    if (job->watched)
+      watch_contention(engine);
     pthread_mutex_lock(&engine->lock);
     if (more) {
       append(engine, job);
@@ -220,20 +223,28 @@ void cpu_engine_destroy(cpu_engine *engine)
   free(engine);
 }
 
-void cpu_engine_call_steps(cpu_engine *engine, npu_cpu_step_fn step, void *ctx)
+static void queue_and_wait(cpu_engine *engine, npu_cpu_step_fn step, void *ctx, bool watched)
 {
   if (current_engine == engine) {
     while (step(ctx))
       ;
     return;
   }
-  engine_job job = {.step = step, .ctx = ctx};
+  engine_job job = {.step = step, .ctx = ctx, .watched = watched};
   pthread_mutex_lock(&engine->lock);
   append(engine, &job);
   pthread_cond_signal(&engine->queued);
   while (!job.done)
     pthread_cond_wait(&engine->finished, &engine->lock);
   pthread_mutex_unlock(&engine->lock);
+}
+
+/* Only jobs of several steps (model runs) sample contention: a one-off job
+ * such as weight packing runs while its caller goes on planning, and that
+ * thread would count as other work. */
+void cpu_engine_call_steps(cpu_engine *engine, npu_cpu_step_fn step, void *ctx)
+{
+  queue_and_wait(engine, step, ctx, true);
 }
 
 typedef struct single_step {
@@ -251,7 +262,7 @@ static bool run_single_step(void *data)
 void cpu_engine_call(cpu_engine *engine, npu_cpu_job_fn fn, void *ctx)
 {
   single_step job = {fn, ctx};
-  cpu_engine_call_steps(engine, run_single_step, &job);
+  queue_and_wait(engine, run_single_step, &job, false);
 }
 
 typedef struct parallel_job {
