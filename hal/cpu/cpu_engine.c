@@ -20,9 +20,9 @@
  * its limit: idle threads then sleep at once, as they would with
  * OMP_WAIT_POLICY=passive. Spinning comes back when no sample has shown
  * contention for CONTENTION_HOLD_NS. */
+#include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ typedef struct engine_job {
   npu_cpu_step_fn step;
   void *ctx;
   bool watched; /* its steps sample contention (see watch_contention) */
-  bool done; /* under the engine's lock */
+  bool done;    /* under the engine's lock */
 } engine_job;
 
 struct cpu_engine {
