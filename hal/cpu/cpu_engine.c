@@ -14,15 +14,18 @@
  * when other work wants the same cores, say a second pipeline, a spinning
  * thread burns the time slice its partner needs and runs get 10 to 30
  * times slower. So after each step of a model run, at most every
- * CONTENTION_WINDOW_NS, the engine reads how many threads the system has
- * runnable; while that is more than the cores (twice in a row) it parks an
- * idle OpenMP team of its own (the sleeper thread), which puts libgomp over
- * its limit: idle threads then sleep at once, as they would with
- * OMP_WAIT_POLICY=passive. Spinning comes back when no sample has shown
- * contention for CONTENTION_HOLD_NS. */
+ * CONTENTION_WINDOW_NS, the engine reads how many threads the machine has
+ * runnable; while that is more than its CPUs (twice in a row) it parks an
+ * idle OpenMP team of its own (the sleeper thread) as large as the CPUs
+ * this process may use, which puts libgomp over its limit: idle threads
+ * then sleep at once, as they would with OMP_WAIT_POLICY=passive. Spinning
+ * comes back when no sample has shown contention for CONTENTION_HOLD_NS.
+ * (The reading is machine-wide: a process pinned to some CPUs beside other
+ * work pinned to the same ones may go unnoticed.) */
 #include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +51,8 @@ struct cpu_engine {
   uint32_t threads;
   bool stopping;
   /* Contention, read and acted on by the engine's thread only. */
-  uint32_t cores;
+  uint32_t online_cpus;           /* of the machine: what /proc/loadavg counts against */
+  uint32_t allowed_cpus;          /* of this process (affinity): libgomp's spinning limit */
   uint64_t sampled_at_ns;
   uint32_t crowded_samples;       /* in a row, with more threads runnable than cores */
   uint64_t contended_until_ns;
@@ -106,7 +110,7 @@ static void *sleeper_main(void *arg)
 {
   cpu_engine *engine = arg;
   volatile uint32_t members = 0; /* a region with no body may be compiled away */
-#pragma omp parallel num_threads((int)engine->cores)
+#pragma omp parallel num_threads((int)engine->allowed_cpus)
   {
 #pragma omp atomic
     members++;
@@ -142,7 +146,8 @@ static void watch_contention(cpu_engine *engine)
     return;
   engine->sampled_at_ns = now;
   /* One sample over is often a passing kernel thread: two in a row. */
-  engine->crowded_samples = runnable_threads() > engine->cores ? engine->crowded_samples + 1 : 0;
+  engine->crowded_samples =
+      runnable_threads() > engine->online_cpus ? engine->crowded_samples + 1 : 0;
   if (engine->crowded_samples >= 2)
     engine->contended_until_ns = now + CONTENTION_HOLD_NS;
   set_spinning(engine, now >= engine->contended_until_ns);
@@ -190,8 +195,12 @@ cpu_engine *cpu_engine_create(uint32_t threads)
   if (!engine)
     return NULL;
   engine->threads = threads ? threads : 1;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  engine->cores = cores > 0 ? (uint32_t)cores : 1;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  engine->online_cpus = online > 0 ? (uint32_t)online : 1;
+  cpu_set_t allowed;
+  engine->allowed_cpus = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                             ? (uint32_t)CPU_COUNT(&allowed)
+                             : engine->online_cpus;
   pthread_mutex_init(&engine->lock, NULL);
   pthread_cond_init(&engine->queued, NULL);
   pthread_cond_init(&engine->finished, NULL);
@@ -239,9 +248,9 @@ static void queue_and_wait(cpu_engine *engine, npu_cpu_step_fn step, void *ctx, 
   pthread_mutex_unlock(&engine->lock);
 }
 
-/* Only jobs of several steps (model runs) sample contention: a one-off job
- * such as weight packing runs while its caller goes on planning, and that
- * thread would count as other work. */
+/* Only jobs of several steps (model runs) sample contention. Between two
+ * one-off jobs such as weight packing, their caller plans on while the
+ * engine samples and its team still spins: that would count as other work. */
 void cpu_engine_call_steps(cpu_engine *engine, npu_cpu_step_fn step, void *ctx)
 {
   queue_and_wait(engine, step, ctx, true);
@@ -291,6 +300,9 @@ void cpu_engine_parallel_for(cpu_engine *engine, size_t n, npu_cpu_parallel_fn f
 {
   if (n == 0)
     return;
-  parallel_job job = {n, fn, ctx, (int)(n < engine->threads ? n : engine->threads)};
+  /* The whole team even for fewer items than threads: a smaller team makes
+   * libgomp end the threads it no longer needs, and the next kernel would
+   * start them again. */
+  parallel_job job = {n, fn, ctx, (int)engine->threads};
   cpu_engine_call(engine, run_parallel, &job);
 }

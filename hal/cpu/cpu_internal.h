@@ -33,7 +33,9 @@ typedef bool (*npu_cpu_step_fn)(void *ctx);
 void npu_cpu_run_steps_on_engine(npu_hal_device *device, npu_cpu_step_fn step, void *ctx);
 
 /* Runs fn(ctx, i) for i in [0, n) on the compute engine's threads; returns
- * when all are done. Safe to call from any thread, a job included. */
+ * when all are done. Safe to call from any thread and from a job on the
+ * engine, not from inside such a loop (an OpenMP worker would wait for the
+ * engine, which waits for it). */
 typedef void (*npu_cpu_parallel_fn)(void *ctx, size_t index);
 void npu_cpu_parallel_for(npu_hal_device *device, size_t n, npu_cpu_parallel_fn fn, void *ctx);
 

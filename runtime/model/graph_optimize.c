@@ -171,6 +171,8 @@ static bool weight_channels_of(const npu_graph *g, const npu_graph_node *c, weig
 {
   const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
   size_t count = w->data_size / sizeof(float);
+  if (w->rank < 2 || w->dims[0] <= 0 || w->dims[1] <= 0)
+    return false; /* (empty weights: nothing to fold into) */
   if (strcmp(c->proto->op_type, "Conv") == 0) {
     *wc = (weight_channels){1, (size_t)w->dims[0], count / (size_t)w->dims[0]};
     return true;

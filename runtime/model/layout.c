@@ -56,7 +56,7 @@ static bool shares_layout(const npu_layout_query *q, const npu_graph_node *node)
     return false;
   int64_t axis = 0;
   for (size_t i = 0; i < node->proto->n_attribute; i++)
-    if (strcmp(node->proto->attribute[i]->name, "axis") == 0)
+    if (node->proto->attribute[i]->name && strcmp(node->proto->attribute[i]->name, "axis") == 0)
       axis = node->proto->attribute[i]->i;
   return axis == 1 || axis + (int64_t)out->rank == 1;
 }
@@ -171,9 +171,12 @@ npu_status npu_layout_plan(const npu_layout_query *q, npu_hal_layout *layouts,
     for (size_t t = 0; t < count; t++)
       if (find(parent, (int32_t)t) == (int32_t)root)
         members[size++] = (int32_t)t;
-    /* Members share their dims: one answer serves them all. */
+    /* The first member's preference, then narrower channel blocks (a Concat
+     * of 16 and 8 channels takes blocks of 8), then channels-last. */
     npu_hal_layout best = q->preferred(q->data, q->activation(q->data, members[0]));
     bool accepted = best != NPU_HAL_LAYOUT_PLAIN && try_layout(q, members, size, best, layouts);
+    if (!accepted && best == NPU_HAL_LAYOUT_CHANNELS_16)
+      accepted = try_layout(q, members, size, NPU_HAL_LAYOUT_CHANNELS_8, layouts);
     if (!accepted && best != NPU_HAL_LAYOUT_CHANNELS_LAST)
       accepted = try_layout(q, members, size, NPU_HAL_LAYOUT_CHANNELS_LAST, layouts);
     *moved += accepted ? (uint32_t)size : 0;

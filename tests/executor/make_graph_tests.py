@@ -358,3 +358,37 @@ def deconv_bn_case(name):
 
 
 deconv_bn_case("fold_deconv_bn_relu")
+
+
+def shared_weights_case(name):
+    """Weights packed once for every kernel with the same values and
+    layouts, and only then: one matrix read as is (MatMul) and transposed
+    (Gemm transB), and a convolution whose weights differ from another's
+    only in two signs."""
+    x = rng.standard_normal((2, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+    k1 = (rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(np.float32)
+    k2 = k1.copy()
+    k2.reshape(-1)[[1, 3]] *= -1
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    image = xd.reshape(2, 16, 1, 1) * np.ones((1, 1, 4, 4))
+    c1 = conv(image, k1.astype(np.float64), np.zeros(16))
+    c2 = conv(image, k2.astype(np.float64), np.zeros(16))
+    y = (xd @ wd + xd @ wd.T).reshape(2, 16, 1, 1) + c1 - c2
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["plain"]),
+             helper.make_node("Gemm", ["x", "w"], ["transposed"], transB=1),
+             helper.make_node("Add", ["plain", "transposed"], ["products"]),
+             helper.make_node("Reshape", ["x", "image_shape"], ["pixels"]),
+             helper.make_node("Expand", ["pixels", "image_size"], ["image"]),
+             helper.make_node("Conv", ["image", "k1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["image", "k2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Sub", ["c1", "c2"], ["difference"]),
+             helper.make_node("Reshape", ["products", "image_shape"], ["products_4d"]),
+             helper.make_node("Add", ["products_4d", "difference"], ["y"])]
+    inits = [numpy_helper.from_array(a, k) for a, k in
+             ((w, "w"), (k1, "k1"), (k2, "k2"), (np.array([2, 16, 1, 1], np.int64), "image_shape"),
+              (np.array([2, 16, 4, 4], np.int64), "image_size"))]
+    write_case(name, nodes, inits, x, y)
+
+
+shared_weights_case("packed_weights_shared_only_when_equal")

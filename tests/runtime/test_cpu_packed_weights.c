@@ -75,6 +75,19 @@ static void test_shared_by_values_and_layout(void)
   cpu_packed_weights_release(NULL);
 }
 
+/* Two sign bits flipped cancel out in a weak word hash: they must not here. */
+static void test_sign_flips_are_other_values(void)
+{
+  float values[8] = {0.5f, 0.25f, -1, 2, 3, 4, 5, 6};
+  float flipped[8] = {0.5f, -0.25f, -1, -2, 3, 4, 5, 6};
+  packer a = {values, 8, 0, false}, b = {flipped, 8, 0, false};
+  cpu_packed_weights *first = acquire(&a, 1), *second = acquire(&b, 1);
+  g_assert_true(first != second);
+  g_assert_cmpint(b.calls, ==, 1);
+  cpu_packed_weights_release(first);
+  cpu_packed_weights_release(second);
+}
+
 static void test_failed_packing(void)
 {
   float values[] = {9, 8, 7};
@@ -96,6 +109,8 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/cpu/packed-weights/shared-by-values-and-layout",
                   test_shared_by_values_and_layout);
+  g_test_add_func("/cpu/packed-weights/sign-flips-are-other-values",
+                  test_sign_flips_are_other_values);
   g_test_add_func("/cpu/packed-weights/failed-packing", test_failed_packing);
   return g_test_run();
 }

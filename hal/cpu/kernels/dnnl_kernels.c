@@ -379,22 +379,30 @@ static bool pack_with_reorder(void *ctx, void *packed)
   return s == dnnl_success;
 }
 
-static bool memory_descs_equal(const void *a, const void *b)
+/* A packing is the same when the values are read in the same layout (a
+ * transposed and a plain use of one matrix differ) and packed into the same. */
+typedef struct packing_layouts {
+  dnnl_memory_desc_t from, to;
+} packing_layouts;
+
+static bool packing_layouts_equal(const void *a, const void *b)
 {
-  return dnnl_memory_desc_equal(a, b) != 0;
+  const packing_layouts *x = a, *y = b;
+  return dnnl_memory_desc_equal(&x->from, &y->from) && dnnl_memory_desc_equal(&x->to, &y->to);
 }
 
 /* The constant weights in the layout the primitive chose: packed once for
- * every kernel with the same values and layout. */
+ * every kernel with the same values and layouts. */
 static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
                                const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
                                dnnl_params *p)
 {
   const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   weights_packing packing = {k->device, user_md, chosen, op->input_values[1]};
+  packing_layouts layouts = {*user_md, *chosen};
   npu_status status = cpu_packed_weights_acquire(
-      op->input_values[1], dnnl_memory_desc_get_size(user_md), chosen, sizeof *chosen,
-      memory_descs_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
+      op->input_values[1], dnnl_memory_desc_get_size(user_md), &layouts, sizeof layouts,
+      packing_layouts_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
       &p->packed_weights);
   if (status == NPU_ERROR_NOT_SUPPORTED)
     return cpu_unsupported(op, "oneDNN cannot reorder the weights");

@@ -1,7 +1,11 @@
 /* Packed weights shared between kernels, found by the values they pack (a
- * hash of the bytes and their size) and the layout they are packed into.
- * The values, not their address: a context may fold constants into buffers
- * of its own, and an address can be reused once they are freed. */
+ * 128-bit hash of the bytes, and their size) and the layouts they are read
+ * in and packed into. The values, not their address: a context may fold
+ * constants into buffers of its own, and an address can be reused once
+ * they are freed. The values themselves are not kept (that would double
+ * the weights in memory), so two different tensors are told apart by the
+ * hash alone: a non-cryptographic one, whose every input bit reaches every
+ * output bit, so that structured differences (signs, say) do not cancel. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,9 +13,13 @@
 
 #include "packed_weights.h"
 
+typedef struct values_hash {
+  uint64_t low, high;
+} values_hash;
+
 struct cpu_packed_weights {
   cpu_packed_weights *next;
-  uint64_t source_hash;
+  values_hash source_hash;
   size_t source_bytes;
   void *layout;
   size_t layout_bytes;
@@ -23,28 +31,45 @@ struct cpu_packed_weights {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpu_packed_weights *registry;
 
-/* 64-bit FNV-1a over 8-byte words (the tail byte-wise). */
-static uint64_t hash_bytes(const void *data, size_t bytes)
+/* MurmurHash3's finaliser: a bijection in which every input bit flips each
+ * output bit with probability about one half. */
+static uint64_t avalanche(uint64_t x)
 {
-  const uint64_t prime = 0x100000001b3ull;
-  uint64_t hash = 0xcbf29ce484222325ull;
-  const unsigned char *p = data;
-  size_t words = bytes / 8;
-  for (size_t i = 0; i < words; i++) {
-    uint64_t word;
-    memcpy(&word, p + i * 8, 8);
-    hash = (hash ^ word) * prime;
-  }
-  for (size_t i = words * 8; i < bytes; i++)
-    hash = (hash ^ p[i]) * prime;
-  return hash;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
 }
 
-static cpu_packed_weights *find(uint64_t hash, size_t source_bytes, const void *layout,
+static uint64_t rotate(uint64_t x, int bits)
+{
+  return x << bits | x >> (64 - bits);
+}
+
+/* Two 64-bit lanes over the bytes as 8-byte words (the tail zero-padded),
+ * each word avalanched before it is mixed in, then the length. */
+static values_hash hash_bytes(const void *data, size_t bytes)
+{
+  uint64_t low = 0x9e3779b97f4a7c15ull, high = 0xc2b2ae3d27d4eb4full;
+  const unsigned char *p = data;
+  for (size_t i = 0; i < bytes; i += 8) {
+    uint64_t word = 0;
+    memcpy(&word, p + i, bytes - i < 8 ? bytes - i : 8);
+    low = rotate(low ^ avalanche(word), 27) * 5 + 0x52dce729;
+    high = rotate(high ^ avalanche(word ^ 0x87c37b91114253d5ull), 31) * 5 + 0x38495ab5;
+  }
+  low = avalanche(low ^ bytes);
+  high = avalanche(high + low);
+  return (values_hash){low, high};
+}
+
+static cpu_packed_weights *find(values_hash hash, size_t source_bytes, const void *layout,
                                 size_t layout_bytes, cpu_layout_equal_fn layout_equal)
 {
   for (cpu_packed_weights *w = registry; w; w = w->next)
-    if (w->source_hash == hash && w->source_bytes == source_bytes &&
+    if (w->source_hash.low == hash.low && w->source_hash.high == hash.high &&
+        w->source_bytes == source_bytes &&
         w->layout_bytes == layout_bytes && w->layout_equal == layout_equal &&
         layout_equal(w->layout, layout))
       return w;
@@ -63,7 +88,7 @@ npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, c
                                       size_t packed_bytes, cpu_pack_fn pack, void *pack_ctx,
                                       cpu_packed_weights **out)
 {
-  uint64_t hash = hash_bytes(source, source_bytes);
+  values_hash hash = hash_bytes(source, source_bytes);
   npu_status status = NPU_OK;
   /* Packing under the lock: two contexts planned at once pack once. */
   pthread_mutex_lock(&registry_lock);

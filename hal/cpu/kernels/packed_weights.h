@@ -17,9 +17,10 @@ typedef bool (*cpu_pack_fn)(void *ctx, void *packed);
 /* Whether two layout descriptions (of layout_bytes each) are the same. */
 typedef bool (*cpu_layout_equal_fn)(const void *a, const void *b);
 
-/* The packing of `source` (source_bytes) into `layout`: found among those
- * alive when one has the same values packed the same way, else made by
- * `pack`. NPU_ERROR_NOT_SUPPORTED when pack fails. Release with
+/* The packing of `source` (source_bytes) described by `layout` (how the
+ * values are read and how they are packed): found among those alive when
+ * one has the same values (by their hash) packed the same way, else made
+ * by `pack`. NPU_ERROR_NOT_SUPPORTED when pack fails. Release with
  * cpu_packed_weights_release. */
 npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, const void *layout,
                                       size_t layout_bytes, cpu_layout_equal_fn layout_equal,

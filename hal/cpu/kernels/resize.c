@@ -245,8 +245,12 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
     t->weight = malloc((size_t)out * sizeof *t->weight);
     if (!t->first || !t->second || !t->weight)
       return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    /* An axis kept as it is reads itself, whatever the coordinate mode
+     * would make of it (tf_half_pixel_for_nn with ceil would shift it). */
+    bool kept = in == out && scale == 1.0;
     for (int64_t o = 0; o < out; o++) {
-      double source = source_coordinate((coordinate_mode)coordinates, o, in, out, scale);
+      double source = kept ? (double)o
+                           : source_coordinate((coordinate_mode)coordinates, o, in, out, scale);
       int64_t first, second;
       float weight = 0;
       if (linear) {
