@@ -45,7 +45,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_index_map_kernels,
 };
 
-static size_t channel_block(npu_hal_layout layout)
+size_t cpu_channel_block(npu_hal_layout layout)
 {
   return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
 }
@@ -99,7 +99,7 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
     if (d->dtype == NPU_DTYPE_UNDEFINED || cpu_tensor_elements(d) == 1)
       continue; /* left out, or a scalar: the same in every layout */
     relaid |= d->layout != NPU_HAL_LAYOUT_PLAIN;
-    if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || d->dims[1] % channel_block(d->layout)))
+    if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || d->dims[1] % cpu_channel_block(d->layout)))
       return false; /* no layout for it, or a partial channel block */
     if (first)
       shared &= d->layout == first->layout && d->rank == first->rank &&

@@ -63,6 +63,9 @@ extern const npu_hal_graph_ops npu_cpu_graph_ops;
 npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor);
 
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
+
+/* Channels per block of a channel-block layout (8 or 16); 1 for the others. */
+size_t cpu_channel_block(npu_hal_layout layout);
 npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
 
 /* Row-major strides (in elements) of a tensor. */

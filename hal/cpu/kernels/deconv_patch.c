@@ -37,13 +37,10 @@ static void free_patch_params(void *data)
 static channel_walk walk_of(const npu_hal_tensor_desc *t)
 {
   size_t channels = (size_t)t->dims[1], pixels = (size_t)t->dims[2] * (size_t)t->dims[3];
-  switch (t->layout) {
-  case NPU_HAL_LAYOUT_CHANNELS_LAST: return (channel_walk){channels * pixels, channels, 0, 0};
-  case NPU_HAL_LAYOUT_CHANNELS_8: return (channel_walk){channels * pixels, 8, pixels * 8, 8};
-  case NPU_HAL_LAYOUT_CHANNELS_16: return (channel_walk){channels * pixels, 16, pixels * 16, 16};
-  case NPU_HAL_LAYOUT_PLAIN: break;
-  }
-  return (channel_walk){channels * pixels, 1, pixels, 1};
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return (channel_walk){channels * pixels, channels, 0, 0};
+  size_t block = cpu_channel_block(t->layout); /* plain: blocks of one channel */
+  return (channel_walk){channels * pixels, block, pixels * block, block};
 }
 
 static size_t channel_offset(const channel_walk *w, size_t c)

@@ -483,7 +483,7 @@ static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
     break;
   case NPU_HAL_LAYOUT_CHANNELS_8:
   case NPU_HAL_LAYOUT_CHANNELS_16:
-    p->lanes = p->position_step = x->layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : 16;
+    p->lanes = p->position_step = cpu_channel_block(x->layout);
     p->group_step = p->lanes * p->positions;
     break;
   default:
