@@ -13,6 +13,7 @@
 #include "fusion.h"
 #include "layout.h"
 #include "model_internal.h"
+#include "npu_checked.h"
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
 #include "planner.h"
@@ -81,6 +82,7 @@ struct npu_context {
   size_t owned_count;
   pthread_mutex_t lock;
   npu_context_stats stats;
+  uint64_t memory_total;      /* the device's: no tensor may be larger */
 };
 
 static bool own(npu_context *ctx, void *data)
@@ -111,6 +113,27 @@ static const char *label_of(const npu_graph *g, uint32_t node, char *buffer, siz
   return buffer;
 }
 
+/* Every tensor a plan holds fits in the device's memory, which also bounds
+ * every element count, byte size and index the kernels compute from its
+ * dimensions (npu_dims_elements bounds the product of the non-zero ones). */
+static npu_status check_size(npu_context *ctx, const npu_hal_tensor_desc *t, const char *what,
+                             const char *name)
+{
+  size_t bytes;
+  for (uint32_t d = 0; d < t->rank; d++)
+    if (t->dims[d] < 0)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s '%s': dimension %lld on axis %u", what,
+                           name, (long long)t->dims[d], d);
+  if (!npu_dims_bytes(t->dims, t->rank, npu_dtype_size(t->dtype), &bytes))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s '%s': shape too large (its size overflows)",
+                         what, name);
+  if (bytes > ctx->memory_total)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s '%s': shape too large (%zu bytes, more "
+                         "than the device's memory of %llu)", what, name, bytes,
+                         (unsigned long long)ctx->memory_total);
+  return NPU_OK;
+}
+
 /* ---- inputs of the profile ---------------------------------------------------- */
 
 static npu_status bind_inputs(npu_context *ctx, const npu_tensor_info *shapes, uint32_t count)
@@ -135,6 +158,11 @@ static npu_status bind_inputs(npu_context *ctx, const npu_tensor_info *shapes, u
                              gt->dims[d] < 0 ? "a size, not " : "", (long long)gt->dims[d]);
       t->desc.dims[d] = dim;
     }
+    if (check_size(ctx, &t->desc, "input", gt->name) != NPU_OK) { /* the caller's shape */
+      char reason[300];
+      snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s", reason);
+    }
     t->known = true;
     t->location = LOC_INPUT;
     t->slot = (uint32_t)i;
@@ -147,6 +175,7 @@ static npu_status bind_inputs(npu_context *ctx, const npu_tensor_info *shapes, u
 typedef struct node_io {
   npu_hal_tensor_desc inputs[64], outputs[8];
   const void *values[64];
+  const char *input_names[64];
   uint32_t input_count, output_count;
 } node_io;
 
@@ -312,6 +341,7 @@ static npu_hal_op node_op(npu_context *ctx, uint32_t index, node_io *io)
     if (t && t->known)
       io->inputs[i] = t->desc;
     io->values[i] = t ? t->value : NULL;
+    io->input_names[i] = t ? g->tensors[n->inputs[i]].name : "";
   }
   for (uint32_t o = 0; o < n->output_count; o++) {
     const ctx_tensor *t = n->outputs[o] >= 0 ? &ctx->tensors[n->outputs[o]] : NULL;
@@ -323,6 +353,14 @@ static npu_hal_op node_op(npu_context *ctx, uint32_t index, node_io *io)
   source->node = n->proto;
   return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
                       n->output_count, io->inputs, io->outputs, io->values};
+}
+
+static bool outputs_empty(const npu_context *ctx, const npu_graph_node *n)
+{
+  for (uint32_t o = 0; o < n->output_count; o++)
+    if (n->outputs[o] >= 0 && tensor_bytes(&ctx->tensors[n->outputs[o]].desc) != 0)
+      return false;
+  return n->output_count > 0;
 }
 
 /* First planning pass over a node: infers its output shapes, and computes
@@ -348,17 +386,31 @@ static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t
     all_constant &= t->value != NULL;
   }
   npu_hal_op op = node_op(ctx, index, io);
-  if (strcmp(op.op_type, "Shape") == 0 || strcmp(op.op_type, "Size") == 0)
-    return plan_shape(ctx, n, &op);
-  npu_status status = npu_infer_shapes(&op, io->outputs, label);
+  npu_status status = npu_op_validate(n->schema, &op, io->input_names, label);
   if (status != NPU_OK)
     return status;
-  for (uint32_t o = 0; o < n->output_count; o++) {
+  if (strcmp(op.op_type, "Shape") == 0 || strcmp(op.op_type, "Size") == 0)
+    return plan_shape(ctx, n, &op);
+  status = npu_infer_shapes(&op, io->outputs, label);
+  for (uint32_t o = 0; o < n->output_count && status == NPU_OK; o++) {
     if (n->outputs[o] < 0)
       continue;
+    char what[240];
+    snprintf(what, sizeof what, "%s: output", label);
+    status = check_size(ctx, &io->outputs[o], what, ctx->graph->tensors[n->outputs[o]].name);
     ctx_tensor *t = &ctx->tensors[n->outputs[o]];
     t->desc = io->outputs[o];
     t->known = true;
+  }
+  if (status != NPU_OK)
+    return status;
+  if (outputs_empty(ctx, n)) { /* nothing to compute: no kernel sees an empty tensor out */
+    for (uint32_t o = 0; o < n->output_count; o++)
+      if (n->outputs[o] >= 0) {
+        ctx->tensors[n->outputs[o]].value = "";
+        ctx->tensors[n->outputs[o]].location = LOC_CONSTANT;
+      }
+    return NPU_OK;
   }
   if (!all_constant || n->input_count == 0) {
     *runs = true;
@@ -800,6 +852,9 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->model = model;
   ctx->device = device;
   ctx->graph = npu_model_graph(model);
+  npu_device_properties properties;
+  npu_device_properties_of(device, &properties);
+  ctx->memory_total = properties.memory_total;
   pthread_mutex_init(&ctx->lock, NULL);
   size_t nodes = ctx->graph->node_count + 1, tensors = ctx->graph->tensor_count + 1;
   ctx->tensors = calloc(tensors, sizeof *ctx->tensors);

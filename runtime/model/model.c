@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model_internal.h"
 #include "npu_internal.h"
@@ -94,6 +95,12 @@ NPU_API npu_status npu_model_load_file(const char *path, npu_model **model)
   npu_status status = NPU_OK;
   char *bytes = NULL, *dir_copy = NULL;
   long size = -1;
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+    /* (a directory opens, and "seeks" to LONG_MAX) */
+    status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "model '%s' is not a regular file", path);
+    goto done;
+  }
   if (fseek(file, 0, SEEK_END) == 0)
     size = ftell(file);
   if (size <= 0 || fseek(file, 0, SEEK_SET) != 0) {

@@ -1,41 +1,64 @@
 /* Operator table: what a model may use and with how many inputs/outputs
  * (ONNX's own limits across opsets: e.g. Clip gained min/max inputs in
- * opset 11, Slice its inputs in 10, Split its `split` input in 13), and the
+ * opset 11, Slice its inputs in 10, Split its `split` input in 13), the
  * first opset whose form of each operator the runtime handles (Reshape took
  * its shape as an attribute before 5, TopK its k before 10, Cast its type
- * as a string before 6...). */
+ * as a string before 6...), and the rules on attributes and small inputs
+ * that every reader of the op relies on (see op_schema.h). */
+#include <stdio.h>
 #include <string.h>
 
+#include "npu_checked.h"
+#include "npu_hal.h"
 #include "op_schema.h"
 
 #define V NPU_OP_VARIADIC
+#define SAME NPU_DTYPES_SAME_AS_INPUT0
+#define INT64 NPU_DTYPE_BIT(INT64)
+#define ANY NPU_EXTENT_ANY
+#define AXES NPU_EXTENT_AXES
+#define ONE NPU_EXTENT_ONE
+#define RANK NPU_EXTENT_RANK
+#define TWICE_RANK NPU_EXTENT_TWICE_RANK
+#define SPATIAL NPU_EXTENT_SPATIAL
+#define SPATIAL_OR_RANK NPU_EXTENT_SPATIAL_OR_RANK
+#define CHANNELS NPU_EXTENT_CHANNELS
+#define OUT_CHANNELS NPU_EXTENT_OUT_CHANNELS
+#define OUTPUTS NPU_EXTENT_OUTPUTS
+#define LIKE_INPUT1 NPU_EXTENT_LIKE_INPUT1
+/* Convolution and pooling windows. */
+#define WINDOW                                                                               \
+  {"kernel_shape", SPATIAL}, {"strides", SPATIAL}, {"pads", NPU_EXTENT_TWICE_SPATIAL},       \
+      {"dilations", SPATIAL}
+/* Reductions, Squeeze, Unsqueeze: axes as an attribute (older opsets) or input 1. */
+#define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES}}
 
 static const npu_op_schema schemas[] = {
     {"Abs", 1, 1, 1, 1, 1},
     {"Add", 2, 2, 1, 1, 1},
     {"ArgMax", 1, 1, 1, 1, 1},
     {"ArgMin", 1, 1, 1, 1, 1},
-    {"AveragePool", 1, 1, 1, 1, 1},
-    {"BatchNormalization", 5, 5, 1, 3, 7},
+    {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}},
+    {"BatchNormalization", 5, 5, 1, 3, 7, .min_rank = 2, .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS}, {4, SAME, CHANNELS}}},
     {"Cast", 1, 1, 1, 1, 6},
     {"Ceil", 1, 1, 1, 1, 1},
     {"Celu", 1, 1, 1, 1, 12},
-    {"Clip", 1, 3, 1, 1, 1},
+    {"Clip", 1, 3, 1, 1, 1, .inputs = {{1, SAME, ONE}, {2, SAME, ONE}}},
     {"Concat", 1, V, 1, 1, 4},
     {"Constant", 0, 0, 1, 1, 1},
-    {"ConstantOfShape", 1, 1, 1, 1, 9},
-    {"Conv", 2, 3, 1, 1, 1},
-    {"ConvTranspose", 2, 3, 1, 1, 1},
+    {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES}}},
+    {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, .inputs = {{2, SAME, OUT_CHANNELS}}},
+    {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW, {"output_padding", SPATIAL}, {"output_shape", SPATIAL_OR_RANK}}, .inputs = {{2, SAME, OUT_CHANNELS}}},
     {"Div", 2, 2, 1, 1, 1},
     {"Dropout", 1, 3, 1, 2, 7},
     {"Elu", 1, 1, 1, 1, 1},
     {"Equal", 2, 2, 1, 1, 1},
     {"Erf", 1, 1, 1, 1, 9},
     {"Exp", 1, 1, 1, 1, 1},
-    {"Expand", 2, 2, 1, 1, 8},
+    {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES}}},
     {"Flatten", 1, 1, 1, 1, 1},
     {"Floor", 1, 1, 1, 1, 1},
-    {"Gather", 2, 2, 1, 1, 1},
+    {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, NPU_DTYPES_INDEX, ANY}}},
     {"Gemm", 2, 3, 1, 1, 7},
     {"GlobalAveragePool", 1, 1, 1, 1, 1},
     {"GlobalMaxPool", 1, 1, 1, 1, 1},
@@ -50,50 +73,50 @@ static const npu_op_schema schemas[] = {
     {"LogSoftmax", 1, 1, 1, 1, 1},
     {"MatMul", 2, 2, 1, 1, 1},
     {"Max", 1, V, 1, 1, 8},
-    {"MaxPool", 1, 1, 1, 2, 1},
+    {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}},
     {"Min", 1, V, 1, 1, 8},
     {"Mish", 1, 1, 1, 1, 18},
     {"Mul", 2, 2, 1, 1, 1},
     {"Neg", 1, 1, 1, 1, 1},
     {"PRelu", 2, 2, 1, 1, 9},
-    {"Pad", 1, 4, 1, 1, 2},
+    {"Pad", 1, 4, 1, 1, 2, .attributes = {{"pads", TWICE_RANK}}, .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
     {"Pow", 2, 2, 1, 1, 1},
-    {"Range", 3, 3, 1, 1, 11},
+    {"Range", 3, 3, 1, 1, 11, .inputs = {{0, NPU_DTYPES_ANY, ONE}, {1, SAME, ONE}, {2, SAME, ONE}}},
     {"Reciprocal", 1, 1, 1, 1, 1},
-    {"ReduceL1", 1, 2, 1, 1, 1},
-    {"ReduceL2", 1, 2, 1, 1, 1},
-    {"ReduceLogSum", 1, 2, 1, 1, 1},
-    {"ReduceLogSumExp", 1, 2, 1, 1, 1},
-    {"ReduceMax", 1, 2, 1, 1, 1},
-    {"ReduceMean", 1, 2, 1, 1, 1},
-    {"ReduceMin", 1, 2, 1, 1, 1},
-    {"ReduceProd", 1, 2, 1, 1, 1},
-    {"ReduceSum", 1, 2, 1, 1, 1},
-    {"ReduceSumSquare", 1, 2, 1, 1, 1},
+    {"ReduceL1", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceL2", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceLogSum", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceLogSumExp", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceMax", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceMean", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceMin", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceProd", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceSum", 1, 2, 1, 1, 1, AXES_RULES},
+    {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES},
     {"Relu", 1, 1, 1, 1, 1},
-    {"Reshape", 2, 2, 1, 1, 5},
-    {"Resize", 1, 4, 1, 1, 10},
+    {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES}}},
+    {"Resize", 1, 4, 1, 1, 10, .inputs = {{2, NPU_DTYPE_BIT(FLOAT32), ANY}, {3, INT64, ANY}}},
     {"Selu", 1, 1, 1, 1, 1},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
     {"Sign", 1, 1, 1, 1, 9},
     {"Size", 1, 1, 1, 1, 1},
-    {"Slice", 1, 5, 1, 1, 1},
+    {"Slice", 1, 5, 1, 1, 1, .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}}, .inputs = {{1, NPU_DTYPES_INDEX, AXES}, {2, NPU_DTYPES_INDEX, LIKE_INPUT1}, {3, NPU_DTYPES_INDEX, LIKE_INPUT1}, {4, NPU_DTYPES_INDEX, LIKE_INPUT1}}},
     {"Softmax", 1, 1, 1, 1, 1},
     {"Softplus", 1, 1, 1, 1, 1},
     {"Softsign", 1, 1, 1, 1, 1},
-    {"Split", 1, 2, 1, V, 2},
+    {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}}, .inputs = {{1, INT64, OUTPUTS}}},
     {"Sqrt", 1, 1, 1, 1, 1},
-    {"Squeeze", 1, 2, 1, 1, 1},
+    {"Squeeze", 1, 2, 1, 1, 1, AXES_RULES},
     {"Sub", 2, 2, 1, 1, 1},
     {"Tanh", 1, 1, 1, 1, 1},
     {"ThresholdedRelu", 1, 1, 1, 1, 10},
-    {"Tile", 2, 2, 1, 1, 6},
-    {"TopK", 1, 2, 2, 2, 10},
-    {"Transpose", 1, 1, 1, 1, 1},
-    {"Unsqueeze", 1, 2, 1, 1, 1},
-    {"Upsample", 1, 2, 1, 1, 9},
-    {"Where", 3, 3, 1, 1, 9},
+    {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK}}},
+    {"TopK", 1, 2, 2, 2, 10, .inputs = {{1, INT64, ONE}}},
+    {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}},
+    {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES},
+    {"Upsample", 1, 2, 1, 1, 9, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK}}},
+    {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
 };
 
 const npu_op_schema *npu_op_schema_find(const char *op_type)
@@ -103,4 +126,140 @@ const npu_op_schema *npu_op_schema_find(const char *op_type)
     if (strcmp(op_type, schemas[i].op_type) == 0)
       return &schemas[i];
   return NULL;
+}
+
+static size_t elements_of(const npu_hal_tensor_desc *t)
+{
+  size_t count;
+  return npu_dims_elements(t->dims, t->rank, &count) ? count : SIZE_MAX;
+}
+
+/* The value `extent` asks for on `op`; false with the error set when the
+ * tensors it is measured on do not have it. */
+static bool extent_value(npu_extent extent, const npu_hal_op *op, const char *label,
+                         int64_t *value)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  switch (extent) {
+  case NPU_EXTENT_ONE: *value = 1; return true;
+  case NPU_EXTENT_AXES: *value = NPU_MAX_RANK; return true;
+  case NPU_EXTENT_RANK: *value = x->rank; return true;
+  case NPU_EXTENT_TWICE_RANK: *value = 2 * (int64_t)x->rank; return true;
+  case NPU_EXTENT_SPATIAL:
+  case NPU_EXTENT_SPATIAL_OR_RANK: *value = x->rank >= 2 ? x->rank - 2 : 0; return true;
+  case NPU_EXTENT_TWICE_SPATIAL: *value = x->rank >= 2 ? 2 * ((int64_t)x->rank - 2) : 0; return true;
+  case NPU_EXTENT_CHANNELS: *value = x->rank >= 2 ? x->dims[1] : 0; return true;
+  case NPU_EXTENT_OUTPUTS: *value = op->output_count; return true;
+  case NPU_EXTENT_LIKE_INPUT1: *value = (int64_t)elements_of(&op->inputs[1]); return true;
+  case NPU_EXTENT_OUT_CHANNELS: {
+    /* Conv's weights are [M, C/group, k...], ConvTranspose's [C, M/group, k...]. */
+    const npu_hal_tensor_desc *w = &op->inputs[1];
+    if (w->rank < 2) {
+      npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: weights of rank %u", label, w->rank);
+      return false;
+    }
+    if (strcmp(op->op_type, "ConvTranspose") != 0) {
+      *value = w->dims[0];
+      return true;
+    }
+    int64_t group = op->attributes.get_int(op->attributes.node, "group", 1);
+    if (group < 1 || !npu_mul_i64(w->dims[1], group, value)) {
+      npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: group %lld", label, (long long)group);
+      return false;
+    }
+    return true;
+  }
+  case NPU_EXTENT_NONE:
+  case NPU_EXTENT_ANY: break;
+  }
+  return false;
+}
+
+static const char *extent_name(npu_extent extent)
+{
+  switch (extent) {
+  case NPU_EXTENT_ONE: return "a scalar";
+  case NPU_EXTENT_AXES: return "axes of a tensor";
+  case NPU_EXTENT_RANK: return "the input's rank";
+  case NPU_EXTENT_TWICE_RANK: return "2 x the input's rank";
+  case NPU_EXTENT_SPATIAL: return "the spatial axes";
+  case NPU_EXTENT_SPATIAL_OR_RANK: return "the spatial axes, or all axes";
+  case NPU_EXTENT_TWICE_SPATIAL: return "2 x the spatial axes";
+  case NPU_EXTENT_CHANNELS: return "the input's channels";
+  case NPU_EXTENT_OUT_CHANNELS: return "the output channels";
+  case NPU_EXTENT_OUTPUTS: return "the outputs";
+  case NPU_EXTENT_LIKE_INPUT1: return "as many as input 1";
+  case NPU_EXTENT_NONE:
+  case NPU_EXTENT_ANY: break;
+  }
+  return "any";
+}
+
+/* Whether `count` values satisfy `extent`; else the error names `what`. */
+static bool count_fits(npu_extent extent, size_t count, const npu_hal_op *op, const char *label,
+                       const char *what)
+{
+  int64_t want;
+  if (extent == NPU_EXTENT_ANY)
+    return true;
+  if (!extent_value(extent, op, label, &want))
+    return false;
+  bool fits = extent == NPU_EXTENT_AXES ? count <= (size_t)want
+              : extent == NPU_EXTENT_SPATIAL_OR_RANK
+                  ? count == (size_t)want || count == op->inputs[0].rank
+                  : want >= 0 && count == (size_t)want;
+  if (!fits)
+    npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s has %zu values, expected %s%lld (%s)", label,
+                  what, count, extent == NPU_EXTENT_AXES ? "at most " : "", (long long)want,
+                  extent_name(extent));
+  return fits;
+}
+
+static void dtype_list(uint16_t dtypes, char *buffer, size_t size)
+{
+  size_t used = 0;
+  buffer[0] = '\0';
+  for (int type = 1; type < 15 && used < size; type++)
+    if (dtypes & (1u << type))
+      used += (size_t)snprintf(buffer + used, size - used, "%s%s", used ? " or " : "",
+                               npu_dtype_name((npu_dtype)type));
+}
+
+npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
+                           const char *const *input_names, const char *label)
+{
+  const npu_hal_tensor_desc *x = op->input_count ? &op->inputs[0] : NULL;
+  if (x && x->dtype != NPU_DTYPE_UNDEFINED && x->rank < schema->min_rank)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has rank %u, %s needs at "
+                         "least %u", label, input_names[0], x->rank, op->op_type,
+                         schema->min_rank);
+  for (size_t r = 0; r < NPU_OP_MAX_ATTRIBUTE_RULES && schema->attributes[r].name; r++) {
+    const npu_attribute_rule *rule = &schema->attributes[r];
+    const int64_t *values;
+    size_t count = op->attributes.get_ints(op->attributes.node, rule->name, &values);
+    char what[64];
+    snprintf(what, sizeof what, "attribute '%s'", rule->name);
+    if (count && !count_fits(rule->count, count, op, label, what))
+      return NPU_ERROR_INVALID_MODEL;
+  }
+  for (size_t r = 0; r < NPU_OP_MAX_INPUT_RULES && schema->inputs[r].dtypes; r++) {
+    const npu_input_rule *rule = &schema->inputs[r];
+    if (rule->input >= op->input_count || op->inputs[rule->input].dtype == NPU_DTYPE_UNDEFINED)
+      continue; /* an optional input left out */
+    const npu_hal_tensor_desc *t = &op->inputs[rule->input];
+    uint16_t dtypes = rule->dtypes & NPU_DTYPES_SAME_AS_INPUT0 ? NPU_DTYPE_BIT_OF(x->dtype)
+                                                                : rule->dtypes;
+    if (!(dtypes & NPU_DTYPE_BIT_OF(t->dtype))) {
+      char expected[96];
+      dtype_list(dtypes, expected, sizeof expected);
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' is %s, %s takes %s there",
+                           label, input_names[rule->input], npu_dtype_name(t->dtype),
+                           op->op_type, expected);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "input '%s'", input_names[rule->input]);
+    if (!count_fits(rule->length, elements_of(t), op, label, what))
+      return NPU_ERROR_INVALID_MODEL;
+  }
+  return NPU_OK;
 }

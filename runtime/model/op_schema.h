@@ -1,19 +1,75 @@
-/* The operators the runtime accepts, with the arity ONNX allows them. */
+/* The operators the runtime accepts, each with what ONNX allows of it: its
+ * arity, the counts of its list attributes, the element types and lengths
+ * of its small (shape-like) inputs and the rank it needs. The loader checks
+ * the arity; planning checks the rest (npu_op_validate) once the shapes and
+ * constant values are known, before any shape function or kernel reads
+ * them: past that point an attribute or a constant input is as long and of
+ * the type its reader assumes. */
 #ifndef NPU_OP_SCHEMA_H
 #define NPU_OP_SCHEMA_H
 
 #include <stdint.h>
+
+#include "npu_hal_graph.h"
+
+/* The count or length a rule asks for, measured on the node's tensors. */
+typedef enum npu_extent {
+  NPU_EXTENT_NONE = 0,        /* (ends a rule list) */
+  NPU_EXTENT_ANY,             /* no length rule: the type only */
+  NPU_EXTENT_AXES,            /* at most NPU_MAX_RANK: a list of axes */
+  NPU_EXTENT_ONE,             /* one element: a scalar */
+  NPU_EXTENT_RANK,            /* the rank of input 0 */
+  NPU_EXTENT_TWICE_RANK,      /* begins and ends of every axis of input 0 */
+  NPU_EXTENT_SPATIAL,         /* the rank of input 0 less batch and channels */
+  NPU_EXTENT_TWICE_SPATIAL,   /* begins and ends of every spatial axis */
+  NPU_EXTENT_SPATIAL_OR_RANK, /* either (ConvTranspose's output_shape) */
+  NPU_EXTENT_CHANNELS,        /* axis 1 of input 0 */
+  NPU_EXTENT_OUT_CHANNELS,    /* a convolution's output channels, from its weights */
+  NPU_EXTENT_OUTPUTS,         /* the node's output count */
+  NPU_EXTENT_LIKE_INPUT1,     /* the length of input 1 (Slice's starts) */
+} npu_extent;
+
+/* An INTS attribute, when present and not empty, has this many values. */
+typedef struct npu_attribute_rule {
+  const char *name;
+  npu_extent count;
+} npu_attribute_rule;
+
+/* Input `input`, when present, has one of `dtypes` (NPU_DTYPES bits) and,
+ * unless `length` is ANY, that many elements. */
+typedef struct npu_input_rule {
+  uint8_t input;
+  uint16_t dtypes;
+  npu_extent length;
+} npu_input_rule;
+
+#define NPU_DTYPE_BIT(type) (1u << NPU_DTYPE_##type)
+#define NPU_DTYPE_BIT_OF(dtype) ((dtype) < 15 ? 1u << (dtype) : 0u)
+#define NPU_DTYPES_SAME_AS_INPUT0 (1u << 15) /* the element type of input 0 */
+#define NPU_DTYPES_ANY 0x7fffu
+#define NPU_DTYPES_INDEX (NPU_DTYPE_BIT(INT32) | NPU_DTYPE_BIT(INT64))
+
+#define NPU_OP_VARIADIC 255
+#define NPU_OP_MAX_ATTRIBUTE_RULES 6
+#define NPU_OP_MAX_INPUT_RULES 4
 
 typedef struct npu_op_schema {
   const char *op_type;
   uint8_t min_inputs, max_inputs;   /* max 255 = variadic */
   uint8_t min_outputs, max_outputs;
   uint8_t since;                    /* the first opset whose form of the op is handled */
+  uint8_t min_rank;                 /* of input 0 */
+  npu_attribute_rule attributes[NPU_OP_MAX_ATTRIBUTE_RULES]; /* name NULL: the end */
+  npu_input_rule inputs[NPU_OP_MAX_INPUT_RULES];            /* dtypes 0: the end */
 } npu_op_schema;
-
-#define NPU_OP_VARIADIC 255
 
 /* NULL when the op is not supported. */
 const npu_op_schema *npu_op_schema_find(const char *op_type);
+
+/* Checks `op` (shapes and constant values as planned) against its schema;
+ * NPU_ERROR_INVALID_MODEL with a message starting with `label` and naming
+ * the attribute or input (`input_names[i]`) otherwise. */
+npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
+                           const char *const *input_names, const char *label);
 
 #endif

@@ -2,10 +2,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "npu_checked.h"
 #include "npu_hal.h"
 #include "shape_inference.h"
 
 #define FAIL(...) npu_set_error(NPU_ERROR_INVALID_MODEL, __VA_ARGS__)
+/* Output dimensions are computed with checked arithmetic (attribute and
+ * constant values are the model's choice); an overflow is this error. */
+#define TOO_LARGE(label) FAIL("%s: shape too large (its arithmetic overflows)", label)
 
 static int64_t attr_int(const npu_hal_op *op, const char *name, int64_t fallback)
 {
@@ -17,11 +21,11 @@ static size_t attr_ints(const npu_hal_op *op, const char *name, const int64_t **
   return op->attributes.get_ints(op->attributes.node, name, values);
 }
 
+/* Of a planned tensor: its size was checked when it was planned. */
 static size_t elements(const npu_hal_tensor_desc *t)
 {
-  size_t n = 1;
-  for (uint32_t i = 0; i < t->rank; i++)
-    n *= (size_t)t->dims[i];
+  size_t n = 0;
+  npu_dims_elements(t->dims, t->rank, &n);
   return n;
 }
 
@@ -105,20 +109,27 @@ static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tens
   for (uint32_t s = 0; s < spatial; s++) {
     int64_t in = x->dims[2 + s], k = kernel[s];
     int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
-    int64_t pad = s < np / 2 ? pads[s] + pads[s + spatial] : 0;
+    int64_t begin = np ? pads[s] : 0, end = np ? pads[s + spatial] : 0;
     if (stride <= 0 || dil <= 0 || k <= 0)
       return FAIL("%s: kernel, stride and dilation must be positive", label);
-    int64_t span = dil * (k - 1) + 1, dim;
+    if (begin < 0 || end < 0)
+      return FAIL("%s: negative pads", label);
+    int64_t span, padded, dim, last;
+    if (!npu_mul_i64(dil, k - 1, &span) || !npu_add_i64(span, 1, &span) ||
+        !npu_add_i64(in, begin, &padded) || !npu_add_i64(padded, end, &padded))
+      return TOO_LARGE(label);
     if (strncmp(auto_pad, "SAME", 4) == 0)
-      dim = (in + stride - 1) / stride;
+      dim = in / stride + (in % stride != 0);
     else if (strcmp(auto_pad, "VALID") == 0)
-      dim = (in - span + stride) / stride;
+      dim = in < span ? 0 : (in - span) / stride + 1;
+    else if (padded < span)
+      dim = 0;
     else if (ceil_mode) {
-      dim = (in + pad - span + stride - 1) / stride + 1;
-      if ((dim - 1) * stride >= in + (s < np / 2 ? pads[s] : 0)) /* last window starts in padding */
+      dim = (padded - span) / stride + 1 + ((padded - span) % stride != 0);
+      if (!npu_mul_i64(dim - 1, stride, &last) || last >= in + begin) /* last window starts in padding */
         dim--;
     } else
-      dim = (in + pad - span) / stride + 1;
+      dim = (padded - span) / stride + 1;
     if (dim <= 0)
       return FAIL("%s: window larger than its padded input", label);
     out->dims[2 + s] = dim;
@@ -132,7 +143,7 @@ static npu_status transposed_window_output(const npu_hal_op *op, npu_hal_tensor_
                                            const char *label)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
-  if (x->rank < 3 || w->rank != x->rank)
+  if (w->rank != x->rank)
     return FAIL("%s: input rank %u and weights rank %u, expected N x C x spatial", label,
                 x->rank, w->rank);
   uint32_t spatial = x->rank - 2;
@@ -143,20 +154,26 @@ static npu_status transposed_window_output(const npu_hal_op *op, npu_hal_tensor_
   size_t nop = attr_ints(op, "output_padding", &output_padding);
   size_t nos = attr_ints(op, "output_shape", &output_shape);
   const char *auto_pad = op->attributes.get_string(op->attributes.node, "auto_pad", "NOTSET");
-  out->dims[1] = w->dims[1] * attr_int(op, "group", 1);
+  if (!npu_mul_i64(w->dims[1], attr_int(op, "group", 1), &out->dims[1]))
+    return TOO_LARGE(label);
   for (uint32_t s = 0; s < spatial; s++) {
     int64_t in = x->dims[2 + s], k = w->dims[2 + s];
     int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
     if (stride <= 0 || dil <= 0 || k <= 0)
       return FAIL("%s: kernel, stride and dilation must be positive", label);
-    int64_t dim;
+    int64_t dim, span, pad = 0;
     if (nos)
       dim = output_shape[nos - spatial + s];
-    else if (strncmp(auto_pad, "SAME", 4) == 0)
-      dim = in * stride;
-    else
-      dim = stride * (in - 1) + (s < nop ? output_padding[s] : 0) + dil * (k - 1) + 1 -
-            (s < np / 2 ? pads[s] + pads[s + spatial] : 0);
+    else if (strncmp(auto_pad, "SAME", 4) == 0) {
+      if (!npu_mul_i64(in, stride, &dim))
+        return TOO_LARGE(label);
+    } else if (!npu_mul_i64(stride, in - 1, &dim) ||
+               !npu_add_i64(dim, s < nop ? output_padding[s] : 0, &dim) ||
+               !npu_mul_i64(dil, k - 1, &span) || !npu_add_i64(dim, span, &dim) ||
+               !npu_add_i64(dim, 1, &dim) ||
+               (np && !npu_add_i64(pads[s], pads[s + spatial], &pad)) ||
+               !npu_sub_i64(dim, pad, &dim))
+      return TOO_LARGE(label);
     if (dim <= 0)
       return FAIL("%s: empty output", label);
     out->dims[2 + s] = dim;
@@ -191,7 +208,8 @@ static npu_status infer_reshape(const npu_hal_op *op, npu_hal_tensor_desc *out, 
     if (v < 0)
       return FAIL("%s: target dimension %lld", label, (long long)v);
     out->dims[i] = v;
-    known *= (size_t)v;
+    if (!npu_mul_size(known, (size_t)v, &known))
+      return TOO_LARGE(label);
   }
   if (infer >= 0) {
     if (known == 0 || total % known)
@@ -246,8 +264,7 @@ static npu_status infer_slice(const npu_hal_op *op, npu_hal_tensor_desc *out, co
     int64_t lo = step > 0 ? 0 : -1, hi_start = step > 0 ? dim : dim - 1;
     start = start < 0 ? 0 : start > hi_start ? hi_start : start;
     end = end < lo ? lo : end > hi_start ? hi_start : end;
-    int64_t length = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
-    out->dims[axis] = length > 0 ? length : 0;
+    out->dims[axis] = npu_strided_count(start, end, step);
   }
   return NPU_OK;
 }
@@ -309,11 +326,15 @@ static npu_status infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *out, c
     return FAIL("%s: %zu %s for rank %u", label, elements(&op->inputs[source]),
                 has_sizes ? "sizes" : "scales", x->rank);
   for (uint32_t d = 0; d < x->rank; d++) {
-    if (has_sizes)
+    if (has_sizes) {
       out->dims[d] = value_at(op, sizes_input, d);
-    else /* ONNX: floor(input * scale) */
-      out->dims[d] = (int64_t)((double)x->dims[d] *
-                               (double)((const float *)op->input_values[scales_input])[d]);
+    } else { /* ONNX: floor(input * scale) */
+      double size = (double)x->dims[d] *
+                    (double)((const float *)op->input_values[scales_input])[d];
+      if (!(size < 0x1p63)) /* (NaN too) */
+        return TOO_LARGE(label);
+      out->dims[d] = (int64_t)size;
+    }
     if (out->dims[d] <= 0)
       return FAIL("%s: empty output on axis %u", label, d);
   }
@@ -343,7 +364,9 @@ static npu_status infer_pad(const npu_hal_op *op, npu_hal_tensor_desc *out, cons
       pads[i] = value_at(op, 1, i);
   }
   for (uint32_t d = 0; d < x->rank; d++) {
-    out->dims[d] = x->dims[d] + pads[d] + pads[d + x->rank];
+    if (!npu_add_i64(x->dims[d], pads[d], &out->dims[d]) ||
+        !npu_add_i64(out->dims[d], pads[d + x->rank], &out->dims[d]))
+      return TOO_LARGE(label);
     if (out->dims[d] < 0)
       return FAIL("%s: negative size on axis %u", label, d);
   }
@@ -407,7 +430,8 @@ static npu_status infer_misc(const npu_hal_op *op, npu_hal_tensor_desc *out, con
       int64_t repeats = value_at(op, 1, d);
       if (repeats < 0)
         return FAIL("%s: negative repeats", label);
-      out->dims[d] = x->dims[d] * repeats;
+      if (!npu_mul_i64(x->dims[d], repeats, &out->dims[d]))
+        return TOO_LARGE(label);
     }
     return NPU_OK;
   }
@@ -416,6 +440,8 @@ static npu_status infer_misc(const npu_hal_op *op, npu_hal_tensor_desc *out, con
     if (delta == 0)
       return FAIL("%s: delta is 0", label);
     double count = ceil((limit - start) / delta);
+    if (count >= 0x1p63)
+      return TOO_LARGE(label);
     out->rank = 1;
     out->dims[0] = count > 0 ? (int64_t)count : 0;
     return NPU_OK;
@@ -477,8 +503,6 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   }
   if (!strcmp(type, "Conv") || !strcmp(type, "MaxPool") || !strcmp(type, "AveragePool")) {
     bool pooling = type[0] != 'C';
-    if (x->rank < 3)
-      return FAIL("%s: input rank %u, expected N x C x spatial", label, x->rank);
     if (!pooling) {
       const npu_hal_tensor_desc *w = &op->inputs[1];
       if (w->rank != x->rank)
@@ -535,7 +559,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       return FAIL("%s: axis out of range", label);
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < (int64_t)x->rank; d++)
-      *(d < axis ? &outer : &inner) *= x->dims[d];
+      if (!npu_mul_i64(*(d < axis ? &outer : &inner), x->dims[d], d < axis ? &outer : &inner))
+        return TOO_LARGE(label);
     y->rank = 2;
     y->dims[0] = outer;
     y->dims[1] = inner;
@@ -596,7 +621,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       for (uint32_t d = 0; d < x->rank; d++)
         if ((int64_t)d != axis && t->dims[d] != x->dims[d])
           return FAIL("%s: input %u differs on axis %u", label, i, d);
-      y->dims[axis] += t->dims[axis];
+      if (!npu_add_i64(y->dims[axis], t->dims[axis], &y->dims[axis]))
+        return TOO_LARGE(label);
     }
     return NPU_OK;
   }
@@ -624,7 +650,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       if (!n && !(op->input_count > 1 && op->inputs[1].dtype) && o == op->output_count - 1)
         part = x->dims[axis] - sum;
       outputs[o].dims[axis] = part;
-      sum += part;
+      if (part < 0 || !npu_add_i64(sum, part, &sum))
+        return FAIL("%s: split size %lld", label, (long long)part);
     }
     return sum == x->dims[axis] ? NPU_OK : FAIL("%s: split sizes do not add up", label);
   }

@@ -6,7 +6,6 @@
  *           [--warmup N] [--threads N] [--json] */
 #include <glib.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,14 @@ static int compare_doubles(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile of `count` sorted values: one rule for every
+ * percentile, so that they never come out of order. */
+static double percentile(const double *sorted, size_t count, unsigned p)
+{
+  size_t rank = (count * p + 99) / 100; /* ceil(count * p / 100), 1-based */
+  return sorted[rank ? rank - 1 : 0];
 }
 
 /* NAME=VALUE from a list, or NULL. */
@@ -88,12 +95,15 @@ static gboolean choose_shapes(npu_model *model, const options *o, npu_tensor_inf
       gchar **parts = g_strsplit(given, "x", -1);
       uint32_t rank = g_strv_length(parts);
       gboolean ok = rank == shapes[i].rank;
-      for (uint32_t d = 0; ok && d < rank; d++)
-        shapes[i].dims[d] = g_ascii_strtoll(parts[d], NULL, 10);
+      for (uint32_t d = 0; ok && d < rank; d++) {
+        guint64 dim;
+        ok = g_ascii_string_to_unsigned(parts[d], 10, 0, INT64_MAX, &dim, NULL);
+        shapes[i].dims[d] = (int64_t)dim;
+      }
       g_strfreev(parts);
       if (!ok) {
-        fprintf(stderr, "npu-run: --shape %s=%s: the input has rank %u\n", shapes[i].name, given,
-                shapes[i].rank);
+        fprintf(stderr, "npu-run: --shape %s=%s: give the input's %u dimensions as numbers "
+                "joined by x\n", shapes[i].name, given, shapes[i].rank);
         return FALSE;
       }
       continue;
@@ -158,11 +168,10 @@ typedef struct worker {
   npu_buffer **inputs, **outputs;
 } worker;
 
-static gboolean make_worker(npu_model *model, npu_device *device, const npu_tensor_info *shapes,
-                            uint32_t in_count, uint32_t out_count, npy_array *data, worker *w)
+/* The worker's buffers and stream, for its planned context. */
+static gboolean make_worker(npu_device *device, uint32_t in_count, uint32_t out_count,
+                            npy_array *data, worker *w)
 {
-  if (npu_context_create(model, device, shapes, in_count, &w->context) != NPU_OK)
-    return die_status("planning the model");
   if (npu_stream_create(device, &w->stream) != NPU_OK)
     return die_status("creating a stream");
   w->inputs = g_new0(npu_buffer *, in_count + 1);
@@ -304,14 +313,21 @@ static gboolean measure(const char *model_path, const options *o)
   data = g_new0(npy_array, in_count + 1);
   if (!choose_shapes(model, o, shapes, data, in_count))
     goto done;
+  /* Planning first: it refuses shapes beyond the device's memory before
+   * any input of that shape is made. */
+  double planned = now_ms();
+  for (int s = 0; s < o->streams; s++)
+    if (npu_context_create(model, device, shapes, in_count, &workers[s].context) != NPU_OK) {
+      die_status("planning the model");
+      goto done;
+    }
+  r.plan_ms = (now_ms() - planned) / o->streams;
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))
       goto done;
-  double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
-    if (!make_worker(model, device, shapes, in_count, out_count, data, &workers[s]))
+    if (!make_worker(device, in_count, out_count, data, &workers[s]))
       goto done;
-  r.plan_ms = (now_ms() - planned) / o->streams;
   r.load_ms = now_ms() - start;
   npu_context_get_stats(workers[0].context, &r.stats);
 
@@ -332,8 +348,8 @@ static gboolean measure(const char *model_path, const options *o)
   }
   qsort(latencies, (size_t)o->iterations, sizeof *latencies, compare_doubles);
   r.min_ms = latencies[0];
-  r.median_ms = latencies[o->iterations / 2];
-  r.p90_ms = latencies[(size_t)floor(0.9 * (o->iterations - 1))];
+  r.median_ms = percentile(latencies, (size_t)o->iterations, 50);
+  r.p90_ms = percentile(latencies, (size_t)o->iterations, 90);
   r.max_ms = latencies[o->iterations - 1];
   g_free(latencies);
   /* Throughput: every stream queues its runs; they overlap on the device. */

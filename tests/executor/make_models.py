@@ -100,3 +100,104 @@ for name, dims, raw in (("short_data", [4], b"\0" * 12), ("negative_dims", [-2],
                             [raw_tensor("w", dims, raw)])
 for name, model in broken.items():
     save(model, name + ".onnx")
+
+# Crafted models (issue 12): each loads, and planning or running it must
+# refuse it with a clear message (or run it correctly), never read or write
+# out of bounds. test_model_loader.c holds the expected messages.
+BIG = 1 << 62
+
+
+def const(name, dtype, dims, values):
+    return helper.make_tensor(name, dtype, dims, values)
+
+
+def single(op, inputs, outputs, initializers=(), opset=13, graph_inputs=None, **attributes):
+    """One node `op` named "n" reading `inputs`, with float outputs of unknown shape."""
+    node = helper.make_node(op, inputs, outputs, name="n", **attributes)
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
+    return model_of([node], graph_inputs or [], outs, initializers, opset=opset)
+
+
+def float_input(name, dims):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+
+f4 = [float_input("x", [4])]
+nchw = [float_input("x", [1, 16, 2, 2])]
+image4 = [float_input("x", [1, 1, 4, 4])]
+params = ("scale", "bias", "mean", "var")
+crafted = {
+    # 1: sizes that overflow, or exceed the device's memory
+    "expand_huge": single("Expand", ["x", "s"], ["y"], [const("s", TensorProto.INT64, [2], [BIG, 4])],
+                          graph_inputs=[float_input("x", [1, 1])]),
+    "expand_count_overflow": single("Expand", ["x", "s"], ["y"],
+                                    [const("s", TensorProto.INT64, [2], [BIG, BIG])],
+                                    graph_inputs=[float_input("x", [1, 1])]),
+    "constant_of_shape_huge": single("ConstantOfShape", ["s"], ["y"],
+                                     [const("s", TensorProto.INT64, [1], [BIG])]),
+    "constant_of_shape_beyond_memory": single("ConstantOfShape", ["s"], ["y"],
+                                              [const("s", TensorProto.INT64, [1], [1 << 45])]),
+    "tile_overflow": single("Tile", ["x", "r"], ["y"], [const("r", TensorProto.INT64, [1], [BIG])],
+                            graph_inputs=f4),
+    "pool_pads_overflow": single("AveragePool", ["x"], ["y"], graph_inputs=image4,
+                                 kernel_shape=[2, 2], pads=[BIG, 0, BIG, 0]),
+    # 2: more axes than a tensor can have
+    "reducemax_many_axes": single("ReduceMax", ["x"], ["y"], graph_inputs=f4, axes=[0] * 12),
+    "squeeze_many_axes": single("Squeeze", ["x"], ["y"], graph_inputs=[float_input("x", [1, 4])],
+                                opset=11, axes=[0] * 12),
+    # 3: BatchNormalization's parameters against the channels
+    "bn_empty_params": single("BatchNormalization", ["x", *params], ["y"],
+                              [const(p, TensorProto.FLOAT, [0], []) for p in params],
+                              graph_inputs=nchw),
+    "bn_short_params": single("BatchNormalization", ["x", *params], ["y"],
+                              [const(p, TensorProto.FLOAT, [1], [1.0]) for p in params],
+                              graph_inputs=nchw),
+    "bn_rank0": single("BatchNormalization", ["x", *params], ["y"],
+                       [const(p, TensorProto.FLOAT, [1], [1.0]) for p in params],
+                       graph_inputs=[float_input("x", [])]),
+    "bn_zero_channels": single("BatchNormalization", ["x", *params], ["y"],
+                               [const(p, TensorProto.FLOAT, [0], []) for p in params],
+                               graph_inputs=[float_input("x", [1, 0, 2, 2])]),
+    # 4: Conv's bias against its output channels
+    "conv_empty_bias": single("Conv", ["x", "w", "b"], ["y"],
+                              [const("w", TensorProto.FLOAT, [8, 1, 1, 1], [1.0] * 8),
+                               const("b", TensorProto.FLOAT, [0], [])], graph_inputs=image4),
+    "conv_short_bias": single("Conv", ["x", "w", "b"], ["y"],
+                              [const("w", TensorProto.FLOAT, [8, 1, 1, 1], [1.0] * 8),
+                               const("b", TensorProto.FLOAT, [2], [1.0, 2.0])], graph_inputs=image4),
+    # 5: constant inputs of the wrong type or length
+    "expand_float_shape": single("Expand", ["x", "s"], ["y"],
+                                 [const("s", TensorProto.FLOAT, [2], [1.0, 4.0])],
+                                 graph_inputs=[float_input("x", [1, 1])]),
+    "reshape_uint8_shape": single("Reshape", ["x", "s"], ["y"],
+                                  [const("s", TensorProto.UINT8, [2], [2, 2])], graph_inputs=f4),
+    "split_few_sizes": model_of([helper.make_node("Split", ["x", "s"], ["a", "b", "c"], name="n")],
+                                [float_input("x", [6])],
+                                [float_input(o, None) for o in "abc"],
+                                [const("s", TensorProto.INT64, [2], [3, 3])]),
+    "clip_empty_min": single("Clip", ["x", "lo"], ["y"], [const("lo", TensorProto.FLOAT, [0], [])],
+                             graph_inputs=f4),
+    "averagepool_bad_pads": single("AveragePool", ["x"], ["y"], graph_inputs=image4,
+                                   kernel_shape=[2, 2], pads=[1, 1]),
+    "convtranspose_bad_pads": single("ConvTranspose", ["x", "w"], ["y"],
+                                     [const("w", TensorProto.FLOAT, [1, 1, 3, 3], [1.0] * 9)],
+                                     graph_inputs=image4, pads=[1]),
+    # 13: edge cases the kernels must run cleanly (no undefined behaviour)
+    "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
+    "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
+                              [const("starts", TensorProto.INT64, [1], [0]),
+                               const("ends", TensorProto.INT64, [1], [(1 << 63) - 1]),
+                               const("axes", TensorProto.INT64, [1], [0]),
+                               const("steps", TensorProto.INT64, [1], [(1 << 63) - 1])],
+                              graph_inputs=f4),
+    "slice_negative_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
+                                       [const("starts", TensorProto.INT64, [1], [-1]),
+                                        const("ends", TensorProto.INT64, [1], [-(1 << 63)]),
+                                        const("axes", TensorProto.INT64, [1], [0]),
+                                        const("steps", TensorProto.INT64, [1], [-(1 << 63)])],
+                                       graph_inputs=f4),
+    "concat_empty": single("Concat", ["e", "x"], ["y"], [const("e", TensorProto.FLOAT, [0], [])],
+                           graph_inputs=f4, axis=0),
+}
+for name, model in crafted.items():
+    save(model, "crafted_" + name + ".onnx")

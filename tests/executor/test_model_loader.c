@@ -3,6 +3,7 @@
  * (they share packed weights) giving the same answers, a clear refusal of
  * every kind of broken model, and every ONNX test model in ../shared either
  * loading or being refused only for an unsupported operator or opset. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -173,6 +174,166 @@ static void test_broken_models_are_refused(void)
   }
 }
 
+static void assert_message_has(const char *what, const char *part)
+{
+  if (part && !strstr(npu_last_error_message(), part))
+    g_error("%s: message '%s' lacks '%s'", what, npu_last_error_message(), part);
+}
+
+/* Models crafted to overflow sizes or to give operators constant inputs and
+ * attributes that do not fit them: loading or planning refuses each with a
+ * message naming the tensor, input or attribute (issue 12). */
+static void test_crafted_models_are_refused(void)
+{
+  static const struct {
+    const char *name;
+    const char *parts[2];
+  } cases[] = {
+      {"expand_huge", {"shape too large", "'y'"}},
+      {"expand_count_overflow", {"shape too large", "'y'"}},
+      {"constant_of_shape_huge", {"shape too large", "'y'"}},
+      {"constant_of_shape_beyond_memory", {"shape too large", "'y'"}},
+      {"tile_overflow", {"shape too large", "node 'n'"}},
+      {"pool_pads_overflow", {"shape too large", "node 'n'"}},
+      {"reducemax_many_axes", {"attribute 'axes' has 12 values", "node 'n'"}},
+      {"squeeze_many_axes", {"attribute 'axes' has 12 values", "node 'n'"}},
+      {"bn_empty_params", {"input 'scale' has 0 values", "expected 16"}},
+      {"bn_short_params", {"input 'scale' has 1 values", "expected 16"}},
+      {"bn_rank0", {"input 'x' has rank 0", "at least 2"}},
+      {"conv_empty_bias", {"input 'b' has 0 values", "expected 8"}},
+      {"conv_short_bias", {"input 'b' has 2 values", "expected 8"}},
+      {"expand_float_shape", {"input 's' is float32", "int64"}},
+      {"reshape_uint8_shape", {"input 's' is uint8", "int64"}},
+      {"split_few_sizes", {"input 's' has 2 values", "expected 3"}},
+      {"clip_empty_min", {"input 'lo' has 0 values", "expected 1"}},
+      {"averagepool_bad_pads", {"attribute 'pads' has 2 values", "expected 4"}},
+      {"convtranspose_bad_pads", {"attribute 'pads' has 1 values", "expected 4"}},
+  };
+  npu_device *device = npu_test_open_device();
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *file = g_strdup_printf("crafted_%s.onnx", cases[i].name);
+    char *path = model_path(file);
+    npu_model *model = NULL;
+    npu_context *context = NULL;
+    npu_clear_error();
+    npu_status status = npu_model_load_file(path, &model);
+    if (status == NPU_OK) {
+      status = npu_context_create(model, device, NULL, 0, &context);
+      NPU_ASSERT_OK(npu_model_release(model));
+    }
+    if (status == NPU_OK)
+      g_error("%s: planned without an error", cases[i].name);
+    g_assert_null(context);
+    assert_message_has(cases[i].name, cases[i].parts[0]);
+    assert_message_has(cases[i].name, cases[i].parts[1]);
+    g_free(path);
+    g_free(file);
+  }
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* A shape profile whose input is beyond any memory: refused when planning
+ * (npu-run --shape image=4611686018427387904x3x8x8 came here), naming it. */
+static void test_huge_input_shape_is_refused(void)
+{
+  char *path = model_path("good.onnx");
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *device = npu_test_open_device();
+  static const int64_t batches[] = {INT64_C(1) << 62, INT64_C(1) << 40, INT64_MAX};
+  for (size_t i = 0; i < G_N_ELEMENTS(batches); i++) {
+    npu_tensor_info shape;
+    NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+    shape.dims[0] = batches[i];
+    npu_context *context = NULL;
+    NPU_ASSERT_STATUS(npu_context_create(model, device, &shape, 1, &context),
+                      NPU_ERROR_INVALID_ARGUMENT);
+    assert_message_has("huge batch", "shape too large");
+    assert_message_has("huge batch", "input 'image'");
+    g_assert_null(context);
+  }
+  NPU_ASSERT_OK(npu_device_release(device));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
+/* Runs crafted model `name` (one float input of `count` values unless
+ * count is 0) and returns its first output's values (g_free them). */
+static float *run_crafted(npu_device *device, const char *name, const float *x, size_t count,
+                          size_t *out_count)
+{
+  char *file = g_strdup_printf("crafted_%s.onnx", name);
+  char *path = model_path(file);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, NULL, 0, &context));
+  npu_tensor_info info;
+  NPU_ASSERT_OK(npu_context_output_info(context, 0, &info));
+  *out_count = 1;
+  for (uint32_t d = 0; d < info.rank; d++)
+    *out_count *= (size_t)info.dims[d];
+  npu_buffer *input, *output;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, count * sizeof(float) + 1, &input));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, *out_count * sizeof(float) + 1, &output));
+  if (count)
+    NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, x, count * sizeof(float)));
+  NPU_ASSERT_OK(npu_context_run_sync(context, &input, &output));
+  float *values = g_new0(float, *out_count + 1);
+  if (*out_count)
+    NPU_ASSERT_OK(npu_memcpy_d2h(values, output, 0, *out_count * sizeof(float)));
+  NPU_ASSERT_OK(npu_buffer_release(input));
+  NPU_ASSERT_OK(npu_buffer_release(output));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+  g_free(file);
+  return values;
+}
+
+/* Edge cases that are valid ONNX and must run right, without undefined
+ * behaviour (the sanitizer build halts on it): NaN through the fast
+ * exponential, slice steps of +-2^63, empty tensors. */
+static void test_crafted_models_run(void)
+{
+  npu_device *device = npu_test_open_device();
+  const float x[4] = {NAN, 0.0f, -200.0f, 200.0f}, ramp[4] = {1, 2, 3, 4};
+  size_t n;
+  float *y = run_crafted(device, "sigmoid", x, 4, &n);
+  g_assert_cmpuint(n, ==, 4);
+  g_assert_true(isnan(y[0]));
+  g_assert_cmpfloat_with_epsilon(y[1], 0.5f, 1e-6);
+  g_assert_cmpfloat_with_epsilon(y[2], 0.0f, 1e-6);
+  g_assert_cmpfloat_with_epsilon(y[3], 1.0f, 1e-6);
+  g_free(y);
+  y = run_crafted(device, "slice_huge_step", ramp, 4, &n);
+  g_assert_cmpuint(n, ==, 1);
+  g_assert_cmpfloat(y[0], ==, 1.0f);
+  g_free(y);
+  y = run_crafted(device, "slice_negative_huge_step", ramp, 4, &n);
+  g_assert_cmpuint(n, ==, 1);
+  g_assert_cmpfloat(y[0], ==, 4.0f);
+  g_free(y);
+  y = run_crafted(device, "concat_empty", ramp, 4, &n);
+  g_assert_cmpuint(n, ==, 4);
+  for (int i = 0; i < 4; i++)
+    g_assert_cmpfloat(y[i], ==, ramp[i]);
+  g_free(y);
+  y = run_crafted(device, "bn_zero_channels", NULL, 0, &n);
+  g_assert_cmpuint(n, ==, 0);
+  g_free(y);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* A directory is not a model: said so, without reading it. */
+static void test_directory_is_refused(void)
+{
+  npu_model *model = NULL;
+  NPU_ASSERT_STATUS(npu_model_load_file(models_dir, &model), NPU_ERROR_INVALID_ARGUMENT);
+  assert_message_has("directory", "not a regular file");
+  g_assert_null(model);
+}
+
 static void test_garbage_bytes_are_refused(void)
 {
   char *path = model_path("good.onnx");
@@ -260,6 +421,10 @@ int main(int argc, char **argv)
   g_test_add_func("/model/external-data", test_external_data);
   g_test_add_func("/model/contexts-of-one-model", test_contexts_of_one_model);
   g_test_add_func("/model/broken-models-are-refused", test_broken_models_are_refused);
+  g_test_add_func("/model/crafted-models-are-refused", test_crafted_models_are_refused);
+  g_test_add_func("/model/huge-input-shape-is-refused", test_huge_input_shape_is_refused);
+  g_test_add_func("/model/crafted-models-run", test_crafted_models_run);
+  g_test_add_func("/model/directory-is-refused", test_directory_is_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);
   return g_test_run();

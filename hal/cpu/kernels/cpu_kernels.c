@@ -2,6 +2,7 @@
  * launches as one task on the stream (kernels parallelise inside with the
  * device's worker pool). */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,19 @@ typedef struct plan_run {
   size_t next; /* the launch the engine runs next */
 } plan_run;
 
+/* Empty tensors have no memory: their kernels get this address, so that
+ * NULL only ever means a tensor left out (copying 0 bytes from NULL is
+ * undefined behaviour all the same). */
+static max_align_t empty_tensor;
+
+/* Where tensor `ref` is; `desc` (NULL past the kernel's first 8) is UNDEFINED when left out. */
+static void *tensor_ptr(npu_hal_mem_ref ref, const npu_hal_tensor_desc *desc)
+{
+  if (ref.buffer || ref.host)
+    return npu_cpu_mem_ref_ptr(ref);
+  return desc && desc->dtype == NPU_DTYPE_UNDEFINED ? NULL : &empty_tensor;
+}
+
 /* One step on the engine: the next launch of the plan. */
 static bool run_next_launch(void *data)
 {
@@ -259,15 +273,13 @@ static bool run_next_launch(void *data)
   if (run->next == run->count)
     return false;
   const npu_hal_launch *launch = &run->launches[run->next++];
+  const npu_hal_kernel *kernel = launch->kernel;
   void *inputs[64], *outputs[9];
-  for (uint32_t i = 0; i < launch->input_count && i < 64; i++)
-    inputs[i] = launch->inputs[i].buffer || launch->inputs[i].host
-                    ? npu_cpu_mem_ref_ptr(launch->inputs[i])
-                    : NULL;
+  for (uint32_t i = 0; i < launch->input_count && i < 64; i++) /* (fused addends: past the op's) */
+    inputs[i] = tensor_ptr(launch->inputs[i],
+                           i < kernel->input_count && i < 8 ? &kernel->inputs[i] : NULL);
   for (uint32_t i = 0; i < launch->output_count && i < 8; i++)
-    outputs[i] = launch->outputs[i].buffer || launch->outputs[i].host
-                     ? npu_cpu_mem_ref_ptr(launch->outputs[i])
-                     : NULL;
+    outputs[i] = tensor_ptr(launch->outputs[i], &kernel->outputs[i]);
   outputs[launch->output_count < 8 ? launch->output_count : 8] =
       launch->workspace.buffer || launch->workspace.host
           ? npu_cpu_mem_ref_ptr(launch->workspace)

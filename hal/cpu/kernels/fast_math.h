@@ -23,7 +23,8 @@ static inline float cpu_expf(float x)
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits = ((int32_t)n + 127) << 23; /* 2^n, n in [-126, 128) */
+  /* 2^n, n in [-126, 128); unsigned, as a NaN x gives any n (and NaN back through p). */
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   return p * scale;

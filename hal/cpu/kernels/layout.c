@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "npu_checked.h"
 
 static size_t element_size(const npu_hal_tensor_desc *t)
 {
@@ -311,10 +312,9 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
       start = clamp64(start, 0, dim - 1);
       end = clamp64(end, -1, dim - 1);
     }
-    int64_t length = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
     p->start[axis] = start;
     p->step[axis] = step;
-    p->out_dims[axis] = length > 0 ? length : 0;
+    p->out_dims[axis] = npu_strided_count(start, end, step);
   }
   for (uint32_t d = 0; d < p->rank; d++)
     if (p->out_dims[d] != op->outputs[0].dims[d])
@@ -411,16 +411,16 @@ static void run_range(const npu_hal_kernel *k, void *const *in, void *const *out
       ((float *)out[0])[i] = start + (float)i * delta;
     break;
   }
-  case NPU_DTYPE_INT32: {
+  case NPU_DTYPE_INT32: { /* unsigned steps: i * delta may pass the type's range, the sum not */
     int32_t start = *(const int32_t *)in[0], delta = *(const int32_t *)in[2];
     for (size_t i = 0; i < n; i++)
-      ((int32_t *)out[0])[i] = start + (int32_t)i * delta;
+      ((int32_t *)out[0])[i] = (int32_t)((uint32_t)start + (uint32_t)i * (uint32_t)delta);
     break;
   }
   default: {
     int64_t start = *(const int64_t *)in[0], delta = *(const int64_t *)in[2];
     for (size_t i = 0; i < n; i++)
-      ((int64_t *)out[0])[i] = start + (int64_t)i * delta;
+      ((int64_t *)out[0])[i] = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta);
   }
   }
 }

@@ -1,0 +1,70 @@
+/* Overflow-checked arithmetic for element counts, byte sizes and index
+ * computations: each returns false (and leaves *out unspecified) when the
+ * exact result does not fit. Shape inference, the planner and the kernels'
+ * table setup compute sizes from values a model file chooses, so none of
+ * them may multiply or add those values unchecked. */
+#ifndef NPU_CHECKED_H
+#define NPU_CHECKED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+static inline bool npu_add_i64(int64_t a, int64_t b, int64_t *out)
+{
+  return !__builtin_add_overflow(a, b, out);
+}
+
+static inline bool npu_sub_i64(int64_t a, int64_t b, int64_t *out)
+{
+  return !__builtin_sub_overflow(a, b, out);
+}
+
+static inline bool npu_mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline bool npu_mul_size(size_t a, size_t b, size_t *out)
+{
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline bool npu_add_size(size_t a, size_t b, size_t *out)
+{
+  return !__builtin_add_overflow(a, b, out);
+}
+
+/* The element count of a shape: false for a negative (dynamic) dimension or
+ * a count beyond INT64_MAX (so that it also fits every signed index). */
+static inline bool npu_dims_elements(const int64_t *dims, uint32_t rank, size_t *count)
+{
+  int64_t total = 1;
+  for (uint32_t i = 0; i < rank; i++)
+    if (dims[i] < 0 || !npu_mul_i64(total, dims[i], &total))
+      return false;
+  *count = (size_t)total;
+  return true;
+}
+
+/* The byte size of a shape of `element_size`-byte elements, at most INT64_MAX. */
+static inline bool npu_dims_bytes(const int64_t *dims, uint32_t rank, size_t element_size,
+                                  size_t *bytes)
+{
+  size_t count;
+  return npu_dims_elements(dims, rank, &count) && npu_mul_size(count, element_size, bytes) &&
+         *bytes <= (size_t)INT64_MAX;
+}
+
+/* How many of start, start + step, ... lie before `end` (after it for a
+ * negative step): a slice's length. start and end are clamped to [-1, dim]
+ * already; the step may be anything but 0, +-2^63 included. */
+static inline int64_t npu_strided_count(int64_t start, int64_t end, int64_t step)
+{
+  bool empty = step > 0 ? end <= start : start <= end;
+  uint64_t span = step > 0 ? (uint64_t)(end - start) : (uint64_t)(start - end);
+  uint64_t stride = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+  return empty ? 0 : (int64_t)((span - 1) / stride + 1);
+}
+
+#endif

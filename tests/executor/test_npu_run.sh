@@ -1,0 +1,39 @@
+#!/bin/sh
+# npu-run on bad input: a shape beyond memory and a directory as the model
+# are refused with their reason (nothing is allocated for them); and its
+# latency percentiles come out in order (median <= p90 <= max).
+#   test_npu_run.sh NPU_RUN MODELS_DIR
+set -u
+npu_run=$1
+models=$2
+failed=0
+
+expect_refusal() { # message, then npu-run's arguments
+  message=$1
+  shift
+  if output=$("$npu_run" "$@" 2>&1); then
+    echo "not ok: npu-run $* succeeded"; failed=1
+  elif ! printf '%s' "$output" | grep -qF "$message"; then
+    echo "not ok: npu-run $*: '$output' lacks '$message'"; failed=1
+  else
+    echo "ok: npu-run $*: $output"
+  fi
+}
+
+expect_refusal "input 'image': shape too large" "$models/good.onnx" --shape image=4611686018427387904x3x8x8
+expect_refusal "input 'image': shape too large" "$models/good.onnx" --shape image=1099511627776x3x8x8
+expect_refusal "give the input's 4 dimensions" "$models/good.onnx" --shape image=abcx3x8x8
+expect_refusal "not a regular file" "$models"
+
+for n in 2 3 4 5 10; do
+  report=$("$npu_run" "$models/good.onnx" --iterations $n --warmup 0 --json) || { echo "not ok: -n $n"; failed=1; continue; }
+  if printf '%s' "$report" | /usr/bin/python3 -c '
+import json, sys
+l = json.load(sys.stdin)["latency_ms"]
+sys.exit(0 if l["min"] <= l["median"] <= l["p90"] <= l["max"] else 1)'; then
+    echo "ok: percentiles in order over $n runs"
+  else
+    echo "not ok: percentiles out of order over $n runs: $report"; failed=1
+  fi
+done
+exit $failed
