@@ -35,15 +35,20 @@ static inline bool npu_add_size(size_t a, size_t b, size_t *out)
   return !__builtin_add_overflow(a, b, out);
 }
 
-/* The element count of a shape: false for a negative (dynamic) dimension or
- * a count beyond INT64_MAX (so that it also fits every signed index). */
+/* The element count of a shape: false for a negative (dynamic) dimension,
+ * or when the product of its non-zero dimensions passes INT64_MAX (so that
+ * every stride and signed index computed from them fits, in an empty
+ * tensor too). */
 static inline bool npu_dims_elements(const int64_t *dims, uint32_t rank, size_t *count)
 {
-  int64_t total = 1;
-  for (uint32_t i = 0; i < rank; i++)
-    if (dims[i] < 0 || !npu_mul_i64(total, dims[i], &total))
+  int64_t extent = 1;
+  bool empty = false;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0 || (dims[i] > 0 && !npu_mul_i64(extent, dims[i], &extent)))
       return false;
-  *count = (size_t)total;
+    empty |= dims[i] == 0;
+  }
+  *count = empty ? 0 : (size_t)extent;
   return true;
 }
 

@@ -86,7 +86,7 @@ static bool scalar(const matcher *m, int32_t tensor, float *value)
   const npu_graph_tensor *t = &m->g->tensors[tensor];
   const void *data = m->env->constant_value(m->env->data, tensor);
   size_t count;
-  if (!data || t->dtype != NPU_DTYPE_FLOAT32 || !npu_shape_elements(t->dims, t->rank, &count) ||
+  if (!data || t->dtype != NPU_DTYPE_FLOAT32 || !npu_dims_elements(t->dims, t->rank, &count) ||
       count != 1)
     return false;
   *value = *(const float *)data;

@@ -10,6 +10,7 @@
 
 #include <npu/model.h>
 
+#include "npu_checked.h" /* npu_dims_elements() for the shapes below */
 #include "onnx.pb-c.h"
 #include "op_schema.h"
 
@@ -65,8 +66,5 @@ bool npu_graph_own(npu_graph *graph, void *data);
 /* Load-time rewrites: BatchNormalization after a Conv with constant
  * weights is merged into the weights and bias. */
 npu_status npu_graph_optimize(npu_graph *graph);
-
-/* Element count of a fully known shape; false on overflow or dynamic dims. */
-bool npu_shape_elements(const int64_t *dims, uint32_t rank, size_t *count);
 
 #endif

@@ -39,8 +39,8 @@ static int32_t add_constant(npu_graph *g, const char *name, float *data, const i
   g->tensors = grown;
   npu_graph_tensor *t = &g->tensors[g->tensor_count];
   memset(t, 0, sizeof *t);
-  size_t count;
-  npu_shape_elements(dims, rank, &count);
+  size_t count = 0; /* (the dims of a weight or bias loaded already: valid) */
+  npu_dims_elements(dims, rank, &count);
   *t = (npu_graph_tensor){.name = name, .dtype = NPU_DTYPE_FLOAT32, .has_shape = true,
                           .rank = rank, .constant = true, .data = data,
                           .data_size = count * sizeof(float), .producer = -1};
@@ -76,7 +76,7 @@ static const float *channel_values(const npu_graph *g, int32_t tensor, size_t ch
     return NULL;
   const npu_graph_tensor *t = &g->tensors[tensor];
   if (!t->constant || !t->data || t->dtype != NPU_DTYPE_FLOAT32 ||
-      !npu_shape_elements(t->dims, t->rank, &n) || t->rank > rank)
+      !npu_dims_elements(t->dims, t->rank, &n) || t->rank > rank)
     return NULL;
   *per_channel = n != 1;
   if (n == 1)
@@ -146,8 +146,8 @@ static int32_t writable_constant(npu_graph *g, const npu_consumers *consumers,
 {
   if (tensor >= 0 && only_this_conv_reads(g, consumers, known_tensors, tensor))
     return tensor;
-  size_t count;
-  npu_shape_elements(dims, rank, &count);
+  size_t count = 0; /* (a weight's or bias's dims: valid) */
+  npu_dims_elements(dims, rank, &count);
   float *data = malloc(count * sizeof(float));
   if (!data || !npu_graph_own(g, data)) {
     free(data);
@@ -260,9 +260,9 @@ npu_status npu_graph_optimize(npu_graph *g)
   channel_affine a = {NULL, NULL};
   size_t most = 1;
   for (size_t t = 0; t < g->tensor_count; t++) /* channels: a weight's dims[0] or dims[1] */
-    for (uint32_t d = 0; d < 2 && d < g->tensors[t].rank; d++)
+    for (uint32_t d = 0; d < 2 && d < g->tensors[t].rank && g->tensors[t].data_size; d++)
       most = g->tensors[t].dims[d] > (int64_t)most ? (size_t)g->tensors[t].dims[d] : most;
-  a.scale = malloc(most * sizeof(float));
+  a.scale = malloc(most * sizeof(float)); /* (no more than the weight has elements) */
   a.shift = malloc(most * sizeof(float));
   if (status == NPU_OK && (!a.scale || !a.shift))
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory optimising the graph");

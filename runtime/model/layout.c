@@ -34,7 +34,7 @@ static bool same_dims(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *b
 static bool scalar(const npu_hal_tensor_desc *d)
 {
   size_t n;
-  return npu_shape_elements(d->dims, d->rank, &n) && n == 1;
+  return npu_dims_elements(d->dims, d->rank, &n) && n == 1;
 }
 
 /* Operators whose tensors take one layout (the backend says which it runs

@@ -89,18 +89,6 @@ static const char *node_label(const Onnx__NodeProto *node, size_t index, char *b
   return buffer;
 }
 
-bool npu_shape_elements(const int64_t *dims, uint32_t rank, size_t *count)
-{
-  size_t total = 1;
-  for (uint32_t i = 0; i < rank; i++) {
-    if (dims[i] < 0 || (dims[i] > 0 && total > SIZE_MAX / (size_t)dims[i]))
-      return false;
-    total *= (size_t)dims[i];
-  }
-  *count = total;
-  return true;
-}
-
 bool npu_graph_own(npu_graph *graph, void *data)
 {
   void **grown = realloc(graph->owned, (graph->owned_count + 1) * sizeof *grown);
@@ -224,10 +212,10 @@ static npu_status load_constant(builder *b, const Onnx__TensorProto *tp, npu_gra
   for (size_t i = 0; i < tp->n_dims; i++)
     t->dims[i] = tp->dims[i];
   size_t count;
-  if (!npu_shape_elements(t->dims, t->rank, &count) || count > SIZE_MAX / npu_dtype_size(dtype))
+  if (!npu_dims_elements(t->dims, t->rank, &count) ||
+      !npu_dims_bytes(t->dims, t->rank, npu_dtype_size(dtype), &t->data_size))
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': negative or overflowing "
                          "dimensions", tp->name);
-  t->data_size = count * npu_dtype_size(dtype);
   if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
     return read_external(b, tp, t->data_size, &t->data);
   if (tp->has_raw_data) {

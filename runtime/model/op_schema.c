@@ -12,6 +12,11 @@
 #include "npu_hal.h"
 #include "op_schema.h"
 
+static npu_status window_relation(const npu_hal_op *op, const char *const *input_names,
+                                  const char *label);
+static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_names,
+                                const char *label);
+
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
 #define INT64 NPU_DTYPE_BIT(INT64)
@@ -27,9 +32,11 @@
 #define OUTPUTS NPU_EXTENT_OUTPUTS
 #define LIKE_INPUT1 NPU_EXTENT_LIKE_INPUT1
 /* Convolution and pooling windows. */
+#define POSITIVE NPU_VALUES_POSITIVE
 #define WINDOW                                                                               \
-  {"kernel_shape", SPATIAL}, {"strides", SPATIAL}, {"pads", NPU_EXTENT_TWICE_SPATIAL},       \
-      {"dilations", SPATIAL}
+  {"kernel_shape", SPATIAL, POSITIVE}, {"strides", SPATIAL, POSITIVE},                       \
+      {"pads", NPU_EXTENT_TWICE_SPATIAL, NPU_VALUES_NON_NEGATIVE},                           \
+      {"dilations", SPATIAL, POSITIVE}
 /* Reductions, Squeeze, Unsqueeze: axes as an attribute (older opsets) or input 1. */
 #define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES}}
 
@@ -47,8 +54,8 @@ static const npu_op_schema schemas[] = {
     {"Concat", 1, V, 1, 1, 4},
     {"Constant", 0, 0, 1, 1, 1},
     {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES}}},
-    {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, .inputs = {{2, SAME, OUT_CHANNELS}}},
-    {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW, {"output_padding", SPATIAL}, {"output_shape", SPATIAL_OR_RANK}}, .inputs = {{2, SAME, OUT_CHANNELS}}},
+    {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+    {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW, {"output_padding", SPATIAL, NPU_VALUES_NON_NEGATIVE}, {"output_shape", SPATIAL_OR_RANK}}, .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
     {"Div", 2, 2, 1, 1, 1},
     {"Dropout", 1, 3, 1, 2, 7},
     {"Elu", 1, 1, 1, 1, 1},
@@ -59,7 +66,7 @@ static const npu_op_schema schemas[] = {
     {"Flatten", 1, 1, 1, 1, 1},
     {"Floor", 1, 1, 1, 1, 1},
     {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, NPU_DTYPES_INDEX, ANY}}},
-    {"Gemm", 2, 3, 1, 1, 7},
+    {"Gemm", 2, 3, 1, 1, 7, .relation = gemm_relation},
     {"GlobalAveragePool", 1, 1, 1, 1, 1},
     {"GlobalMaxPool", 1, 1, 1, 1, 1},
     {"Greater", 2, 2, 1, 1, 1},
@@ -95,7 +102,7 @@ static const npu_op_schema schemas[] = {
     {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES},
     {"Relu", 1, 1, 1, 1, 1},
     {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES}}},
-    {"Resize", 1, 4, 1, 1, 10, .inputs = {{2, NPU_DTYPE_BIT(FLOAT32), ANY}, {3, INT64, ANY}}},
+    {"Resize", 1, 4, 1, 1, 10, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK, .before = 11}, {2, NPU_DTYPE_BIT(FLOAT32), NPU_EXTENT_RANK_OR_EMPTY}, {3, INT64, NPU_EXTENT_RANK_OR_EMPTY}}},
     {"Selu", 1, 1, 1, 1, 1},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
@@ -143,7 +150,8 @@ static bool extent_value(npu_extent extent, const npu_hal_op *op, const char *la
   switch (extent) {
   case NPU_EXTENT_ONE: *value = 1; return true;
   case NPU_EXTENT_AXES: *value = NPU_MAX_RANK; return true;
-  case NPU_EXTENT_RANK: *value = x->rank; return true;
+  case NPU_EXTENT_RANK:
+  case NPU_EXTENT_RANK_OR_EMPTY: *value = x->rank; return true;
   case NPU_EXTENT_TWICE_RANK: *value = 2 * (int64_t)x->rank; return true;
   case NPU_EXTENT_SPATIAL:
   case NPU_EXTENT_SPATIAL_OR_RANK: *value = x->rank >= 2 ? x->rank - 2 : 0; return true;
@@ -181,6 +189,7 @@ static const char *extent_name(npu_extent extent)
   case NPU_EXTENT_ONE: return "a scalar";
   case NPU_EXTENT_AXES: return "axes of a tensor";
   case NPU_EXTENT_RANK: return "the input's rank";
+  case NPU_EXTENT_RANK_OR_EMPTY: return "the input's rank, or none";
   case NPU_EXTENT_TWICE_RANK: return "2 x the input's rank";
   case NPU_EXTENT_SPATIAL: return "the spatial axes";
   case NPU_EXTENT_SPATIAL_OR_RANK: return "the spatial axes, or all axes";
@@ -207,7 +216,8 @@ static bool count_fits(npu_extent extent, size_t count, const npu_hal_op *op, co
   bool fits = extent == NPU_EXTENT_AXES ? count <= (size_t)want
               : extent == NPU_EXTENT_SPATIAL_OR_RANK
                   ? count == (size_t)want || count == op->inputs[0].rank
-                  : want >= 0 && count == (size_t)want;
+              : extent == NPU_EXTENT_RANK_OR_EMPTY ? count == (size_t)want || count == 0
+                                                   : want >= 0 && count == (size_t)want;
   if (!fits)
     npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s has %zu values, expected %s%lld (%s)", label,
                   what, count, extent == NPU_EXTENT_AXES ? "at most " : "", (long long)want,
@@ -241,11 +251,18 @@ npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
     snprintf(what, sizeof what, "attribute '%s'", rule->name);
     if (count && !count_fits(rule->count, count, op, label, what))
       return NPU_ERROR_INVALID_MODEL;
+    int64_t least = rule->values == NPU_VALUES_POSITIVE ? 1 : 0;
+    for (size_t i = 0; i < count && rule->values != NPU_VALUES_ANY; i++)
+      if (values[i] < least)
+        return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s value %lld, expected %s", label,
+                             what, (long long)values[i],
+                             least ? "a positive one" : "none negative");
   }
   for (size_t r = 0; r < NPU_OP_MAX_INPUT_RULES && schema->inputs[r].dtypes; r++) {
     const npu_input_rule *rule = &schema->inputs[r];
-    if (rule->input >= op->input_count || op->inputs[rule->input].dtype == NPU_DTYPE_UNDEFINED)
-      continue; /* an optional input left out */
+    if (rule->input >= op->input_count || op->inputs[rule->input].dtype == NPU_DTYPE_UNDEFINED ||
+        (rule->before && op->opset >= rule->before))
+      continue; /* an optional input left out, or another opset's */
     const npu_hal_tensor_desc *t = &op->inputs[rule->input];
     uint16_t dtypes = rule->dtypes & NPU_DTYPES_SAME_AS_INPUT0 ? NPU_DTYPE_BIT_OF(x->dtype)
                                                                 : rule->dtypes;
@@ -261,5 +278,62 @@ npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
     if (!count_fits(rule->length, elements_of(t), op, label, what))
       return NPU_ERROR_INVALID_MODEL;
   }
+  return schema->relation ? schema->relation(op, input_names, label) : NPU_OK;
+}
+
+/* Conv and ConvTranspose: the groups divide the channels, and the weights
+ * ([M, C/group, k...], transposed [C, M/group, k...]) match the input's
+ * channels and the kernel_shape attribute. */
+static npu_status window_relation(const npu_hal_op *op, const char *const *input_names,
+                                  const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
+  bool transposed = strcmp(op->op_type, "ConvTranspose") == 0;
+  int64_t group = op->attributes.get_int(op->attributes.node, "group", 1), per_group;
+  if (w->rank != x->rank)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: weights '%s' of rank %u for an input of "
+                         "rank %u", label, input_names[1], w->rank, x->rank);
+  if (transposed ? w->dims[0] != x->dims[1]
+                 : group < 1 || !npu_mul_i64(w->dims[1], group, &per_group) ||
+                       per_group != x->dims[1])
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: weights '%s' [%lld, %lld, ...] do not "
+                         "fit %lld input channels in %lld groups", label, input_names[1],
+                         (long long)w->dims[0], (long long)w->dims[1], (long long)x->dims[1],
+                         (long long)group);
+  if (group < 1 || x->dims[1] % group || (!transposed && w->dims[0] % group))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %lld groups do not divide the channels",
+                         label, (long long)group);
+  const int64_t *kernel;
+  size_t n = op->attributes.get_ints(op->attributes.node, "kernel_shape", &kernel);
+  for (size_t s = 0; s < n; s++) /* (its count is the spatial rank: checked) */
+    if (kernel[s] != w->dims[2 + s])
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: kernel_shape differs from the weights "
+                           "'%s' on spatial axis %zu", label, input_names[1], s);
   return NPU_OK;
+}
+
+/* Gemm: A and B are matrices whose inner dimensions agree, and C
+ * broadcasts one way to the (M, N) result. */
+static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_names,
+                                const char *label)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
+  bool ta = op->attributes.get_int(op->attributes.node, "transA", 0) != 0;
+  bool tb = op->attributes.get_int(op->attributes.node, "transB", 0) != 0;
+  if (a->rank != 2 || b->rank != 2 || a->dims[ta ? 0 : 1] != b->dims[tb ? 1 : 0])
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: Gemm of incompatible matrices '%s' and "
+                         "'%s'", label, input_names[0], input_names[1]);
+  if (op->input_count < 3 || op->inputs[2].dtype == NPU_DTYPE_UNDEFINED)
+    return NPU_OK;
+  const npu_hal_tensor_desc *c = &op->inputs[2];
+  int64_t result[2] = {a->dims[ta ? 1 : 0], b->dims[tb ? 0 : 1]};
+  bool fits = c->rank <= 2;
+  for (uint32_t d = 0; d < c->rank && fits; d++) {
+    int64_t dim = c->dims[d], want = result[2 - c->rank + d];
+    fits = dim == 1 || dim == want;
+  }
+  return fits ? NPU_OK
+              : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: C '%s' does not broadcast to the "
+                              "%lld x %lld result", label, input_names[2],
+                              (long long)result[0], (long long)result[1]);
 }

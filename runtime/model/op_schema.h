@@ -19,6 +19,7 @@ typedef enum npu_extent {
   NPU_EXTENT_AXES,            /* at most NPU_MAX_RANK: a list of axes */
   NPU_EXTENT_ONE,             /* one element: a scalar */
   NPU_EXTENT_RANK,            /* the rank of input 0 */
+  NPU_EXTENT_RANK_OR_EMPTY,   /* that, or none (Resize's scales and sizes: one of them) */
   NPU_EXTENT_TWICE_RANK,      /* begins and ends of every axis of input 0 */
   NPU_EXTENT_SPATIAL,         /* the rank of input 0 less batch and channels */
   NPU_EXTENT_TWICE_SPATIAL,   /* begins and ends of every spatial axis */
@@ -29,19 +30,33 @@ typedef enum npu_extent {
   NPU_EXTENT_LIKE_INPUT1,     /* the length of input 1 (Slice's starts) */
 } npu_extent;
 
-/* An INTS attribute, when present and not empty, has this many values. */
+typedef enum npu_values {
+  NPU_VALUES_ANY = 0,
+  NPU_VALUES_NON_NEGATIVE, /* pads */
+  NPU_VALUES_POSITIVE,     /* strides, dilations, kernel sizes */
+} npu_values;
+
+/* An INTS attribute, when present and not empty, has this many values, of
+ * this sign. */
 typedef struct npu_attribute_rule {
   const char *name;
   npu_extent count;
+  npu_values values;
 } npu_attribute_rule;
 
-/* Input `input`, when present, has one of `dtypes` (NPU_DTYPES bits) and,
- * unless `length` is ANY, that many elements. */
+/* Input `input`, when present (and the opset is below `before`, unless 0),
+ * has one of `dtypes` (NPU_DTYPES bits) and, unless `length` is ANY, that
+ * many elements. */
 typedef struct npu_input_rule {
   uint8_t input;
   uint16_t dtypes;
   npu_extent length;
+  uint8_t before;
 } npu_input_rule;
+
+/* What rules cannot say: relations between several inputs and attributes. */
+typedef npu_status (*npu_op_relation)(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label);
 
 #define NPU_DTYPE_BIT(type) (1u << NPU_DTYPE_##type)
 #define NPU_DTYPE_BIT_OF(dtype) ((dtype) < 15 ? 1u << (dtype) : 0u)
@@ -61,6 +76,7 @@ typedef struct npu_op_schema {
   uint8_t min_rank;                 /* of input 0 */
   npu_attribute_rule attributes[NPU_OP_MAX_ATTRIBUTE_RULES]; /* name NULL: the end */
   npu_input_rule inputs[NPU_OP_MAX_INPUT_RULES];            /* dtypes 0: the end */
+  npu_op_relation relation;         /* checked after the rules; NULL: none */
 } npu_op_schema;
 
 /* NULL when the op is not supported. */

@@ -112,8 +112,6 @@ static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tens
     int64_t begin = np ? pads[s] : 0, end = np ? pads[s + spatial] : 0;
     if (stride <= 0 || dil <= 0 || k <= 0)
       return FAIL("%s: kernel, stride and dilation must be positive", label);
-    if (begin < 0 || end < 0)
-      return FAIL("%s: negative pads", label);
     int64_t span, padded, dim, last;
     if (!npu_mul_i64(dil, k - 1, &span) || !npu_add_i64(span, 1, &span) ||
         !npu_add_i64(in, begin, &padded) || !npu_add_i64(padded, end, &padded))
@@ -143,9 +141,6 @@ static npu_status transposed_window_output(const npu_hal_op *op, npu_hal_tensor_
                                            const char *label)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
-  if (w->rank != x->rank)
-    return FAIL("%s: input rank %u and weights rank %u, expected N x C x spatial", label,
-                x->rank, w->rank);
   uint32_t spatial = x->rank - 2;
   const int64_t *strides, *pads, *dilations, *output_padding, *output_shape;
   size_t ns = attr_ints(op, "strides", &strides);
@@ -503,12 +498,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   }
   if (!strcmp(type, "Conv") || !strcmp(type, "MaxPool") || !strcmp(type, "AveragePool")) {
     bool pooling = type[0] != 'C';
-    if (!pooling) {
-      const npu_hal_tensor_desc *w = &op->inputs[1];
-      if (w->rank != x->rank)
-        return FAIL("%s: weights of rank %u for input of rank %u", label, w->rank, x->rank);
-      y->dims[1] = w->dims[0];
-    }
+    if (!pooling)
+      y->dims[1] = op->inputs[1].dims[0];
     return window_output(op, pooling, y, label);
   }
   if (!strcmp(type, "ConvTranspose"))
@@ -521,8 +512,6 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   if (!strcmp(type, "Gemm")) {
     bool ta = attr_int(op, "transA", 0), tb = attr_int(op, "transB", 0);
     const npu_hal_tensor_desc *b = &op->inputs[1];
-    if (x->rank != 2 || b->rank != 2 || x->dims[ta ? 0 : 1] != b->dims[tb ? 1 : 0])
-      return FAIL("%s: Gemm of incompatible matrices", label);
     y->rank = 2;
     y->dims[0] = x->dims[ta ? 1 : 0];
     y->dims[1] = b->dims[tb ? 0 : 1];

@@ -194,6 +194,7 @@ static void test_crafted_models_are_refused(void)
       {"constant_of_shape_huge", {"shape too large", "'y'"}},
       {"constant_of_shape_beyond_memory", {"shape too large", "'y'"}},
       {"tile_overflow", {"shape too large", "node 'n'"}},
+      {"empty_huge_dims", {"shape too large", "input 'x'"}}, /* its strides overflow */
       {"pool_pads_overflow", {"shape too large", "node 'n'"}},
       {"reducemax_many_axes", {"attribute 'axes' has 12 values", "node 'n'"}},
       {"squeeze_many_axes", {"attribute 'axes' has 12 values", "node 'n'"}},
@@ -206,8 +207,14 @@ static void test_crafted_models_are_refused(void)
       {"reshape_uint8_shape", {"input 's' is uint8", "int64"}},
       {"split_few_sizes", {"input 's' has 2 values", "expected 3"}},
       {"clip_empty_min", {"input 'lo' has 0 values", "expected 1"}},
+      {"conv_negative_pads", {"attribute 'pads' value -1", "none negative"}},
+      {"maxpool_zero_stride", {"attribute 'strides' value 0", "a positive one"}},
       {"averagepool_bad_pads", {"attribute 'pads' has 2 values", "expected 4"}},
       {"convtranspose_bad_pads", {"attribute 'pads' has 1 values", "expected 4"}},
+      {"conv_groups_mismatch", {"weights 'w' [8, 1, ...] do not fit 1 input channels", "2 groups"}},
+      {"conv_kernel_shape_mismatch", {"kernel_shape differs from the weights 'w'", "node 'n'"}},
+      {"gemm_short_c", {"C 'c' does not broadcast", "2 x 5"}},
+      {"resize_int64_scales", {"input 'scales' is int64", "float32"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
