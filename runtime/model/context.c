@@ -95,12 +95,12 @@ static bool own(npu_context *ctx, void *data)
   return true;
 }
 
+/* Of a planned tensor, whose size check_size() bounded. */
 static size_t tensor_bytes(const npu_hal_tensor_desc *t)
 {
-  size_t n = 1;
-  for (uint32_t i = 0; i < t->rank; i++)
-    n *= (size_t)t->dims[i];
-  return n * npu_dtype_size(t->dtype);
+  size_t bytes = 0;
+  npu_dims_bytes(t->dims, t->rank, npu_dtype_size(t->dtype), &bytes);
+  return bytes;
 }
 
 static const char *label_of(const npu_graph *g, uint32_t node, char *buffer, size_t size)
@@ -535,7 +535,10 @@ static npu_status place_constants(npu_context *ctx)
     if (t->location != LOC_CONSTANT || !t->used_on_device)
       continue;
     t->offset = total;
-    total += (tensor_bytes(&t->desc) + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    if (!npu_add_size(total, tensor_bytes(&t->desc), &total) ||
+        !npu_add_size(total, ALIGNMENT - 1, &total))
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "the constants' sizes pass SIZE_MAX");
+    total = total / ALIGNMENT * ALIGNMENT;
   }
   ctx->stats.constant_bytes = total;
   if (total == 0)

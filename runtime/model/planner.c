@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_checked.h"
 #include "npu_hal.h"
 #include "planner.h"
 
@@ -19,9 +20,18 @@ typedef struct interval {
   size_t begin, end;
 } interval;
 
-static size_t align_up(size_t value, size_t alignment)
+/* false when the rounded value passes SIZE_MAX */
+static bool align_up(size_t value, size_t alignment, size_t *aligned)
 {
-  return (value + alignment - 1) / alignment * alignment;
+  if (!npu_add_size(value, alignment - 1, aligned))
+    return false;
+  *aligned = *aligned / alignment * alignment;
+  return true;
+}
+
+static npu_status too_large(void)
+{
+  return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "planner: the tensors' sizes pass SIZE_MAX");
 }
 
 static bool lifetimes_overlap(const group *a, const group *b)
@@ -116,9 +126,14 @@ npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t 
   for (uint32_t i = 0; i < count; i++) {
     root[i] = root_of(tensors, i);
     group *g = &groups[root[i]];
-    size_t size = align_up(tensors[i].size, alignment);
+    size_t size;
     if (tensors[i].size == 0)
       continue;
+    if (!align_up(tensors[i].size, alignment, &size) ||
+        !npu_add_size(plan->naive_size, tensors[i].size, &plan->naive_size)) {
+      status = too_large();
+      goto done;
+    }
     if (g->size == 0) {
       g->first_step = tensors[i].first_step;
       g->last_step = tensors[i].last_step;
@@ -126,7 +141,6 @@ npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t 
     g->size = size > g->size ? size : g->size;
     g->first_step = tensors[i].first_step < g->first_step ? tensors[i].first_step : g->first_step;
     g->last_step = tensors[i].last_step > g->last_step ? tensors[i].last_step : g->last_step;
-    plan->naive_size += tensors[i].size;
   }
   size_t group_count = 0;
   for (uint32_t i = 0; i < count; i++)
@@ -144,8 +158,13 @@ npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t 
     }
     g->offset = best_fit(busy, busy_count, g->size);
     g->placed = true;
-    if (g->offset + g->size > plan->arena_size)
-      plan->arena_size = g->offset + g->size;
+    size_t end;
+    if (!npu_add_size(g->offset, g->size, &end)) { /* (the busy intervals end below this) */
+      status = too_large();
+      goto done;
+    }
+    if (end > plan->arena_size)
+      plan->arena_size = end;
   }
   for (uint32_t i = 0; i < count; i++)
     plan->offsets[i] = tensors[i].size ? groups[root[i]].offset : 0;

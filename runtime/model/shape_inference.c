@@ -359,6 +359,8 @@ static npu_status infer_pad(const npu_hal_op *op, npu_hal_tensor_desc *out, cons
       pads[i] = value_at(op, 1, i);
   }
   for (uint32_t d = 0; d < x->rank; d++) {
+    if (pads[d] < -x->dims[d] || pads[d + x->rank] < -x->dims[d])
+      return FAIL("%s: a pad on axis %u removes more than the axis", label, d);
     if (!npu_add_i64(x->dims[d], pads[d], &out->dims[d]) ||
         !npu_add_i64(out->dims[d], pads[d + x->rank], &out->dims[d]))
       return TOO_LARGE(label);
@@ -568,9 +570,9 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
     bool marked[NPU_MAX_RANK] = {false};
     for (size_t i = 0; i < count; i++) {
       int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-      if (a < 0 || a >= (int64_t)rank || (squeeze && x->dims[a] != 1))
-        return FAIL("%s: axis %lld cannot be %s", label, (long long)axes[i],
-                    squeeze ? "squeezed" : "inserted");
+      if (a < 0 || a >= (int64_t)rank || marked[a] || (squeeze && x->dims[a] != 1))
+        return FAIL("%s: axis %lld cannot be %s (out of range or repeated)", label,
+                    (long long)axes[i], squeeze ? "squeezed" : "inserted");
       marked[a] = true;
     }
     y->rank = 0;
@@ -586,13 +588,13 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   }
   if (!strcmp(type, "Transpose")) {
     const int64_t *perm;
-    size_t n = attr_ints(op, "perm", &perm);
-    if (n && n != x->rank)
-      return FAIL("%s: perm has %zu entries for rank %u", label, n, x->rank);
+    size_t n = attr_ints(op, "perm", &perm); /* (0 or the rank: checked) */
+    bool taken[NPU_MAX_RANK] = {false};
     for (uint32_t d = 0; d < x->rank; d++) {
       int64_t a = n ? perm[d] : (int64_t)(x->rank - 1 - d);
-      if (a < 0 || a >= (int64_t)x->rank)
-        return FAIL("%s: perm out of range", label);
+      if (a < 0 || a >= (int64_t)x->rank || taken[a])
+        return FAIL("%s: perm is not a permutation of the axes", label);
+      taken[a] = true;
       y->dims[d] = x->dims[a];
     }
     return NPU_OK;

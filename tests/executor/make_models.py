@@ -202,6 +202,13 @@ crafted = {
     "resize_int64_scales": single("Resize", ["x", "scales"], ["y"],
                                   [const("scales", TensorProto.INT64, [4], [1, 1, 2, 2])],
                                   graph_inputs=image4, opset=10),
+    "transpose_repeated_perm": single("Transpose", ["x"], ["y"], graph_inputs=[float_input("x", [2, 3])],
+                                      perm=[0, 0]),
+    "unsqueeze_repeated_axes": single("Unsqueeze", ["x", "axes"], ["y"],
+                                      [const("axes", TensorProto.INT64, [2], [0, 0])], graph_inputs=f4),
+    "pad_beyond_axis": single("Pad", ["x", "pads"], ["y"],
+                              [const("pads", TensorProto.INT64, [2], [-(1 << 63), (1 << 63) - 1])],
+                              graph_inputs=f4),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],

@@ -215,6 +215,9 @@ static void test_crafted_models_are_refused(void)
       {"conv_kernel_shape_mismatch", {"kernel_shape differs from the weights 'w'", "node 'n'"}},
       {"gemm_short_c", {"C 'c' does not broadcast", "2 x 5"}},
       {"resize_int64_scales", {"input 'scales' is int64", "float32"}},
+      {"transpose_repeated_perm", {"perm is not a permutation", "node 'n'"}},
+      {"unsqueeze_repeated_axes", {"axis 0 cannot be inserted", "repeated"}},
+      {"pad_beyond_axis", {"removes more than the axis", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -1,6 +1,8 @@
 /* The memory planner: valid plans (checked by the validator) for chains,
  * branches, in-place reuse and random lifetimes, and the arena it saves
  * against one buffer per tensor. */
+#include <string.h>
+
 #include "../runtime/npu_test.h"
 #include "planner.h"
 
@@ -89,6 +91,20 @@ static void test_validator_catches_overlap(void)
   NPU_ASSERT_OK(npu_plan_validate(t, 2, 64, &forged));
 }
 
+/* Sizes whose alignment or sum passes SIZE_MAX are refused, not wrapped
+ * into a small arena. */
+static void test_sizes_that_overflow(void)
+{
+  npu_memory_plan plan;
+  npu_plan_tensor huge[] = {{SIZE_MAX - 10, 0, 1, NO}};
+  NPU_ASSERT_STATUS(npu_plan_memory(huge, 1, 64, &plan), NPU_ERROR_OUT_OF_MEMORY);
+  g_assert_nonnull(strstr(npu_last_error_message(), "SIZE_MAX"));
+  npu_plan_tensor halves[] = {{SIZE_MAX / 2, 0, 1, NO}, {SIZE_MAX / 2, 0, 1, NO},
+                              {SIZE_MAX / 2, 1, 2, NO}};
+  NPU_ASSERT_STATUS(npu_plan_memory(halves, 3, 64, &plan), NPU_ERROR_OUT_OF_MEMORY);
+  g_assert_nonnull(strstr(npu_last_error_message(), "SIZE_MAX"));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -97,5 +113,6 @@ int main(int argc, char **argv)
   g_test_add_func("/planner/in-place-reuse", test_in_place_reuse);
   g_test_add_func("/planner/random-lifetimes", test_random_lifetimes);
   g_test_add_func("/planner/validator-catches-overlap", test_validator_catches_overlap);
+  g_test_add_func("/planner/sizes-that-overflow", test_sizes_that_overflow);
   return g_test_run();
 }

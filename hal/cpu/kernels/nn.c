@@ -10,6 +10,7 @@
 
 #include "cpu_kernels.h"
 #include "fast_math.h"
+#include "npu_checked.h"
 
 /* ---- GEMM: C[M,N] (+)= A[M,K] B[K,N], row-major with leading dimensions ---- */
 
@@ -152,8 +153,12 @@ static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
   if (p->group <= 0 || p->c % p->group || p->m % p->group || w->dims[1] * p->group != p->c)
     return cpu_unsupported(op, "channels do not divide into the groups");
   p->has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
-  size_t columns = (size_t)(p->c / p->group * p->kh * p->kw * p->oh * p->ow);
-  p->columns = malloc((columns ? columns : 1) * sizeof(float));
+  /* A weight row (its elements: bounded) times the output plane (bounded): checked. */
+  size_t columns, bytes;
+  bool fits = npu_mul_size((size_t)(p->c / p->group * p->kh * p->kw), (size_t)(p->oh * p->ow),
+                           &columns) &&
+              npu_mul_size(columns ? columns : 1, sizeof(float), &bytes);
+  p->columns = fits ? malloc(bytes) : NULL;
   if (!p->columns)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory for the im2col workspace");
   k->run = run_conv;
