@@ -226,5 +226,11 @@ crafted = {
     "concat_empty": single("Concat", ["e", "x"], ["y"], [const("e", TensorProto.FLOAT, [0], [])],
                            graph_inputs=f4, axis=0),
 }
+int_b = const("b", TensorProto.INT64, [4], [1, -1, 0, (1 << 62) + 1])
+for op in ("Add", "Div", "Pow"):
+    crafted["int_" + op.lower()] = model_of(
+        [helper.make_node(op, ["a", "b"], ["y"], name="n")],
+        [helper.make_tensor_value_info("a", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [4])], [int_b])
 for name, model in crafted.items():
     save(model, "crafted_" + name + ".onnx")

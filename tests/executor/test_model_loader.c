@@ -267,10 +267,10 @@ static void test_huge_input_shape_is_refused(void)
   g_free(path);
 }
 
-/* Runs crafted model `name` (one float input of `count` values unless
- * count is 0) and returns its first output's values (g_free them). */
-static float *run_crafted(npu_device *device, const char *name, const float *x, size_t count,
-                          size_t *out_count)
+/* Runs crafted model `name` on one input of `size` bytes (none when 0)
+ * and returns its first output (g_free it) and that output's byte size. */
+static void *run_crafted(npu_device *device, const char *name, const void *x, size_t size,
+                         size_t *out_size)
 {
   char *file = g_strdup_printf("crafted_%s.onnx", name);
   char *path = model_path(file);
@@ -280,18 +280,18 @@ static float *run_crafted(npu_device *device, const char *name, const float *x, 
   NPU_ASSERT_OK(npu_context_create(model, device, NULL, 0, &context));
   npu_tensor_info info;
   NPU_ASSERT_OK(npu_context_output_info(context, 0, &info));
-  *out_count = 1;
+  *out_size = npu_dtype_size(info.dtype);
   for (uint32_t d = 0; d < info.rank; d++)
-    *out_count *= (size_t)info.dims[d];
+    *out_size *= (size_t)info.dims[d];
   npu_buffer *input, *output;
-  NPU_ASSERT_OK(npu_buffer_alloc(device, count * sizeof(float) + 1, &input));
-  NPU_ASSERT_OK(npu_buffer_alloc(device, *out_count * sizeof(float) + 1, &output));
-  if (count)
-    NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, x, count * sizeof(float)));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size + 1, &input));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, *out_size + 1, &output));
+  if (size)
+    NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, x, size));
   NPU_ASSERT_OK(npu_context_run_sync(context, &input, &output));
-  float *values = g_new0(float, *out_count + 1);
-  if (*out_count)
-    NPU_ASSERT_OK(npu_memcpy_d2h(values, output, 0, *out_count * sizeof(float)));
+  void *values = g_malloc0(*out_size + 1);
+  if (*out_size)
+    NPU_ASSERT_OK(npu_memcpy_d2h(values, output, 0, *out_size));
   NPU_ASSERT_OK(npu_buffer_release(input));
   NPU_ASSERT_OK(npu_buffer_release(output));
   NPU_ASSERT_OK(npu_context_destroy(context));
@@ -309,29 +309,58 @@ static void test_crafted_models_run(void)
   npu_device *device = npu_test_open_device();
   const float x[4] = {NAN, 0.0f, -200.0f, 200.0f}, ramp[4] = {1, 2, 3, 4};
   size_t n;
-  float *y = run_crafted(device, "sigmoid", x, 4, &n);
-  g_assert_cmpuint(n, ==, 4);
+  float *y = run_crafted(device, "sigmoid", x, sizeof x, &n);
+  g_assert_cmpuint(n, ==, sizeof x);
   g_assert_true(isnan(y[0]));
   g_assert_cmpfloat_with_epsilon(y[1], 0.5f, 1e-6);
   g_assert_cmpfloat_with_epsilon(y[2], 0.0f, 1e-6);
   g_assert_cmpfloat_with_epsilon(y[3], 1.0f, 1e-6);
   g_free(y);
-  y = run_crafted(device, "slice_huge_step", ramp, 4, &n);
-  g_assert_cmpuint(n, ==, 1);
+  y = run_crafted(device, "slice_huge_step", ramp, sizeof ramp, &n);
+  g_assert_cmpuint(n, ==, sizeof(float));
   g_assert_cmpfloat(y[0], ==, 1.0f);
   g_free(y);
-  y = run_crafted(device, "slice_negative_huge_step", ramp, 4, &n);
-  g_assert_cmpuint(n, ==, 1);
+  y = run_crafted(device, "slice_negative_huge_step", ramp, sizeof ramp, &n);
+  g_assert_cmpuint(n, ==, sizeof(float));
   g_assert_cmpfloat(y[0], ==, 4.0f);
   g_free(y);
-  y = run_crafted(device, "concat_empty", ramp, 4, &n);
-  g_assert_cmpuint(n, ==, 4);
+  y = run_crafted(device, "concat_empty", ramp, sizeof ramp, &n);
+  g_assert_cmpuint(n, ==, sizeof ramp);
   for (int i = 0; i < 4; i++)
     g_assert_cmpfloat(y[i], ==, ramp[i]);
   g_free(y);
   y = run_crafted(device, "bn_zero_channels", NULL, 0, &n);
   g_assert_cmpuint(n, ==, 0);
   g_free(y);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* Integer arithmetic wraps as two's complement hardware does (a signed
+ * overflow would be undefined), MIN / -1 included; an integer power takes
+ * log2 of its exponent steps (2^62 + 1 multiplications hung). */
+static void test_integer_arithmetic_wraps(void)
+{
+  npu_device *device = npu_test_open_device();
+  /* b = {1, -1, 0, 2^62 + 1} in each model */
+  const int64_t a[4] = {INT64_MAX, INT64_MIN, 3, 2};
+  static const struct {
+    const char *name;
+    int64_t expected[4];
+  } cases[] = {
+      {"int_add", {INT64_MIN, INT64_MAX, 3, (INT64_C(1) << 62) + 3}},
+      {"int_div", {INT64_MAX, INT64_MIN, 0, 0}},
+      {"int_pow", {INT64_MAX, 0, 1, 0}},
+  };
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    size_t n;
+    int64_t *y = run_crafted(device, cases[c].name, a, sizeof a, &n);
+    g_assert_cmpuint(n, ==, sizeof a);
+    for (int i = 0; i < 4; i++)
+      if (y[i] != cases[c].expected[i])
+        g_error("%s: element %d is %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT,
+                cases[c].name, i, y[i], cases[c].expected[i]);
+    g_free(y);
+  }
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
@@ -434,6 +463,7 @@ int main(int argc, char **argv)
   g_test_add_func("/model/crafted-models-are-refused", test_crafted_models_are_refused);
   g_test_add_func("/model/huge-input-shape-is-refused", test_huge_input_shape_is_refused);
   g_test_add_func("/model/crafted-models-run", test_crafted_models_run);
+  g_test_add_func("/model/integer-arithmetic-wraps", test_integer_arithmetic_wraps);
   g_test_add_func("/model/directory-is-refused", test_directory_is_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);

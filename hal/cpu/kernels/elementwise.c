@@ -183,32 +183,41 @@ typedef struct binary_params {
       for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
   } while (0)
 
-#define BINARY_KINDS(T, DIV, POW, MAX, MIN)                                                 \
+/* T the element type, U the type its +, -, * are computed in: floats
+ * themselves, integers their unsigned twin (wrapping, as two's complement
+ * hardware and NumPy do: a signed overflow is undefined behaviour). */
+#define BINARY_KINDS(T, U, DIV, POW, MAX, MIN)                                              \
   switch (p->kind) {                                                                        \
-  case B_ADD: BINARY_LOOP(T, T, u + v); break;                                              \
-  case B_SUB: BINARY_LOOP(T, T, u - v); break;                                              \
-  case B_MUL: BINARY_LOOP(T, T, u * v); break;                                              \
-  case B_DIV: BINARY_LOOP(T, T, DIV(u, v)); break;                                          \
+  case B_ADD: BINARY_LOOP(T, T, (T)((U)u + (U)v)); break;                                   \
+  case B_SUB: BINARY_LOOP(T, T, (T)((U)u - (U)v)); break;                                   \
+  case B_MUL: BINARY_LOOP(T, T, (T)((U)u * (U)v)); break;                                   \
+  case B_DIV: BINARY_LOOP(T, T, DIV(T, U, u, v)); break;                                    \
   case B_POW: BINARY_LOOP(T, T, POW(u, v)); break;                                          \
   case B_MAX: BINARY_LOOP(T, T, MAX(u, v)); break;                                          \
   case B_MIN: BINARY_LOOP(T, T, MIN(u, v)); break;                                          \
   case B_EQUAL: BINARY_LOOP(T, uint8_t, u == v); break;                                     \
   case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
   case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
-  case B_PRELU: BINARY_LOOP(T, T, u < 0 ? u * v : u); break;                                \
+  case B_PRELU: BINARY_LOOP(T, T, u < 0 ? (T)((U)u * (U)v) : u); break;                     \
   }
 
+/* Integer u^v by squaring, wrapping; a negative exponent gives the integer
+ * part of 1 / u^|v| (0 unless u is 1 or -1). */
 static int64_t pow_i64(int64_t u, int64_t v)
 {
-  int64_t r = 1;
-  for (int64_t i = 0; i < v; i++)
-    r *= u;
-  return r;
+  if (v < 0)
+    return u == 1 ? 1 : u == -1 ? (v % 2 ? -1 : 1) : 0;
+  uint64_t r = 1, base = (uint64_t)u;
+  for (; v; v >>= 1, base *= base)
+    if (v & 1)
+      r *= base;
+  return (int64_t)r;
 }
 #define MAX_OF(u, v) ((u) > (v) ? (u) : (v))
 #define MIN_OF(u, v) ((u) < (v) ? (u) : (v))
-#define FLOAT_DIV(u, v) ((u) / (v))
-#define INT_DIV(u, v) ((v) != 0 ? (u) / (v) : 0) /* integer division by zero is undefined */
+#define FLOAT_DIV(T, U, u, v) ((u) / (v))
+/* Integer division by 0 is undefined (0 here), and MIN / -1 overflows (it wraps here). */
+#define INT_DIV(T, U, u, v) ((v) == 0 ? 0 : (v) == -1 ? (T)((U)0 - (U)(u)) : (u) / (v))
 
 typedef struct binary_job {
   const binary_params *p;
@@ -232,11 +241,11 @@ static void binary_row(const binary_job *job, int64_t row, int64_t lo, int64_t h
     b_off += idx * p->b_strides[d];
   }
   if (p->dtype == NPU_DTYPE_FLOAT32) {
-    BINARY_KINDS(float, FLOAT_DIV, powf, fmaxf, fminf)
+    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf)
   } else if (p->dtype == NPU_DTYPE_INT64) {
-    BINARY_KINDS(int64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
+    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
   } else {
-    BINARY_KINDS(int32_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
+    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF)
   }
 }
 
