@@ -291,10 +291,12 @@ static npu_status check_node(builder *b, size_t index)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: %s before opset %u is not supported "
                          "(the model uses opset %lld)", label, node->op_type, schema->since,
                          (long long)b->graph->opset);
-  if (node->n_input < schema->min_inputs ||
+  unsigned min_inputs = npu_op_min_inputs(schema, b->graph->opset);
+  if (node->n_input < min_inputs ||
       (schema->max_inputs != NPU_OP_VARIADIC && node->n_input > schema->max_inputs))
-    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %zu inputs, %s takes %u to %u", label,
-                         node->n_input, node->op_type, schema->min_inputs, schema->max_inputs);
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %zu inputs, %s (opset %lld) takes %u to "
+                         "%u", label, node->n_input, node->op_type, (long long)b->graph->opset,
+                         min_inputs, schema->max_inputs);
   if (node->n_output < schema->min_outputs ||
       (schema->max_outputs != NPU_OP_VARIADIC && node->n_output > schema->max_outputs))
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %zu outputs, %s gives %u to %u", label,
@@ -340,7 +342,7 @@ static npu_status resolve_node_inputs(builder *b, size_t index)
   for (size_t i = 0; i < node->n_input; i++) {
     const char *name = node->input[i];
     if (!name || !*name) {
-      if (i < n->schema->min_inputs)
+      if (i < npu_op_min_inputs(n->schema, b->graph->opset))
         return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: required input %zu is empty",
                              node_label(node, index, label, sizeof label), i);
       n->inputs[i] = -1;

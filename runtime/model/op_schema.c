@@ -86,7 +86,7 @@ static const npu_op_schema schemas[] = {
     {"Mul", 2, 2, 1, 1, 1},
     {"Neg", 1, 1, 1, 1, 1},
     {"PRelu", 2, 2, 1, 1, 9},
-    {"Pad", 1, 4, 1, 1, 2, .attributes = {{"pads", TWICE_RANK}}, .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
+    {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}}, .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
     {"Pow", 2, 2, 1, 1, 1},
     {"Range", 3, 3, 1, 1, 11, .inputs = {{0, NPU_DTYPES_ANY, ONE}, {1, SAME, ONE}, {2, SAME, ONE}}},
     {"Reciprocal", 1, 1, 1, 1, 1},
@@ -108,7 +108,7 @@ static const npu_op_schema schemas[] = {
     {"Sigmoid", 1, 1, 1, 1, 1},
     {"Sign", 1, 1, 1, 1, 9},
     {"Size", 1, 1, 1, 1, 1},
-    {"Slice", 1, 5, 1, 1, 1, .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}}, .inputs = {{1, NPU_DTYPES_INDEX, AXES}, {2, NPU_DTYPES_INDEX, LIKE_INPUT1}, {3, NPU_DTYPES_INDEX, LIKE_INPUT1}, {4, NPU_DTYPES_INDEX, LIKE_INPUT1}}},
+    {"Slice", 1, 5, 1, 1, 1, .later = {10, 3}, .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}}, .inputs = {{1, NPU_DTYPES_INDEX, AXES}, {2, NPU_DTYPES_INDEX, LIKE_INPUT1}, {3, NPU_DTYPES_INDEX, LIKE_INPUT1}, {4, NPU_DTYPES_INDEX, LIKE_INPUT1}}},
     {"Softmax", 1, 1, 1, 1, 1},
     {"Softplus", 1, 1, 1, 1, 1},
     {"Softsign", 1, 1, 1, 1, 1},
@@ -122,7 +122,7 @@ static const npu_op_schema schemas[] = {
     {"TopK", 1, 2, 2, 2, 10, .inputs = {{1, INT64, ONE}}},
     {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}},
     {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Upsample", 1, 2, 1, 1, 9, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK}}},
+    {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK}}},
     {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
 };
 
@@ -133,6 +133,12 @@ const npu_op_schema *npu_op_schema_find(const char *op_type)
     if (strcmp(op_type, schemas[i].op_type) == 0)
       return &schemas[i];
   return NULL;
+}
+
+unsigned npu_op_min_inputs(const npu_op_schema *schema, int64_t opset)
+{
+  return schema->later.opset && opset >= schema->later.opset ? schema->later.min_inputs
+                                                             : schema->min_inputs;
 }
 
 static size_t elements_of(const npu_hal_tensor_desc *t)

@@ -73,6 +73,9 @@ typedef struct npu_op_schema {
   uint8_t min_inputs, max_inputs;   /* max 255 = variadic */
   uint8_t min_outputs, max_outputs;
   uint8_t since;                    /* the first opset whose form of the op is handled */
+  struct {                          /* from opset `opset` on (0: never), at least */
+    uint8_t opset, min_inputs;      /* `min_inputs` (what became inputs in that opset) */
+  } later;
   uint8_t min_rank;                 /* of input 0 */
   npu_attribute_rule attributes[NPU_OP_MAX_ATTRIBUTE_RULES]; /* name NULL: the end */
   npu_input_rule inputs[NPU_OP_MAX_INPUT_RULES];            /* dtypes 0: the end */
@@ -81,6 +84,9 @@ typedef struct npu_op_schema {
 
 /* NULL when the op is not supported. */
 const npu_op_schema *npu_op_schema_find(const char *op_type);
+
+/* The inputs the op requires in `opset`. */
+unsigned npu_op_min_inputs(const npu_op_schema *schema, int64_t opset);
 
 /* Checks `op` (shapes and constant values as planned) against its schema;
  * NPU_ERROR_INVALID_MODEL with a message starting with `label` and naming

@@ -209,6 +209,7 @@ crafted = {
     "pad_beyond_axis": single("Pad", ["x", "pads"], ["y"],
                               [const("pads", TensorProto.INT64, [2], [-(1 << 63), (1 << 63) - 1])],
                               graph_inputs=f4),
+    "slice_without_bounds": single("Slice", ["x"], ["y"], graph_inputs=f4, opset=12),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
