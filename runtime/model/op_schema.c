@@ -31,12 +31,15 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
 #define OUT_CHANNELS NPU_EXTENT_OUT_CHANNELS
 #define OUTPUTS NPU_EXTENT_OUTPUTS
 #define LIKE_INPUT1 NPU_EXTENT_LIKE_INPUT1
-/* Convolution and pooling windows. */
+#define RANK_OR_EMPTY NPU_EXTENT_RANK_OR_EMPTY
 #define POSITIVE NPU_VALUES_POSITIVE
+#define NON_NEGATIVE NPU_VALUES_NON_NEGATIVE
+#define FLOAT32 NPU_DTYPE_BIT(FLOAT32)
+#define INDEX NPU_DTYPES_INDEX
+/* Convolution and pooling windows. */
 #define WINDOW                                                                               \
   {"kernel_shape", SPATIAL, POSITIVE}, {"strides", SPATIAL, POSITIVE},                       \
-      {"pads", NPU_EXTENT_TWICE_SPATIAL, NPU_VALUES_NON_NEGATIVE},                           \
-      {"dilations", SPATIAL, POSITIVE}
+      {"pads", NPU_EXTENT_TWICE_SPATIAL, NON_NEGATIVE}, {"dilations", SPATIAL, POSITIVE}
 /* Reductions, Squeeze, Unsqueeze: axes as an attribute (older opsets) or input 1. */
 #define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES}}
 
@@ -46,7 +49,9 @@ static const npu_op_schema schemas[] = {
     {"ArgMax", 1, 1, 1, 1, 1},
     {"ArgMin", 1, 1, 1, 1, 1},
     {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}},
-    {"BatchNormalization", 5, 5, 1, 3, 7, .min_rank = 2, .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS}, {4, SAME, CHANNELS}}},
+    {"BatchNormalization", 5, 5, 1, 3, 7, .min_rank = 2,
+     .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS},
+                {4, SAME, CHANNELS}}},
     {"Cast", 1, 1, 1, 1, 6},
     {"Ceil", 1, 1, 1, 1, 1},
     {"Celu", 1, 1, 1, 1, 12},
@@ -54,8 +59,12 @@ static const npu_op_schema schemas[] = {
     {"Concat", 1, V, 1, 1, 4},
     {"Constant", 0, 0, 1, 1, 1},
     {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES}}},
-    {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
-    {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW, {"output_padding", SPATIAL, NPU_VALUES_NON_NEGATIVE}, {"output_shape", SPATIAL_OR_RANK}}, .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+    {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW},
+     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+    {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3,
+     .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
+                    {"output_shape", SPATIAL_OR_RANK}},
+     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
     {"Div", 2, 2, 1, 1, 1},
     {"Dropout", 1, 3, 1, 2, 7},
     {"Elu", 1, 1, 1, 1, 1},
@@ -65,7 +74,7 @@ static const npu_op_schema schemas[] = {
     {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES}}},
     {"Flatten", 1, 1, 1, 1, 1},
     {"Floor", 1, 1, 1, 1, 1},
-    {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, NPU_DTYPES_INDEX, ANY}}},
+    {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}},
     {"Gemm", 2, 3, 1, 1, 7, .relation = gemm_relation},
     {"GlobalAveragePool", 1, 1, 1, 1, 1},
     {"GlobalMaxPool", 1, 1, 1, 1, 1},
@@ -86,7 +95,8 @@ static const npu_op_schema schemas[] = {
     {"Mul", 2, 2, 1, 1, 1},
     {"Neg", 1, 1, 1, 1, 1},
     {"PRelu", 2, 2, 1, 1, 9},
-    {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}}, .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
+    {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
+     .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
     {"Pow", 2, 2, 1, 1, 1},
     {"Range", 3, 3, 1, 1, 11, .inputs = {{0, NPU_DTYPES_ANY, ONE}, {1, SAME, ONE}, {2, SAME, ONE}}},
     {"Reciprocal", 1, 1, 1, 1, 1},
@@ -102,13 +112,18 @@ static const npu_op_schema schemas[] = {
     {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES},
     {"Relu", 1, 1, 1, 1, 1},
     {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES}}},
-    {"Resize", 1, 4, 1, 1, 10, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK, .before = 11}, {2, NPU_DTYPE_BIT(FLOAT32), NPU_EXTENT_RANK_OR_EMPTY}, {3, INT64, NPU_EXTENT_RANK_OR_EMPTY}}},
+    {"Resize", 1, 4, 1, 1, 10,
+     .inputs = {{1, FLOAT32, RANK, .before = 11}, {2, FLOAT32, RANK_OR_EMPTY},
+                {3, INT64, RANK_OR_EMPTY}}},
     {"Selu", 1, 1, 1, 1, 1},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
     {"Sign", 1, 1, 1, 1, 9},
     {"Size", 1, 1, 1, 1, 1},
-    {"Slice", 1, 5, 1, 1, 1, .later = {10, 3}, .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}}, .inputs = {{1, NPU_DTYPES_INDEX, AXES}, {2, NPU_DTYPES_INDEX, LIKE_INPUT1}, {3, NPU_DTYPES_INDEX, LIKE_INPUT1}, {4, NPU_DTYPES_INDEX, LIKE_INPUT1}}},
+    {"Slice", 1, 5, 1, 1, 1, .later = {10, 3},
+     .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}},
+     .inputs = {{1, INDEX, AXES}, {2, INDEX, LIKE_INPUT1}, {3, INDEX, LIKE_INPUT1},
+                {4, INDEX, LIKE_INPUT1}}},
     {"Softmax", 1, 1, 1, 1, 1},
     {"Softplus", 1, 1, 1, 1, 1},
     {"Softsign", 1, 1, 1, 1, 1},
@@ -119,10 +134,10 @@ static const npu_op_schema schemas[] = {
     {"Tanh", 1, 1, 1, 1, 1},
     {"ThresholdedRelu", 1, 1, 1, 1, 10},
     {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK}}},
-    {"TopK", 1, 2, 2, 2, 10, .inputs = {{1, INT64, ONE}}},
+    {"TopK", 2, 2, 2, 2, 10, .inputs = {{1, INT64, ONE}}},
     {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}},
     {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, NPU_DTYPE_BIT(FLOAT32), RANK}}},
+    {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, FLOAT32, RANK}}},
     {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
 };
 

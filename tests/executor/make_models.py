@@ -210,6 +210,8 @@ crafted = {
                               [const("pads", TensorProto.INT64, [2], [-(1 << 63), (1 << 63) - 1])],
                               graph_inputs=f4),
     "slice_without_bounds": single("Slice", ["x"], ["y"], graph_inputs=f4, opset=12),
+    "topk_without_k": model_of([helper.make_node("TopK", ["x"], ["v", "i"], name="n")], f4,
+                               [float_input("v", None), float_input("i", None)], opset=11),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
