@@ -346,7 +346,8 @@ static npu_status infer_pad(const npu_hal_op *op, npu_hal_tensor_desc *out, cons
   if (op->opset < 11) {
     if (n != 2 * x->rank)
       return FAIL("%s: %zu pads for rank %u", label, n, x->rank);
-    memcpy(pads, attr, n * sizeof *pads);
+    for (size_t i = 0; i < n; i++) /* (a scalar has none: attr may be NULL) */
+      pads[i] = attr[i];
   } else {
     if (!op->input_values[1])
       return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: pads computed at run time", label);

@@ -226,6 +226,7 @@ crafted = {
                                         const("axes", TensorProto.INT64, [1], [0]),
                                         const("steps", TensorProto.INT64, [1], [-(1 << 63)])],
                                        graph_inputs=f4),
+    "pad_scalar": single("Pad", ["x"], ["y"], graph_inputs=[float_input("x", [])], opset=2),
     "concat_empty": single("Concat", ["e", "x"], ["y"], [const("e", TensorProto.FLOAT, [0], [])],
                            graph_inputs=f4, axis=0),
 }

@@ -331,6 +331,10 @@ static void test_crafted_models_run(void)
   for (int i = 0; i < 4; i++)
     g_assert_cmpfloat(y[i], ==, ramp[i]);
   g_free(y);
+  y = run_crafted(device, "pad_scalar", ramp, sizeof(float), &n); /* no pads on no axes */
+  g_assert_cmpuint(n, ==, sizeof(float));
+  g_assert_cmpfloat(y[0], ==, 1.0f);
+  g_free(y);
   y = run_crafted(device, "bn_zero_channels", NULL, 0, &n);
   g_assert_cmpuint(n, ==, 0);
   g_free(y);
