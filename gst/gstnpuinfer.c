@@ -38,6 +38,7 @@
 #include <gst/video/video.h>
 #include <json-glib/json-glib.h>
 #include <npu/npu.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,6 +109,7 @@ struct _GstNpuInfer {
   guint max_inflight;
   guint interval;
   gfloat mean[3], std[3];
+  gchar *refused_mean, *refused_std; /* a value set_property refused: start fails */
   gdouble scale;
   ChannelOrder order;
   gboolean letterbox;
@@ -282,6 +284,20 @@ static gchar *config_text(JsonNode *node)
   return g_string_free(joined, FALSE);
 }
 
+/* A mean or std value set_property refused: an element error at start. */
+static gboolean check_channel_values(GstNpuInfer *self)
+{
+  GST_OBJECT_LOCK(self);
+  const gchar *name = self->refused_mean ? "mean" : self->refused_std ? "std" : NULL;
+  gchar *text = g_strdup(self->refused_mean ? self->refused_mean : self->refused_std);
+  GST_OBJECT_UNLOCK(self);
+  if (name)
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid %s '%s'", name, text),
+                      ("give 1 or 3 comma-separated numbers (one per input channel)"));
+  g_free(text);
+  return name == NULL;
+}
+
 /* Applies the `config` file's members as properties of the same names. */
 static gboolean apply_config(GstNpuInfer *self)
 {
@@ -322,7 +338,7 @@ static gboolean apply_config(GstNpuInfer *self)
 
 static gboolean open_runtime(GstNpuInfer *self)
 {
-  if (!apply_config(self))
+  if (!apply_config(self) || !check_channel_values(self))
     return FALSE;
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->model_path);
@@ -1358,14 +1374,40 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
   return result;
 }
 
-/* "0.485,0.456,0.406" or one value for all three channels. */
-static void parse_triple(const gchar *text, gfloat *values, gfloat fallback)
+/* Parses "0.485,0.456,0.406" or one value for all channels into `values`
+ * (NULL: `fallback` for all). Anything else (not numbers, not finite, any
+ * other count) leaves `values` as they were and returns FALSE. */
+static gboolean parse_channel_values(const gchar *text, gfloat *values, gfloat fallback)
 {
-  gchar **parts = g_strsplit(text ? text : "", ",", 3);
+  gfloat parsed[3] = {fallback, fallback, fallback};
+  gchar **parts = g_strsplit(text ? text : "", ",", -1);
   guint n = g_strv_length(parts);
-  for (guint c = 0; c < 3; c++)
-    values[c] = n == 0 ? fallback : (gfloat)g_ascii_strtod(parts[n == 1 ? 0 : MIN(c, n - 1)], NULL);
+  gboolean ok = !text || n == 1 || n == 3;
+  for (guint i = 0; text && ok && i < n; i++) {
+    gchar *end = NULL;
+    gdouble v = g_ascii_strtod(g_strstrip(parts[i]), &end);
+    ok = end != parts[i] && *end == '\0' && isfinite(v) && fabs(v) <= G_MAXFLOAT;
+    parsed[i] = (gfloat)v;
+  }
+  if (ok)
+    for (guint c = 0; c < 3; c++)
+      values[c] = parsed[text && n == 1 ? 0 : c];
   g_strfreev(parts);
+  return ok;
+}
+
+/* Sets mean or std from `text`; a refused value is remembered (the element
+ * then fails to start) and warned about now. */
+static void set_channel_values(GstNpuInfer *self, const gchar *name, const gchar *text,
+                               gfloat *values, gfloat fallback, gchar **refused)
+{
+  g_free(*refused);
+  *refused = NULL;
+  if (!parse_channel_values(text, values, fallback)) {
+    *refused = g_strdup(text);
+    g_warning("%s: %s '%s' refused: give 1 or 3 comma-separated numbers", GST_OBJECT_NAME(self),
+              name, text);
+  }
 }
 
 static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *value,
@@ -1376,7 +1418,6 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   switch (id) {
   case PROP_MODEL:
     g_free(self->model_path);
-  g_free(self->config_path);
     self->model_path = g_value_dup_string(value);
     break;
   case PROP_CONFIG:
@@ -1399,10 +1440,12 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
     self->interval = g_value_get_uint(value);
     break;
   case PROP_MEAN:
-    parse_triple(g_value_get_string(value), self->mean, 0.0f);
+    set_channel_values(self, "mean", g_value_get_string(value), self->mean, 0.0f,
+                       &self->refused_mean);
     break;
   case PROP_STD:
-    parse_triple(g_value_get_string(value), self->std, 1.0f);
+    set_channel_values(self, "std", g_value_get_string(value), self->std, 1.0f,
+                       &self->refused_std);
     for (int c = 0; c < 3; c++)
       self->std[c] = self->std[c] > 0 ? self->std[c] : 1.0f;
     break;
@@ -1546,6 +1589,9 @@ static void gst_npu_infer_finalize(GObject *object)
   g_ptr_array_free(self->pads, TRUE);
   g_queue_clear_full(&self->waiting, g_free);
   g_free(self->model_path);
+  g_free(self->config_path);
+  g_free(self->refused_mean);
+  g_free(self->refused_std);
   g_free(self->roi_labels);
   g_array_unref(self->roi_quarks);
   g_mutex_clear(&self->lock);

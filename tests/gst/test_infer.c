@@ -701,6 +701,109 @@ GST_START_TEST(test_bad_config)
 }
 GST_END_TEST;
 
+static gboolean count_message(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                              gpointer user_data)
+{
+  (void)domain, (void)level, (void)message;
+  (*(guint *)user_data)++;
+  return TRUE; /* expected: not fatal */
+}
+
+/* mean/std take exactly 1 or 3 numbers: anything else is refused with a
+ * warning when set (the value stays as it was) and the element then fails
+ * to start with an error naming the value; also from a config file. */
+GST_START_TEST(test_bad_channel_values)
+{
+  static const struct {
+    const gchar *name, *text;
+  } cases[] = {
+      {"mean", "abc,def"}, {"mean", "1,2,3,4,5,6,7,8,9,10,11,12"}, {"std", "1,2"},
+      {"std", "1,,x"},     {"mean", ""},                           {"mean", "0.5x"},
+      {"std", "nan"},      {"mean", "1e300"},                      {"std", "1,2,3,"},
+  };
+  guint warnings = 0;
+  GRegex *refused = g_regex_new("refused", 0, 0, NULL);
+  GstCheckLogFilter *filter =
+      gst_check_add_log_filter(NULL, G_LOG_LEVEL_WARNING, refused, count_message, &warnings, NULL);
+  gchar *model = model_path("channel_mean.onnx");
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GstElement *infer = gst_element_factory_make("npuinfer", NULL);
+    g_object_set(infer, cases[i].name, cases[i].text, NULL);
+    fail_unless_equals_int(warnings, 2 * i + 1);
+    gchar *value = NULL;
+    g_object_get(infer, cases[i].name, &value, NULL);
+    fail_unless_equals_string(value, strcmp(cases[i].name, "mean") ? "1,1,1" : "0,0,0");
+    g_free(value);
+    gst_object_unref(infer);
+    gchar *properties = g_strdup_printf("model=%s %s=\"%s\"", model, cases[i].name, cases[i].text);
+    gchar *message = g_strdup_printf("Invalid %s '%s'", cases[i].name, cases[i].text);
+    expect_open_error(properties, message);
+    fail_unless_equals_int(warnings, 2 * i + 2);
+    g_free(message);
+    g_free(properties);
+  }
+  gchar *config = write_file("{\"std\": [0.5, 0.25]}");
+  gchar *properties = g_strdup_printf("model=%s config=%s", model, config);
+  expect_open_error(properties, "Invalid std '0.5,0.25'");
+  g_unlink(config);
+  g_free(config);
+  g_free(properties);
+  gst_check_remove_log_filter(filter);
+  /* accepted: one value for all channels, three with spaces; a good value
+   * after a refused one clears the refusal */
+  GstElement *infer = gst_element_factory_make("npuinfer", NULL);
+  g_object_set(infer, "mean", "0.5", "std", " 0.25 , 2,4 ", NULL);
+  gchar *mean = NULL, *std = NULL;
+  g_object_get(infer, "mean", &mean, "std", &std, NULL);
+  fail_unless_equals_string(mean, "0.5,0.5,0.5");
+  fail_unless_equals_string(std, "0.25,2,4");
+  g_free(mean);
+  g_free(std);
+  gst_object_unref(infer);
+  g_free(model);
+}
+GST_END_TEST;
+
+/* Setting `model` after `config`, and a config file that sets `model`,
+ * leave `config` intact (it was freed and left dangling). */
+GST_START_TEST(test_model_after_config)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *text = g_strdup_printf("{\"model\": \"%s\", \"batch-size\": 2}", model);
+  gchar *config = write_file(text);
+  GstElement *infer = gst_element_factory_make("npuinfer", NULL);
+  g_object_set(infer, "config", config, "model", model, NULL);
+  gchar *value = NULL;
+  g_object_get(infer, "config", &value, NULL);
+  fail_unless_equals_string(value, config);
+  g_free(value);
+  gst_object_unref(infer);
+  /* the config sets the model while the element opens */
+  gchar *options = g_strdup_printf("config=%s", config);
+  GstElement *pipeline = make_pipeline(1, options);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  GstElement *element = by_name(pipeline, "infer", 0);
+  for (guint f = 0; f < 2; f++)
+    push_frame(a0, 0, f);
+  for (guint f = 0; f < 2; f++)
+    pull_and_check(s0, 0, f, FALSE);
+  g_object_get(element, "config", &value, NULL);
+  fail_unless_equals_string(value, config);
+  g_free(value);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(element);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(pipeline);
+  g_unlink(config);
+  g_free(config);
+  g_free(text);
+  g_free(options);
+  g_free(model);
+}
+GST_END_TEST;
+
 /* A device without memory for the plan: a clear element error, no crash
  * (in a gst-launch-1.0 of its own: the memory limit is read when the
  * process first opens the device). */
@@ -1224,6 +1327,8 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_bad_models);
   tcase_add_test(tc, test_config_file);
   tcase_add_test(tc, test_bad_config);
+  tcase_add_test(tc, test_bad_channel_values);
+  tcase_add_test(tc, test_model_after_config);
   tcase_add_test(tc, test_device_out_of_memory);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);
