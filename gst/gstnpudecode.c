@@ -159,14 +159,9 @@ static npu_letterbox mapping_of(GstNpuDecode *self, const GstNpuTensorMeta *m, d
 static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
                             const GstNpuTensor *t, const float *values)
 {
-  /* v5: [1, boxes, 5 + classes]; v8: [1, 4 + classes, boxes] */
-  if (t->rank != 3)
-    return FALSE;
   gboolean v8 = self->yolo_version == 8;
   size_t boxes = (size_t)(v8 ? t->dims[2] : t->dims[1]);
   size_t row = (size_t)(v8 ? t->dims[1] : t->dims[2]);
-  if (row <= (v8 ? 4u : 5u))
-    return FALSE;
   size_t classes = row - (v8 ? 4 : 5), count = 0, kept = 0;
   if (boxes == 0)
     return TRUE;
@@ -201,8 +196,6 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
 static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
                              const GstNpuTensor *t, const float *map)
 {
-  if (t->rank < 2)
-    return FALSE;
   uint32_t height = (uint32_t)t->dims[t->rank - 2], width = (uint32_t)t->dims[t->rank - 1];
   gsize need = 2 * (gsize)width * height;
   if (self->scratch_count < need) {
@@ -238,8 +231,6 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
 static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
                            const GstNpuTensor *t, const float *scores)
 {
-  if (t->rank < 2)
-    return FALSE;
   size_t classes = (size_t)t->dims[t->rank - 1], steps = (size_t)t->dims[t->rank - 2];
   gchar text[512];
   float confidence = 0;
@@ -253,20 +244,106 @@ static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
   return TRUE;
 }
 
+/* "[1, 5, 400]" */
+static gchar *shape_text(const GstNpuTensor *t)
+{
+  GString *text = g_string_new("[");
+  for (guint d = 0; d < t->rank; d++)
+    g_string_append_printf(text, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->dims[d]);
+  return g_string_free(g_string_append_c(text, ']'), FALSE);
+}
+
+/* Whether `t` has a shape `self->method` decodes (dims of one frame: npuinfer
+ * splits batched outputs); else what the method needs. */
+static const gchar *shape_problem(GstNpuDecode *self, const GstNpuTensor *t)
+{
+  const gint64 *d = t->dims;
+  switch (self->method) {
+  case METHOD_CLASSIFY: {
+    guint wide = 0;
+    for (guint i = 0; i < t->rank; i++)
+      wide += d[i] > 1;
+    return wide <= 1 ? NULL : "classify needs a score vector ([C], [1, C] or [1, C, 1, 1])";
+  }
+  case METHOD_YOLO:
+    if (self->yolo_version == 8)
+      return t->rank == 3 && d[0] == 1 && d[1] > 4 && d[2] > 0
+                 ? NULL
+                 : "yolo (version 8) needs [1, 4 + classes, boxes]";
+    return t->rank == 3 && d[0] == 1 && d[1] > 0 && d[2] > 5
+               ? NULL
+               : "yolo (version 5) needs [1, boxes, 5 + classes]";
+  case METHOD_DBNET:
+    return t->rank == 4 && d[0] == 1 && d[1] == 1 && d[2] > 0 && d[3] > 0 && d[2] <= G_MAXINT32 &&
+                   d[3] <= G_MAXINT32
+               ? NULL
+               : "dbnet needs a probability map [1, 1, H, W]";
+  case METHOD_CTC:
+    return (t->rank == 2 || (t->rank == 3 && d[0] == 1)) && d[t->rank - 2] > 0 &&
+                   d[t->rank - 1] > 1
+               ? NULL
+               : "ctc needs scores [1, steps, classes] or [steps, classes]";
+  }
+  return "unknown method";
+}
+
+/* The element count of `t`'s shape; FALSE for a negative dim or overflow. */
+static gboolean element_count(const GstNpuTensor *t, gsize *count)
+{
+  gsize n = 1;
+  for (guint d = 0; d < t->rank; d++)
+    if (t->dims[d] < 0 || !g_size_checked_mul(&n, n, (gsize)t->dims[d]))
+      return FALSE;
+  *count = n;
+  return n <= G_MAXSIZE / sizeof(float);
+}
+
+/* The tensor is float32, of a shape the method decodes, its size that of its
+ * shape, and (dbnet) its values probabilities; else an element error. */
+static gboolean check_tensor(GstNpuDecode *self, const GstNpuTensor *t, const float *values)
+{
+  gchar *shape = shape_text(t);
+  gsize count = 0;
+  gboolean ok = FALSE;
+  if (t->dtype != NPU_DTYPE_FLOAT32)
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' is not float32", t->name),
+                      ("data type %d, shape %s", t->dtype, shape));
+  else if (shape_problem(self, t))
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' of shape %s cannot be decoded: %s",
+                                             t->name, shape, shape_problem(self, t)),
+                      (NULL));
+  else if (!element_count(t, &count) || count * sizeof(float) != t->size)
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' of shape %s holds %" G_GSIZE_FORMAT
+                                             " bytes, not its shape's",
+                                             t->name, shape, t->size),
+                      (NULL));
+  else
+    ok = TRUE;
+  for (gsize i = 0; ok && self->method == METHOD_DBNET && i < count; i++)
+    if (!(values[i] >= 0.0f && values[i] <= 1.0f)) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("Tensor '%s' is not a probability map: value %g at %" G_GSIZE_FORMAT,
+                         t->name, values[i], i),
+                        ("dbnet needs the detector's sigmoid output (values 0..1)"));
+      ok = FALSE;
+    }
+  g_free(shape);
+  return ok;
+}
+
 /* One tensor: the whole frame's results, or (npuinfer's roi mode) one
  * ROI's, which classify and ctc attach to that ROI. */
 static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer,
                                    const GstNpuTensorMeta *m, const GstNpuTensor *t)
 {
-  if (t->dtype != NPU_DTYPE_FLOAT32) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Tensor '%s' is not float32", t->name),
-                      ("data type %d", t->dtype));
-    return GST_FLOW_ERROR;
-  }
   GstMapInfo map;
   const float *values = gst_npu_tensor_map(t, &map);
   if (!values) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Cannot read tensor '%s'", t->name), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!check_tensor(self, t, values)) {
+    gst_npu_tensor_unmap(t, &map);
     return GST_FLOW_ERROR;
   }
   gboolean ok = FALSE;

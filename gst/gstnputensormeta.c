@@ -107,7 +107,7 @@ gconstpointer gst_npu_tensor_map(const GstNpuTensor *tensor, GstMapInfo *map)
   g_return_val_if_fail(tensor != NULL && map != NULL, NULL);
   if (!tensor->data || !gst_buffer_map(tensor->data, map, GST_MAP_READ))
     return NULL;
-  if (tensor->offset + tensor->size > map->size) {
+  if (tensor->size > map->size || tensor->offset > map->size - tensor->size) {
     gst_buffer_unmap(tensor->data, map);
     return NULL;
   }

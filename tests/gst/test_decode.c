@@ -433,6 +433,57 @@ GST_START_TEST(test_missing_tensor_is_an_error)
 }
 GST_END_TEST;
 
+/* A tensor the method does not decode (wrong rank, shape, size, dtype or,
+ * for dbnet, values that are not probabilities) is an element error naming
+ * it, never garbage results: e.g. a detector's [1, 5, 400] under dbnet or
+ * classify. */
+GST_START_TEST(test_tensor_not_fit_for_the_method)
+{
+  static float values[2000];
+  for (guint i = 0; i < G_N_ELEMENTS(values); i++)
+    values[i] = (float)(i % 251) * 0.5f;
+  static const struct {
+    const gchar *options;
+    guint rank;
+    gint64 dims[4];
+    gsize count;
+    gint dtype;
+    const gchar *message;
+  } cases[] = {
+      {"method=dbnet", 3, {1, 5, 400}, 2000, 1, "of shape [1, 5, 400] cannot be decoded: dbnet"},
+      {"method=classify", 3, {1, 5, 400}, 2000, 1, "shape [1, 5, 400] cannot be decoded: classify"},
+      {"method=dbnet", 2, {1, 3}, 3, 1, "of shape [1, 3] cannot be decoded: dbnet needs"},
+      {"method=dbnet", 4, {1, 1, 20, 20}, 400, 1, "not a probability map: value 1"},
+      {"method=yolo yolo-version=8", 3, {1, 4, 10}, 40, 1, "yolo (version 8) needs [1, 4 + classes, boxes]"},
+      {"method=yolo", 3, {1, 10, 5}, 50, 1, "yolo (version 5) needs"},
+      {"method=yolo", 2, {84, 20}, 1680, 1, "shape [84, 20] cannot be decoded"},
+      {"method=classify", 2, {1, 10}, 5, 1, "holds 20 bytes, not its shape's"},
+      {"method=classify", 2, {1, -4}, 4, 1, "holds 16 bytes"},
+      {"method=classify", 2, {1, 4}, 4, 7, "Tensor 'out' is not float32"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    GstBuffer *frame = frame_with_tensor(values, cases[i].count, cases[i].rank, cases[i].dims);
+    gst_buffer_get_npu_tensor_meta(frame)->tensors[0].dtype = cases[i].dtype;
+    gchar *error = NULL;
+    GstBuffer *out = decode(cases[i].options, frame, &error);
+    fail_unless(out == NULL, "case %u decoded", i);
+    fail_unless(error && strstr(error, cases[i].message), "case %u: %s", i, error);
+    g_free(error);
+  }
+  /* a CTC recogniser's scores need [1, steps, classes] */
+  gchar *dictionary = write_labels("a\nb\n");
+  gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
+  const gint64 dims[] = {1, 2, 3, 4};
+  gchar *error = NULL;
+  fail_unless(decode(options, frame_with_tensor(values, 24, 4, dims), &error) == NULL);
+  fail_unless(error && strstr(error, "ctc needs scores"), "%s", error);
+  g_free(error);
+  g_unlink(dictionary);
+  g_free(dictionary);
+  g_free(options);
+}
+GST_END_TEST;
+
 static Suite *decode_suite(void)
 {
   Suite *s = suite_create("npudecode");
@@ -448,6 +499,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_overlay);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);
+  tcase_add_test(tc, test_tensor_not_fit_for_the_method);
   return s;
 }
 
