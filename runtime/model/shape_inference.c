@@ -656,6 +656,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       axis += x->rank;
     if (axis < 0 || axis >= (int64_t)x->rank || x->rank + indices->rank - 1 > NPU_MAX_RANK)
       return FAIL("%s: axis out of range", label);
+    if (x->dims[axis] == 0 && elements(indices) > 0) /* (out-of-range indices are clamped) */
+      return FAIL("%s: indices into an empty axis", label);
     y->rank = 0;
     for (int64_t d = 0; d < axis; d++)
       y->dims[y->rank++] = x->dims[d];

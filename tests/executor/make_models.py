@@ -212,6 +212,8 @@ crafted = {
     "slice_without_bounds": single("Slice", ["x"], ["y"], graph_inputs=f4, opset=12),
     "topk_without_k": model_of([helper.make_node("TopK", ["x"], ["v", "i"], name="n")], f4,
                                [float_input("v", None), float_input("i", None)], opset=11),
+    "gather_from_empty": single("Gather", ["e", "i"], ["y"], [const("e", TensorProto.FLOAT, [0, 5], [])],
+                                graph_inputs=[helper.make_tensor_value_info("i", TensorProto.INT64, [2])]),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
