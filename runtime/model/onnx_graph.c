@@ -3,11 +3,11 @@
  * exactly once, element types, dimensions, constant data matching its
  * shape, external data inside the model's directory, and no cycles. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "external_data.h"
 #include "graph.h"
 #include "npu_hal.h"
 
@@ -110,6 +110,15 @@ static int32_t new_tensor(npu_graph *graph, const char *name)
 
 /* ---- constants --------------------------------------------------------------- */
 
+/* A decimal offset or length of external data; false unless all of `text` is one. */
+static bool parse_external_number(const char *text, long long *value)
+{
+  char *end;
+  errno = 0;
+  *value = strtoll(text, &end, 10);
+  return end != text && *end == '\0' && errno == 0;
+}
+
 static npu_status read_external(builder *b, const Onnx__TensorProto *tp, size_t size,
                                 const void **data)
 {
@@ -119,12 +128,16 @@ static npu_status read_external(builder *b, const Onnx__TensorProto *tp, size_t 
     const Onnx__StringStringEntryProto *kv = tp->external_data[i];
     if (!kv->key || !kv->value)
       continue;
+    bool number = true;
     if (strcmp(kv->key, "location") == 0)
       location = kv->value;
     else if (strcmp(kv->key, "offset") == 0)
-      offset = strtoll(kv->value, NULL, 10);
+      number = parse_external_number(kv->value, &offset);
     else if (strcmp(kv->key, "length") == 0)
-      length = strtoll(kv->value, NULL, 10);
+      number = parse_external_number(kv->value, &length);
+    if (!number)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data %s '%s' is "
+                           "not a number", tp->name, kv->key, kv->value);
   }
   if (!location || !*location)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data without a "
@@ -133,30 +146,19 @@ static npu_status read_external(builder *b, const Onnx__TensorProto *tp, size_t 
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data '%s' needs "
                          "the model's directory (load the model from a file)", tp->name,
                          location);
-  if (location[0] == '/' || strstr(location, ".."))
-    return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data path '%s' "
-                         "leaves the model's directory", tp->name, location);
   if (offset < 0 || (length >= 0 && (size_t)length != size))
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data offset %lld / "
                          "length %lld do not match its %zu bytes", tp->name, offset, length, size);
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", b->base_dir, location);
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    return npu_set_error(NPU_ERROR_IO, "initializer '%s': cannot open external data '%s': %s",
-                         tp->name, path, strerror(errno));
-  void *bytes = malloc(size ? size : 1);
-  npu_status status = NPU_OK;
-  if (!bytes || !npu_graph_own(b->graph, bytes)) {
+  void *bytes;
+  npu_status status = npu_external_data_read(b->base_dir, tp->name, location, offset, size, &bytes);
+  if (status != NPU_OK)
+    return status;
+  if (!npu_graph_own(b->graph, bytes)) {
     free(bytes);
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "initializer '%s': out of memory", tp->name);
-  } else if (fseek(file, offset, SEEK_SET) != 0 || fread(bytes, 1, size, file) != size) {
-    status = npu_set_error(NPU_ERROR_INVALID_MODEL, "initializer '%s': external data '%s' is "
-                           "shorter than offset %lld + %zu bytes", tp->name, path, offset, size);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "initializer '%s': out of memory", tp->name);
   }
-  fclose(file);
   *data = bytes;
-  return status;
+  return NPU_OK;
 }
 
 /* Packs the typed repeated fields ONNX allows instead of raw_data. */

@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "../runtime/npu_test.h"
 
@@ -178,6 +181,76 @@ static void assert_message_has(const char *what, const char *part)
 {
   if (part && !strstr(npu_last_error_message(), part))
     g_error("%s: message '%s' lacks '%s'", what, npu_last_error_message(), part);
+}
+
+/* Loads external.onnx's bytes with `location` (at most 16 bytes) in place
+ * of its data file's name, from `dir`; returns the status. */
+static npu_status load_external_as(const char *dir, const char *location)
+{
+  char *path = model_path("external.onnx");
+  gchar *bytes;
+  gsize size;
+  g_assert_true(g_file_get_contents(path, &bytes, &size, NULL));
+  char *name = memmem(bytes, size, "good_weights.bin", 16);
+  g_assert_nonnull(name);
+  g_assert_cmpuint(strlen(location), <=, 16);
+  memset(name, 0, 16); /* the string's end: protobuf-c reads it up to a NUL */
+  memcpy(name, location, strlen(location));
+  npu_model *model = NULL;
+  npu_status status = npu_model_load_memory(bytes, size, dir, &model);
+  if (model)
+    npu_model_release(model);
+  g_free(bytes);
+  g_free(path);
+  return status;
+}
+
+/* Issue 12, item 6: containment of external data holds after symlinks are
+ * resolved; a symlink that stays inside the model's directory is fine. */
+static void test_external_data_symlinks(void)
+{
+  gchar *root = g_dir_make_tmp("npu-external-XXXXXX", NULL);
+  gchar *dir = g_build_filename(root, "model", NULL);
+  gchar *inner = g_build_filename(dir, "inner", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(inner, 0700), ==, 0);
+  char *weights_path = model_path("good_weights.bin");
+  gchar *weights;
+  gsize size;
+  g_assert_true(g_file_get_contents(weights_path, &weights, &size, NULL));
+  /* The same bytes outside: before the fix they loaded through a symlink. */
+  gchar *outside = g_build_filename(root, "secret.bin", NULL);
+  gchar *kept = g_build_filename(inner, "weight.bin", NULL);
+  g_assert_true(g_file_set_contents(outside, weights, (gssize)size, NULL));
+  g_assert_true(g_file_set_contents(kept, weights, (gssize)size, NULL));
+  gchar *file_link = g_build_filename(dir, "file_link.bin", NULL);
+  gchar *dir_link = g_build_filename(dir, "dlnk", NULL);
+  gchar *inside_link = g_build_filename(dir, "in_link.bin", NULL);
+  gchar *model_link = g_build_filename(root, "model_link", NULL);
+  g_assert_cmpint(symlink("../secret.bin", file_link), ==, 0);
+  g_assert_cmpint(symlink("..", dir_link), ==, 0);
+  g_assert_cmpint(symlink("inner/weight.bin", inside_link), ==, 0);
+  g_assert_cmpint(symlink("model", model_link), ==, 0);
+
+  NPU_ASSERT_STATUS(load_external_as(dir, "file_link.bin"), NPU_ERROR_INVALID_MODEL);
+  assert_message_has("a file symlink", "outside the model's directory");
+  assert_message_has("a file symlink", "secret.bin");
+  NPU_ASSERT_STATUS(load_external_as(dir, "dlnk/secret.bin"), NPU_ERROR_INVALID_MODEL);
+  assert_message_has("behind a directory symlink", "outside the model's directory");
+  NPU_ASSERT_STATUS(load_external_as(dir, "inner"), NPU_ERROR_INVALID_MODEL);
+  assert_message_has("a directory", "not a regular file");
+  NPU_ASSERT_OK(load_external_as(dir, "in_link.bin"));
+  NPU_ASSERT_OK(load_external_as(dir, "inner/weight.bin"));
+  NPU_ASSERT_OK(load_external_as(model_link, "inner/weight.bin")); /* the folder a link */
+  NPU_ASSERT_STATUS(load_external_as(dir, "missing.bin"), NPU_ERROR_IO);
+  assert_message_has("a missing file", "cannot open external data");
+
+  gchar *paths[] = {file_link, dir_link, inside_link, model_link, kept, outside, inner, dir, root};
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    g_assert_cmpint(g_remove(paths[i]), ==, 0);
+    g_free(paths[i]);
+  }
+  g_free(weights);
+  g_free(weights_path);
 }
 
 /* Models crafted to overflow sizes or to give operators constant inputs and
@@ -465,6 +538,7 @@ int main(int argc, char **argv)
   g_assert_nonnull(models_dir);
   g_test_add_func("/model/good-model", test_good_model);
   g_test_add_func("/model/external-data", test_external_data);
+  g_test_add_func("/model/external-data-symlinks", test_external_data_symlinks);
   g_test_add_func("/model/contexts-of-one-model", test_contexts_of_one_model);
   g_test_add_func("/model/broken-models-are-refused", test_broken_models_are_refused);
   g_test_add_func("/model/crafted-models-are-refused", test_crafted_models_are_refused);
