@@ -23,7 +23,9 @@ static inline float cpu_expf(float x)
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  /* 2^n, n in [-126, 128); unsigned, as a NaN x gives any n (and NaN back through p). */
+  /* 2^n, n in [-126, 128). A NaN x gives NaN back through p; its n is
+   * replaced first, as converting NaN to an integer is undefined. */
+  n = n == n ? n : 0.0f;
   uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
   float scale;
   memcpy(&scale, &bits, sizeof scale);

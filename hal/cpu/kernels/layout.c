@@ -199,6 +199,8 @@ static void run_split(const npu_hal_kernel *k, void *const *in, void *const *out
   size_t at = 0;
   for (uint32_t i = 0; i < k->output_count; i++) {
     size_t block = (size_t)k->outputs[i].dims[p->axis] * p->inner;
+    if (block == 0)
+      continue; /* an empty output has no buffer to offset */
     for (size_t o = 0; o < p->outer; o++)
       memcpy((uint8_t *)out[i] + o * block, (const uint8_t *)in[0] + o * in_row + at, block);
     at += block;
