@@ -13,6 +13,7 @@ NPU_DEBIAN_PACKAGES=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libdnnl-dev
   python3-onnx python3-numpy libjson-glib-dev libpango1.0-dev
+  clang libclang-rt-14-dev libomp-dev
 )
 
 npu_install_missing_packages() {
