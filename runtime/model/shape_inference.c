@@ -9,6 +9,10 @@
 #define FAIL(...) npu_set_error(NPU_ERROR_INVALID_MODEL, __VA_ARGS__)
 /* Output dimensions are computed with checked arithmetic (attribute and
  * constant values are the model's choice); an overflow is this error. */
+/* Positions a pooling window may have (a 4096 x 4096 window), and a
+ * pooling may visit in all (2^40: minutes on a CPU). */
+#define MAX_POOLING_WINDOW (INT64_C(1) << 24)
+#define MAX_POOLING_WORK (INT64_C(1) << 40)
 #define TOO_LARGE(label) FAIL("%s: shape too large (its arithmetic overflows)", label)
 
 static int64_t attr_int(const npu_hal_op *op, const char *name, int64_t fallback)
@@ -124,13 +128,26 @@ static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tens
       dim = 0;
     else if (ceil_mode) {
       dim = (padded - span) / stride + 1 + ((padded - span) % stride != 0);
-      if (!npu_mul_i64(dim - 1, stride, &last) || last >= in + begin) /* last window starts in padding */
+      /* the last window may not start in the end padding */
+      if (!npu_mul_i64(dim - 1, stride, &last) || last >= in + begin)
         dim--;
     } else
       dim = (padded - span) / stride + 1;
     if (dim <= 0)
       return FAIL("%s: window larger than its padded input", label);
     out->dims[2 + s] = dim;
+  }
+  /* A pooling window visits every position of its kernel, padding included:
+   * a kernel of 2^31 on a 5-pixel input (auto_pad SAME) ran for minutes.
+   * (A convolution's kernel is its weights: as large as the model file.) */
+  int64_t window = 1, work = 1; /* positions per window, and in all */
+  for (uint32_t d = 0; pooling && d < out->rank; d++) {
+    int64_t k = d >= 2 ? kernel[d - 2] : 1;
+    if (!npu_mul_i64(window, k, &window) || !npu_mul_i64(work, out->dims[d], &work) ||
+        !npu_mul_i64(work, k, &work) || window > MAX_POOLING_WINDOW || work > MAX_POOLING_WORK)
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: pooling windows larger than %lld "
+                           "positions, or more than %lld in all", label,
+                           (long long)MAX_POOLING_WINDOW, (long long)MAX_POOLING_WORK);
   }
   return NPU_OK;
 }

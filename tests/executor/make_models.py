@@ -214,6 +214,8 @@ crafted = {
                                [float_input("v", None), float_input("i", None)], opset=11),
     "gather_from_empty": single("Gather", ["e", "i"], ["y"], [const("e", TensorProto.FLOAT, [0, 5], [])],
                                 graph_inputs=[helper.make_tensor_value_info("i", TensorProto.INT64, [2])]),
+    "maxpool_huge_window": single("MaxPool", ["x"], ["y"], graph_inputs=image4, auto_pad="SAME_UPPER",
+                                  kernel_shape=[1 << 31, 3], strides=[2, 2]),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],

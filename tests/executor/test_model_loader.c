@@ -294,6 +294,7 @@ static void test_crafted_models_are_refused(void)
       {"slice_without_bounds", {"1 inputs, Slice (opset 12) takes 3 to 5", "node 'n'"}},
       {"topk_without_k", {"1 inputs, TopK (opset 11) takes 2 to 2", "node 'n'"}},
       {"gather_from_empty", {"indices into an empty axis", "node 'n'"}},
+      {"maxpool_huge_window", {"pooling windows larger than 16777216 positions", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
