@@ -567,9 +567,11 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
     if (axis < 0 || axis > (int64_t)x->rank)
       return FAIL("%s: axis out of range", label);
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < (int64_t)x->rank; d++)
-      if (!npu_mul_i64(*(d < axis ? &outer : &inner), x->dims[d], d < axis ? &outer : &inner))
+    for (int64_t d = 0; d < (int64_t)x->rank; d++) {
+      int64_t *part = d < axis ? &outer : &inner;
+      if (!npu_mul_i64(*part, x->dims[d], part))
         return TOO_LARGE(label);
+    }
     y->rank = 2;
     y->dims[0] = outer;
     y->dims[1] = inner;
