@@ -10,10 +10,15 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_base_transform_debug);
 #define NPU_VIDEO_FORMATS \
   "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }"
 
+/* Frames of work an element may have queued on its stream. */
+#define MAX_FRAMES_IN_FLIGHT 3
+
 typedef struct {
   gint device_id;
   npu_device *device;
   npu_stream *stream;
+  npu_event *frame_done[MAX_FRAMES_IN_FLIGHT]; /* ring: the end of each queued frame's work */
+  guint next_frame;
   GstAllocator *allocator;
   GstBufferPool *stats_pool; /* the pool whose device statistics `stats` shows */
   guint64 frames[GST_NPU_FRAME_COUNTER_COUNT];
@@ -181,6 +186,11 @@ static gboolean gst_npu_base_transform_stop(GstBaseTransform *trans)
     npu_stream_destroy(priv->stream); /* drains queued work first */
     priv->stream = NULL;
   }
+  for (guint i = 0; i < MAX_FRAMES_IN_FLIGHT; i++)
+    if (priv->frame_done[i]) {
+      npu_event_destroy(priv->frame_done[i]);
+      priv->frame_done[i] = NULL;
+    }
   gst_clear_object(&priv->allocator);
   GST_OBJECT_LOCK(trans);
   refresh_stats(priv);
@@ -206,6 +216,21 @@ npu_stream *gst_npu_base_transform_get_stream(GstNpuBaseTransform *self)
 GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self)
 {
   return PRIV(self)->allocator;
+}
+
+gboolean gst_npu_base_transform_end_frame(GstNpuBaseTransform *self)
+{
+  GstNpuBaseTransformPrivate *priv = PRIV(self);
+  npu_event **done = &priv->frame_done[priv->next_frame];
+  priv->next_frame = (priv->next_frame + 1) % MAX_FRAMES_IN_FLIGHT;
+  npu_status status = *done ? npu_event_synchronize(*done) /* that frame's work is over */
+                            : npu_event_create(priv->device, NPU_EVENT_DISABLE_TIMING, done);
+  if (status == NPU_OK)
+    status = npu_event_record(*done, priv->stream);
+  if (status != NPU_OK)
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot track the NPU stream's work"),
+                      ("%s: %s", npu_status_name(status), npu_last_error_message()));
+  return status == NPU_OK;
 }
 
 void gst_npu_base_transform_count_frame(GstNpuBaseTransform *self, GstNpuFrameCounter counter)

@@ -28,6 +28,12 @@ npu_device *gst_npu_base_transform_get_device(GstNpuBaseTransform *self);
 npu_stream *gst_npu_base_transform_get_stream(GstNpuBaseTransform *self);
 GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self);
 
+/* After a frame's work is queued on the stream: waits until at most a few
+ * frames' work is queued (else a producer faster than the device queues
+ * work, and the buffers it holds, without end); posts an element error and
+ * returns FALSE if the stream fails. */
+gboolean gst_npu_base_transform_end_frame(GstNpuBaseTransform *self);
+
 /* Frame counters shown in `stats`. */
 typedef enum {
   GST_NPU_FRAME_ZERO_COPY, /* passed on in place or imported without copy */

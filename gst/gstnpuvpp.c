@@ -178,6 +178,8 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
                       npu_status_name(status), npu_last_error_message()));
     return GST_FLOW_ERROR;
   }
+  if (!gst_npu_base_transform_end_frame(base))
+    return GST_FLOW_ERROR;
   gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_PROCESSED);
   return GST_FLOW_OK;
 }

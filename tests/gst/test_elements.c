@@ -525,6 +525,82 @@ GST_START_TEST(test_dmabuf_round_trip)
 }
 GST_END_TEST;
 
+/* Open fds and mappings of device memory (the CPU device's memfds) now. */
+static void count_fds_and_mappings(guint *fds, guint *mappings)
+{
+  GDir *dir = g_dir_open("/proc/self/fd", 0, NULL);
+  fail_unless(dir != NULL);
+  *fds = 0;
+  while (g_dir_read_name(dir))
+    (*fds)++;
+  g_dir_close(dir);
+  gchar *maps = NULL;
+  fail_unless(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
+  *mappings = 0;
+  for (const gchar *at = maps; (at = strstr(at, "npu-buffer")); at++)
+    (*mappings)++;
+  g_free(maps);
+}
+
+typedef struct {
+  guint frames, first_fds, first_mappings, max_fds, max_mappings;
+} ResourceWatch;
+
+/* From the 50th frame on, the most fds and mappings open at any frame. */
+static GstPadProbeReturn watch_resources(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+  (void)pad, (void)info;
+  ResourceWatch *watch = data;
+  guint fds, mappings;
+  if (++watch->frames < 50)
+    return GST_PAD_PROBE_OK;
+  count_fds_and_mappings(&fds, &mappings);
+  if (watch->frames == 50) {
+    watch->first_fds = fds;
+    watch->first_mappings = mappings;
+  }
+  watch->max_fds = MAX(watch->max_fds, fds);
+  watch->max_mappings = MAX(watch->max_mappings, mappings);
+  return GST_PAD_PROBE_OK;
+}
+
+/* The round trip over many frames, with a producer much faster than the
+ * VPP (tiny frames in, large frames out): the open fds and device-memory
+ * mappings stay where they were after 50 frames (they piled up by thousands
+ * a second, frames queued on the VPP's stream without bound, until
+ * memfd_create failed). */
+GST_START_TEST(test_dmabuf_round_trip_holds_no_resources)
+{
+  GstElement *pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=600 ! video/x-raw,format=NV12,width=64,height=48 ! npuupload ! "
+      "npudownload ! video/x-raw(memory:DMABuf) ! npuupload ! npuvpp ! "
+      "video/x-raw(memory:NPUMemory),format=RGB,width=960,height=720 ! npudownload ! "
+      "fakesink name=sink", NULL);
+  fail_unless(pipeline != NULL);
+  GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstPad *pad = gst_element_get_static_pad(sink, "sink");
+  ResourceWatch watch = {0};
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, watch_resources, &watch, NULL);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless(msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS, "no EOS");
+  gst_message_unref(msg);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  fail_unless_equals_int(watch.frames, 600);
+  fail_unless(watch.max_fds <= watch.first_fds + 8, "open fds grew from %u to %u",
+              watch.first_fds, watch.max_fds);
+  fail_unless(watch.max_mappings <= watch.first_mappings + 8,
+              "device memory mappings grew from %u to %u", watch.first_mappings,
+              watch.max_mappings);
+  gst_object_unref(bus);
+  gst_object_unref(pad);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
 /* `size` bytes of a frame at `offset` in a new memfd, as a one-memory buffer
  * of `allocator` (the fd opened read-only when asked). */
 static GstBuffer *memfd_frame(GstAllocator *allocator, const guint8 *bytes, gsize size,
@@ -1145,6 +1221,7 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_caps_change_mid_stream);
   tcase_add_test(tc, test_download_as_dmabuf);
   tcase_add_test(tc, test_dmabuf_round_trip);
+  tcase_add_test(tc, test_dmabuf_round_trip_holds_no_resources);
   tcase_add_test(tc, test_fd_memory_is_imported);
   tcase_add_test(tc, test_fd_memory_is_imported_on_an_opaque_device);
   tcase_add_test(tc, test_bad_fd_memory);
