@@ -247,7 +247,7 @@ gboolean gst_npu_base_transform_offer_pool(GstNpuBaseTransform *self, GstQuery *
   GstVideoInfo info;
   if (!caps || !gst_video_info_from_caps(&info, caps))
     return FALSE;
-  GstBufferPool *pool = gst_npu_buffer_pool_new(priv->device);
+  GstBufferPool *pool = gst_npu_buffer_pool_new(priv->device, GST_ELEMENT(self));
   if (!pool)
     return FALSE;
   GstStructure *config = gst_buffer_pool_get_config(pool);

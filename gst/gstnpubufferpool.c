@@ -17,6 +17,7 @@ struct _GstNpuBufferPool {
   GstAllocator *allocator;
   GstVideoInfo info;
   gboolean add_video_meta;
+  GWeakRef owner; /* the element that offered the pool: posts its errors */
 };
 
 G_DEFINE_TYPE(GstNpuBufferPool, gst_npu_buffer_pool, GST_TYPE_BUFFER_POOL)
@@ -60,6 +61,17 @@ static GstFlowReturn npu_pool_alloc_buffer(GstBufferPool *pool, GstBuffer **out,
   if (status != NPU_OK) {
     GST_ERROR_OBJECT(pool, "device memory allocation of %" G_GSIZE_FORMAT " bytes failed: %s",
                      size, npu_last_error_message());
+    GstElement *owner = g_weak_ref_get(&self->owner);
+    if (owner) {
+      GST_ELEMENT_ERROR(owner, RESOURCE, NO_SPACE_LEFT,
+                        ("%s for a %ux%u %s frame (%" G_GSIZE_FORMAT " bytes)",
+                         status == NPU_ERROR_OUT_OF_MEMORY ? "Out of device memory"
+                                                           : "Cannot allocate device memory",
+                         GST_VIDEO_INFO_WIDTH(&self->info), GST_VIDEO_INFO_HEIGHT(&self->info),
+                         GST_VIDEO_INFO_NAME(&self->info), size),
+                        ("%s", npu_last_error_message()));
+      gst_object_unref(owner);
+    }
     return GST_FLOW_ERROR;
   }
   GstBuffer *gst_buffer = gst_buffer_new();
@@ -81,6 +93,7 @@ static void gst_npu_buffer_pool_finalize(GObject *object)
   npu_mem_pool_destroy(self->memory);
   gst_object_unref(self->allocator);
   npu_device_release(self->device);
+  g_weak_ref_clear(&self->owner);
   G_OBJECT_CLASS(gst_npu_buffer_pool_parent_class)->finalize(object);
 }
 
@@ -99,7 +112,7 @@ static void gst_npu_buffer_pool_init(GstNpuBufferPool *self)
   (void)self;
 }
 
-GstBufferPool *gst_npu_buffer_pool_new(npu_device *device)
+GstBufferPool *gst_npu_buffer_pool_new(npu_device *device, GstElement *owner)
 {
   npu_mem_pool *memory;
   if (npu_mem_pool_create(device, NULL, &memory) != NPU_OK)
@@ -110,6 +123,7 @@ GstBufferPool *gst_npu_buffer_pool_new(npu_device *device)
   self->device = device;
   self->memory = memory;
   self->allocator = gst_npu_allocator_new(device);
+  g_weak_ref_init(&self->owner, owner);
   return GST_BUFFER_POOL(self);
 }
 

@@ -44,21 +44,34 @@ static size_t page_size(void)
   return size > 0 ? (size_t)size : 4096;
 }
 
-/* "123", "64k", "512M", "2G" -> bytes; 0 when unset or malformed. */
-static uint64_t env_bytes(const char *name)
+/* The environment variable `name` as "123", "64k", "512M" or "2G" (bytes;
+ * *value 0 when unset or empty). Anything else (signs, spaces, other
+ * suffixes, trailing text, more than 64 bits) is refused, naming it. */
+static npu_status env_bytes(const char *name, uint64_t *value)
 {
   const char *text = getenv(name);
+  *value = 0;
   if (!text || !*text)
-    return 0;
-  char *end;
-  unsigned long long value = strtoull(text, &end, 10);
-  switch (*end) {
-  case 'k': case 'K': value <<= 10; break;
-  case 'm': case 'M': value <<= 20; break;
-  case 'g': case 'G': value <<= 30; break;
+    return NPU_OK;
+  const char *digits_end = text;
+  while (*digits_end >= '0' && *digits_end <= '9')
+    digits_end++;
+  int shift = 0;
+  switch (*digits_end) {
+  case 'k': case 'K': shift = 10; break;
+  case 'm': case 'M': shift = 20; break;
+  case 'g': case 'G': shift = 30; break;
   default: break;
   }
-  return value;
+  const char *end = shift ? digits_end + 1 : digits_end;
+  errno = 0;
+  unsigned long long number = strtoull(text, NULL, 10);
+  if (digits_end == text || *end != '\0' || errno == ERANGE || number > UINT64_MAX >> shift)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                         "%s='%s' is not a byte count: give digits with an optional k, M or G "
+                         "suffix (e.g. 512M), at most 2^64 - 1 bytes", name, text);
+  *value = (uint64_t)number << shift;
+  return NPU_OK;
 }
 
 static uint64_t meminfo_kib(const char *key)
@@ -112,10 +125,19 @@ static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
   if (!device)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory opening the CPU device");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  uint64_t budget = env_bytes("NPU_NUM_THREADS");
+  uint64_t budget, limit;
+  npu_status status = env_bytes("NPU_NUM_THREADS", &budget);
+  if (status == NPU_OK && budget > UINT32_MAX)
+    status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "NPU_NUM_THREADS=%llu is too many threads",
+                           (unsigned long long)budget);
+  if (status == NPU_OK)
+    status = env_bytes("NPU_CPU_MEMORY_LIMIT", &limit);
+  if (status != NPU_OK) {
+    free(device);
+    return status;
+  }
   device->thread_budget = budget ? (uint32_t)budget : (cores > 0 ? (uint32_t)cores : 1);
   uint64_t physical = meminfo_kib("MemTotal") * 1024;
-  uint64_t limit = env_bytes("NPU_CPU_MEMORY_LIMIT");
   device->memory_limit = limit && (limit < physical || !physical) ? limit : physical;
   read_cpu_model(device->name, sizeof device->name);
   /* Lets users and tests exercise the paths a device without host-visible

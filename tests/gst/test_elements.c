@@ -601,6 +601,61 @@ GST_START_TEST(test_dmabuf_round_trip_holds_no_resources)
 }
 GST_END_TEST;
 
+/* Runs `description` with the CPU device capped at `limit` (read when the
+ * device opens: nothing else holds it here); returns the error. */
+static gchar *run_with_memory_limit(const gchar *limit, const gchar *description)
+{
+  g_setenv("NPU_CPU_MEMORY_LIMIT", limit, TRUE);
+  gchar *error = run_pipeline(description, NULL);
+  g_unsetenv("NPU_CPU_MEMORY_LIMIT");
+  return error;
+}
+
+/* A pool without device memory for its frames: the error on the bus is the
+ * element's "out of device memory" with the runtime's figures, not only the
+ * source's not-negotiated; the pipeline shuts down. */
+GST_START_TEST(test_out_of_device_memory_is_the_error)
+{
+  /* npuupload's pool (two 118784-byte NV12 frames) does not fit in 100k;
+   * in 400k it does, and npuvpp's RGB frames do not */
+  const gchar *pipeline = "videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=320,"
+                          "height=240 ! npuupload ! npuvpp ! video/x-raw(memory:NPUMemory),"
+                          "format=RGB ! npudownload ! fakesink";
+  gchar *error = run_with_memory_limit("100k", pipeline);
+  fail_unless(error && g_str_has_prefix(error, "Out of device memory for a 320x240 NV12 frame "
+                                               "(115200 bytes) | ") &&
+                  strstr(error, "CPU device out of memory"),
+              "%s", error);
+  g_free(error);
+  error = run_with_memory_limit("400k", pipeline);
+  fail_unless(error && g_str_has_prefix(error, "Out of device memory for a 320x240 RGB frame"),
+              "%s", error);
+  g_free(error);
+}
+GST_END_TEST;
+
+/* A malformed NPU_CPU_MEMORY_LIMIT is refused when the device opens (it was
+ * read as 0, i.e. no limit, or as a wrapped-around number). */
+GST_START_TEST(test_bad_memory_limit_is_refused)
+{
+  const gchar *values[] = {"abc", "-5M", "99999999999999999999", "17179869184G", "5MB",
+                           " 5M", "1T", "M"};
+  for (guint i = 0; i < G_N_ELEMENTS(values); i++) {
+    gchar *error = run_with_memory_limit(
+        values[i], "videotestsrc num-buffers=1 ! npuupload ! npudownload ! fakesink");
+    gchar *expected = g_strdup_printf("NPU_CPU_MEMORY_LIMIT='%s' is not a byte count", values[i]);
+    fail_unless(error && g_str_has_prefix(error, "Cannot open NPU device") &&
+                    strstr(error, expected),
+                "%s: %s", values[i], error);
+    g_free(expected);
+    g_free(error);
+  }
+  gchar *error = run_with_memory_limit(
+      "512M", "videotestsrc num-buffers=1 ! npuupload ! npudownload ! fakesink");
+  fail_unless(error == NULL, "%s", error);
+}
+GST_END_TEST;
+
 /* `size` bytes of a frame at `offset` in a new memfd, as a one-memory buffer
  * of `allocator` (the fd opened read-only when asked). */
 static GstBuffer *memfd_frame(GstAllocator *allocator, const guint8 *bytes, gsize size,
@@ -1222,6 +1277,8 @@ static Suite *npu_elements_suite(void)
   tcase_add_test(tc, test_download_as_dmabuf);
   tcase_add_test(tc, test_dmabuf_round_trip);
   tcase_add_test(tc, test_dmabuf_round_trip_holds_no_resources);
+  tcase_add_test(tc, test_out_of_device_memory_is_the_error);
+  tcase_add_test(tc, test_bad_memory_limit_is_refused);
   tcase_add_test(tc, test_fd_memory_is_imported);
   tcase_add_test(tc, test_fd_memory_is_imported_on_an_opaque_device);
   tcase_add_test(tc, test_bad_fd_memory);
