@@ -330,6 +330,8 @@ static npu_status infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *out, c
   uint32_t source = has_sizes ? sizes_input : scales_input;
   if (op->input_count <= source || !op->inputs[source].dtype)
     return FAIL("%s: neither scales nor sizes", label);
+  if (has_sizes && op->inputs[scales_input].dtype && elements(&op->inputs[scales_input]))
+    return FAIL("%s: both scales and sizes", label); /* (kernels would take the scales) */
   if (!op->input_values[source])
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: output size computed at run time", label);
   if (attr_ints(op, "axes", &(const int64_t *){NULL}))

@@ -221,6 +221,10 @@ crafted = {
                                                                             [2])]),
     "maxpool_huge_window": single("MaxPool", ["x"], ["y"], graph_inputs=image4,
                                   auto_pad="SAME_UPPER", kernel_shape=[1 << 31, 3], strides=[2, 2]),
+    "resize_scales_and_sizes": single("Resize", ["x", "", "scales", "sizes"], ["y"],
+                                      [const("scales", TensorProto.FLOAT, [4], [1, 1, 0, 0]),
+                                       const("sizes", TensorProto.INT64, [4], [1, 1, 8, 8])],
+                                      graph_inputs=image4),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
@@ -245,5 +249,10 @@ for op in ("Add", "Div", "Pow"):
         [helper.make_node(op, ["a", "b"], ["y"], name="n")],
         [helper.make_tensor_value_info("a", TensorProto.INT64, [4])],
         [helper.make_tensor_value_info("y", TensorProto.INT64, [4])], [int_b])
+for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
+                 ("uint8", TensorProto.UINT8)):
+    crafted["cast_to_" + name] = model_of(
+        [helper.make_node("Cast", ["x"], ["y"], name="n", to=to)], f4,
+        [helper.make_tensor_value_info("y", to, [4])])
 for name, model in crafted.items():
     save(model, "crafted_" + name + ".onnx")

@@ -294,6 +294,7 @@ static void test_crafted_models_are_refused(void)
       {"slice_without_bounds", {"1 inputs, Slice (opset 12) takes 3 to 5", "node 'n'"}},
       {"topk_without_k", {"1 inputs, TopK (opset 11) takes 2 to 2", "node 'n'"}},
       {"gather_from_empty", {"indices into an empty axis", "node 'n'"}},
+      {"resize_scales_and_sizes", {"both scales and sizes", "node 'n'"}},
       {"maxpool_huge_window", {"pooling windows larger than 16777216 positions", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
@@ -445,6 +446,36 @@ static void test_integer_arithmetic_wraps(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+/* Casts of floats outside the integer type (NaN, +-1e30) saturate (NaN
+ * gives 0) instead of converting out of range, which is undefined; uint8
+ * keeps the low byte as NumPy does. */
+static void test_casts_saturate(void)
+{
+  npu_device *device = npu_test_open_device();
+  const float x[4] = {NAN, 1e30f, -1e30f, 300.75f};
+  size_t n;
+  int64_t *i64 = run_crafted(device, "cast_to_int64", x, sizeof x, &n);
+  g_assert_cmpuint(n, ==, 4 * sizeof *i64);
+  g_assert_cmpint(i64[0], ==, 0);
+  g_assert_cmpint(i64[1], ==, INT64_MAX);
+  g_assert_cmpint(i64[2], ==, INT64_MIN);
+  g_assert_cmpint(i64[3], ==, 300);
+  g_free(i64);
+  int32_t *i32 = run_crafted(device, "cast_to_int32", x, sizeof x, &n);
+  g_assert_cmpint(i32[0], ==, 0);
+  g_assert_cmpint(i32[1], ==, INT32_MAX);
+  g_assert_cmpint(i32[2], ==, INT32_MIN);
+  g_assert_cmpint(i32[3], ==, 300);
+  g_free(i32);
+  uint8_t *u8 = run_crafted(device, "cast_to_uint8", x, sizeof x, &n);
+  g_assert_cmpuint(u8[0], ==, 0);
+  g_assert_cmpuint(u8[1], ==, 255);
+  g_assert_cmpuint(u8[2], ==, 0);
+  g_assert_cmpuint(u8[3], ==, 44);
+  g_free(u8);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 /* A directory is not a model: said so, without reading it. */
 static void test_directory_is_refused(void)
 {
@@ -546,6 +577,7 @@ int main(int argc, char **argv)
   g_test_add_func("/model/huge-input-shape-is-refused", test_huge_input_shape_is_refused);
   g_test_add_func("/model/crafted-models-run", test_crafted_models_run);
   g_test_add_func("/model/integer-arithmetic-wraps", test_integer_arithmetic_wraps);
+  g_test_add_func("/model/casts-saturate", test_casts_saturate);
   g_test_add_func("/model/directory-is-refused", test_directory_is_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);

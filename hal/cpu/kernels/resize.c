@@ -62,6 +62,9 @@ static double source_coordinate(coordinate_mode mode, int64_t o, int64_t in, int
 
 static int64_t round_nearest(nearest_mode mode, double x)
 {
+  /* clamp_index() takes it into the axis: converting a value outside the
+   * type (a coordinate of 1e30, or NaN) to an integer is undefined */
+  x = x > -1.0 ? (x < 0x1p53 ? x : 0x1p53) : -1.0;
   switch (mode) {
   case ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
   case ROUND_PREFER_CEIL: return (int64_t)llround(x);
@@ -252,7 +255,8 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
       int64_t first, second;
       float weight = 0;
       if (linear) {
-        source = source < 0 ? 0 : source > (double)(in - 1) ? (double)(in - 1) : source;
+        double last = (double)(in - 1);
+        source = source >= 0 ? (source < last ? source : last) : 0; /* (NaN: 0) */
         first = (int64_t)floor(source);
         second = clamp_index(first + 1, in);
         weight = (float)(source - (double)first);
