@@ -103,7 +103,8 @@ static const char *get_string(const void *node, const char *name, const char *fa
     return fallback;
   }
   src->strings = grown;
-  memcpy(copy, a->s.data, a->s.len);
+  if (a->s.len) /* an empty string's data may be NULL */
+    memcpy(copy, a->s.data, a->s.len);
   copy[a->s.len] = '\0';
   src->strings[src->string_count++] = copy;
   return copy;
