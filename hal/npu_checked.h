@@ -61,6 +61,17 @@ static inline bool npu_dims_bytes(const int64_t *dims, uint32_t rank, size_t ele
          *bytes <= (size_t)INT64_MAX;
 }
 
+/* v truncated toward zero into [min, max]: saturated outside it and 0 for
+ * NaN (converting those is undefined behaviour). min is -2^31 or -2^63. */
+static inline int64_t npu_double_to_integer(double v, int64_t min, int64_t max)
+{
+  if (v != v)
+    return 0;
+  if (v <= (double)min)
+    return min;
+  return v >= -(double)min ? max : (int64_t)v;
+}
+
 /* How many of start, start + step, ... lie before `end` (after it for a
  * negative step): a slice's length. start and end are clamped to [-1, dim]
  * already; the step may be anything but 0, +-2^63 included. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attributes.h"
+#include "npu_checked.h"
 #include "npu_hal.h"
 
 static const Onnx__AttributeProto *find(const npu_attribute_source *src, const char *name,
@@ -16,29 +17,54 @@ static const Onnx__AttributeProto *find(const npu_attribute_source *src, const c
   return NULL;
 }
 
-/* The first element of a tensor attribute, as a double. */
-static bool tensor_first(const Onnx__TensorProto *t, double *value)
+/* The first element of a tensor attribute: *integer exactly for integer
+ * types (a double cannot hold every int64), *real for every type. */
+static bool tensor_first(const Onnx__TensorProto *t, double *real, int64_t *integer)
 {
+  size_t raw = t->has_raw_data ? t->raw_data.len : 0; /* bytes */
+  float f;
+  int32_t i32;
   switch (t->data_type) {
   case NPU_DTYPE_FLOAT32:
-    if (t->n_float_data) { *value = t->float_data[0]; return true; }
-    if (t->has_raw_data && t->raw_data.len >= 4) { float f; memcpy(&f, t->raw_data.data, 4); *value = f; return true; }
-    return false;
+    if (t->n_float_data)
+      f = t->float_data[0];
+    else if (raw >= 4)
+      memcpy(&f, t->raw_data.data, 4);
+    else
+      return false;
+    *real = f;
+    *integer = npu_double_to_integer(f, INT64_MIN, INT64_MAX);
+    return true;
   case NPU_DTYPE_INT64:
-    if (t->n_int64_data) { *value = (double)t->int64_data[0]; return true; }
-    if (t->has_raw_data && t->raw_data.len >= 8) { int64_t i; memcpy(&i, t->raw_data.data, 8); *value = (double)i; return true; }
-    return false;
+    if (t->n_int64_data)
+      *integer = t->int64_data[0];
+    else if (raw >= 8)
+      memcpy(integer, t->raw_data.data, 8);
+    else
+      return false;
+    break;
   case NPU_DTYPE_INT32:
-    if (t->n_int32_data) { *value = t->int32_data[0]; return true; }
-    if (t->has_raw_data && t->raw_data.len >= 4) { int32_t i; memcpy(&i, t->raw_data.data, 4); *value = i; return true; }
-    return false;
+    if (t->n_int32_data)
+      i32 = t->int32_data[0];
+    else if (raw >= 4)
+      memcpy(&i32, t->raw_data.data, 4);
+    else
+      return false;
+    *integer = i32;
+    break;
   case NPU_DTYPE_UINT8: case NPU_DTYPE_BOOL:
-    if (t->n_int32_data) { *value = t->int32_data[0]; return true; }
-    if (t->has_raw_data && t->raw_data.len >= 1) { *value = t->raw_data.data[0]; return true; }
-    return false;
+    if (t->n_int32_data)
+      *integer = t->int32_data[0];
+    else if (raw >= 1)
+      *integer = t->raw_data.data[0];
+    else
+      return false;
+    break;
   default:
     return false;
   }
+  *real = (double)*integer;
+  return true;
 }
 
 static int64_t get_int(const void *node, const char *name, int64_t fallback)
@@ -50,13 +76,15 @@ static int64_t get_int(const void *node, const char *name, int64_t fallback)
     return fallback;
   if (suffix)
     return a->t ? a->t->data_type : fallback;
-  double value;
+  double real;
+  int64_t integer;
   if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
     return a->i;
   if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS && a->n_ints)
     return a->ints[0];
-  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t && tensor_first(a->t, &value))
-    return (int64_t)value;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t &&
+      tensor_first(a->t, &real, &integer))
+    return integer;
   return fallback;
 }
 
@@ -64,15 +92,17 @@ static float get_float(const void *node, const char *name, float fallback)
 {
   const npu_attribute_source *src = node;
   const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  double value;
+  double real;
+  int64_t integer;
   if (!a)
     return fallback;
   if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
     return a->f;
   if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
     return (float)a->i;
-  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t && tensor_first(a->t, &value))
-    return (float)value;
+  if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t &&
+      tensor_first(a->t, &real, &integer))
+    return (float)real;
   return fallback;
 }
 

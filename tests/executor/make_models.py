@@ -254,5 +254,10 @@ for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
     crafted["cast_to_" + name] = model_of(
         [helper.make_node("Cast", ["x"], ["y"], name="n", to=to)], f4,
         [helper.make_tensor_value_info("y", to, [4])])
+crafted["constant_of_shape_int64_max"] = model_of(
+    [helper.make_node("ConstantOfShape", ["s"], ["y"], name="n",
+                      value=const("v", TensorProto.INT64, [1], [(1 << 63) - 1]))], [],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
+    [const("s", TensorProto.INT64, [1], [2])])
 for name, model in crafted.items():
     save(model, "crafted_" + name + ".onnx")

@@ -443,6 +443,13 @@ static void test_integer_arithmetic_wraps(void)
                 cases[c].name, i, y[i], cases[c].expected[i]);
     g_free(y);
   }
+  /* An int64 attribute value is read exactly (it went through a double). */
+  size_t n;
+  int64_t *y = run_crafted(device, "constant_of_shape_int64_max", NULL, 0, &n);
+  g_assert_cmpuint(n, ==, 2 * sizeof *y);
+  g_assert_cmpint(y[0], ==, INT64_MAX);
+  g_assert_cmpint(y[1], ==, INT64_MAX);
+  g_free(y);
   NPU_ASSERT_OK(npu_device_release(device));
 }
 

@@ -8,6 +8,7 @@
 
 #include "cpu_kernels.h"
 #include "fast_math.h"
+#include "npu_checked.h"
 
 /* ---- unary ----------------------------------------------------------------- */
 
@@ -356,17 +357,6 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- Where, Cast ------------------------------------------------------------------- */
 
-/* v truncated toward zero into [min, max]: saturated outside it and 0 for
- * NaN (converting those is undefined behaviour). min is -2^31 or -2^63. */
-static int64_t to_integer(double v, int64_t min, int64_t max)
-{
-  if (v != v)
-    return 0;
-  if (v <= (double)min)
-    return min;
-  return v >= -(double)min ? max : (int64_t)v;
-}
-
 static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   size_t n = cpu_tensor_elements(&k->outputs[0]);
@@ -382,14 +372,16 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
     }
     switch (to) {
     case NPU_DTYPE_FLOAT32: ((float *)out[0])[i] = (float)v; break;
-    case NPU_DTYPE_INT64: ((int64_t *)out[0])[i] = to_integer(v, INT64_MIN, INT64_MAX); break;
+    case NPU_DTYPE_INT64:
+      ((int64_t *)out[0])[i] = npu_double_to_integer(v, INT64_MIN, INT64_MAX);
+      break;
     case NPU_DTYPE_INT32:
-      ((int32_t *)out[0])[i] = (int32_t)to_integer(v, INT32_MIN, INT32_MAX);
+      ((int32_t *)out[0])[i] = (int32_t)npu_double_to_integer(v, INT32_MIN, INT32_MAX);
       break;
     case NPU_DTYPE_FLOAT64: ((double *)out[0])[i] = v; break;
     case NPU_DTYPE_BOOL: ((uint8_t *)out[0])[i] = v != 0; break;
     default: /* uint8: the low byte, as NumPy gives (300 -> 44, -1 -> 255) */
-      ((uint8_t *)out[0])[i] = (uint8_t)to_integer(v, INT64_MIN, INT64_MAX);
+      ((uint8_t *)out[0])[i] = (uint8_t)npu_double_to_integer(v, INT64_MIN, INT64_MAX);
       break;
     }
   }
