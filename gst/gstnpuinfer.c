@@ -953,8 +953,11 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   }
   for (guint i = 0; i < jobs->len; i++)
     ((Job *)g_ptr_array_index(jobs, i))->item = item;
-  GstClockTime running = gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
-                                                    GST_BUFFER_PTS(buffer));
+  /* QoS needs running times: a segment of bytes (an appsrc's default) has none */
+  GstClockTime running = pad->segment.format == GST_FORMAT_TIME
+                             ? gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
+                                                           GST_BUFFER_PTS(buffer))
+                             : GST_CLOCK_TIME_NONE;
   g_mutex_lock(&self->lock);
   /* frames without (matching) ROIs pass on without inference */
   gboolean infer = pad->frames++ % interval == 0 && jobs->len > 0;

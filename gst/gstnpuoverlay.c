@@ -79,10 +79,24 @@ typedef struct roi_drawing {
   gint caption_y, caption_w, caption_h;
 } roi_drawing;
 
-static roi_drawing layout_roi(const GstVideoRegionOfInterestMeta *roi, PangoLayout *layout)
+/* `start` and `size` of a box along an axis of `extent` pixels, cut where
+ * nothing more is visible (a line's width past the frame): any ROI, however
+ * large, then has coordinates whose sums fit in a gint. */
+static void clip_to_view(guint start, guint size, gint extent, gint line, gint *clipped_start,
+                         gint *clipped_size)
 {
-  roi_drawing d = {.x = (gint)roi->x, .y = (gint)roi->y, .w = MAX((gint)roi->w, 1),
-                   .h = MAX((gint)roi->h, 1)};
+  guint64 view = (guint64)extent + (guint64)line + 1;
+  guint64 begin = MIN(start, view), end = MIN((guint64)start + size, view);
+  *clipped_start = (gint)begin;
+  *clipped_size = (gint)MAX(end - begin, 1);
+}
+
+static roi_drawing layout_roi(const GstVideoRegionOfInterestMeta *roi, PangoLayout *layout,
+                              const GstVideoFrame *frame, gint line)
+{
+  roi_drawing d;
+  clip_to_view(roi->x, roi->w, GST_VIDEO_FRAME_WIDTH(frame), line, &d.x, &d.w);
+  clip_to_view(roi->y, roi->h, GST_VIDEO_FRAME_HEIGHT(frame), line, &d.y, &d.h);
   colour_of(g_quark_to_string(roi->roi_type), d.rgb);
   gchar *caption = caption_of(roi);
   pango_layout_set_text(layout, caption, -1);
@@ -119,7 +133,8 @@ static void draw_in_place(GstNpuOverlay *self, GstVideoFrame *frame, PangoLayout
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(frame->buffer, &state,
                                                   GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout);
+    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout, frame,
+                               self->line_width);
     cairo_set_source_rgb(cr, d.rgb[0], d.rgb[1], d.rgb[2]);
     cairo_set_line_width(cr, self->line_width);
     double half = self->line_width / 2.0;
@@ -183,7 +198,8 @@ static void draw_blended(GstNpuOverlay *self, GstVideoFrame *frame, PangoLayout 
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(frame->buffer, &state,
                                                   GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout);
+    roi_drawing d = layout_roi((const GstVideoRegionOfInterestMeta *)meta, layout, frame,
+                               self->line_width);
     gint edge = MIN(line, MIN(d.w, d.h));
     add_rectangle(&composition, frame, layout, &d, d.x, d.y, d.w, edge, FALSE);
     add_rectangle(&composition, frame, layout, &d, d.x, d.y + d.h - edge, d.w, edge, FALSE);

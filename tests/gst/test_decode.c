@@ -383,6 +383,33 @@ GST_START_TEST(test_overlay)
 }
 GST_END_TEST;
 
+/* ROIs as large as a guint allows (from any upstream element): drawn where
+ * they are visible, no arithmetic overflow: a box from (10, 10) to beyond
+ * the frame has its top and left edges across the frame; one that starts
+ * beyond the frame draws nothing. */
+static void check_huge_rois(const gchar *format)
+{
+  gboolean bgrx = g_str_equal(format, "BGRx");
+  guint32 black = bgrx ? 0 : 16;
+  GstBuffer *frame = black_frame(bgrx, 16);
+  gst_buffer_add_video_region_of_interest_meta(frame, "huge", 10, 10, G_MAXUINT, G_MAXUINT);
+  gst_buffer_add_video_region_of_interest_meta(frame, "far", G_MAXUINT - 5, G_MAXUINT - 5,
+                                               G_MAXUINT, G_MAXUINT);
+  GstBuffer *out = overlay(frame, format);
+  fail_unless(pixel(out, bgrx, 60, 10) != black, "%s: top edge not drawn across", format);
+  fail_unless(pixel(out, bgrx, 10, 60) != black, "%s: left edge not drawn down", format);
+  fail_unless(pixel(out, bgrx, 40, 40) == black && pixel(out, bgrx, 63, 63) == black,
+              "%s: inside of the box drawn over", format);
+  gst_buffer_unref(out);
+}
+
+GST_START_TEST(test_overlay_huge_rois)
+{
+  check_huge_rois("BGRx");
+  check_huge_rois("NV12");
+}
+GST_END_TEST;
+
 /* With npuinfer's record of its letterbox in the meta, boxes map back through
  * it (not through a stretch of input-width x input-height). */
 GST_START_TEST(test_yolo_through_the_letterbox)
@@ -497,6 +524,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_json_lines);
   tcase_add_test(tc, test_yolo_through_the_letterbox);
   tcase_add_test(tc, test_overlay);
+  tcase_add_test(tc, test_overlay_huge_rois);
   tcase_add_test(tc, test_frames_without_tensors_pass);
   tcase_add_test(tc, test_missing_tensor_is_an_error);
   tcase_add_test(tc, test_tensor_not_fit_for_the_method);

@@ -804,6 +804,32 @@ GST_START_TEST(test_model_after_config)
 }
 GST_END_TEST;
 
+/* Frames in a segment of bytes (an appsrc's default format): inferred, no
+ * GStreamer-CRITICAL from running-time arithmetic on it (fatal here). */
+GST_START_TEST(test_bytes_segment)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *description = g_strdup_printf(
+      "appsrc name=a0 caps=video/x-raw,format=RGB,width=%d,height=%d,framerate=30/1 ! "
+      "npuinfer model=%s ! appsink name=s0 sync=false async=false", SIZE, SIZE, model);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstElement *a0 = by_name(pipeline, "a%u", 0), *s0 = by_name(pipeline, "s%u", 0);
+  for (guint f = 0; f < 3; f++)
+    push_frame(a0, 0, f);
+  for (guint f = 0; f < 3; f++)
+    pull_and_check(s0, 0, f, FALSE);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(a0);
+  gst_object_unref(s0);
+  gst_object_unref(pipeline);
+  g_free(description);
+  g_free(model);
+}
+GST_END_TEST;
+
 /* A device without memory for the plan: a clear element error, no crash
  * (in a gst-launch-1.0 of its own: the memory limit is read when the
  * process first opens the device). */
@@ -1329,6 +1355,7 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_bad_config);
   tcase_add_test(tc, test_bad_channel_values);
   tcase_add_test(tc, test_model_after_config);
+  tcase_add_test(tc, test_bytes_segment);
   tcase_add_test(tc, test_device_out_of_memory);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);
