@@ -8,7 +8,8 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_base_transform_debug);
 #define GST_CAT_DEFAULT gst_npu_base_transform_debug
 
 #define NPU_VIDEO_FORMATS \
-  "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }"
+  "{ NV12, NV21, I420, YV12, NV16, NV24, Y42B, Y444, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, "  \
+  "xBGR, RGBA, BGRA, GRAY8 }"
 
 /* Frames of work an element may have queued on its stream. */
 #define MAX_FRAMES_IN_FLIGHT 3

@@ -1241,7 +1241,8 @@ static GstIterator *gst_npu_infer_internal_links(GstPad *gpad, GstObject *parent
 /* ---- request pads ---------------------------------------------------------------------- */
 
 #define INFER_FORMATS                                                                          \
-  "{ NV12, NV21, I420, YV12, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, GRAY8 }"
+  "{ NV12, NV21, I420, YV12, NV16, NV24, Y42B, Y444, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, "  \
+  "xBGR, RGBA, BGRA, GRAY8 }"
 #define INFER_CAPS                                                                             \
   GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_NPU, INFER_FORMATS)                \
   ";" GST_VIDEO_CAPS_MAKE(INFER_FORMATS)

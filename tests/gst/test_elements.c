@@ -213,6 +213,11 @@ GST_START_TEST(test_pixels_match_videoconvertscale)
   check_pixels_against_videoconvertscale("NV12", 64, 48, 8, 3.0);
   check_pixels_against_videoconvertscale("I420", 64, 48, 8, 3.0);
   check_pixels_against_videoconvertscale("BGRx", 64, 48, 1, 0.1);
+  /* 4:4:4 and 4:2:2 (a decoder's H.264 High 4:4:4 / 4:2:2 output) */
+  check_pixels_against_videoconvertscale("Y444", 64, 48, 8, 3.0);
+  check_pixels_against_videoconvertscale("Y42B", 64, 48, 8, 3.0);
+  check_pixels_against_videoconvertscale("NV16", 64, 48, 8, 3.0);
+  check_pixels_against_videoconvertscale("NV24", 32, 24, 12, 3.0);
   /* Scaled: the two bilinear filters place samples alike on a gradient. */
   check_pixels_against_videoconvertscale("NV12", 32, 24, 12, 3.0);
   check_pixels_against_videoconvertscale("RGB", 128, 96, 12, 2.0);

@@ -830,6 +830,55 @@ GST_START_TEST(test_bytes_segment)
 }
 GST_END_TEST;
 
+/* The model's "mean" output for one solid-colour frame in `format`. */
+static void channel_means(const gchar *format, float means[3])
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *description = g_strdup_printf(
+      "videotestsrc num-buffers=1 pattern=solid-color foreground-color=0xff3278c8 ! "
+      "video/x-raw,format=%s,width=32,height=16,colorimetry=bt709 ! npuinfer model=%s ! "
+      "appsink name=s0 sync=false", format, model);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  GstElement *s0 = by_name(pipeline, "s%u", 0);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(s0), 5 * GST_SECOND);
+  fail_unless(sample != NULL, "%s: no frame", format);
+  GstNpuTensorMeta *meta = gst_buffer_get_npu_tensor_meta(gst_sample_get_buffer(sample));
+  fail_unless(meta != NULL, "%s: no results", format);
+  const GstNpuTensor *mean = gst_npu_tensor_meta_find(meta, "mean");
+  GstMapInfo map;
+  const float *v = gst_npu_tensor_map(mean, &map);
+  fail_unless(v != NULL);
+  memcpy(means, v, 3 * sizeof(float));
+  gst_npu_tensor_unmap(mean, &map);
+  gst_sample_unref(sample);
+  expect_no_error(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(s0);
+  gst_object_unref(pipeline);
+  g_free(description);
+  g_free(model);
+}
+
+/* 4:4:4 and 4:2:2 frames (Y444, Y42B, NV16, NV24) go straight into npuinfer
+ * (they were not negotiated) and give the colour the RGB frame gives. */
+GST_START_TEST(test_planar_444_and_422_input)
+{
+  float rgb[3];
+  channel_means("RGB", rgb);
+  fail_unless(fabsf(rgb[0] - 0x32 / 255.0f) < 1e-4f && fabsf(rgb[2] - 0xc8 / 255.0f) < 1e-4f);
+  const gchar *formats[] = {"Y444", "Y42B", "NV16", "NV24", "I420"};
+  for (guint i = 0; i < G_N_ELEMENTS(formats); i++) {
+    float yuv[3];
+    channel_means(formats[i], yuv);
+    for (guint c = 0; c < 3; c++)
+      fail_unless(fabsf(yuv[c] - rgb[c]) < 3.0f / 255, "%s channel %u: %f, RGB gives %f",
+                  formats[i], c, yuv[c], rgb[c]);
+  }
+}
+GST_END_TEST;
+
 /* A device without memory for the plan: a clear element error, no crash
  * (in a gst-launch-1.0 of its own: the memory limit is read when the
  * process first opens the device). */
@@ -1356,6 +1405,7 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_bad_channel_values);
   tcase_add_test(tc, test_model_after_config);
   tcase_add_test(tc, test_bytes_segment);
+  tcase_add_test(tc, test_planar_444_and_422_input);
   tcase_add_test(tc, test_device_out_of_memory);
   tcase_add_test(tc, test_state_cycles_under_load);
   tcase_add_test(tc, test_latency_query);

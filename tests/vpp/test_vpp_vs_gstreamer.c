@@ -23,6 +23,12 @@ static const pair pairs[] = {
     {NPU_FORMAT_UYVY, NPU_FORMAT_BGR, "UYVY", "BGR"},
     {NPU_FORMAT_RGB, NPU_FORMAT_NV12, "RGB", "NV12"},
     {NPU_FORMAT_BGRX, NPU_FORMAT_I420, "BGRx", "I420"},
+    {NPU_FORMAT_YUV444, NPU_FORMAT_RGB, "Y444", "RGB"},
+    {NPU_FORMAT_YUV422, NPU_FORMAT_BGRX, "Y42B", "BGRx"},
+    {NPU_FORMAT_NV16, NPU_FORMAT_RGB, "NV16", "RGB"},
+    {NPU_FORMAT_NV24, NPU_FORMAT_RGB, "NV24", "RGB"},
+    {NPU_FORMAT_RGB, NPU_FORMAT_YUV444, "RGB", "Y444"},
+    {NPU_FORMAT_RGB, NPU_FORMAT_YUV422, "RGB", "Y42B"},
 };
 
 static npu_device *device;
@@ -156,11 +162,16 @@ static void test_matches_videoconvert(void)
     }
     g_print("# %s -> %s: max difference %d, mean %.3f (vs videoconvert)\n", p->gst_in,
             p->gst_out, worst, total / count);
-    /* RGB -> YUV agrees to 1 LSB. YUV -> RGB differs more because
-     * videoconvert's 8-bit fast path rounds its matrix coarsely: on this
-     * ramp it gives G = 85 where the source had 90 (we give 89). */
-    g_assert_cmpint(worst, <=, GST_VIDEO_INFO_IS_YUV(&in_info) ? 8 : 1);
-    g_assert_cmpfloat(total / count, <, GST_VIDEO_INFO_IS_YUV(&in_info) ? 3.0 : 0.5);
+    /* RGB -> YUV agrees to 1 LSB, to 2 in chroma at full resolution (4:4:4
+     * and 4:2:2 columns: no block average hides videoconvert's rounding;
+     * test_vpp holds ours to the float reference). YUV -> RGB differs more
+     * because videoconvert's 8-bit fast path rounds its matrix coarsely: on
+     * this ramp it gives G = 85 where the source had 90 (we give 89). */
+    gboolean full_chroma_rows = GST_VIDEO_INFO_IS_YUV(&out_info) &&
+                                GST_VIDEO_FORMAT_INFO_H_SUB(out_info.finfo, 1) == 0;
+    g_assert_cmpint(worst, <=, GST_VIDEO_INFO_IS_YUV(&in_info) ? 8 : full_chroma_rows ? 2 : 1);
+    g_assert_cmpfloat(total / count, <,
+                      GST_VIDEO_INFO_IS_YUV(&in_info) ? 3.0 : full_chroma_rows ? 0.75 : 0.5);
 
     NPU_ASSERT_OK(npu_buffer_unmap(out));
     gst_buffer_unmap(gst_sample_get_buffer(sample), &map);

@@ -6,7 +6,9 @@
 static int is_yuv(uint32_t f)
 {
   return f == NPU_FORMAT_NV12 || f == NPU_FORMAT_NV21 || f == NPU_FORMAT_I420 ||
-         f == NPU_FORMAT_YV12 || f == NPU_FORMAT_YUY2 || f == NPU_FORMAT_UYVY;
+         f == NPU_FORMAT_YV12 || f == NPU_FORMAT_YUY2 || f == NPU_FORMAT_UYVY ||
+         f == NPU_FORMAT_NV16 || f == NPU_FORMAT_NV24 || f == NPU_FORMAT_YUV422 ||
+         f == NPU_FORMAT_YUV444;
 }
 
 int ref_channel_count(uint32_t format)
@@ -17,10 +19,13 @@ int ref_channel_count(uint32_t format)
 void ref_channel_subsampling(uint32_t format, int c, uint32_t *sub_x, uint32_t *sub_y)
 {
   *sub_x = *sub_y = 1;
-  if (c == 0 || !is_yuv(format))
+  if (c == 0 || !is_yuv(format) || format == NPU_FORMAT_NV24 || format == NPU_FORMAT_YUV444)
     return;
   *sub_x = 2;
-  *sub_y = format == NPU_FORMAT_YUY2 || format == NPU_FORMAT_UYVY ? 1 : 2;
+  *sub_y = format == NPU_FORMAT_YUY2 || format == NPU_FORMAT_UYVY || format == NPU_FORMAT_NV16 ||
+                   format == NPU_FORMAT_YUV422
+               ? 1
+               : 2;
 }
 
 uint8_t ref_read_channel(const ref_frame *f, int c, uint32_t x, uint32_t y)
@@ -28,18 +33,22 @@ uint8_t ref_read_channel(const ref_frame *f, int c, uint32_t x, uint32_t y)
   const uint8_t *row0 = f->planes[0] + y * f->strides[0];
   switch (f->format) {
   case NPU_FORMAT_NV12:
-  case NPU_FORMAT_NV21: {
+  case NPU_FORMAT_NV21:
+  case NPU_FORMAT_NV16: /* U V pairs, one per 2 luma columns */
+  case NPU_FORMAT_NV24: /* U V pairs, one per luma pixel */ {
     if (c == 0)
       return row0[x];
-    int u_first = f->format == NPU_FORMAT_NV12;
+    int u_first = f->format != NPU_FORMAT_NV21;
     int second = (c == 1) != u_first;
     return f->planes[1][y * f->strides[1] + 2 * x + second];
   }
   case NPU_FORMAT_I420:
-  case NPU_FORMAT_YV12: {
+  case NPU_FORMAT_YV12:
+  case NPU_FORMAT_YUV422:
+  case NPU_FORMAT_YUV444: {
     if (c == 0)
       return row0[x];
-    int plane = (c == 1) == (f->format == NPU_FORMAT_I420) ? 1 : 2;
+    int plane = (c == 1) == (f->format != NPU_FORMAT_YV12) ? 1 : 2;
     return f->planes[plane][y * f->strides[plane] + x];
   }
   case NPU_FORMAT_YUY2: /* Y0 U Y1 V */

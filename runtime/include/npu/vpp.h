@@ -28,6 +28,10 @@ extern "C" {
 #define NPU_FORMAT_NV21 NPU_FOURCC('N', 'V', '2', '1')  /* NV21   Y plane, VU plane */
 #define NPU_FORMAT_I420 NPU_FOURCC('Y', 'U', '1', '2')  /* I420   Y, U, V planes */
 #define NPU_FORMAT_YV12 NPU_FOURCC('Y', 'V', '1', '2')  /* YV12   Y, V, U planes */
+#define NPU_FORMAT_NV16 NPU_FOURCC('N', 'V', '1', '6')  /* NV16   Y plane, UV plane (4:2:2) */
+#define NPU_FORMAT_NV24 NPU_FOURCC('N', 'V', '2', '4')  /* NV24   Y plane, UV plane (4:4:4) */
+#define NPU_FORMAT_YUV422 NPU_FOURCC('Y', 'U', '1', '6') /* Y42B  Y, U, V planes (4:2:2) */
+#define NPU_FORMAT_YUV444 NPU_FOURCC('Y', 'U', '2', '4') /* Y444  Y, U, V planes (4:4:4) */
 #define NPU_FORMAT_YUY2 NPU_FOURCC('Y', 'U', 'Y', 'V')  /* YUY2   Y0 U Y1 V */
 #define NPU_FORMAT_UYVY NPU_FOURCC('U', 'Y', 'V', 'Y')  /* UYVY   U Y0 V Y1 */
 #define NPU_FORMAT_RGB  NPU_FOURCC('B', 'G', '2', '4')  /* RGB    R G B */
