@@ -10,9 +10,13 @@
  *   model's input (`input-width` x `input-height`, stretched) to the frame,
  *   param "detection" (label, class-id, confidence);
  * - `dbnet`: PP-OCR text regions from a probability map, param "text-region"
- *   (confidence);
+ *   (confidence), in reading order (lines top to bottom, each left to right);
  * - `ctc`: greedy CTC text from a recogniser's scores with the dictionary in
- *   `labels`, on a full-frame ROI, param "text" (text, confidence).
+ *   `labels`, param "text" (text, confidence) on each region npuinfer's roi
+ *   mode recognised (a frame without regions gets no text). The dictionary
+ *   is the model's own keys file: one character per line, class 0 the CTC
+ *   blank; a model with one class more than that (PP-OCR's) has the space
+ *   last.
  *
  * |[
  * gst-launch-1.0 videotestsrc ! npuinfer model=resnet.onnx ! npudecode method=classify labels=imagenet.txt ! fakesink
@@ -21,6 +25,7 @@
 #include "gstnpudecode.h"
 
 #include <gst/video/video.h>
+#include <math.h>
 #include <npu/npu.h>
 
 #include "gst/npu/npu-tensor-meta.h"
@@ -44,10 +49,13 @@ struct _GstNpuDecode {
   GstVideoInfo info;
   gint32 *scratch; /* DBNet's labels and queue */
   gsize scratch_count;
+  npu_text_region *regions; /* DBNet's regions, MAX_TEXT_REGIONS */
   npu_detection *detections; /* YOLO's candidates */
   gsize detection_count;
   gboolean print_results;
 };
+
+#define MAX_TEXT_REGIONS 1000 /* per frame, as PP-OCR's max_candidates */
 
 G_DEFINE_TYPE(GstNpuDecode, gst_npu_decode, GST_TYPE_BASE_TRANSFORM)
 GST_ELEMENT_REGISTER_DEFINE(npudecode, "npudecode", GST_RANK_NONE, GST_TYPE_NPU_DECODE)
@@ -193,6 +201,31 @@ static gboolean decode_yolo(GstNpuDecode *self, GstBuffer *buffer, const GstNpuT
   return status == NPU_OK;
 }
 
+static int by_top_then_left(const void *a, const void *b)
+{
+  const npu_text_region *r = a, *q = b;
+  if (r->y0 != q->y0)
+    return (r->y0 > q->y0) - (r->y0 < q->y0);
+  return (r->x0 > q->x0) - (r->x0 < q->x0);
+}
+
+/* Reading order: top to bottom, and left to right within a line (regions
+ * whose tops are within half a region's height of each other). */
+static void sort_reading_order(npu_text_region *regions, size_t count)
+{
+  qsort(regions, count, sizeof *regions, by_top_then_left);
+  for (size_t i = 1; i < count; i++)
+    for (size_t j = i; j > 0; j--) {
+      npu_text_region *left = &regions[j - 1], *right = &regions[j];
+      float line = MIN(left->y1 - left->y0, right->y1 - right->y0) / 2;
+      if (!(fabsf(right->y0 - left->y0) < line && right->x0 < left->x0))
+        break;
+      npu_text_region swap = *left;
+      *left = *right;
+      *right = swap;
+    }
+}
+
 static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
                              const GstNpuTensor *t, const float *map)
 {
@@ -205,15 +238,18 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
   }
   npu_dbnet_params params = {(float)self->threshold, (float)self->box_threshold,
                              (float)self->unclip_ratio, 3};
-  npu_text_region regions[256];
+  if (!self->regions)
+    self->regions = g_new(npu_text_region, MAX_TEXT_REGIONS);
   size_t count = 0;
-  if (npu_dbnet_regions(map, width, height, &params, self->scratch, regions,
-                        G_N_ELEMENTS(regions), &count) != NPU_OK)
+  if (npu_dbnet_regions(map, width, height, &params, self->scratch, self->regions,
+                        MAX_TEXT_REGIONS, &count) != NPU_OK)
     return FALSE;
+  count = MIN(count, MAX_TEXT_REGIONS);
+  sort_reading_order(self->regions, count);
   /* the map covers the model input: back to frame pixels */
   npu_letterbox to_map = mapping_of(self, m, width, height);
-  for (size_t i = 0; i < MIN(count, G_N_ELEMENTS(regions)); i++) {
-    const npu_text_region *r = &regions[i];
+  for (size_t i = 0; i < count; i++) {
+    const npu_text_region *r = &self->regions[i];
     double x0 = (r->x0 - to_map.pad_x) / to_map.scale_x, y0 = (r->y0 - to_map.pad_y) / to_map.scale_y;
     double x1 = (r->x1 - to_map.pad_x) / to_map.scale_x, y1 = (r->y1 - to_map.pad_y) / to_map.scale_y;
     x0 = CLAMP(x0, 0, GST_VIDEO_INFO_WIDTH(&self->info));
@@ -228,11 +264,32 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
   return TRUE;
 }
 
+/* The dictionary fits the model: its classes are the blank and one per
+ * entry, or (PP-OCR) one more, the space, which is then appended. */
+static gboolean fit_dictionary(GstNpuDecode *self, size_t classes)
+{
+  if (classes == (gsize)self->label_count + 2) {
+    self->labels = g_renew(gchar *, self->labels, self->label_count + 2);
+    self->labels[self->label_count++] = g_strdup(" ");
+    self->labels[self->label_count] = NULL;
+    GST_INFO_OBJECT(self, "%zu classes: blank, %u dictionary entries and the space", classes,
+                    self->label_count - 1);
+  }
+  if (classes == (gsize)self->label_count + 1)
+    return TRUE;
+  GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                    ("The dictionary '%s' does not fit the recogniser", self->labels_path),
+                    ("it has %u entries; the model scores %zu classes, which needs %zu entries "
+                     "(class 0 is the CTC blank; a model with one class more has the space "
+                     "last)", self->label_count, classes, classes - 1));
+  return FALSE;
+}
+
 static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
                            const GstNpuTensor *t, const float *scores)
 {
   size_t classes = (size_t)t->dims[t->rank - 1], steps = (size_t)t->dims[t->rank - 2];
-  gchar text[512];
+  gchar text[2048];
   float confidence = 0;
   if (npu_ctc_greedy_decode(scores, steps, classes, 0, (const char *const *)self->labels,
                             self->label_count, text, sizeof text, &confidence) != NPU_OK)
@@ -342,7 +399,8 @@ static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer,
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Cannot read tensor '%s'", t->name), (NULL));
     return GST_FLOW_ERROR;
   }
-  if (!check_tensor(self, t, values)) {
+  if (!check_tensor(self, t, values) ||
+      (self->method == METHOD_CTC && !fit_dictionary(self, (gsize)t->dims[t->rank - 1]))) {
     gst_npu_tensor_unmap(t, &map);
     return GST_FLOW_ERROR;
   }
@@ -370,9 +428,17 @@ static GstFlowReturn decode_tensor(GstNpuDecode *self, GstBuffer *buffer,
   return GST_FLOW_OK;
 }
 
+/* Whether the method reads this inference's outputs: ctc only those of
+ * regions (npuinfer's roi mode), never a whole frame's (on a frame where the
+ * detector found no text, the newest tensors are the detector's own). */
+static gboolean reads_meta(GstNpuDecode *self, const GstNpuTensorMeta *m)
+{
+  return self->method != METHOD_CTC || m->roi_id >= 0;
+}
+
 /* Which output to decode: `tensor`, else the first output of the newest
- * inference on the frame (the last npuinfer upstream: a recogniser after a
- * detector leaves both models' tensors on the frame). */
+ * inference on the frame the method reads (the last npuinfer upstream: a
+ * recogniser after a detector leaves both models' tensors on the frame). */
 static const gchar *wanted_tensor(GstNpuDecode *self, GstBuffer *buffer)
 {
   if (self->tensor)
@@ -381,7 +447,7 @@ static const gchar *wanted_tensor(GstNpuDecode *self, GstBuffer *buffer)
   gpointer state = NULL;
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE)))
-    if (((GstNpuTensorMeta *)meta)->n_tensors > 0)
+    if (((GstNpuTensorMeta *)meta)->n_tensors > 0 && reads_meta(self, (GstNpuTensorMeta *)meta))
       newest = ((GstNpuTensorMeta *)meta)->tensors[0].name;
   return newest;
 }
@@ -399,6 +465,8 @@ static GstFlowReturn gst_npu_decode_transform_ip(GstBaseTransform *trans, GstBuf
   while (flow == GST_FLOW_OK &&
          (meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE))) {
     const GstNpuTensorMeta *m = (const GstNpuTensorMeta *)meta;
+    if (!reads_meta(self, m))
+      continue;
     const GstNpuTensor *t = gst_npu_tensor_meta_find(m, name);
     metas++;
     if (t) {
@@ -562,6 +630,7 @@ static void gst_npu_decode_finalize(GObject *object)
   g_free(self->labels_path);
   g_strfreev(self->labels);
   g_free(self->scratch);
+  g_free(self->regions);
   g_free(self->detections);
   G_OBJECT_CLASS(gst_npu_decode_parent_class)->finalize(object);
 }

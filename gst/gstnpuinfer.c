@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "gst/npu/npu-tensor-meta.h"
+#include "gstnpuinputsize.h"
 #include "gstnpumemory.h"
 #include "gstnpuvideo.h"
 
@@ -51,6 +52,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_infer_debug);
 
 #define MAX_BATCH 64
 #define MAX_OUTPUTS 16
+#define MAX_PLANS 12 /* execution plans kept (batch size x input size) */
 
 typedef struct _InferPad InferPad;
 
@@ -73,7 +75,16 @@ typedef struct {
   guint x, y, w, h; /* the ROI meta's rectangle (to find it again) */
   npu_rect crop; /* 0x0: the whole frame */
   npu_letterbox mapping; /* frame -> model input, from the VPP */
+  guint input_width, input_height; /* the input size it wants; 0: not known yet */
 } Job;
+
+/* The model planned for one input shape, with its input buffer. */
+typedef struct {
+  guint frames, width, height;
+  npu_context *context;
+  npu_buffer *input;
+  guint64 last_used; /* batch count: the least recently used plan goes first */
+} Plan;
 
 /* A sink/src pair. Fields below `info` are under the element's lock. */
 struct _InferPad {
@@ -114,6 +125,7 @@ struct _GstNpuInfer {
   ChannelOrder order;
   gboolean letterbox;
   guint input_width, input_height; /* for models whose H/W are open; 0: the model's */
+  guint size_multiple, max_input_size; /* open axes that follow the content */
   gboolean print_results;
   guint stats_interval; /* ms */
   InferMode mode;
@@ -126,9 +138,9 @@ struct _GstNpuInfer {
   npu_mem_pool *pool; /* output tensors */
   GstAllocator *allocator;
   npu_tensor_info input; /* N x 3 x H x W as the model declares it */
+  GstNpuInputPolicy sizes; /* how a batch's H and W are chosen */
   uint32_t output_count;
-  npu_context *contexts[MAX_BATCH + 1]; /* by frames per execution */
-  npu_buffer *inputs[MAX_BATCH + 1];
+  Plan plans[MAX_PLANS]; /* batching thread only */
   /* batching (under `lock`) */
   GMutex lock;
   GCond changed;
@@ -167,6 +179,8 @@ enum {
   PROP_MODE,
   PROP_ROI_LABELS,
   PROP_CONFIG,
+  PROP_SIZE_MULTIPLE,
+  PROP_MAX_INPUT_SIZE,
 };
 
 #define GST_TYPE_NPU_INFER_MODE (gst_npu_infer_mode_get_type())
@@ -220,6 +234,15 @@ static void release_pad_runtime(InferPad *pad)
   pad->ready = NULL;
 }
 
+static void forget_plan(Plan *plan)
+{
+  if (plan->context)
+    npu_context_destroy(plan->context);
+  if (plan->input)
+    npu_buffer_release(plan->input);
+  *plan = (Plan){0};
+}
+
 /* With the batching thread stopped. */
 static void release_runtime(GstNpuInfer *self)
 {
@@ -227,14 +250,8 @@ static void release_runtime(GstNpuInfer *self)
     release_pad_runtime(g_ptr_array_index(self->pads, i));
   if (self->stream)
     npu_stream_synchronize(self->stream);
-  for (guint n = 0; n <= MAX_BATCH; n++) {
-    if (self->contexts[n])
-      npu_context_destroy(self->contexts[n]);
-    if (self->inputs[n])
-      npu_buffer_release(self->inputs[n]);
-    self->contexts[n] = NULL;
-    self->inputs[n] = NULL;
-  }
+  for (guint n = 0; n < MAX_PLANS; n++)
+    forget_plan(&self->plans[n]);
   if (self->stream)
     npu_stream_destroy(self->stream);
   if (self->pool)
@@ -343,7 +360,10 @@ static gboolean open_runtime(GstNpuInfer *self)
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->model_path);
   gint device_id = self->device_id;
-  guint input_width = self->input_width, input_height = self->input_height;
+  GstNpuInputPolicy sizes = {.width = self->input_width, .height = self->input_height,
+                             .multiple = self->size_multiple,
+                             .max_size = MAX(self->max_input_size, self->size_multiple),
+                             .buckets = self->mode == MODE_ROI};
   GST_OBJECT_UNLOCK(self);
   if (!path || !*path) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No model given"),
@@ -380,22 +400,16 @@ static gboolean open_runtime(GstNpuInfer *self)
   npu_model_input_count(self->model, &inputs);
   npu_model_output_count(self->model, &self->output_count);
   npu_model_input_info(self->model, 0, &self->input);
-  if (self->input.rank == 4 && self->input.dims[2] < 0 && input_height > 0)
-    self->input.dims[2] = input_height; /* open axes take the requested size */
-  if (self->input.rank == 4 && self->input.dims[3] < 0 && input_width > 0)
-    self->input.dims[3] = input_width;
   gboolean image = inputs == 1 &&
                    (self->input.dtype == NPU_DTYPE_FLOAT32 ||
                     self->input.dtype == NPU_DTYPE_UINT8) &&
                    self->input.rank == 4 && self->input.dims[1] == 3 &&
-                   self->input.dims[2] > 0 && self->input.dims[3] > 0 &&
                    self->input.dims[0] <= MAX_BATCH;
   if (!image) {
     GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model does not take images"),
-                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (H and W "
-                       "fixed, or given by input-width/height; N dynamic or at most %d); it "
-                       "has %u input(s), the first of rank %u", path, MAX_BATCH, inputs,
-                       self->input.rank));
+                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (N "
+                       "dynamic or at most %d); it has %u input(s), the first of rank %u",
+                       path, MAX_BATCH, inputs, self->input.rank));
     g_free(path);
     return FALSE;
   }
@@ -405,9 +419,14 @@ static gboolean open_runtime(GstNpuInfer *self)
     g_free(path);
     return FALSE;
   }
+  sizes.model_height = self->input.dims[2];
+  sizes.model_width = self->input.dims[3];
+  self->sizes = sizes;
   GST_INFO_OBJECT(self, "model %s: input %s %" G_GINT64_FORMAT "x3x%" G_GINT64_FORMAT
-                  "x%" G_GINT64_FORMAT, path, self->input.name, self->input.dims[0],
-                  self->input.dims[2], self->input.dims[3]);
+                  "x%" G_GINT64_FORMAT "%s", path, self->input.name, self->input.dims[0],
+                  self->input.dims[2], self->input.dims[3],
+                  gst_npu_input_policy_is_dynamic(&sizes) ? " (open axes follow the content)"
+                                                          : "");
   g_free(path);
   return TRUE;
 }
@@ -432,28 +451,64 @@ static void runtime_error(GstNpuInfer *self, npu_status status, const gchar *wha
                                                            npu_last_error_message()));
 }
 
-/* The execution plan for `frames` frames: one context per batch size used
- * (the model's own when its batch axis is fixed), and its input buffer. */
-static gboolean ensure_plan(GstNpuInfer *self, guint frames)
+/* The execution plan for `frames` frames of width x height: kept for the
+ * shapes used most recently (a stream of frames uses one; crops of many
+ * widths a few), the least recently used one replaced. NULL after an error. */
+static Plan *ensure_plan(GstNpuInfer *self, guint frames, guint width, guint height)
 {
-  if (self->contexts[frames])
-    return TRUE;
+  Plan *plan = &self->plans[0];
+  for (guint n = 0; n < MAX_PLANS; n++) {
+    Plan *p = &self->plans[n];
+    if (p->context && p->frames == frames && p->width == width && p->height == height) {
+      p->last_used = self->batches + 1;
+      return p;
+    }
+    if (!p->context || (plan->context && p->last_used < plan->last_used))
+      plan = p;
+  }
+  forget_plan(plan);
   npu_tensor_info shape = self->input;
   shape.dims[0] = frames;
-  npu_status status = npu_context_create(self->model, self->device, &shape, 1,
-                                         &self->contexts[frames]);
-  size_t bytes = npu_dtype_size(self->input.dtype);
-  for (uint32_t d = 0; d < 4; d++)
-    bytes *= (size_t)shape.dims[d];
+  shape.dims[2] = height;
+  shape.dims[3] = width;
+  GST_DEBUG_OBJECT(self, "planning the model for %ux3x%ux%u", frames, height, width);
+  npu_status status = npu_context_create(self->model, self->device, &shape, 1, &plan->context);
+  size_t bytes = npu_dtype_size(self->input.dtype) * frames * 3 * (size_t)height * width;
   if (status == NPU_OK)
-    status = npu_buffer_alloc(self->device, bytes, &self->inputs[frames]);
+    status = npu_buffer_alloc(self->device, bytes, &plan->input);
   if (status != NPU_OK) {
-    gchar *what = g_strdup_printf("Cannot plan the model for %u frames", frames);
+    forget_plan(plan);
+    gchar *what = g_strdup_printf("Cannot plan the model for %u x 3 x %u x %u", frames, height,
+                                  width);
     runtime_error(self, status, what);
     g_free(what);
-    return FALSE;
+    return NULL;
   }
-  return TRUE;
+  *plan = (Plan){frames, width, height, plan->context, plan->input, self->batches + 1};
+  return plan;
+}
+
+/* The part of its frame a job reads, clamped to the frame. */
+static void job_content(const Job *job, guint *width, guint *height)
+{
+  guint frame_width = GST_VIDEO_INFO_WIDTH(&job->item->info);
+  guint frame_height = GST_VIDEO_INFO_HEIGHT(&job->item->info);
+  *width = frame_width;
+  *height = frame_height;
+  if (job->crop.width > 0 && job->crop.height > 0) {
+    *width = MIN((guint64)job->crop.width, (guint64)frame_width - MIN(job->x, frame_width));
+    *height = MIN((guint64)job->crop.height, (guint64)frame_height - MIN(job->y, frame_height));
+  }
+}
+
+/* The input size a job wants (computed once). */
+static void job_input_size(GstNpuInfer *self, Job *job)
+{
+  if (job->input_width > 0)
+    return;
+  guint width, height;
+  job_content(job, &width, &height);
+  gst_npu_input_size_for(&self->sizes, width, height, &job->input_width, &job->input_height);
 }
 
 /* ---- one batch ----------------------------------------------------------------------- */
@@ -629,13 +684,20 @@ static void attach_outputs(GstNpuInfer *self, const Job *job, guint slot, guint 
 static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
 {
   guint frames = self->input.dims[0] > 0 ? (guint)self->input.dims[0] : count;
-  if (!ensure_plan(self, frames))
+  guint width = 0, height = 0; /* the largest any job wants */
+  for (guint i = 0; i < count; i++) {
+    job_input_size(self, batch[i]);
+    width = MAX(width, batch[i]->input_width);
+    height = MAX(height, batch[i]->input_height);
+  }
+  Plan *plan = ensure_plan(self, frames, width, height);
+  if (!plan)
     return FALSE;
+  gboolean follows_content = gst_npu_input_policy_is_dynamic(&self->sizes);
   GST_OBJECT_LOCK(self);
   npu_tensor_target target = {
-      .buffer = self->inputs[frames], .width = (uint32_t)self->input.dims[3],
-      .height = (uint32_t)self->input.dims[2], .batch = frames, .layout = NPU_LAYOUT_NCHW,
-      .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
+      .buffer = plan->input, .width = width, .height = height, .batch = frames,
+      .layout = NPU_LAYOUT_NCHW, .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
   if (self->input.dtype == NPU_DTYPE_UINT8) { /* raw pixels */
     target.dtype = NPU_TENSOR_UINT8;
     for (int c = 0; c < 3; c++)
@@ -649,6 +711,22 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
   }
   npu_vpp_params params = {.method = NPU_SCALE_BILINEAR, .letterbox = self->letterbox,
                            .pad_rgb = {114, 114, 114}};
+  if (follows_content) {
+    /* Each job at its own aspect ratio in the top-left corner of the batch's
+     * size, the rest padded with the mean: zeros once normalised, what
+     * PP-OCR's recogniser pads with (and a detector sees as background). */
+    params.letterbox = TRUE;
+    params.align = NPU_LETTERBOX_TOP_LEFT;
+    /* content that sized both axes is only rounded up: kept at its own scale */
+    params.max_scale = self->sizes.model_width <= 0 && self->sizes.width == 0 &&
+                               self->sizes.model_height <= 0 && self->sizes.height == 0
+                           ? 1.0f
+                           : 0.0f;
+    for (int c = 0; c < 3; c++) {
+      double pixel = target.dtype == NPU_TENSOR_FLOAT32 ? self->mean[c] / self->scale : 114;
+      params.pad_rgb[self->order == ORDER_BGR ? 2 - c : c] = (uint8_t)CLAMP(lround(pixel), 0, 255);
+    }
+  }
   gboolean print = self->print_results;
   GST_OBJECT_UNLOCK(self);
 
@@ -700,7 +778,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
   npu_buffer *out[MAX_OUTPUTS] = {NULL};
   GstBuffer *outputs[MAX_OUTPUTS] = {NULL};
   for (uint32_t o = 0; o < self->output_count && ok; o++) {
-    npu_context_output_info(self->contexts[frames], o, &infos[o]);
+    npu_context_output_info(plan->context, o, &infos[o]);
     size_t size = npu_dtype_size(infos[o].dtype);
     for (uint32_t d = 0; d < infos[o].rank; d++)
       size *= (size_t)infos[o].dims[d];
@@ -714,7 +792,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     gst_buffer_append_memory(outputs[o], gst_npu_memory_wrap(self->allocator, out[o], size));
   }
   if (ok) {
-    status = npu_context_run(self->contexts[frames], self->stream, &self->inputs[frames], out);
+    status = npu_context_run(plan->context, self->stream, &plan->input, out);
     if (status == NPU_OK)
       status = npu_stream_synchronize(self->stream);
     if (status != NPU_OK) {
@@ -786,6 +864,48 @@ static GstStructure *stats_locked(GstNpuInfer *self)
   return s;
 }
 
+/* Under the lock: how far apart two input widths are, as a ratio. */
+static double width_ratio(const Job *a, const Job *b)
+{
+  return (double)MAX(a->input_width, b->input_width) / MAX(MIN(a->input_width, b->input_width), 1);
+}
+
+/* Under the lock: takes the oldest waiting job and up to limit - 1 more into
+ * `batch`. Jobs of one input size (frames of fixed-size models) go in
+ * arrival order; where the size follows the content, the jobs closest in
+ * width to the oldest go together, never twice as wide as each other, so
+ * that short crops are not padded to the longest. */
+static guint take_batch(GstNpuInfer *self, Job **batch, guint limit)
+{
+  guint count = 0;
+  batch[count++] = g_queue_pop_head(&self->waiting);
+  if (!gst_npu_input_policy_is_dynamic(&self->sizes) || !self->sizes.buckets) {
+    while (count < limit && !g_queue_is_empty(&self->waiting))
+      batch[count++] = g_queue_pop_head(&self->waiting);
+  } else {
+    job_input_size(self, batch[0]);
+    while (count < limit) {
+      GList *closest = NULL;
+      for (GList *l = self->waiting.head; l; l = l->next) {
+        Job *job = l->data;
+        job_input_size(self, job);
+        gboolean fits = TRUE;
+        for (guint i = 0; i < count && fits; i++)
+          fits = width_ratio(job, batch[i]) <= 2.0;
+        if (fits && (!closest || width_ratio(job, batch[0]) < width_ratio(closest->data, batch[0])))
+          closest = l;
+      }
+      if (!closest)
+        break;
+      batch[count++] = closest->data;
+      g_queue_delete_link(&self->waiting, closest);
+    }
+  }
+  for (guint i = 0; i < count; i++)
+    batch[i]->item->pad->running++;
+  return count;
+}
+
 /* Takes batches off the waiting queue, runs them, marks their frames done. */
 static gpointer batch_thread(gpointer data)
 {
@@ -806,13 +926,9 @@ static gpointer batch_thread(gpointer data)
     }
     Job *batch[MAX_BATCH];
     GST_OBJECT_LOCK(self);
-    guint count = 0, limit = batch_limit(self);
+    guint limit = batch_limit(self);
     GST_OBJECT_UNLOCK(self);
-    while (count < limit && !g_queue_is_empty(&self->waiting)) {
-      batch[count] = g_queue_pop_head(&self->waiting);
-      batch[count]->item->pad->running++;
-      count++;
-    }
+    guint count = take_batch(self, batch, limit);
     /* Streams are made here, the only place that uses them while running. */
     npu_status status = NPU_OK;
     for (guint i = 0; i < count && status == NPU_OK; i++)
@@ -1468,6 +1584,12 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_INPUT_HEIGHT:
     self->input_height = g_value_get_uint(value);
     break;
+  case PROP_SIZE_MULTIPLE:
+    self->size_multiple = g_value_get_uint(value);
+    break;
+  case PROP_MAX_INPUT_SIZE:
+    self->max_input_size = g_value_get_uint(value);
+    break;
   case PROP_PRINT_RESULTS:
     self->print_results = g_value_get_boolean(value);
     break;
@@ -1561,6 +1683,12 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
   case PROP_INPUT_HEIGHT:
     g_value_set_uint(value, self->input_height);
     break;
+  case PROP_SIZE_MULTIPLE:
+    g_value_set_uint(value, self->size_multiple);
+    break;
+  case PROP_MAX_INPUT_SIZE:
+    g_value_set_uint(value, self->max_input_size);
+    break;
   case PROP_PRINT_RESULTS:
     g_value_set_boolean(value, self->print_results);
     break;
@@ -1616,7 +1744,8 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
   g_object_class_install_property(object_class, PROP_MODEL,
       g_param_spec_string("model", "Model",
                           "ONNX model file: one float32 or uint8 input of N x 3 x H x W (N "
-                          "dynamic or fixed, H and W fixed)", NULL, ready));
+                          "dynamic or fixed; H and W fixed, or open: see input-width)", NULL,
+                          ready));
   g_object_class_install_property(object_class, PROP_CONFIG,
       g_param_spec_string("config", "Config",
                           "JSON file of property values applied when the element opens, e.g. "
@@ -1666,12 +1795,27 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                            ready));
   g_object_class_install_property(object_class, PROP_INPUT_WIDTH,
       g_param_spec_uint("input-width", "Input width",
-                        "Width to run a model whose input width is dynamic (e.g. PP-OCR's "
-                        "detector) at; 0: the model's own", 0, 16384, 0, ready));
+                        "Width to run a model whose input width is open (e.g. PP-OCR's) at, "
+                        "rounded up to size-multiple; 0: an open width follows the content: "
+                        "the frame's own width (frame mode), or the crop's width at the input "
+                        "height with its aspect ratio kept (roi mode: each batch as wide as "
+                        "its widest crop, ROIs of similar widths batched together); content "
+                        "sized this way is letterboxed into the top-left corner, padded with "
+                        "the mean", 0, 16384, 0, ready));
   g_object_class_install_property(object_class, PROP_INPUT_HEIGHT,
       g_param_spec_uint("input-height", "Input height",
-                        "Height to run a model whose input height is dynamic at; 0: the "
-                        "model's own", 0, 16384, 0, ready));
+                        "Height to run a model whose input height is open at, rounded up to "
+                        "size-multiple; 0: it follows the content (see input-width)", 0, 16384,
+                        0, ready));
+  g_object_class_install_property(object_class, PROP_SIZE_MULTIPLE,
+      g_param_spec_uint("size-multiple", "Size multiple",
+                        "Open input axes are multiples of this (a detector's total stride: 32 "
+                        "for PP-OCR and YOLO)", 1, 1024, 32, ready));
+  g_object_class_install_property(object_class, PROP_MAX_INPUT_SIZE,
+      g_param_spec_uint("max-input-size", "Maximum input size",
+                        "Most pixels an open input axis that follows the content takes: "
+                        "larger frames are scaled down, keeping their aspect ratio", 1, 16384,
+                        2048, ready));
   g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
       g_param_spec_boolean("print-results", "Print results",
                            "Print a line per inferred frame (roi mode: per ROI, with its id) "
@@ -1724,6 +1868,8 @@ static void gst_npu_infer_init(GstNpuInfer *self)
   self->max_inflight = 2;
   self->interval = 1;
   self->scale = 1.0 / 255.0;
+  self->size_multiple = 32;
+  self->max_input_size = 2048;
   for (int c = 0; c < 3; c++)
     self->std[c] = 1.0f;
   g_mutex_init(&self->lock);

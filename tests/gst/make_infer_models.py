@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes npuinfer's test models into OUTDIR (Debian's python3-onnx):
 channel_mean.onnx (N x 3 x 8 x 8 -> each channel's mean and max, N
-dynamic), batch2_mean.onnx (the same with N fixed at 2), not_image.onnx
+dynamic), batch2_mean.onnx (the same with N fixed at 2), grey_map.onnx
+(N x 3 x H x W -> the channels' mean per pixel, N x 1 x H x W, every axis
+open) and grey_rows.onnx (the same with H fixed at 16), not_image.onnx
 (a 2-D input) and corrupt.onnx (bytes that are no model)."""
 import os
 import sys
@@ -34,7 +36,16 @@ def channel_stats(batch):
     return helper.make_graph(nodes, "channel_stats", [x], [mean, peak])
 
 
+def grey(height):
+    x = helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, height, "W"])
+    y = helper.make_tensor_value_info("grey", TensorProto.FLOAT, ["N", 1, height, "W"])
+    node = helper.make_node("ReduceMean", ["image"], ["grey"], axes=[1], keepdims=1)
+    return helper.make_graph([node], "grey", [x], [y])
+
+
 os.makedirs(OUT, exist_ok=True)
+save("grey_map.onnx", grey("H"))
+save("grey_rows.onnx", grey(16))
 save("channel_mean.onnx", channel_stats("N"))
 save("batch2_mean.onnx", channel_stats(2))
 flat = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 10])

@@ -35,6 +35,17 @@ static GstBuffer *frame_with_tensor(const float *values, gsize count, guint rank
   return frame;
 }
 
+/* The frame's tensor as a recogniser's output for a text region (npuinfer's
+ * roi mode): an ROI with id 7, the tensor meta's roi_id pointing at it. */
+static GstBuffer *on_text_region(GstBuffer *frame)
+{
+  GstVideoRegionOfInterestMeta *roi =
+      gst_buffer_add_video_region_of_interest_meta(frame, "text", 8, 8, 32, 8);
+  roi->id = 7;
+  gst_buffer_get_npu_tensor_meta(frame)->roi_id = 7;
+  return frame;
+}
+
 static gchar *write_labels(const gchar *text)
 {
   gchar *path = NULL;
@@ -155,26 +166,109 @@ GST_START_TEST(test_dbnet)
 }
 GST_END_TEST;
 
+/* Regions come in reading order: a line's words left to right even when the
+ * right one starts a little higher, then the next line. */
+GST_START_TEST(test_dbnet_reading_order)
+{
+  static const int blobs[3][4] = {{18, 3, 29, 8}, {2, 4, 13, 9}, {2, 18, 29, 23}}; /* x0 y0 x1 y1 */
+  float map[32 * 32] = {0};
+  for (int b = 0; b < 3; b++)
+    for (int y = blobs[b][1]; y < blobs[b][3]; y++)
+      for (int x = blobs[b][0]; x < blobs[b][2]; x++)
+        map[y * 32 + x] = 0.9f;
+  const gint64 dims[] = {1, 1, 32, 32};
+  gchar *error = NULL;
+  GstBuffer *out = decode("method=dbnet", frame_with_tensor(map, 1024, 4, dims), &error);
+  fail_unless(out != NULL, "%s", error);
+  fail_unless_equals_int(count_rois(out), 3);
+  const int order[3] = {1, 0, 2}; /* blob of ROI 0, 1, 2 */
+  for (int id = 0; id < 3; id++) {
+    GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta_id(out, id);
+    const int *blob = blobs[order[id]];
+    fail_unless(roi && abs((int)roi->x + (int)roi->w / 2 - (blob[0] + blob[2])) <= 2 &&
+                    abs((int)roi->y + (int)roi->h / 2 - (blob[1] + blob[3])) <= 2,
+                "ROI %d is not blob %d", id, order[id]);
+  }
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+/* The text npudecode method=ctc writes on the region of a frame whose
+ * recogniser scores (steps x classes) have these best classes, with this
+ * dictionary; NULL with *error set when it posts an error. */
+static gchar *ctc_text(const int *best, guint steps, guint classes, const gchar *entries,
+                       gchar **error)
+{
+  float *scores = g_new(float, steps * classes);
+  for (guint s = 0; s < steps; s++)
+    for (guint c = 0; c < classes; c++)
+      scores[s * classes + c] = (int)c == best[s] ? 0.8f : 0.05f;
+  const gint64 dims[] = {1, steps, classes};
+  gchar *dictionary = write_labels(entries);
+  gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
+  GstBuffer *out =
+      decode(options, on_text_region(frame_with_tensor(scores, steps * classes, 3, dims)), error);
+  gchar *text = NULL;
+  if (out) {
+    fail_unless_equals_int(count_rois(out), 1);
+    GstStructure *s = gst_video_region_of_interest_meta_get_param(
+        gst_buffer_get_video_region_of_interest_meta_id(out, 7), "text");
+    fail_unless(s != NULL, "the region has no text");
+    text = g_strdup(gst_structure_get_string(s, "text"));
+    gst_buffer_unref(out);
+  }
+  g_unlink(dictionary);
+  g_free(dictionary);
+  g_free(options);
+  g_free(scores);
+  return text;
+}
+
 /* Steps whose best classes are 1 1 0 2 3 3: "x", "y", "z" after merging
  * repeats and dropping blanks (class 0). */
 GST_START_TEST(test_ctc)
 {
   const int best[] = {1, 1, 0, 2, 3, 3};
-  float scores[6 * 4];
-  for (int s = 0; s < 6; s++)
-    for (int c = 0; c < 4; c++)
-      scores[s * 4 + c] = c == best[s] ? 0.8f : 0.05f;
-  const gint64 dims[] = {1, 6, 4};
-  gchar *dictionary = write_labels("x\ny\nz\n");
+  gchar *error = NULL;
+  gchar *text = ctc_text(best, 6, 4, "x\ny\nz\n", &error);
+  fail_unless_equals_string(text, "xyz");
+  g_free(text);
+}
+GST_END_TEST;
+
+/* PP-OCR's recognisers score one class more than their keys file has: the
+ * space, last. A dictionary that fits neither way is an error naming both
+ * counts, before anything is decoded. */
+GST_START_TEST(test_ctc_dictionary_fit)
+{
+  const int best[] = {1, 4, 4, 0, 2, 3};
+  gchar *error = NULL;
+  gchar *text = ctc_text(best, 6, 5, "x\ny\nz", &error);
+  fail_unless_equals_string(text, "x yz");
+  g_free(text);
+  fail_unless(ctc_text(best, 6, 5, "x\n", &error) == NULL);
+  fail_unless(error && strstr(error, "does not fit") != NULL, "%s", error);
+  g_free(error);
+  error = NULL;
+  fail_unless(ctc_text(best, 6, 5, "a\nb\nc\nd\ne\n", &error) == NULL);
+  fail_unless(error && strstr(error, "does not fit") != NULL, "%s", error);
+  g_free(error);
+}
+GST_END_TEST;
+
+/* A frame whose only tensors are a whole frame's (a detector's map when it
+ * found no text, or a recogniser run on the frame) gets no text from ctc:
+ * no region, no garbage. */
+GST_START_TEST(test_ctc_without_regions)
+{
+  const float scores[2 * 3] = {0.1f, 0.9f, 0.0f, 0.1f, 0.0f, 0.9f};
+  const gint64 dims[] = {1, 2, 3};
+  gchar *dictionary = write_labels("a\nb\n");
   gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
   gchar *error = NULL;
-  GstBuffer *out = decode(options, frame_with_tensor(scores, 24, 3, dims), &error);
+  GstBuffer *out = decode(options, frame_with_tensor(scores, 6, 3, dims), &error);
   fail_unless(out != NULL, "%s", error);
-  GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
-  fail_unless(roi != NULL);
-  GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "text");
-  fail_unless(s != NULL);
-  fail_unless_equals_string(gst_structure_get_string(s, "text"), "xyz");
+  fail_unless_equals_int(count_rois(out), 0);
   gst_buffer_unref(out);
   g_unlink(dictionary);
   g_free(dictionary);
@@ -502,7 +596,8 @@ GST_START_TEST(test_tensor_not_fit_for_the_method)
   gchar *options = g_strdup_printf("method=ctc labels=%s", dictionary);
   const gint64 dims[] = {1, 2, 3, 4};
   gchar *error = NULL;
-  fail_unless(decode(options, frame_with_tensor(values, 24, 4, dims), &error) == NULL);
+  fail_unless(decode(options, on_text_region(frame_with_tensor(values, 24, 4, dims)), &error) ==
+              NULL);
   fail_unless(error && strstr(error, "ctc needs scores"), "%s", error);
   g_free(error);
   g_unlink(dictionary);
@@ -518,7 +613,10 @@ static Suite *decode_suite(void)
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_classify);
   tcase_add_test(tc, test_dbnet);
+  tcase_add_test(tc, test_dbnet_reading_order);
   tcase_add_test(tc, test_ctc);
+  tcase_add_test(tc, test_ctc_dictionary_fit);
+  tcase_add_test(tc, test_ctc_without_regions);
   tcase_add_test(tc, test_yolo);
   tcase_add_test(tc, test_ctc_on_rois_after_a_detector);
   tcase_add_test(tc, test_json_lines);

@@ -1378,6 +1378,118 @@ GST_START_TEST(test_frame_mode_ignores_rois)
 }
 GST_END_TEST;
 
+/* ---- open input axes ------------------------------------------------------------------ */
+
+#define GREY 200 /* the grey test frames' pixels: GREY / 255 once normalised */
+
+/* One grey width x height RGB frame with the given ROIs (x, y, w, h each)
+ * through `npuinfer model=MODEL OPTIONS`; returns it with its results. */
+static GstBuffer *infer_grey(const gchar *model, const gchar *options, guint width, guint height,
+                             const guint (*rois)[4], guint roi_count)
+{
+  gchar *path = model_path(model);
+  gchar *description = g_strdup_printf(
+      "appsrc name=src format=time caps=video/x-raw,format=RGB,width=%u,height=%u,"
+      "framerate=30/1 ! npuinfer model=%s %s ! appsink name=sink sync=false wait-on-eos=false",
+      width, height, path, options);
+  GstElement *pipeline = gst_parse_launch(description, NULL);
+  fail_unless(pipeline != NULL);
+  g_free(description);
+  g_free(path);
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, (gsize)width * height * 3, NULL);
+  gst_buffer_memset(frame, 0, GREY, (gsize)width * height * 3);
+  GST_BUFFER_PTS(frame) = 0;
+  for (guint r = 0; r < roi_count; r++)
+    gst_buffer_add_video_region_of_interest_meta(frame, "text", rois[r][0], rois[r][1],
+                                                 rois[r][2], rois[r][3])->id = (gint)r;
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstElement *src = by_name(pipeline, "src", 0), *sink = by_name(pipeline, "sink", 0);
+  fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), frame), GST_FLOW_OK);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+  fail_unless(sample != NULL, "no frame came out");
+  expect_no_error(pipeline);
+  GstBuffer *out = gst_buffer_ref(gst_sample_get_buffer(sample));
+  gst_sample_unref(sample);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  return out;
+}
+
+/* The grey map (1 x 1 x H x W) of the inference on `roi_id` is want_height x
+ * want_width, GREY / 255 over content_width x content_height at its top
+ * left, 0 (the mean: nothing) elsewhere. */
+static void check_grey_map(GstBuffer *buffer, gint roi_id, guint want_width, guint want_height,
+                           guint content_width, guint content_height)
+{
+  const GstNpuTensorMeta *meta = NULL;
+  gpointer state = NULL;
+  GstMeta *m;
+  while ((m = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE)))
+    if (((GstNpuTensorMeta *)m)->roi_id == roi_id)
+      meta = (const GstNpuTensorMeta *)m;
+  fail_unless(meta != NULL, "no tensors for ROI %d", roi_id);
+  const GstNpuTensor *t = &meta->tensors[0];
+  fail_unless(t->rank == 4 && t->dims[2] == want_height && t->dims[3] == want_width,
+              "ROI %d: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ", want %ux%u", roi_id,
+              t->dims[2], t->dims[3], want_height, want_width);
+  GstMapInfo map;
+  const float *v = gst_npu_tensor_map(t, &map);
+  fail_unless(v != NULL);
+  for (guint y = 0; y < want_height; y++)
+    for (guint x = 0; x < want_width; x++) {
+      float want = x < content_width && y < content_height ? GREY / 255.0f : 0.0f;
+      fail_unless(fabsf(v[y * want_width + x] - want) < 1e-3f, "ROI %d (%u,%u): %f, want %f",
+                  roi_id, x, y, v[y * want_width + x], want);
+    }
+  gst_npu_tensor_unmap(t, &map);
+}
+
+/* A model with open H and W runs at the frame's own size rounded up to
+ * size-multiple, the frame in the top-left corner; input-width/height are
+ * rounded up too (a detector's strides must divide its input). */
+GST_START_TEST(test_open_axes_follow_the_frame)
+{
+  GstBuffer *out = infer_grey("grey_map.onnx", "", 100, 60, NULL, 0);
+  check_grey_map(out, -1, 128, 64, 100, 60);
+  gst_buffer_unref(out);
+  out = infer_grey("grey_map.onnx", "size-multiple=8", 100, 60, NULL, 0);
+  check_grey_map(out, -1, 104, 64, 100, 60);
+  gst_buffer_unref(out);
+  /* larger than max-input-size: scaled down, the aspect ratio kept */
+  out = infer_grey("grey_map.onnx", "max-input-size=64 size-multiple=16", 100, 60, NULL, 0);
+  check_grey_map(out, -1, 64, 48, 64, 38);
+  gst_buffer_unref(out);
+  /* given sizes: the frame stretched over them */
+  out = infer_grey("grey_map.onnx", "input-width=100 input-height=60", 100, 60, NULL, 0);
+  check_grey_map(out, -1, 128, 64, 128, 64);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+/* Roi mode, the model's height fixed (16) and its width open: each crop at
+ * height 16 with its aspect ratio kept; crops of similar widths share a
+ * batch as wide as the widest, a crop three times as wide runs apart. */
+GST_START_TEST(test_roi_widths_follow_the_crops)
+{
+  static const guint rois[3][4] = {{0, 0, 30, 10}, {10, 20, 120, 10}, {100, 5, 40, 10}};
+  GstBuffer *out = infer_grey("grey_rows.onnx", "mode=roi batch-size=4 batch-timeout=500000",
+                              200, 40, rois, 3);
+  check_grey_map(out, 0, 64, 16, 48, 16);  /* 30 x 10 at height 16: 48 wide */
+  check_grey_map(out, 2, 64, 16, 64, 16);  /* 40 x 10: 64 */
+  check_grey_map(out, 1, 192, 16, 192, 16); /* 120 x 10: 192, alone */
+  gpointer state = NULL;
+  GstMeta *m;
+  while ((m = gst_buffer_iterate_meta_filtered(out, &state, GST_NPU_TENSOR_META_API_TYPE))) {
+    const GstNpuTensorMeta *meta = (const GstNpuTensorMeta *)m;
+    fail_unless_equals_int(meta->batch_size, meta->roi_id == 1 ? 1 : 2);
+  }
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
 static Suite *infer_suite(void)
 {
   Suite *s = suite_create("npuinfer");
@@ -1413,6 +1525,8 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_roi_mode_batches);
   tcase_add_test(tc, test_roi_labels);
   tcase_add_test(tc, test_frame_mode_ignores_rois);
+  tcase_add_test(tc, test_open_axes_follow_the_frame);
+  tcase_add_test(tc, test_roi_widths_follow_the_crops);
   return s;
 }
 

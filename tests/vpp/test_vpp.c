@@ -59,6 +59,8 @@ static ref_placement place_crop(const npu_vpp_params *params, double cx, double 
   ref_placement p = {cx, cy, cw, ch, 0, 0, w, h};
   if (params->letterbox) {
     double scale = MIN(w / cw, h / ch);
+    if (params->max_scale > 0)
+      scale = MIN(scale, params->max_scale);
     p.dst_w = MAX(1, MIN(w, round(cw * scale)));
     p.dst_h = MAX(1, MIN(h, round(ch * scale)));
     if (params->align == NPU_LETTERBOX_CENTER) {
@@ -226,6 +228,19 @@ static void test_edge_sizes(void)
     check_tensor(&big, (npu_rect){100, 50, 100, 100}, &methods[m], NPU_TENSOR_UINT8,
                  NPU_LAYOUT_NHWC, NPU_ORDER_RGB, 7, 5);
     check_image(&tiny, NPU_FORMAT_I420, &methods[m], 8, 8);
+    /* letterboxed at most at its own size: the frame 1:1 in the corner, the rest padded */
+    npu_vpp_params own_size = methods[m];
+    own_size.letterbox = true;
+    own_size.align = NPU_LETTERBOX_TOP_LEFT;
+    own_size.max_scale = 1;
+    own_size.pad_rgb[1] = 200;
+    check_tensor(&tiny, (npu_rect){0}, &own_size, NPU_TENSOR_FLOAT32, NPU_LAYOUT_NCHW,
+                 NPU_ORDER_RGB, 8, 8);
+    check_tensor(&big, (npu_rect){0, 0, 100, 20}, &own_size, NPU_TENSOR_UINT8, NPU_LAYOUT_NHWC,
+                 NPU_ORDER_BGR, 128, 32);
+    own_size.max_scale = 0.5f; /* and smaller when it must fit */
+    check_tensor(&big, (npu_rect){0}, &own_size, NPU_TENSOR_UINT8, NPU_LAYOUT_NCHW,
+                 NPU_ORDER_RGB, 100, 100);
     check_image(&big, NPU_FORMAT_RGB, &methods[m], 1, 1);
   }
   frame_destroy(&tiny);
@@ -291,6 +306,12 @@ static void test_bad_arguments(void)
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 0, &params, &t), NPU_ERROR_INVALID_ARGUMENT);
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, NULL, &t), NPU_ERROR_INVALID_ARGUMENT);
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(NULL, &job, 1, &params, &t), NPU_ERROR_INVALID_ARGUMENT);
+  npu_vpp_params bad_scale = {NPU_SCALE_BILINEAR, true, NPU_LETTERBOX_TOP_LEFT, {0}, -1.0f};
+  NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &bad_scale, &t),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  bad_scale.max_scale = NAN;
+  NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &bad_scale, &t),
+                    NPU_ERROR_INVALID_ARGUMENT);
   job.crop = (npu_rect){100, 100, 10, 10}; /* entirely outside */
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &params, &t), NPU_ERROR_INVALID_ARGUMENT);
   job.crop = (npu_rect){0};

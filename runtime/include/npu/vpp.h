@@ -126,6 +126,8 @@ typedef struct npu_vpp_params {
   bool letterbox;                 /* keep the aspect ratio, pad the rest */
   npu_letterbox_align align;
   uint8_t pad_rgb[3];             /* padding colour */
+  float max_scale;                /* letterbox: largest scale factor (1: never enlarge);
+                                   * 0: no limit */
 } npu_vpp_params;
 
 /* One unit of work: a region of a frame into a slot of the output. */
