@@ -347,6 +347,8 @@ static npu_status infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *out, c
                     (double)((const float *)op->input_values[scales_input])[d];
       if (!(size < 0x1p63)) /* (NaN too) */
         return TOO_LARGE(label);
+      if (size < 1) /* a negative scale too: converting it would overflow */
+        return FAIL("%s: empty output on axis %u (scale %g)", label, d, size);
       out->dims[d] = (int64_t)size;
     }
     if (out->dims[d] <= 0)

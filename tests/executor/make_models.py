@@ -225,6 +225,9 @@ crafted = {
                                       [const("scales", TensorProto.FLOAT, [4], [1, 1, 0, 0]),
                                        const("sizes", TensorProto.INT64, [4], [1, 1, 8, 8])],
                                       graph_inputs=image4),
+    "resize_negative_scale": single("Resize", ["x", "", "scales"], ["y"],
+                                    [const("scales", TensorProto.FLOAT, [4], [1, 1, -2e38, 2])],
+                                    graph_inputs=image4),
     # 13: edge cases the kernels must run cleanly (no undefined behaviour)
     "sigmoid": single("Sigmoid", ["x"], ["y"], graph_inputs=f4),
     "slice_huge_step": single("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
