@@ -9,13 +9,15 @@
 #
 #   pipelines/ocr.sh              4 generated streams with known text; prints the text read per
 #                                 stream and the character error rate ("CER: X%"); fails above 2%
-#   pipelines/ocr.sh FILE         your video file (one stream): prints each new text it reads
+#   pipelines/ocr.sh FILE...      your video files, a stream each: prints each new text it reads
 #   pipelines/ocr.sh /dev/video0  a camera (V4L2), until Ctrl-C (or NUM_BUFFERS frames)
 #
 # The frames, with the regions and text drawn on them (npuoverlay), and the
 # results (npumetaconvert, JSON lines: streamN.jsonl) go to OCR_OUTPUT
 # (default: build/ocr-output): PNG frames for the generated streams,
-# stream0.avi for a file or camera (OCR_VIDEO=0: none, JSON only).
+# streamN.avi for files or a camera (OCR_VIDEO=0: none, JSON only). The
+# last line printed is the throughput: frames read per second, all
+# streams together.
 # Sizes: the detector reads each frame at its own resolution (both sides
 # rounded up to multiples of 32, at most DET_MAX_SIZE = 2048 pixels a side:
 # small text on large frames is not lost), or at DET_SIZE=WxH when set. The
@@ -40,11 +42,17 @@ fi
 texts=("HELLO WORLD 2026" "GSTREAMER NPU 42" "OCR ON FOUR STREAMS" "ABC-123 XYZ.789")
 output=${OCR_OUTPUT:-$NPU_BUILD_DIR/ocr-output}
 mkdir -p "$output"
-expected=()
+expected=() sources=() sinks=()
 if [ $# -ge 1 ]; then
-  sources=("$(npu_source "$1") ! video/x-raw,format=BGRx")
-  sinks=("fakesink sync=false")
-  [ "${OCR_VIDEO:-1}" = 0 ] || sinks=("$(npu_video_file_sink "$output/stream0.avi")")
+  for input in "$@"; do
+    s=${#sources[@]}
+    sources+=("$(npu_source "$input") ! video/x-raw,format=BGRx")
+    if [ "${OCR_VIDEO:-1}" = 0 ]; then
+      sinks+=("fakesink sync=false")
+    else
+      sinks+=("$(npu_video_file_sink "$output/stream$s.avi")")
+    fi
+  done
 else
   expected=("${texts[@]}")
   for s in "${!texts[@]}"; do
@@ -63,9 +71,11 @@ for s in "${!sources[@]}"; do
   pipeline+=" npumetaconvert location=$(npu_quote "$output/stream$s.jsonl") ! npuoverlay !"
   pipeline+=" ${sinks[$s]}"
 done
+start=$(date +%s.%N)
 eval gst-launch-1.0 -q -e "$pipeline"
+end=$(date +%s.%N)
 echo "results (npumetaconvert, one JSON line per frame) and annotated frames (npuoverlay): $output"
-/usr/bin/python3 - "$output" "${#sources[@]}" "${expected[@]}" <<'PY'
+/usr/bin/python3 - "$output" "${#sources[@]}" "$start" "$end" "${expected[@]}" <<'PY'
 import json, sys
 
 def distance(a, b):
@@ -89,11 +99,13 @@ def read(frame):
     return " | ".join(" ".join(r["text"]["text"] for r in sorted(line, key=lambda r: r["x"]))
                       for line in lines)
 
-output, streams, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-errors = total = 0
+output, streams, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+expected = sys.argv[5:]
+errors = total = frames_read = 0
 for stream in range(streams):
     with open(f"{output}/stream{stream}.jsonl", encoding="utf-8") as f:
         frames = [json.loads(line) for line in f if line.strip()]
+    frames_read += len(frames)
     texts = [read(frame) for frame in frames]
     if expected:  # the text read on the last frame
         text = texts[-1] if texts else ""
@@ -104,6 +116,8 @@ for stream in range(streams):
         for frame, text, before in zip(frames, texts, [""] + texts):
             if text and text != before:
                 print(f"stream {stream} at {frame['pts'] / 1e9:.2f} s: {text}")
+print(f"throughput: {frames_read} frames of {streams} stream(s) in {end - start:.2f} s: "
+      f"{frames_read / (end - start):.1f} frames/s (pipeline start and models' planning included)")
 if expected:
     cer = 100.0 * errors / total if total else 100.0
     print(f"CER: {cer:.1f}%")
