@@ -43,7 +43,7 @@ struct _GstNpuDecode {
   gchar **labels; /* loaded in start() */
   guint label_count;
   gboolean softmax;
-  gdouble threshold, iou_threshold, box_threshold, unclip_ratio;
+  gdouble threshold, iou_threshold, box_threshold, unclip_ratio, line_margin;
   gint yolo_version;
   guint input_width, input_height;
   GstVideoInfo info;
@@ -70,6 +70,7 @@ enum {
   PROP_IOU_THRESHOLD,
   PROP_BOX_THRESHOLD,
   PROP_UNCLIP_RATIO,
+  PROP_LINE_MARGIN,
   PROP_YOLO_VERSION,
   PROP_INPUT_WIDTH,
   PROP_INPUT_HEIGHT,
@@ -226,6 +227,41 @@ static void sort_reading_order(npu_text_region *regions, size_t count)
     }
 }
 
+/* Whether two regions are on one line: they overlap vertically by at least
+ * half the smaller one's height. */
+static gboolean same_line(const npu_text_region *a, const npu_text_region *b)
+{
+  float overlap = MIN(a->y1, b->y1) - MAX(a->y0, b->y0);
+  return overlap >= MIN(a->y1 - a->y0, b->y1 - b->y0) / 2;
+}
+
+/* Neighbours on one line whose expanded boxes overlap become one region:
+ * DBNet often splits a line at a wide space, and the unclip then reaches
+ * into the next word, whose recognition reads the overlap as a stray
+ * character (", 42" for "42"). Regions stay in reading order; returns how
+ * many are left. */
+static size_t merge_touching_words(npu_text_region *regions, size_t count)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i++) {
+    npu_text_region *last = kept ? &regions[kept - 1] : NULL;
+    const npu_text_region *r = &regions[i];
+    if (last && same_line(last, r) && r->x0 <= last->x1 && r->x1 > last->x1) {
+      float width = last->x1 - last->x0, added = r->x1 - last->x1;
+      last->score = (last->score * width + r->score * added) / (width + added);
+      last->x1 = r->x1;
+      last->y0 = MIN(last->y0, r->y0);
+      last->y1 = MAX(last->y1, r->y1);
+      float corners[4][2] = {{last->x0, last->y0}, {last->x1, last->y0}, {last->x1, last->y1},
+                             {last->x0, last->y1}};
+      memcpy(last->corners, corners, sizeof corners);
+      continue;
+    }
+    regions[kept++] = *r;
+  }
+  return kept;
+}
+
 static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpuTensorMeta *m,
                              const GstNpuTensor *t, const float *map)
 {
@@ -246,12 +282,16 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
     return FALSE;
   count = MIN(count, MAX_TEXT_REGIONS);
   sort_reading_order(self->regions, count);
+  count = merge_touching_words(self->regions, count);
   /* the map covers the model input: back to frame pixels */
   npu_letterbox to_map = mapping_of(self, m, width, height);
   for (size_t i = 0; i < count; i++) {
     const npu_text_region *r = &self->regions[i];
     double x0 = (r->x0 - to_map.pad_x) / to_map.scale_x, y0 = (r->y0 - to_map.pad_y) / to_map.scale_y;
     double x1 = (r->x1 - to_map.pad_x) / to_map.scale_x, y1 = (r->y1 - to_map.pad_y) / to_map.scale_y;
+    double margin = self->line_margin * (y1 - y0);
+    y0 -= margin;
+    y1 += margin;
     x0 = CLAMP(x0, 0, GST_VIDEO_INFO_WIDTH(&self->info));
     x1 = CLAMP(x1, 0, GST_VIDEO_INFO_WIDTH(&self->info));
     y0 = CLAMP(y0, 0, GST_VIDEO_INFO_HEIGHT(&self->info));
@@ -294,6 +334,7 @@ static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
   if (npu_ctc_greedy_decode(scores, steps, classes, 0, (const char *const *)self->labels,
                             self->label_count, text, sizeof text, &confidence) != NPU_OK)
     return FALSE;
+  g_strstrip(text); /* a space read at a region's edge is no part of its text */
   add_result(self, buffer, roi_id, "text", 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
              GST_VIDEO_INFO_HEIGHT(&self->info),
              gst_structure_new("text", "text", G_TYPE_STRING, text, "confidence", G_TYPE_DOUBLE,
@@ -558,6 +599,9 @@ static void gst_npu_decode_set_property(GObject *object, guint id, const GValue 
   case PROP_UNCLIP_RATIO:
     self->unclip_ratio = g_value_get_double(value);
     break;
+  case PROP_LINE_MARGIN:
+    self->line_margin = g_value_get_double(value);
+    break;
   case PROP_YOLO_VERSION:
     self->yolo_version = g_value_get_int(value);
     break;
@@ -604,6 +648,9 @@ static void gst_npu_decode_get_property(GObject *object, guint id, GValue *value
     break;
   case PROP_UNCLIP_RATIO:
     g_value_set_double(value, self->unclip_ratio);
+    break;
+  case PROP_LINE_MARGIN:
+    g_value_set_double(value, self->line_margin);
     break;
   case PROP_YOLO_VERSION:
     g_value_set_int(value, self->yolo_version);
@@ -674,6 +721,13 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
       g_param_spec_double("unclip-ratio", "Unclip ratio",
                           "dbnet: how far a region is expanded (area * ratio / perimeter)", 0.0,
                           10.0, 1.5, ready));
+  g_object_class_install_property(object_class, PROP_LINE_MARGIN,
+      g_param_spec_double("line-margin", "Line margin",
+                          "dbnet: part of each region's height added above and below it after "
+                          "the unclip (recognisers read a line with some margin better: PP-OCR's "
+                          "drops spaces between words on tight boxes); left and right stay as "
+                          "the unclip leaves them, so a neighbouring word does not creep in",
+                          0.0, 1.0, 0.2, ready));
   g_object_class_install_property(object_class, PROP_YOLO_VERSION,
       g_param_spec_int("yolo-version", "YOLO version", "yolo: output layout, 5 or 8", 5, 8, 5,
                        ready));
@@ -709,6 +763,7 @@ static void gst_npu_decode_init(GstNpuDecode *self)
   self->iou_threshold = 0.45;
   self->box_threshold = 0.6;
   self->unclip_ratio = 1.5;
+  self->line_margin = 0.2;
   self->yolo_version = 5;
   self->input_width = self->input_height = 640;
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);

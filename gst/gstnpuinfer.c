@@ -864,42 +864,30 @@ static GstStructure *stats_locked(GstNpuInfer *self)
   return s;
 }
 
-/* Under the lock: how far apart two input widths are, as a ratio. */
-static double width_ratio(const Job *a, const Job *b)
-{
-  return (double)MAX(a->input_width, b->input_width) / MAX(MIN(a->input_width, b->input_width), 1);
-}
-
 /* Under the lock: takes the oldest waiting job and up to limit - 1 more into
- * `batch`. Jobs of one input size (frames of fixed-size models) go in
- * arrival order; where the size follows the content, the jobs closest in
- * width to the oldest go together, never twice as wide as each other, so
- * that short crops are not padded to the longest. */
+ * `batch`, in arrival order. Where the input size follows the content of
+ * crops, only jobs of the oldest one's size go with it: a crop is then read
+ * the same whatever else is waiting (a recogniser's reading changes with
+ * the padding a wider neighbour would add), and a short one is not padded
+ * to the longest. */
 static guint take_batch(GstNpuInfer *self, Job **batch, guint limit)
 {
   guint count = 0;
   batch[count++] = g_queue_pop_head(&self->waiting);
-  if (!gst_npu_input_policy_is_dynamic(&self->sizes) || !self->sizes.buckets) {
-    while (count < limit && !g_queue_is_empty(&self->waiting))
-      batch[count++] = g_queue_pop_head(&self->waiting);
-  } else {
+  gboolean same_size = gst_npu_input_policy_is_dynamic(&self->sizes) && self->sizes.buckets;
+  if (same_size)
     job_input_size(self, batch[0]);
-    while (count < limit) {
-      GList *closest = NULL;
-      for (GList *l = self->waiting.head; l; l = l->next) {
-        Job *job = l->data;
-        job_input_size(self, job);
-        gboolean fits = TRUE;
-        for (guint i = 0; i < count && fits; i++)
-          fits = width_ratio(job, batch[i]) <= 2.0;
-        if (fits && (!closest || width_ratio(job, batch[0]) < width_ratio(closest->data, batch[0])))
-          closest = l;
-      }
-      if (!closest)
-        break;
-      batch[count++] = closest->data;
-      g_queue_delete_link(&self->waiting, closest);
+  for (GList *l = self->waiting.head; l && count < limit;) {
+    GList *next = l->next;
+    Job *job = l->data;
+    if (same_size)
+      job_input_size(self, job);
+    if (!same_size || (job->input_width == batch[0]->input_width &&
+                       job->input_height == batch[0]->input_height)) {
+      batch[count++] = job;
+      g_queue_delete_link(&self->waiting, l);
     }
+    l = next;
   }
   for (guint i = 0; i < count; i++)
     batch[i]->item->pad->running++;
@@ -1798,8 +1786,8 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                         "Width to run a model whose input width is open (e.g. PP-OCR's) at, "
                         "rounded up to size-multiple; 0: an open width follows the content: "
                         "the frame's own width (frame mode), or the crop's width at the input "
-                        "height with its aspect ratio kept (roi mode: each batch as wide as "
-                        "its widest crop, ROIs of similar widths batched together); content "
+                        "height with its aspect ratio kept (roi mode: widths in steps of at "
+                        "most 25%, ROIs of one width batched together); content "
                         "sized this way is letterboxed into the top-left corner, padded with "
                         "the mean", 0, 16384, 0, ready));
   g_object_class_install_property(object_class, PROP_INPUT_HEIGHT,

@@ -148,11 +148,12 @@ GST_START_TEST(test_dbnet)
       map[y * 32 + x] = 0.9f;
   const gint64 dims[] = {1, 1, 32, 32};
   gchar *error = NULL;
-  GstBuffer *out = decode("method=dbnet threshold=0.3", frame_with_tensor(map, 1024, 4, dims),
-                          &error);
+  GstBuffer *out = decode("method=dbnet threshold=0.3 line-margin=0",
+                          frame_with_tensor(map, 1024, 4, dims), &error);
   fail_unless(out != NULL, "%s", error);
   fail_unless_equals_int(count_rois(out), 1);
   GstVideoRegionOfInterestMeta *roi = gst_buffer_get_video_region_of_interest_meta(out);
+  guint tight_y = roi->y, tight_h = roi->h;
   fail_unless_equals_string(g_quark_to_string(roi->roi_type), "text");
   /* the unclipped box contains the rectangle (16..48 x 20..32 in the frame) */
   fail_unless(roi->x <= 16 && roi->y <= 20 && roi->x + roi->w >= 46 && roi->y + roi->h >= 30,
@@ -162,7 +163,39 @@ GST_START_TEST(test_dbnet)
   GstStructure *s = gst_video_region_of_interest_meta_get_param(roi, "text-region");
   fail_unless(s && gst_structure_get_double(s, "confidence", &confidence));
   fail_unless(fabs(confidence - 0.9) < 1e-3, "confidence %f", confidence);
+  guint tight_x = roi->x, tight_w = roi->w;
   gst_buffer_unref(out);
+  /* the default line margin: 20% of the height above and below, not sideways */
+  out = decode("method=dbnet threshold=0.3", frame_with_tensor(map, 1024, 4, dims), &error);
+  fail_unless(out != NULL, "%s", error);
+  roi = gst_buffer_get_video_region_of_interest_meta(out);
+  fail_unless(roi->x == tight_x && roi->w == tight_w);
+  fail_unless(abs((int)roi->y - (int)(tight_y - tight_h / 5)) <= 1 &&
+                  abs((int)roi->h - (int)(tight_h * 7 / 5)) <= 1,
+              "%u+%u from %u+%u", roi->y, roi->h, tight_y, tight_h);
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
+/* Two words of a line whose expanded boxes overlap are one region (the
+ * second's crop would read the first's edge); words far apart stay two. */
+GST_START_TEST(test_dbnet_merges_touching_words)
+{
+  const gint64 dims[] = {1, 1, 32, 32};
+  for (int gap = 2; gap <= 12; gap += 10) {
+    float map[32 * 32] = {0};
+    for (int y = 10; y < 14; y++)
+      for (int x = 2; x < 30; x++)
+        map[y * 32 + x] = x < 10 || x >= 10 + gap ? 0.9f : 0.0f;
+    gchar *error = NULL;
+    GstBuffer *out = decode("method=dbnet", frame_with_tensor(map, 1024, 4, dims), &error);
+    fail_unless(out != NULL, "%s", error);
+    fail_unless_equals_int(count_rois(out), gap == 2 ? 1 : 2);
+    GstVideoRegionOfInterestMeta *first = gst_buffer_get_video_region_of_interest_meta_id(out, 0);
+    if (gap == 2)
+      fail_unless(first->x <= 4 && first->x + first->w >= 56, "%u+%u", first->x, first->w);
+    gst_buffer_unref(out);
+  }
 }
 GST_END_TEST;
 
@@ -170,7 +203,7 @@ GST_END_TEST;
  * right one starts a little higher, then the next line. */
 GST_START_TEST(test_dbnet_reading_order)
 {
-  static const int blobs[3][4] = {{18, 3, 29, 8}, {2, 4, 13, 9}, {2, 18, 29, 23}}; /* x0 y0 x1 y1 */
+  static const int blobs[3][4] = {{20, 3, 30, 8}, {2, 4, 8, 9}, {2, 18, 29, 23}}; /* x0 y0 x1 y1 */
   float map[32 * 32] = {0};
   for (int b = 0; b < 3; b++)
     for (int y = blobs[b][1]; y < blobs[b][3]; y++)
@@ -614,6 +647,7 @@ static Suite *decode_suite(void)
   tcase_add_test(tc, test_classify);
   tcase_add_test(tc, test_dbnet);
   tcase_add_test(tc, test_dbnet_reading_order);
+  tcase_add_test(tc, test_dbnet_merges_touching_words);
   tcase_add_test(tc, test_ctc);
   tcase_add_test(tc, test_ctc_dictionary_fit);
   tcase_add_test(tc, test_ctc_without_regions);
