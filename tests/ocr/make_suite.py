@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The OCR test suite: short videos of rendered text with their ground truth.
 
-    make_suite.py OUTDIR [--smoke]
+    make_suite.py OUTDIR [--smoke | --random SEED]
 
 Writes OUTDIR/NAME.{mkv,avi,mp4,webm} and OUTDIR/NAME.json:
     {"file": "NAME.mp4", "width": W, "height": H, "frames": 8, "fps": 8,
@@ -339,15 +339,51 @@ def make_blank_video(rng, spec):
     return [frame] * FRAMES, [], {'look': background}
 
 
+SIZES = [(320, 240), (400, 300), (480, 360), (640, 360), (640, 480), (720, 576), (800, 600),
+         (854, 480), (1000, 562), (1024, 768), (1280, 720), (1366, 768), (1600, 900),
+         (1920, 1080)]
+LOOKS = ['dark-on-light', 'light-on-dark', 'colour', 'gradient', 'gradient-dark', 'noise',
+         'texture']
+LAYOUTS = ['center', 'left', 'scattered', 'columns']
+
+
+def random_specs(seed, count=24):
+    """A held-out suite: `count` videos whose every property is drawn at
+    random (and 2 without text), for checking that a change tuned on the
+    fixed suite generalises. Different seeds give different suites."""
+    rng = random.Random(f'holdout-{seed}')
+    text, blank_specs = [], []
+    for i in range(count):
+        family = rng.choice(sorted(FONTS))
+        size = rng.choice(SIZES)
+        kind = rng.choice(LAYOUTS)
+        px = rng.randint(14, 48) if size[0] >= 640 else rng.randint(14, 30)
+        rows = rng.randint(1, 2 if kind == 'columns' or size[1] < 400 else 4)
+        scroll = rng.choice([None] * 6 + [(0, -3), (-5, 0)])
+        text.append((f'r{seed}-{i:02d}', size, rng.choice(sorted(CODECS)), family,
+                     rng.choice(sorted(FONTS[family])), px, rng.choice(LOOKS), kind, rows, scroll))
+    for i, background in enumerate(['white', 'noise']):
+        blank_specs.append((f'r{seed}-blank-{background}', rng.choice(SIZES),
+                            rng.choice(sorted(CODECS)), background))
+    return text, blank_specs
+
+
 def main():
     args = sys.argv[1:]
     smoke = '--smoke' in args
     args = [a for a in args if a != '--smoke']
+    seed = None
+    if '--random' in args and args.index('--random') + 1 < len(args):
+        at = args.index('--random')
+        seed = args[at + 1]
+        del args[at:at + 2]
     if len(args) != 1:
         sys.exit(__doc__)
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     text_specs, blank_specs = (SMOKE, SMOKE_NO_TEXT) if smoke else (SUITE, NO_TEXT)
+    if seed is not None:
+        text_specs, blank_specs = random_specs(seed)
     for specs, make in ((text_specs, make_text_video), (blank_specs, make_blank_video)):
         for spec in specs:
             name, (w, h), codec = spec[:3]

