@@ -36,6 +36,10 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
 #define NON_NEGATIVE NPU_VALUES_NON_NEGATIVE
 #define FLOAT32 NPU_DTYPE_BIT(FLOAT32)
 #define INDEX NPU_DTYPES_INDEX
+/* Every present input has input 0's (Where: input 1's) element type: the kernels read them
+ * as one type (a bool matrix read as float32 went past its end). */
+#define ALIKE .same_dtypes = 1
+#define ALIKE_FROM_1 .same_dtypes = 2
 /* Convolution and pooling windows. */
 #define WINDOW                                                                               \
   {"kernel_shape", SPATIAL, POSITIVE}, {"strides", SPATIAL, POSITIVE},                       \
@@ -45,7 +49,7 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
 
 static const npu_op_schema schemas[] = {
     {"Abs", 1, 1, 1, 1, 1},
-    {"Add", 2, 2, 1, 1, 1},
+    {"Add", 2, 2, 1, 1, 1, ALIKE},
     {"ArgMax", 1, 1, 1, 1, 1},
     {"ArgMin", 1, 1, 1, 1, 1},
     {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}},
@@ -56,7 +60,7 @@ static const npu_op_schema schemas[] = {
     {"Ceil", 1, 1, 1, 1, 1},
     {"Celu", 1, 1, 1, 1, 12},
     {"Clip", 1, 3, 1, 1, 1, .inputs = {{1, SAME, ONE}, {2, SAME, ONE}}},
-    {"Concat", 1, V, 1, 1, 4},
+    {"Concat", 1, V, 1, 1, 4, ALIKE},
     {"Constant", 0, 0, 1, 1, 1},
     {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES}}},
     {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW},
@@ -65,36 +69,36 @@ static const npu_op_schema schemas[] = {
      .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
                     {"output_shape", SPATIAL_OR_RANK}},
      .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
-    {"Div", 2, 2, 1, 1, 1},
+    {"Div", 2, 2, 1, 1, 1, ALIKE},
     {"Dropout", 1, 3, 1, 2, 7},
     {"Elu", 1, 1, 1, 1, 1},
-    {"Equal", 2, 2, 1, 1, 1},
+    {"Equal", 2, 2, 1, 1, 1, ALIKE},
     {"Erf", 1, 1, 1, 1, 9},
     {"Exp", 1, 1, 1, 1, 1},
     {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES}}},
     {"Flatten", 1, 1, 1, 1, 1},
     {"Floor", 1, 1, 1, 1, 1},
     {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}},
-    {"Gemm", 2, 3, 1, 1, 7, .relation = gemm_relation},
+    {"Gemm", 2, 3, 1, 1, 7, ALIKE, .relation = gemm_relation},
     {"GlobalAveragePool", 1, 1, 1, 1, 1},
     {"GlobalMaxPool", 1, 1, 1, 1, 1},
-    {"Greater", 2, 2, 1, 1, 1},
+    {"Greater", 2, 2, 1, 1, 1, ALIKE},
     {"HardSigmoid", 1, 1, 1, 1, 1},
     {"HardSwish", 1, 1, 1, 1, 14},
     {"Identity", 1, 1, 1, 1, 1},
     {"LayerNormalization", 2, 3, 1, 3, 17},
     {"LeakyRelu", 1, 1, 1, 1, 1},
-    {"Less", 2, 2, 1, 1, 1},
+    {"Less", 2, 2, 1, 1, 1, ALIKE},
     {"Log", 1, 1, 1, 1, 1},
     {"LogSoftmax", 1, 1, 1, 1, 1},
-    {"MatMul", 2, 2, 1, 1, 1},
-    {"Max", 1, V, 1, 1, 8},
+    {"MatMul", 2, 2, 1, 1, 1, ALIKE},
+    {"Max", 1, V, 1, 1, 8, ALIKE},
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}},
-    {"Min", 1, V, 1, 1, 8},
+    {"Min", 1, V, 1, 1, 8, ALIKE},
     {"Mish", 1, 1, 1, 1, 18},
-    {"Mul", 2, 2, 1, 1, 1},
+    {"Mul", 2, 2, 1, 1, 1, ALIKE},
     {"Neg", 1, 1, 1, 1, 1},
-    {"PRelu", 2, 2, 1, 1, 9},
+    {"PRelu", 2, 2, 1, 1, 9, ALIKE},
     {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
      .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
     {"Pow", 2, 2, 1, 1, 1},
@@ -130,7 +134,7 @@ static const npu_op_schema schemas[] = {
     {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}}, .inputs = {{1, INT64, OUTPUTS}}},
     {"Sqrt", 1, 1, 1, 1, 1},
     {"Squeeze", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Sub", 2, 2, 1, 1, 1},
+    {"Sub", 2, 2, 1, 1, 1, ALIKE},
     {"Tanh", 1, 1, 1, 1, 1},
     {"ThresholdedRelu", 1, 1, 1, 1, 10},
     {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK}}},
@@ -138,7 +142,7 @@ static const npu_op_schema schemas[] = {
     {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}},
     {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES},
     {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, FLOAT32, RANK}}},
-    {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
+    {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, ALIKE_FROM_1},
 };
 
 const npu_op_schema *npu_op_schema_find(const char *op_type)
@@ -298,6 +302,15 @@ npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
     snprintf(what, sizeof what, "input '%s'", input_names[rule->input]);
     if (!count_fits(rule->length, elements_of(t), op, label, what))
       return NPU_ERROR_INVALID_MODEL;
+  }
+  for (uint32_t i = schema->same_dtypes; schema->same_dtypes && i < op->input_count; i++) {
+    npu_dtype first = op->inputs[schema->same_dtypes - 1].dtype, dtype = op->inputs[i].dtype;
+    if (dtype != NPU_DTYPE_UNDEFINED && first != NPU_DTYPE_UNDEFINED && dtype != first)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL,
+                           "%s: input '%s' is %s, input '%s' %s: %s takes one element type",
+                           label, input_names[i], npu_dtype_name(dtype),
+                           input_names[schema->same_dtypes - 1], npu_dtype_name(first),
+                           op->op_type);
   }
   return schema->relation ? schema->relation(op, input_names, label) : NPU_OK;
 }

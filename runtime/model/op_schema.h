@@ -79,6 +79,8 @@ typedef struct npu_op_schema {
   uint8_t min_rank;                 /* of input 0 */
   npu_attribute_rule attributes[NPU_OP_MAX_ATTRIBUTE_RULES]; /* name NULL: the end */
   npu_input_rule inputs[NPU_OP_MAX_INPUT_RULES];            /* dtypes 0: the end */
+  uint8_t same_dtypes;              /* 1 + the first input of those (all present ones from
+                                     * it on) that share its element type; 0: no rule */
   npu_op_relation relation;         /* checked after the rules; NULL: none */
 } npu_op_schema;
 

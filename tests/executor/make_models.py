@@ -225,6 +225,11 @@ crafted = {
                                       [const("scales", TensorProto.FLOAT, [4], [1, 1, 0, 0]),
                                        const("sizes", TensorProto.INT64, [4], [1, 1, 8, 8])],
                                       graph_inputs=image4),
+    "matmul_bool_operand": single("MatMul", ["a", "b"], ["y"], graph_inputs=[
+        float_input("a", [2, 4]), helper.make_tensor_value_info("b", TensorProto.BOOL, [4, 3])]),
+    "concat_mixed_types": single("Concat", ["a", "b"], ["y"], graph_inputs=[
+        float_input("a", [2, 4]), helper.make_tensor_value_info("b", TensorProto.INT64, [2, 4])],
+        axis=0),
     "resize_negative_scale": single("Resize", ["x", "", "scales"], ["y"],
                                     [const("scales", TensorProto.FLOAT, [4], [1, 1, -2e38, 2])],
                                     graph_inputs=image4),

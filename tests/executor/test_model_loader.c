@@ -296,6 +296,8 @@ static void test_crafted_models_are_refused(void)
       {"gather_from_empty", {"indices into an empty axis", "node 'n'"}},
       {"resize_scales_and_sizes", {"both scales and sizes", "node 'n'"}},
       {"resize_negative_scale", {"empty output on axis 2", "node 'n'"}},
+      {"matmul_bool_operand", {"input 'b' is bool, input 'a' float32", "one element type"}},
+      {"concat_mixed_types", {"input 'b' is int64", "Concat takes one element type"}},
       {"maxpool_huge_window", {"pooling windows larger than 16777216 positions", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
