@@ -42,8 +42,9 @@ typedef struct npu_hal_vpp_tensor {
 } npu_hal_vpp_tensor;
 
 typedef struct npu_hal_vpp_job {
-  npu_hal_vpp_image src;
+  npu_hal_vpp_image src;                 /* a rotation by 90 degrees: a transposed view */
   double crop_x, crop_y, crop_w, crop_h; /* source region, in source pixels */
+  bool flip_x, flip_y; /* the crop read mirrored along output rows / columns (rotations) */
   uint32_t dst_x, dst_y, dst_w, dst_h;   /* where it lands in the output */
   npu_hal_mem_ref tensor_slot;           /* NPU_HAL_VPP_TENSOR: this job's slot */
   npu_hal_vpp_image dst;                 /* NPU_HAL_VPP_IMAGE: the output image */

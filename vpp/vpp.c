@@ -217,6 +217,37 @@ static npu_status resolve_crop(const npu_vpp_job *job, size_t index, npu_hal_vpp
   return NPU_OK;
 }
 
+/* A rotation as the backend samples it: by 90 degrees the source is read
+ * through a transposed view (strides, sizes, subsampling and crop swapped:
+ * view (x, y) is source (y, x)), then mirrored. numpy's rot90: counter-
+ * clockwise is the view with its rows reversed, clockwise with its columns
+ * reversed; 180 degrees reverses both. */
+static void rotate_view(npu_rotation rotation, npu_hal_vpp_job *job)
+{
+  if (rotation == NPU_ROTATE_90_CCW || rotation == NPU_ROTATE_90_CW) {
+    npu_hal_vpp_image *src = &job->src;
+    uint32_t width = src->width;
+    src->width = src->height;
+    src->height = width;
+    for (uint32_t c = 0; c < src->channel_count; c++) {
+      npu_hal_vpp_channel *ch = &src->channels[c];
+      uint32_t stride = ch->pixel_stride;
+      uint8_t sub = ch->sub_x;
+      ch->pixel_stride = ch->row_stride;
+      ch->row_stride = stride;
+      ch->sub_x = ch->sub_y;
+      ch->sub_y = sub;
+    }
+    double x = job->crop_x, w = job->crop_w;
+    job->crop_x = job->crop_y;
+    job->crop_w = job->crop_h;
+    job->crop_y = x;
+    job->crop_h = w;
+  }
+  job->flip_x = rotation == NPU_ROTATE_90_CW || rotation == NPU_ROTATE_180;
+  job->flip_y = rotation == NPU_ROTATE_90_CCW || rotation == NPU_ROTATE_180;
+}
+
 static void place_output(const npu_vpp_params *params, uint32_t out_w, uint32_t out_h,
                          npu_hal_vpp_job *job, npu_letterbox *mapping)
 {
@@ -234,7 +265,10 @@ static void place_output(const npu_vpp_params *params, uint32_t out_w, uint32_t 
       job->dst_y = (out_h - job->dst_h) / 2;
     }
   }
-  if (mapping) {
+  if (mapping && (job->flip_x || job->flip_y)) { /* in the rotated crop's coordinates */
+    *mapping = (npu_letterbox){(float)(job->dst_w / job->crop_w), (float)(job->dst_h / job->crop_h),
+                               (float)job->dst_x, (float)job->dst_y};
+  } else if (mapping) {
     mapping->scale_x = (float)(job->dst_w / job->crop_w);
     mapping->scale_y = (float)(job->dst_h / job->crop_h);
     mapping->pad_x = (float)(job->dst_x - job->crop_x * job->dst_w / job->crop_w);
@@ -338,8 +372,12 @@ static npu_status plan_and_submit(const vpp_request *req)
       goto fail;
     resolve_image(job->src, src_format, false, &jobs[i].src);
     status = resolve_crop(job, i, &jobs[i]);
+    if (status == NPU_OK && (unsigned)job->rotation > NPU_ROTATE_90_CW)
+      status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "job %zu: unknown rotation %d", i,
+                             job->rotation);
     if (status != NPU_OK)
       goto fail;
+    rotate_view(job->rotation, &jobs[i]);
     for (uint32_t p = 0; p < src_format->plane_count; p++)
       keep_buffer(refs, job->src->planes[p]);
     if (req->tensor) {

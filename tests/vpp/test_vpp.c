@@ -292,6 +292,73 @@ static void test_letterbox_mapping_and_batches(void)
   frame_destroy(&frame);
 }
 
+/* One crop of `src` into a w x h uint8 NHWC RGB tensor, turned by `rotation`. */
+static uint8_t *crop_into_tensor(const test_frame *src, npu_rect crop, npu_scale_method method,
+                                 npu_rotation rotation, uint32_t w, uint32_t h)
+{
+  npu_buffer *out;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, (size_t)w * h * 3, &out));
+  npu_tensor_target t = {out, 0, w, h, 1, NPU_TENSOR_UINT8, NPU_LAYOUT_NHWC, NPU_ORDER_RGB,
+                         {0, 0, 0}, {1, 1, 1}};
+  npu_vpp_params params = {method};
+  npu_vpp_job job = {&src->image, crop, 0, NULL, rotation};
+  NPU_ASSERT_OK(npu_vpp_to_tensor(stream, &job, 1, &params, &t));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  uint8_t *values, *copy = g_malloc((size_t)w * h * 3);
+  NPU_ASSERT_OK(npu_buffer_map(out, NPU_MAP_READ, (void **)&values));
+  memcpy(copy, values, (size_t)w * h * 3);
+  NPU_ASSERT_OK(npu_buffer_unmap(out));
+  NPU_ASSERT_OK(npu_buffer_release(out));
+  return copy;
+}
+
+/* A rotated crop is the unrotated one turned as numpy's rot90 turns it
+ * (counter-clockwise: out[i][j] = in[j][W-1-i]), pixel for pixel at scale
+ * 1, chroma subsampling included; scaled, it is the scaled crop turned
+ * (bilinear and area filters are symmetric). */
+static void test_rotated_crops(void)
+{
+  static const uint32_t formats[] = {NPU_FORMAT_RGB, NPU_FORMAT_NV12, NPU_FORMAT_I420,
+                                     NPU_FORMAT_YUY2, NPU_FORMAT_BGRX, NPU_FORMAT_GRAY8};
+  static const npu_scale_method methods[] = {NPU_SCALE_NEAREST, NPU_SCALE_BILINEAR,
+                                             NPU_SCALE_AREA};
+  const npu_rect crop = {4, 2, 10, 6};
+  for (size_t f = 0; f < G_N_ELEMENTS(formats); f++) {
+    test_frame frame;
+    frame_create(&frame, formats[f], 18, 12, 90 + (guint32)f, NPU_COLOR_BT601,
+                 NPU_RANGE_LIMITED);
+    for (size_t m = 0; m < G_N_ELEMENTS(methods); m++) {
+      for (uint32_t scale = 1; scale <= 2; scale++) {
+        uint32_t w = crop.width * scale, h = crop.height * scale;
+        uint8_t *plain = crop_into_tensor(&frame, crop, methods[m], NPU_ROTATE_NONE, w, h);
+        uint8_t *ccw = crop_into_tensor(&frame, crop, methods[m], NPU_ROTATE_90_CCW, h, w);
+        uint8_t *cw = crop_into_tensor(&frame, crop, methods[m], NPU_ROTATE_90_CW, h, w);
+        uint8_t *half = crop_into_tensor(&frame, crop, methods[m], NPU_ROTATE_180, w, h);
+        int tolerance = scale == 1 || methods[m] == NPU_SCALE_NEAREST ? 0 : 1;
+        for (uint32_t y = 0; y < h; y++)
+          for (uint32_t x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+              int want = plain[(y * w + x) * 3 + c];
+              /* (x, y) of the plain crop lands at these places of the turned ones */
+              int got_ccw = ccw[((w - 1 - x) * h + y) * 3 + c];
+              int got_cw = cw[(x * h + (h - 1 - y)) * 3 + c];
+              int got_half = half[((h - 1 - y) * w + (w - 1 - x)) * 3 + c];
+              if (abs(got_ccw - want) > tolerance || abs(got_cw - want) > tolerance ||
+                  abs(got_half - want) > tolerance)
+                g_error("%.4s method %d scale %u at (%u, %u) channel %d: %d, turned %d %d %d",
+                        (const char *)&formats[f], methods[m], scale, x, y, c, want, got_ccw,
+                        got_cw, got_half);
+            }
+        g_free(plain);
+        g_free(ccw);
+        g_free(cw);
+        g_free(half);
+      }
+    }
+    frame_destroy(&frame);
+  }
+}
+
 static void test_bad_arguments(void)
 {
   test_frame frame;
@@ -312,6 +379,9 @@ static void test_bad_arguments(void)
   bad_scale.max_scale = NAN;
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &bad_scale, &t),
                     NPU_ERROR_INVALID_ARGUMENT);
+  job.rotation = (npu_rotation)7;
+  NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &params, &t), NPU_ERROR_INVALID_ARGUMENT);
+  job.rotation = NPU_ROTATE_NONE;
   job.crop = (npu_rect){100, 100, 10, 10}; /* entirely outside */
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &params, &t), NPU_ERROR_INVALID_ARGUMENT);
   job.crop = (npu_rect){0};
@@ -363,6 +433,7 @@ int main(int argc, char **argv)
   g_test_add_func("/vpp/every-format-pair", test_every_format_pair);
   g_test_add_func("/vpp/edge-sizes", test_edge_sizes);
   g_test_add_func("/vpp/letterbox-mapping-and-batches", test_letterbox_mapping_and_batches);
+  g_test_add_func("/vpp/rotated-crops", test_rotated_crops);
   g_test_add_func("/vpp/bad-arguments", test_bad_arguments);
   int result = g_test_run();
   NPU_ASSERT_OK(npu_stream_destroy(stream));

@@ -62,15 +62,21 @@ static uint8_t to_byte(float v)
  * so the kernels index bytes directly; 1 for rows). */
 static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
                       double content0, double content_len, double crop0, double crop_len,
-                      uint8_t sub, uint32_t channel_len, int32_t unit, taps *t)
+                      bool flip, uint8_t sub, uint32_t channel_len, int32_t unit, taps *t)
 {
   double ratio = crop_len / content_len;
+  double mirror = 2 * crop0 + crop_len; /* flip: source position p is read at mirror - p */
   for (uint32_t i = begin; i < end; i++) {
     size_t k = i - begin;
     if (method == SCALE_AREA) {
       double lo = crop0 + (fmax((double)i * out_sub, content0) - content0) * ratio;
       double hi = crop0 + (fmin((double)(i + 1) * out_sub, content0 + content_len) - content0) *
                               ratio;
+      if (flip) {
+        double low = lo;
+        lo = mirror - hi;
+        hi = mirror - low;
+      }
       int64_t first = (int64_t)ceil(lo / sub - 0.5), last = (int64_t)ceil(hi / sub - 0.5);
       if (last <= first) {
         first = (int64_t)floor((lo + hi) / 2 / sub);
@@ -87,6 +93,8 @@ static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
       continue;
     }
     double pos = crop0 + (((double)i + 0.5) * out_sub - content0) * ratio; /* source pixels */
+    if (flip)
+      pos = mirror - pos;
     if (method == SCALE_NEAREST) {
       int64_t p = (int64_t)floor(pos / sub);
       p = p < 0 ? 0 : p >= channel_len ? channel_len - 1 : p;
@@ -409,11 +417,13 @@ static void run_item(void *ctx, size_t index)
   uint32_t col0, col1, row0, row1;
   content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
   content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
-  bool vertical_first = batch->method == SCALE_BILINEAR && col1 > col0;
+  /* (a rotated job's taps run backwards or across rows: sampled directly) */
+  bool vertical_first = batch->method == SCALE_BILINEAR && col1 > col0 && !job->flip_x &&
+                        !job->flip_y;
   for (uint32_t c = 0; c < src->channel_count; c++) {
     const npu_hal_vpp_channel *ch = &src->channels[c];
     make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w, job->crop_x,
-              job->crop_w, ch->sub_x, vpp_div_up(src->width, ch->sub_x),
+              job->crop_w, job->flip_x, ch->sub_x, vpp_div_up(src->width, ch->sub_x),
               batch->method == SCALE_AREA ? 1 : (int32_t)ch->pixel_stride, &s.columns[c]);
     if (!vertical_first)
       continue;
@@ -441,7 +451,7 @@ static void run_item(void *ctx, size_t index)
         float weight;
         taps row = {&first, &second, &weight};
         make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h, job->crop_y,
-                  job->crop_h, ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
+                  job->crop_h, job->flip_y, ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
         if (batch->method != SCALE_AREA && c + 1 < src->channel_count &&
             same_geometry(ch, &src->channels[c + 1])) {
           sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], &row, col1 - col0,

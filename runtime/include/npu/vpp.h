@@ -130,12 +130,22 @@ typedef struct npu_vpp_params {
                                    * 0: no limit */
 } npu_vpp_params;
 
+/* How a job's crop is turned before it is scaled into its slot. */
+typedef enum npu_rotation {
+  NPU_ROTATE_NONE = 0,
+  NPU_ROTATE_90_CCW, /* counter-clockwise: a column of text read top down becomes a row */
+  NPU_ROTATE_180,
+  NPU_ROTATE_90_CW,
+} npu_rotation;
+
 /* One unit of work: a region of a frame into a slot of the output. */
 typedef struct npu_vpp_job {
   const npu_image *src;
   npu_rect crop;               /* region of src; clamped to the frame; 0x0 = all */
   uint32_t slot;               /* tensor: batch index; images: index into the dst array */
-  npu_letterbox *mapping;      /* optional: receives frame -> output coordinates */
+  npu_letterbox *mapping;      /* optional: receives frame -> output coordinates (a rotated
+                                * job: its scale and padding, the crop's corner at 0, 0) */
+  npu_rotation rotation;       /* of the crop, before scaling and letterbox */
 } npu_vpp_job;
 
 /* Queues `count` jobs writing slots of a tensor. Validation and the
