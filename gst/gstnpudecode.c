@@ -325,6 +325,24 @@ static gboolean fit_dictionary(GstNpuDecode *self, size_t classes)
   return FALSE;
 }
 
+/* Spaces read at a region's edges (ASCII or the ideographic one, both in
+ * PP-OCR's dictionary) are no part of its text. */
+static void strip_spaces(gchar *text)
+{
+  gchar *start = text;
+  while (*start && g_unichar_isspace(g_utf8_get_char(start)))
+    start = g_utf8_next_char(start);
+  gchar *end = start + strlen(start);
+  while (end > start) {
+    gchar *last = g_utf8_find_prev_char(start, end);
+    if (!last || !g_unichar_isspace(g_utf8_get_char(last)))
+      break;
+    end = last;
+  }
+  memmove(text, start, (gsize)(end - start));
+  text[end - start] = '\0';
+}
+
 static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
                            const GstNpuTensor *t, const float *scores)
 {
@@ -334,7 +352,7 @@ static gboolean decode_ctc(GstNpuDecode *self, GstBuffer *buffer, gint roi_id,
   if (npu_ctc_greedy_decode(scores, steps, classes, 0, (const char *const *)self->labels,
                             self->label_count, text, sizeof text, &confidence) != NPU_OK)
     return FALSE;
-  g_strstrip(text); /* a space read at a region's edge is no part of its text */
+  strip_spaces(text);
   add_result(self, buffer, roi_id, "text", 0, 0, GST_VIDEO_INFO_WIDTH(&self->info),
              GST_VIDEO_INFO_HEIGHT(&self->info),
              gst_structure_new("text", "text", G_TYPE_STRING, text, "confidence", G_TYPE_DOUBLE,

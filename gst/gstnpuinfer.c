@@ -76,6 +76,7 @@ typedef struct {
   npu_rect crop; /* 0x0: the whole frame */
   npu_letterbox mapping; /* frame -> model input, from the VPP */
   guint input_width, input_height; /* the input size it wants; 0: not known yet */
+  npu_rotation rotation; /* of the crop: a tall text region turned into a line */
 } Job;
 
 /* The model planned for one input shape, with its input buffer. */
@@ -124,6 +125,7 @@ struct _GstNpuInfer {
   gdouble scale;
   ChannelOrder order;
   gboolean letterbox;
+  gboolean rotate_tall; /* roi mode: crops 1.5 x as tall as wide turned counter-clockwise */
   guint input_width, input_height; /* for models whose H/W are open; 0: the model's */
   guint size_multiple, max_input_size; /* open axes that follow the content */
   gboolean print_results;
@@ -181,6 +183,7 @@ enum {
   PROP_CONFIG,
   PROP_SIZE_MULTIPLE,
   PROP_MAX_INPUT_SIZE,
+  PROP_ROTATE_TALL,
 };
 
 #define GST_TYPE_NPU_INFER_MODE (gst_npu_infer_mode_get_type())
@@ -499,6 +502,11 @@ static void job_content(const Job *job, guint *width, guint *height)
     *width = MIN((guint64)job->crop.width, (guint64)frame_width - MIN(job->x, frame_width));
     *height = MIN((guint64)job->crop.height, (guint64)frame_height - MIN(job->y, frame_height));
   }
+  if (job->rotation == NPU_ROTATE_90_CCW || job->rotation == NPU_ROTATE_90_CW) {
+    guint turned = *width;
+    *width = *height;
+    *height = turned;
+  }
 }
 
 /* The input size a job wants (computed once). */
@@ -762,7 +770,8 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     for (guint k = i; k < count; k++)
       if (batch[k]->item->pad == pad)
         jobs[n++] = (npu_vpp_job){.src = &images[item_of[k]], .crop = batch[k]->crop,
-                                  .slot = k, .mapping = &batch[k]->mapping};
+                                  .slot = k, .mapping = &batch[k]->mapping,
+                                  .rotation = batch[k]->rotation};
     status = npu_vpp_to_tensor(pad->stream, jobs, n, &params, &target);
     if (status == NPU_OK)
       status = npu_event_record(pad->ready, pad->stream);
@@ -995,9 +1004,11 @@ static void drop_pad_items(GstNpuInfer *self, InferPad *pad)
 }
 
 /* Roi mode: a job per ROI meta of the frame whose label is in `labels`
- * (empty: all), but not those that are empty or lie outside the frame. */
+ * (empty: all), but not those that are empty or lie outside the frame; with
+ * `rotate_tall`, a crop at least 1.5 times as tall as wide is turned 90
+ * degrees counter-clockwise, as PP-OCR turns vertical text lines. */
 static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const GArray *labels,
-                         GPtrArray *jobs)
+                         gboolean rotate_tall, GPtrArray *jobs)
 {
   gpointer state = NULL;
   GstMeta *m;
@@ -1023,6 +1034,9 @@ static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const GArr
     job->crop = (npu_rect){.x = (int32_t)roi->x, .y = (int32_t)roi->y,
                            .width = MIN(roi->w, (guint)G_MAXINT32),
                            .height = MIN(roi->h, (guint)G_MAXINT32)};
+    guint crop_width = MIN(roi->w, width - roi->x), crop_height = MIN(roi->h, height - roi->y);
+    if (rotate_tall && 2 * (guint64)crop_height >= 3 * (guint64)crop_width)
+      job->rotation = NPU_ROTATE_90_CCW;
     g_ptr_array_add(jobs, job);
   }
 }
@@ -1040,6 +1054,7 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   guint limit = self->max_inflight * batch_limit(self);
   InferMode mode = self->mode;
   GArray *labels = mode == MODE_ROI ? g_array_ref(self->roi_quarks) : NULL;
+  gboolean rotate_tall = self->rotate_tall;
   GST_OBJECT_UNLOCK(self);
 
   Item *item = g_new0(Item, 1);
@@ -1052,7 +1067,7 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
     job->roi_id = -1;
     g_ptr_array_add(jobs, job);
   } else {
-    add_roi_jobs(buffer, &pad->info, labels, jobs);
+    add_roi_jobs(buffer, &pad->info, labels, rotate_tall, jobs);
     g_array_unref(labels);
   }
   for (guint i = 0; i < jobs->len; i++)
@@ -1578,6 +1593,9 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_MAX_INPUT_SIZE:
     self->max_input_size = g_value_get_uint(value);
     break;
+  case PROP_ROTATE_TALL:
+    self->rotate_tall = g_value_get_boolean(value);
+    break;
   case PROP_PRINT_RESULTS:
     self->print_results = g_value_get_boolean(value);
     break;
@@ -1676,6 +1694,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
     break;
   case PROP_MAX_INPUT_SIZE:
     g_value_set_uint(value, self->max_input_size);
+    break;
+  case PROP_ROTATE_TALL:
+    g_value_set_boolean(value, self->rotate_tall);
     break;
   case PROP_PRINT_RESULTS:
     g_value_set_boolean(value, self->print_results);
@@ -1822,6 +1843,13 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                         "become a GstNpuTensorMeta with its roi_id and an \"npu-tensors\" "
                         "param of the ROI meta; frames without ROIs pass without inference",
                         GST_TYPE_NPU_INFER_MODE, MODE_FRAME, ready));
+  g_object_class_install_property(object_class, PROP_ROTATE_TALL,
+      g_param_spec_boolean("rotate-tall", "Rotate tall ROIs",
+                           "In roi mode: a region at least 1.5 times as tall as wide is turned "
+                           "90 degrees counter-clockwise before inference, as PP-OCR turns "
+                           "vertical text lines for its recogniser (its tensor meta's scale "
+                           "and offset are then in the turned crop's coordinates)", FALSE,
+                           playing));
   g_object_class_install_property(object_class, PROP_ROI_LABELS,
       g_param_spec_string("roi-labels", "ROI labels",
                           "In roi mode: comma-separated labels (the ROI meta's roi_type) of "

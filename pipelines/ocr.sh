@@ -64,7 +64,7 @@ pipeline="npuinfer name=det model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_det_i
   $det_size max-input-size=${DET_MAX_SIZE:-2048} mean=0.485,0.456,0.406 std=0.229,0.224,0.225 \
   batch-size=${#sources[@]} batch-timeout=100000 \
   npuinfer name=rec mode=roi model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx") \
-  mean=0.5 std=0.5 batch-size=8 batch-timeout=100000"
+  mean=0.5 std=0.5 rotate-tall=true batch-size=8 batch-timeout=100000"
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"
   pipeline+=" rec.sink_$s rec.src_$s ! npudecode method=ctc labels=$(npu_quote "$NPU_OCR_MODELS/ppocr_keys_v1.txt") !"

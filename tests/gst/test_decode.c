@@ -279,6 +279,11 @@ GST_START_TEST(test_ctc_dictionary_fit)
   gchar *text = ctc_text(best, 6, 5, "x\ny\nz", &error);
   fail_unless_equals_string(text, "x yz");
   g_free(text);
+  /* spaces at the edges, ASCII or ideographic (U+3000), are no part of the text */
+  const int edges[] = {4, 0, 1, 0, 2, 2, 0, 1};
+  text = ctc_text(edges, 8, 5, "\xe3\x80\x80\nx\ny", &error);
+  fail_unless_equals_string(text, "x");
+  g_free(text);
   fail_unless(ctc_text(best, 6, 5, "x\n", &error) == NULL);
   fail_unless(error && strstr(error, "does not fit") != NULL, "%s", error);
   g_free(error);

@@ -1490,6 +1490,21 @@ GST_START_TEST(test_roi_widths_follow_the_crops)
 }
 GST_END_TEST;
 
+/* rotate-tall: a region 1.5 times as tall as wide is read turned into a
+ * line (40 x 10 at height 16: 64 wide), a squarer one as it is. */
+GST_START_TEST(test_roi_rotate_tall)
+{
+  static const guint rois[2][4] = {{0, 0, 10, 40}, {20, 0, 12, 16}};
+  GstBuffer *out = infer_grey("grey_rows.onnx", "mode=roi rotate-tall=true", 60, 40, rois, 2);
+  check_grey_map(out, 0, 64, 16, 64, 16);
+  check_grey_map(out, 1, 32, 16, 12, 16);
+  gst_buffer_unref(out);
+  out = infer_grey("grey_rows.onnx", "mode=roi", 60, 40, rois, 2);
+  check_grey_map(out, 0, 32, 16, 4, 16); /* not turned: 4 wide */
+  gst_buffer_unref(out);
+}
+GST_END_TEST;
+
 static Suite *infer_suite(void)
 {
   Suite *s = suite_create("npuinfer");
@@ -1527,6 +1542,7 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_frame_mode_ignores_rois);
   tcase_add_test(tc, test_open_axes_follow_the_frame);
   tcase_add_test(tc, test_roi_widths_follow_the_crops);
+  tcase_add_test(tc, test_roi_rotate_tall);
   return s;
 }
 

@@ -87,6 +87,8 @@ SUITE = [
     ('mono-bold-noise-small', (400, 300), 'h264', 'DejaVuSansMono', 'bold', 18, 'noise', 'scattered', 2, None),
     ('free-sans-light-gradient', (1024, 576), 'h264', 'FreeSans', 'regular', 26, 'gradient-dark', 'center', 3, None),
     ('lib-serif-odd-size', (1000, 562), 'vp8', 'LiberationSerif', 'regular', 18, 'dark-on-light', 'left', 4, None),
+    ('sans-vertical', (640, 480), 'h264', 'DejaVuSans', 'regular', 30, 'dark-on-light', 'vertical', 1, None),
+    ('lib-serif-vertical-colour', (1280, 720), 'vp8', 'LiberationSerif', 'bold', 36, 'colour', 'vertical', 1, None),
 ]
 NO_TEXT = [  # name, size, codec, background
     ('blank-white', (640, 480), 'h264', 'white'),
@@ -99,6 +101,7 @@ SMOKE = [
     ('smoke-mono-dark', (480, 360), 'h264', 'LiberationMono', 'bold', 22, 'light-on-dark', 'left', 2, None),
     ('smoke-serif-colour', (640, 360), 'raw-mkv', 'DejaVuSerif', 'regular', 28, 'colour', 'center', 2, None),
     ('smoke-italic-gradient', (400, 300), 'h264', 'FreeSans', 'italic', 26, 'gradient', 'left', 2, None),
+    ('smoke-vertical', (480, 360), 'raw-mkv', 'LiberationSans', 'regular', 24, 'dark-on-light', 'vertical', 1, None),
 ]
 SMOKE_NO_TEXT = [('smoke-blank-smpte', (320, 240), 'vp8', 'smpte')]
 
@@ -310,12 +313,34 @@ def encode(frames, w, h, codec, path):
                         'filesink', f'location={path}'], check=True)
 
 
+def vertical_line(rng, font, colour, w, h):
+    """One line of text turned 90 degrees clockwise (read top down, as on a
+    sign or a book's spine), somewhere in the frame: an RGBA layer and where
+    it goes, and the line."""
+    text = text_line(rng, font, h - 2 * max(12, h // 20))
+    x0, y0, x1, y1 = font.getbbox(text, anchor='ls')
+    layer = Image.new('RGBA', (x1 - x0 + 8, y1 - y0 + 8), (0, 0, 0, 0))
+    ImageDraw.Draw(layer).text((4 - x0, 4 - y0), text, font=font, fill=tuple(colour) + (255,),
+                               anchor='ls')
+    layer = layer.rotate(-90, expand=True)
+    x = rng.randint(w // 4, w - layer.width - 12)
+    y = rng.randint(12, max(12, h - layer.height - 12))
+    return layer, (x, y), [text]
+
+
 def make_text_video(rng, spec):
     name, (w, h), codec, family, style, px, look_name, kind, rows, scroll = spec
     font_file = next(os.path.join(d, FONTS[family][style] + '.ttf') for d in FONT_DIRS
                      if os.path.exists(os.path.join(d, FONTS[family][style] + '.ttf')))
     font = ImageFont.truetype(font_file, px)
     background, colour = look(rng, look_name, w, h)
+    if kind == 'vertical':
+        layer, at, lines = vertical_line(rng, font, colour, w, h)
+        frame = Image.fromarray(np.asarray(background).astype(np.uint8)).convert('RGBA')
+        frame.alpha_composite(layer, at)
+        return [np.asarray(frame.convert('RGB'))] * FRAMES, lines, {
+            'font': family, 'style': style, 'px': px, 'look': look_name, 'layout': kind,
+            'scroll': False}
     dx, dy = scroll or (0, 0)
     blocks, lines = layout(rng, kind, rows, font, w, h, max(abs(dx), abs(dy)) * FRAMES // 2)
     # a scrolling block starts off by half the way it travels, so it stays inside
