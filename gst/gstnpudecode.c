@@ -289,9 +289,11 @@ static gboolean decode_dbnet(GstNpuDecode *self, GstBuffer *buffer, const GstNpu
     const npu_text_region *r = &self->regions[i];
     double x0 = (r->x0 - to_map.pad_x) / to_map.scale_x, y0 = (r->y0 - to_map.pad_y) / to_map.scale_y;
     double x1 = (r->x1 - to_map.pad_x) / to_map.scale_x, y1 = (r->y1 - to_map.pad_y) / to_map.scale_y;
-    double margin = self->line_margin * (y1 - y0);
-    y0 -= margin;
-    y1 += margin;
+    if (y1 - y0 < 1.5 * (x1 - x0)) { /* a vertical line keeps PP-OCR's box (see line-margin) */
+      double margin = self->line_margin * (y1 - y0);
+      y0 -= margin;
+      y1 += margin;
+    }
     x0 = CLAMP(x0, 0, GST_VIDEO_INFO_WIDTH(&self->info));
     x1 = CLAMP(x1, 0, GST_VIDEO_INFO_WIDTH(&self->info));
     y0 = CLAMP(y0, 0, GST_VIDEO_INFO_HEIGHT(&self->info));
@@ -743,8 +745,10 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
       g_param_spec_double("line-margin", "Line margin",
                           "dbnet: part of each region's height added above and below it after "
                           "the unclip (recognisers read a line with some margin better: PP-OCR's "
-                          "drops spaces between words on tight boxes); left and right stay as "
-                          "the unclip leaves them, so a neighbouring word does not creep in",
+                          "drops spaces between words on tight boxes); the ends stay as the "
+                          "unclip leaves them, so a neighbouring word does not creep in. A "
+                          "region 1.5 x as tall as wide, a vertical line, keeps PP-OCR's box "
+                          "(read turned, the recogniser keeps its spaces there)",
                           0.0, 1.0, 0.2, ready));
   g_object_class_install_property(object_class, PROP_YOLO_VERSION,
       g_param_spec_int("yolo-version", "YOLO version", "yolo: output layout, 5 or 8", 5, 8, 5,

@@ -174,6 +174,22 @@ GST_START_TEST(test_dbnet)
                   abs((int)roi->h - (int)(tight_h * 7 / 5)) <= 1,
               "%u+%u from %u+%u", roi->y, roi->h, tight_y, tight_h);
   gst_buffer_unref(out);
+  /* a vertical line (1.5 x as tall as wide) keeps its box */
+  float tall[32 * 32] = {0};
+  for (int y = 4; y < 28; y++)
+    for (int x = 12; x < 18; x++)
+      tall[y * 32 + x] = 0.9f;
+  guint boxes[2][4];
+  for (int margin = 0; margin < 2; margin++) {
+    out = decode(margin ? "method=dbnet" : "method=dbnet line-margin=0",
+                 frame_with_tensor(tall, 1024, 4, dims), &error);
+    fail_unless(out != NULL, "%s", error);
+    roi = gst_buffer_get_video_region_of_interest_meta(out);
+    guint box[4] = {roi->x, roi->y, roi->w, roi->h};
+    memcpy(boxes[margin], box, sizeof box);
+    gst_buffer_unref(out);
+  }
+  fail_unless(memcmp(boxes[0], boxes[1], sizeof boxes[0]) == 0);
 }
 GST_END_TEST;
 

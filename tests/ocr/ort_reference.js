@@ -190,18 +190,27 @@ async function main() {
       // the crop (get_rotate_crop_image: the box's own pixels) scaled to
       // height 48 keeping its aspect, normalised, then zeros to the right up
       // to 320 wide (resize_norm_img; a wider crop is squeezed to whole
-      // pixels). PP-OCR turns crops 1.5 times taller than wide by 90 degrees,
-      // for vertical text; the suite's text is horizontal.
-      const w = box.x1 - box.x0, h = box.y1 - box.y0;
-      const crop = frame.subarray(box.y0 * stride + box.x0 * 3);
+      // pixels). PP-OCR turns crops 1.5 times taller than wide by 90 degrees
+      // counter-clockwise (np.rot90), for vertical text.
+      let w = box.x1 - box.x0, h = box.y1 - box.y0;
+      let crop = frame.subarray(box.y0 * stride + box.x0 * 3), cropStride = stride;
+      if (h >= 1.5 * w) {
+        const turned = new Uint8Array(w * h * 3); // h wide, w tall: out[i][j] = in[j][w-1-i]
+        for (let i = 0; i < w; i++)
+          for (let j = 0; j < h; j++)
+            for (let c = 0; c < 3; c++)
+              turned[(i * h + j) * 3 + c] = crop[j * stride + (w - 1 - i) * 3 + c];
+        [crop, cropStride, w, h] = [turned, h * 3, h, w];
+      }
       const ideal = REC.height * w / h;
       const recW = Math.max(REC.minWidth, Math.floor(ideal));
       const scaledW = Math.min(Math.ceil(ideal), recW);
-      const scaled = resize(crop, w, h, stride, scaledW, REC.height);
+      const scaled = resize(crop, w, h, cropStride, scaledW, REC.height);
       const out = Object.values(await rec.run({
         [rec.inputNames[0]]: tensor(scaled, scaledW, REC.height, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], recW)}))[0];
       const read = ctcDecode(out.data, out.dims[1], out.dims[2], dictionary);
-      const roi = {id: rois.length, label: 'text', x: box.x0, y: box.y0, w, h,
+      const roi = {id: rois.length, label: 'text', x: box.x0, y: box.y0, w: box.x1 - box.x0,
+                   h: box.y1 - box.y0,
                    'text-region': {confidence: box.score}};
       if (read.text && read.confidence >= REC.dropScore) roi.text = read;
       rois.push(roi);
