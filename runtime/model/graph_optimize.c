@@ -259,9 +259,17 @@ npu_status npu_graph_optimize(npu_graph *g)
   size_t known_tensors = g->tensor_count;
   channel_affine a = {NULL, NULL};
   size_t most = 1;
-  for (size_t t = 0; t < g->tensor_count; t++) /* channels: a weight's dims[0] or dims[1] */
-    for (uint32_t d = 0; d < 2 && d < g->tensors[t].rank && g->tensors[t].data_size; d++)
-      most = g->tensors[t].dims[d] > (int64_t)most ? (size_t)g->tensors[t].dims[d] : most;
+  for (size_t t = 0; t < g->tensor_count; t++) { /* channels: a weight's dims[0] or dims[1] */
+    const npu_graph_tensor *tensor = &g->tensors[t];
+    /* at most its elements: the dims may be a graph output's declared shape, not the data's
+     * (a 5 x 5 Constant declared 4294967297 x 5 asked for 16 GiB here) */
+    size_t elements = npu_dtype_size(tensor->dtype) ? tensor->data_size / npu_dtype_size(tensor->dtype)
+                                                    : 0;
+    for (uint32_t d = 0; d < 2 && d < tensor->rank && tensor->data_size; d++) {
+      size_t channels = tensor->dims[d] < (int64_t)elements ? (size_t)tensor->dims[d] : elements;
+      most = channels > most ? channels : most;
+    }
+  }
   a.scale = malloc(most * sizeof(float)); /* (no more than the weight has elements) */
   a.shift = malloc(most * sizeof(float));
   if (status == NPU_OK && (!a.scale || !a.shift))
