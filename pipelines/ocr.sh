@@ -75,32 +75,18 @@ start=$(date +%s.%N)
 eval gst-launch-1.0 -q -e "$pipeline"
 end=$(date +%s.%N)
 echo "results (npumetaconvert, one JSON line per frame) and annotated frames (npuoverlay): $output"
-/usr/bin/python3 - "$output" "${#sources[@]}" "$start" "$end" "${expected[@]}" <<'PY'
+/usr/bin/python3 - "$NPU_ROOT/pipelines" "$output" "${#sources[@]}" "$start" "$end" "${expected[@]}" <<'PY'
 import json, sys
-
-def distance(a, b):
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[len(b)]
+sys.path.insert(0, sys.argv[1])
+from ocr_text import distance, reading_lines
 
 def read(frame):
     """The frame's text in reading order: lines top to bottom (" | " between
     them), regions left to right in each."""
-    lines = []
-    regions = (r for r in frame["rois"] if r.get("text", {}).get("text"))
-    for r in sorted(regions, key=lambda r: r["y"] + r["h"] / 2):
-        if lines and r["y"] + r["h"] / 2 < lines[-1][0]["y"] + lines[-1][0]["h"]:
-            lines[-1].append(r)  # its middle is within the line's first region
-        else:
-            lines.append([r])
-    return " | ".join(" ".join(r["text"]["text"] for r in sorted(line, key=lambda r: r["x"]))
-                      for line in lines)
+    return " | ".join(" ".join(line) for line in reading_lines(frame["rois"]))
 
-output, streams, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-expected = sys.argv[5:]
+output, streams, start, end = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+expected = sys.argv[6:]
 errors = total = frames_read = 0
 for stream in range(streams):
     with open(f"{output}/stream{stream}.jsonl", encoding="utf-8") as f:

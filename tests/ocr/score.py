@@ -33,30 +33,15 @@ import os
 import sys
 import unicodedata
 
-
-def distance(a, b):
-    """Levenshtein distance."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
-    return row[len(b)]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                                'pipelines'))
+from ocr_text import distance, reading_lines  # noqa: E402
 
 
 def read(rois):
-    """A frame's text in reading order. A region joins the current line when
-    its middle is above the bottom of the line's first region. A region's own
-    leading and trailing spaces go: the space joining it to the next counts."""
-    lines = []
-    regions = (r for r in rois if r.get('text', {}).get('text', '').strip())
-    for r in sorted(regions, key=lambda r: r['y'] + r['h'] / 2):
-        if lines and r['y'] + r['h'] / 2 < lines[-1][0]['y'] + lines[-1][0]['h']:
-            lines[-1].append(r)
-        else:
-            lines.append([r])
-    text = '\n'.join(' '.join(r['text']['text'].strip() for r in sorted(line, key=lambda r: r['x']))
-                     for line in lines)
+    """A frame's text in reading order (ocr_text.reading_lines): lines joined
+    by newlines, regions in a line by spaces."""
+    text = '\n'.join(' '.join(line) for line in reading_lines(rois))
     return unicodedata.normalize('NFKC', text)
 
 
