@@ -726,10 +726,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     params.letterbox = TRUE;
     params.align = NPU_LETTERBOX_TOP_LEFT;
     /* content that sized both axes is only rounded up: kept at its own scale */
-    params.max_scale = self->sizes.model_width <= 0 && self->sizes.width == 0 &&
-                               self->sizes.model_height <= 0 && self->sizes.height == 0
-                           ? 1.0f
-                           : 0.0f;
+    params.max_scale = gst_npu_input_policy_keeps_scale(&self->sizes) ? 1.0f : 0.0f;
     for (int c = 0; c < 3; c++) {
       double pixel = target.dtype == NPU_TENSOR_FLOAT32 ? self->mean[c] / self->scale : 114;
       params.pad_rgb[self->order == ORDER_BGR ? 2 - c : c] = (uint8_t)CLAMP(lround(pixel), 0, 255);

@@ -6,6 +6,12 @@ gboolean gst_npu_input_policy_is_dynamic(const GstNpuInputPolicy *policy)
          (policy->model_height <= 0 && policy->height == 0);
 }
 
+gboolean gst_npu_input_policy_keeps_scale(const GstNpuInputPolicy *policy)
+{
+  return policy->model_width <= 0 && policy->width == 0 && policy->model_height <= 0 &&
+         policy->height == 0;
+}
+
 guint gst_npu_input_round(const GstNpuInputPolicy *policy, guint64 value)
 {
   guint64 step = MAX(policy->multiple, 1);
@@ -36,7 +42,7 @@ void gst_npu_input_size_for(const GstNpuInputPolicy *policy, guint content_width
   guint w = fixed_axis(policy, policy->model_width, policy->width);
   guint h = fixed_axis(policy, policy->model_height, policy->height);
   double cw = MAX(content_width, 1), ch = MAX(content_height, 1);
-  if (w == 0 && h == 0) { /* the content's own size, scaled down to fit max_size */
+  if (gst_npu_input_policy_keeps_scale(policy)) { /* its own size, shrunk to fit max_size */
     double scale = MIN(1.0, policy->max_size / MAX(cw, ch));
     w = gst_npu_input_round(policy, (guint64)(cw * scale + 0.999));
     h = gst_npu_input_round(policy, (guint64)(ch * scale + 0.999));

@@ -21,6 +21,10 @@ typedef struct {
 /* Whether an axis follows the content (open, no size given). */
 gboolean gst_npu_input_policy_is_dynamic(const GstNpuInputPolicy *policy);
 
+/* Whether the content sizes both axes (none fixed): it is then only rounded
+ * up, never enlarged (shrunk to max_size at most). */
+gboolean gst_npu_input_policy_keeps_scale(const GstNpuInputPolicy *policy);
+
 /* The input size for content of content_width x content_height pixels (a
  * frame or a crop; both > 0). A batch takes the largest of its jobs' sizes
  * and keeps each job's aspect ratio by padding (letterbox, top left). */
