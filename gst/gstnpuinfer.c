@@ -52,7 +52,6 @@ GST_DEBUG_CATEGORY_STATIC(gst_npu_infer_debug);
 
 #define MAX_BATCH 64
 #define MAX_OUTPUTS 16
-#define MAX_PLANS 12 /* execution plans kept (batch size x input size) */
 
 typedef struct _InferPad InferPad;
 
@@ -78,14 +77,6 @@ typedef struct {
   guint input_width, input_height; /* the input size it wants; 0: not known yet */
   npu_rotation rotation; /* of the crop: a tall text region turned into a line */
 } Job;
-
-/* The model planned for one input shape, with its input buffer. */
-typedef struct {
-  guint frames, width, height;
-  npu_context *context;
-  npu_buffer *input;
-  guint64 last_used; /* batch count: the least recently used plan goes first */
-} Plan;
 
 /* A sink/src pair. Fields below `info` are under the element's lock. */
 struct _InferPad {
@@ -142,7 +133,12 @@ struct _GstNpuInfer {
   npu_tensor_info input; /* N x 3 x H x W as the model declares it */
   GstNpuInputPolicy sizes; /* how a batch's H and W are chosen */
   uint32_t output_count;
-  Plan plans[MAX_PLANS]; /* batching thread only */
+  /* Batching thread only: the model on the device, reshaped to each
+   * batch's shape (it keeps recent shapes planned and the weights put),
+   * and its input, as large as the largest shape met. */
+  npu_context *context;
+  npu_buffer *input_buffer;
+  size_t input_bytes;
   /* batching (under `lock`) */
   GMutex lock;
   GCond changed;
@@ -237,15 +233,6 @@ static void release_pad_runtime(InferPad *pad)
   pad->ready = NULL;
 }
 
-static void forget_plan(Plan *plan)
-{
-  if (plan->context)
-    npu_context_destroy(plan->context);
-  if (plan->input)
-    npu_buffer_release(plan->input);
-  *plan = (Plan){0};
-}
-
 /* With the batching thread stopped. */
 static void release_runtime(GstNpuInfer *self)
 {
@@ -253,8 +240,13 @@ static void release_runtime(GstNpuInfer *self)
     release_pad_runtime(g_ptr_array_index(self->pads, i));
   if (self->stream)
     npu_stream_synchronize(self->stream);
-  for (guint n = 0; n < MAX_PLANS; n++)
-    forget_plan(&self->plans[n]);
+  if (self->context)
+    npu_context_destroy(self->context);
+  self->context = NULL;
+  if (self->input_buffer)
+    npu_buffer_release(self->input_buffer);
+  self->input_buffer = NULL;
+  self->input_bytes = 0;
   if (self->stream)
     npu_stream_destroy(self->stream);
   if (self->pool)
@@ -454,41 +446,39 @@ static void runtime_error(GstNpuInfer *self, npu_status status, const gchar *wha
                                                            npu_last_error_message()));
 }
 
-/* The execution plan for `frames` frames of width x height: kept for the
- * shapes used most recently (a stream of frames uses one; crops of many
- * widths a few), the least recently used one replaced. NULL after an error. */
-static Plan *ensure_plan(GstNpuInfer *self, guint frames, guint width, guint height)
+/* The model ready for `frames` frames of width x height: the context is
+ * made for the first batch and reshaped for the next ones (a stream of
+ * frames keeps one shape; crops of many widths alternate between a few,
+ * which the context keeps planned). FALSE after an error. */
+static gboolean ensure_shape(GstNpuInfer *self, guint frames, guint width, guint height)
 {
-  Plan *plan = &self->plans[0];
-  for (guint n = 0; n < MAX_PLANS; n++) {
-    Plan *p = &self->plans[n];
-    if (p->context && p->frames == frames && p->width == width && p->height == height) {
-      p->last_used = self->batches + 1;
-      return p;
-    }
-    if (!p->context || (plan->context && p->last_used < plan->last_used))
-      plan = p;
-  }
-  forget_plan(plan);
   npu_tensor_info shape = self->input;
   shape.dims[0] = frames;
   shape.dims[2] = height;
   shape.dims[3] = width;
-  GST_DEBUG_OBJECT(self, "planning the model for %ux3x%ux%u", frames, height, width);
-  npu_status status = npu_context_create(self->model, self->device, &shape, 1, &plan->context);
+  GST_DEBUG_OBJECT(self, "the model for %ux3x%ux%u", frames, height, width);
+  npu_status status = self->context
+                          ? npu_context_reshape(self->context, &shape, 1)
+                          : npu_context_create(self->model, self->device, &shape, 1,
+                                               &self->context);
   size_t bytes = npu_dtype_size(self->input.dtype) * frames * 3 * (size_t)height * width;
-  if (status == NPU_OK)
-    status = npu_buffer_alloc(self->device, bytes, &plan->input);
+  if (status == NPU_OK && bytes > self->input_bytes) {
+    if (self->input_buffer)
+      npu_buffer_release(self->input_buffer);
+    self->input_buffer = NULL;
+    self->input_bytes = 0;
+    status = npu_buffer_alloc(self->device, bytes, &self->input_buffer);
+    if (status == NPU_OK)
+      self->input_bytes = bytes;
+  }
   if (status != NPU_OK) {
-    forget_plan(plan);
     gchar *what = g_strdup_printf("Cannot plan the model for %u x 3 x %u x %u", frames, height,
                                   width);
     runtime_error(self, status, what);
     g_free(what);
-    return NULL;
+    return FALSE;
   }
-  *plan = (Plan){frames, width, height, plan->context, plan->input, self->batches + 1};
-  return plan;
+  return TRUE;
 }
 
 /* The part of its frame a job reads, clamped to the frame. */
@@ -698,13 +688,12 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     width = MAX(width, batch[i]->input_width);
     height = MAX(height, batch[i]->input_height);
   }
-  Plan *plan = ensure_plan(self, frames, width, height);
-  if (!plan)
+  if (!ensure_shape(self, frames, width, height))
     return FALSE;
   gboolean follows_content = gst_npu_input_policy_is_dynamic(&self->sizes);
   GST_OBJECT_LOCK(self);
   npu_tensor_target target = {
-      .buffer = plan->input, .width = width, .height = height, .batch = frames,
+      .buffer = self->input_buffer, .width = width, .height = height, .batch = frames,
       .layout = NPU_LAYOUT_NCHW, .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
   if (self->input.dtype == NPU_DTYPE_UINT8) { /* raw pixels */
     target.dtype = NPU_TENSOR_UINT8;
@@ -784,7 +773,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
   npu_buffer *out[MAX_OUTPUTS] = {NULL};
   GstBuffer *outputs[MAX_OUTPUTS] = {NULL};
   for (uint32_t o = 0; o < self->output_count && ok; o++) {
-    npu_context_output_info(plan->context, o, &infos[o]);
+    npu_context_output_info(self->context, o, &infos[o]);
     size_t size = npu_dtype_size(infos[o].dtype);
     for (uint32_t d = 0; d < infos[o].rank; d++)
       size *= (size_t)infos[o].dims[d];
@@ -798,7 +787,7 @@ static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
     gst_buffer_append_memory(outputs[o], gst_npu_memory_wrap(self->allocator, out[o], size));
   }
   if (ok) {
-    status = npu_context_run(plan->context, self->stream, &plan->input, out);
+    status = npu_context_run(self->context, self->stream, &self->input_buffer, out);
     if (status == NPU_OK)
       status = npu_stream_synchronize(self->stream);
     if (status != NPU_OK) {

@@ -1,10 +1,10 @@
-/* Execution contexts: plan a model for one device and one shape profile,
- * then run it. Planning walks the nodes in order: it infers every shape,
- * computes nodes whose inputs are all constants once (on the device, read
- * back), creates a backend kernel for the rest, puts constants in one
- * device buffer and plans the intermediates into one arena. A run binds the
- * caller's buffers and queues the launches on the stream. */
-#include <pthread.h>
+/* Planning one input shape (shape_plan.h). Planning walks the nodes in
+ * order: it infers every shape, computes nodes whose inputs are all
+ * constants once (on the host, with the CPU backend's kernels), creates a
+ * backend kernel for the rest, finds the model's weights in the context's
+ * device copy (uploading them with the first plan), puts folded constants in
+ * a device buffer of the plan's own and plans the intermediates into one
+ * arena. A run binds the caller's buffers and queues the launches. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +18,15 @@
 #include "npu_internal.h"
 #include "planner.h"
 #include "shape_inference.h"
+#include "shape_plan.h"
 
 #define ALIGNMENT 64
 
-typedef enum { LOC_NONE, LOC_INPUT, LOC_OUTPUT, LOC_ARENA, LOC_CONSTANT } tensor_location;
+/* LOC_CONSTANT: a host value, on the device in the plan's own buffer;
+ * LOC_WEIGHT: a graph constant in the context's shared device copy. */
+typedef enum {
+  LOC_NONE, LOC_INPUT, LOC_OUTPUT, LOC_ARENA, LOC_CONSTANT, LOC_WEIGHT
+} tensor_location;
 
 typedef struct ctx_tensor {
   npu_hal_tensor_desc desc;
@@ -51,10 +56,10 @@ typedef struct launch_addends {
   int32_t tensors[NPU_HAL_MAX_ACTIVATIONS];
 } launch_addends;
 
-struct npu_context {
-  npu_model *model;
-  npu_device *device;
+struct shape_plan {
+  npu_device *device, *host;
   const npu_graph *graph;
+  npu_device_weights *weights;
   ctx_tensor *tensors;
   npu_hal_launch *launches;
   uint32_t *launch_nodes;     /* the node each launch runs */
@@ -74,18 +79,13 @@ struct npu_context {
   io_ref *io_refs;
   size_t io_ref_count;
   npu_buffer *arena, *constants;
-  npu_event *finished;        /* recorded after each run */
-  npu_stream *sync_stream;    /* npu_context_run_sync's, made on first use */
-  npu_buffer **held;          /* the last run's inputs and outputs */
-  size_t held_count;
   void **owned;               /* host values computed while planning */
   size_t owned_count;
-  pthread_mutex_t lock;
   npu_context_stats stats;
   uint64_t memory_total;      /* the device's: no tensor may be larger */
 };
 
-static bool own(npu_context *ctx, void *data)
+static bool own(shape_plan *ctx, void *data)
 {
   void **grown = realloc(ctx->owned, (ctx->owned_count + 1) * sizeof *grown);
   if (!grown)
@@ -116,7 +116,7 @@ static const char *label_of(const npu_graph *g, uint32_t node, char *buffer, siz
 /* Every tensor a plan holds fits in the device's memory, which also bounds
  * every element count, byte size and index the kernels compute from its
  * dimensions (npu_dims_elements bounds the product of the non-zero ones). */
-static npu_status check_size(npu_context *ctx, const npu_hal_tensor_desc *t, const char *what,
+static npu_status check_size(shape_plan *ctx, const npu_hal_tensor_desc *t, const char *what,
                              const char *name)
 {
   size_t bytes;
@@ -136,7 +136,7 @@ static npu_status check_size(npu_context *ctx, const npu_hal_tensor_desc *t, con
 
 /* ---- inputs of the profile ---------------------------------------------------- */
 
-static npu_status bind_inputs(npu_context *ctx, const npu_tensor_info *shapes, uint32_t count)
+static npu_status bind_inputs(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t count)
 {
   const npu_graph *g = ctx->graph;
   if (shapes && count != g->input_count)
@@ -179,65 +179,52 @@ typedef struct node_io {
   uint32_t input_count, output_count;
 } node_io;
 
-/* Runs one kernel now on temporary device buffers and keeps its outputs on
- * the host: constant folding that only uses the backend. */
-static npu_status fold_node(npu_context *ctx, npu_stream *stream, const npu_hal_op *op,
-                            npu_hal_kernel *kernel, void **results)
+/* Computes a node whose inputs are all known now, on the host with the
+ * CPU backend's kernels (which read and write host memory), whatever the
+ * target device: folding never needs the target to run an operator, and
+ * nothing goes to the device and back. The outputs stay as host values. */
+static npu_status fold_node(shape_plan *ctx, npu_stream *host_stream, const npu_hal_op *op,
+                            void **results)
 {
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
-  npu_buffer *buffers[72] = {NULL};
+  const npu_hal_backend *backend = npu_device_backend(ctx->host);
+  npu_hal_kernel *kernel;
+  npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->host), op, &kernel);
+  if (status != NPU_OK)
+    return status;
   npu_hal_mem_ref refs[72] = {{0}};
-  npu_status status = NPU_OK;
-  uint32_t total = op->input_count + op->output_count;
-  for (uint32_t i = 0; i < total && status == NPU_OK; i++) {
-    bool is_input = i < op->input_count;
-    const npu_hal_tensor_desc *d = is_input ? &op->inputs[i] : &op->outputs[i - op->input_count];
-    size_t bytes = tensor_bytes(d);
-    if (d->dtype == NPU_DTYPE_UNDEFINED)
-      continue;
-    status = npu_buffer_alloc(ctx->device, bytes ? bytes : 1, &buffers[i]);
-    if (status == NPU_OK && is_input && bytes)
-      status = npu_memcpy_h2d(buffers[i], 0, op->input_values[i], bytes);
-    if (status == NPU_OK)
-      refs[i] = (npu_hal_mem_ref){npu_buffer_hal(buffers[i]), NULL, 0};
-  }
-  npu_hal_launch launch = {kernel, op->input_count, op->output_count, refs,
-                           refs + op->input_count};
-  npu_buffer *workspace = NULL;
-  size_t workspace_bytes = backend->graph->kernel_workspace
-                               ? backend->graph->kernel_workspace(kernel)
-                               : 0;
-  if (status == NPU_OK && workspace_bytes) {
-    status = npu_buffer_alloc(ctx->device, workspace_bytes, &workspace);
-    if (status == NPU_OK)
-      launch.workspace = (npu_hal_mem_ref){npu_buffer_hal(workspace), NULL, 0};
-  }
-  if (status == NPU_OK)
-    status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream), &launch, 1,
-                                 NULL, NULL);
-  if (status == NPU_OK)
-    status = npu_stream_synchronize(stream);
+  for (uint32_t i = 0; i < op->input_count; i++)
+    if (op->inputs[i].dtype != NPU_DTYPE_UNDEFINED)
+      refs[i] = (npu_hal_mem_ref){NULL, (void *)op->input_values[i], 0};
   for (uint32_t o = 0; o < op->output_count && status == NPU_OK; o++) {
     size_t bytes = tensor_bytes(&op->outputs[o]);
     results[o] = malloc(bytes ? bytes : 1);
     if (!results[o] || !own(ctx, results[o])) {
       free(results[o]);
       status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory folding constants");
-    } else if (bytes) {
-      status = npu_memcpy_d2h(results[o], buffers[op->input_count + o], 0, bytes);
     }
+    refs[op->input_count + o] = (npu_hal_mem_ref){NULL, results[o], 0};
   }
-  for (uint32_t i = 0; i < total; i++)
-    if (buffers[i])
-      npu_buffer_release(buffers[i]);
-  if (workspace)
-    npu_buffer_release(workspace);
+  size_t workspace_bytes = backend->graph->kernel_workspace
+                               ? backend->graph->kernel_workspace(kernel)
+                               : 0;
+  void *workspace = workspace_bytes ? malloc(workspace_bytes) : NULL;
+  if (status == NPU_OK && workspace_bytes && !workspace)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory folding constants");
+  npu_hal_launch launch = {kernel, op->input_count, op->output_count, refs,
+                           refs + op->input_count, {NULL, workspace, 0}};
+  if (status == NPU_OK)
+    status = backend->graph->run(npu_device_hal(ctx->host), npu_stream_hal(host_stream), &launch,
+                                 1, NULL, NULL);
+  if (status == NPU_OK)
+    status = npu_stream_synchronize(host_stream);
+  free(workspace);
+  backend->graph->kernel_destroy(kernel);
   return status;
 }
 
 /* Shape: the input's dims as an int64 constant (opset 15 adds start/end);
  * Size: their product, a scalar. Both are known once shapes are. */
-static npu_status plan_shape(npu_context *ctx, const npu_graph_node *n, const npu_hal_op *op)
+static npu_status plan_shape(shape_plan *ctx, const npu_graph_node *n, const npu_hal_op *op)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
   if (strcmp(op->op_type, "Size") == 0) {
@@ -281,14 +268,14 @@ static npu_status plan_shape(npu_context *ctx, const npu_graph_node *n, const np
 
 static const void *constant_value(void *data, int32_t tensor)
 {
-  return ((npu_context *)data)->tensors[tensor].value;
+  return ((shape_plan *)data)->tensors[tensor].value;
 }
 
 /* Planning creates kernels in order: a tensor an earlier launch writes, or a
  * graph input, is there when this one runs. */
 static bool addend_ready(void *data, int32_t tensor, int32_t like)
 {
-  const npu_context *ctx = data;
+  const shape_plan *ctx = data;
   const npu_hal_tensor_desc *a = &ctx->tensors[tensor].desc, *b = &ctx->tensors[like].desc;
   tensor_location where = ctx->tensors[tensor].location;
   return (where == LOC_ARENA || where == LOC_INPUT) && a->dtype == b->dtype &&
@@ -299,7 +286,7 @@ static bool addend_ready(void *data, int32_t tensor, int32_t like)
 /* Creates the node's kernel with the longest chain of following
  * elementwise nodes fused in that the backend accepts (the chain is
  * shortened until it does); *fusion says what it took (count 0: nothing). */
-static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
+static npu_status create_fused(shape_plan *ctx, uint32_t index, npu_hal_op *op,
                                npu_hal_kernel **kernel, npu_fusion *fusion)
 {
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
@@ -329,7 +316,7 @@ static npu_status create_fused(npu_context *ctx, uint32_t index, npu_hal_op *op,
 }
 
 /* The operator of node `index` over io (filled from the planned tensors). */
-static npu_hal_op node_op(npu_context *ctx, uint32_t index, node_io *io)
+static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
 {
   const npu_graph *g = ctx->graph;
   const npu_graph_node *n = &g->nodes[index];
@@ -355,7 +342,7 @@ static npu_hal_op node_op(npu_context *ctx, uint32_t index, node_io *io)
                       n->output_count, io->inputs, io->outputs, io->values};
 }
 
-static bool outputs_empty(const npu_context *ctx, const npu_graph_node *n)
+static bool outputs_empty(const shape_plan *ctx, const npu_graph_node *n)
 {
   for (uint32_t o = 0; o < n->output_count; o++)
     if (n->outputs[o] >= 0 && tensor_bytes(&ctx->tensors[n->outputs[o]].desc) != 0)
@@ -366,7 +353,7 @@ static bool outputs_empty(const npu_context *ctx, const npu_graph_node *n)
 /* First planning pass over a node: infers its output shapes, and computes
  * it right away when all its inputs are known (constant folding). *runs:
  * whether a kernel must run it at inference time. */
-static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t index,
+static npu_status infer_node(shape_plan *ctx, npu_stream *fold_stream, uint32_t index,
                              node_io *io, bool *runs)
 {
   const npu_graph *g = ctx->graph;
@@ -416,14 +403,8 @@ static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t
     *runs = true;
     return NPU_OK;
   }
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
-  npu_hal_kernel *kernel;
-  status = backend->graph->kernel_create(npu_device_hal(ctx->device), &op, &kernel);
   void *results[8] = {NULL};
-  if (status == NPU_OK) {
-    status = fold_node(ctx, fold_stream, &op, kernel, results);
-    backend->graph->kernel_destroy(kernel);
-  }
+  status = fold_node(ctx, fold_stream, &op, results);
   if (status != NPU_OK) {
     char reason[400];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
@@ -441,7 +422,7 @@ static npu_status infer_node(npu_context *ctx, npu_stream *fold_stream, uint32_t
 
 /* Last planning pass over a node that runs: its kernel, with the
  * elementwise nodes after it fused in where the backend takes them. */
-static npu_status create_kernel(npu_context *ctx, uint32_t index, node_io *io,
+static npu_status create_kernel(shape_plan *ctx, uint32_t index, node_io *io,
                                 npu_hal_kernel **kernel, npu_fusion *fusion)
 {
   npu_hal_op op = node_op(ctx, index, io);
@@ -461,14 +442,14 @@ static npu_status create_kernel(npu_context *ctx, uint32_t index, node_io *io,
 /* ---- choosing layouts ---------------------------------------------------------- */
 
 typedef struct layout_scope {
-  npu_context *ctx;
+  shape_plan *ctx;
   const bool *runs;
   node_io *io;
 } layout_scope;
 
 static const npu_hal_tensor_desc *planned_activation(void *data, int32_t tensor)
 {
-  const npu_context *ctx = ((layout_scope *)data)->ctx;
+  const shape_plan *ctx = ((layout_scope *)data)->ctx;
   const ctx_tensor *t = &ctx->tensors[tensor];
   for (size_t i = 0; i < ctx->graph->output_count; i++)
     if (ctx->graph->outputs[i] == tensor)
@@ -484,7 +465,7 @@ static bool node_runs(void *data, uint32_t node)
 static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *layouts)
 {
   layout_scope *scope = data;
-  npu_context *ctx = scope->ctx;
+  shape_plan *ctx = scope->ctx;
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   if (!backend->graph->layout_supported)
     return false;
@@ -501,14 +482,14 @@ static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *lay
 
 static npu_hal_layout backend_prefers(void *data, const npu_hal_tensor_desc *tensor)
 {
-  const npu_context *ctx = ((layout_scope *)data)->ctx;
+  const shape_plan *ctx = ((layout_scope *)data)->ctx;
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   return backend->graph->preferred_layout
              ? backend->graph->preferred_layout(npu_device_hal(ctx->device), tensor)
              : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
-static npu_status choose_layouts(npu_context *ctx, const bool *runs, node_io *io)
+static npu_status choose_layouts(shape_plan *ctx, const bool *runs, node_io *io)
 {
   const npu_graph *g = ctx->graph;
   npu_hal_layout *layouts = malloc((g->tensor_count + 1) * sizeof *layouts);
@@ -526,7 +507,59 @@ static npu_status choose_layouts(npu_context *ctx, const bool *runs, node_io *io
 
 /* ---- placing tensors --------------------------------------------------------------- */
 
-static npu_status place_constants(npu_context *ctx)
+static bool is_weight_candidate(const shape_plan *ctx, size_t i)
+{
+  const ctx_tensor *t = &ctx->tensors[i];
+  return ctx->graph->tensors[i].constant && t->location == LOC_CONSTANT && t->used_on_device &&
+         tensor_bytes(&t->desc) != 0;
+}
+
+/* The graph's constants that kernels read from the device live in the
+ * context's shared copy: the first plan uploads those it reads, later plans
+ * find them there (and keep any other in their own buffer). */
+static npu_status place_weights(shape_plan *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  npu_device_weights *w = ctx->weights;
+  if (!w->offsets) {
+    size_t total = 0;
+    w->offsets = malloc((g->tensor_count + 1) * sizeof *w->offsets);
+    if (!w->offsets)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory placing the weights");
+    for (size_t i = 0; i < g->tensor_count; i++) {
+      w->offsets[i] = NPU_WEIGHT_ABSENT;
+      if (!is_weight_candidate(ctx, i))
+        continue;
+      w->offsets[i] = total;
+      if (!npu_add_size(total, tensor_bytes(&ctx->tensors[i].desc), &total) ||
+          !npu_add_size(total, ALIGNMENT - 1, &total))
+        return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "the weights' sizes pass SIZE_MAX");
+      total = total / ALIGNMENT * ALIGNMENT;
+    }
+    npu_status status = total ? npu_buffer_alloc(ctx->device, total, &w->buffer) : NPU_OK;
+    for (size_t i = 0; i < g->tensor_count && status == NPU_OK; i++)
+      if (w->offsets[i] != NPU_WEIGHT_ABSENT)
+        status = npu_memcpy_h2d(w->buffer, w->offsets[i], ctx->tensors[i].value,
+                                tensor_bytes(&ctx->tensors[i].desc));
+    if (status != NPU_OK) {
+      if (w->buffer)
+        npu_buffer_release(w->buffer);
+      free(w->offsets);
+      *w = (npu_device_weights){0};
+      return status;
+    }
+    w->bytes = total;
+  }
+  for (size_t i = 0; i < g->tensor_count; i++)
+    if (is_weight_candidate(ctx, i) && w->offsets[i] != NPU_WEIGHT_ABSENT) {
+      ctx->tensors[i].location = LOC_WEIGHT;
+      ctx->tensors[i].offset = w->offsets[i];
+    }
+  return NPU_OK;
+}
+
+/* Folded constants (and weights the shared copy lacks): the plan's own. */
+static npu_status place_constants(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   size_t total = 0;
@@ -540,7 +573,7 @@ static npu_status place_constants(npu_context *ctx)
       return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "the constants' sizes pass SIZE_MAX");
     total = total / ALIGNMENT * ALIGNMENT;
   }
-  ctx->stats.constant_bytes = total;
+  ctx->stats.constant_bytes = ctx->weights->bytes + total;
   if (total == 0)
     return NPU_OK;
   npu_status status = npu_buffer_alloc(ctx->device, total, &ctx->constants);
@@ -553,7 +586,7 @@ static npu_status place_constants(npu_context *ctx)
   return status;
 }
 
-static npu_status place_intermediates(npu_context *ctx)
+static npu_status place_intermediates(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   /* The tensors, then each launch's workspace, live for that launch only. */
@@ -587,11 +620,12 @@ static npu_status place_intermediates(npu_context *ctx)
   return status;
 }
 
-static npu_hal_mem_ref ref_of(npu_context *ctx, const ctx_tensor *t)
+static npu_hal_mem_ref ref_of(shape_plan *ctx, const ctx_tensor *t)
 {
   /* Empty tensors may have no memory at all (nor the arena or constants). */
   npu_buffer *home = t->location == LOC_ARENA ? ctx->arena : ctx->constants;
   switch (t->location) {
+  case LOC_WEIGHT: return (npu_hal_mem_ref){npu_buffer_hal(ctx->weights->buffer), NULL, t->offset};
   case LOC_ARENA:
   case LOC_CONSTANT: /* a constant only packed kernels read has no device copy */
     return home && tensor_bytes(&t->desc) && (t->location == LOC_ARENA || t->used_on_device)
@@ -603,7 +637,7 @@ static npu_hal_mem_ref ref_of(npu_context *ctx, const ctx_tensor *t)
 
 /* Gives every launch its input/output references; caller buffers are
  * patched in at each run through io_refs. */
-static npu_status build_launch_refs(npu_context *ctx)
+static npu_status build_launch_refs(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   size_t total = 0;
@@ -654,7 +688,7 @@ static npu_status build_launch_refs(npu_context *ctx)
 }
 
 /* Graph outputs: where they come from. */
-static npu_status bind_outputs(npu_context *ctx)
+static npu_status bind_outputs(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   ctx->fixups = calloc(g->output_count + 1, sizeof *ctx->fixups);
@@ -678,7 +712,7 @@ static npu_status bind_outputs(npu_context *ctx)
 }
 
 /* `packed`: the inputs the kernel keeps its own copy of (no device copy). */
-static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step, int32_t output0,
+static void mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32_t output0,
                       uint32_t packed)
 {
   const npu_graph_node *n = &ctx->graph->nodes[node];
@@ -701,7 +735,7 @@ static void mark_uses(npu_context *ctx, uint32_t node, uint32_t step, int32_t ou
   }
 }
 
-static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
+static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
 {
   const npu_graph *g = ctx->graph;
   for (size_t i = 0; i < g->tensor_count; i++) { /* initializers and Constant nodes */
@@ -722,7 +756,7 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
   if (status != NPU_OK)
     return status;
   npu_stream *fold_stream;
-  status = npu_stream_create(ctx->device, &fold_stream);
+  status = npu_stream_create(ctx->host, &fold_stream);
   if (status != NPU_OK)
     return status;
   node_io *io = malloc(sizeof *io);
@@ -773,6 +807,8 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
   if (status == NPU_OK)
     status = bind_outputs(ctx);
   if (status == NPU_OK)
+    status = place_weights(ctx);
+  if (status == NPU_OK)
     status = place_constants(ctx);
   if (status == NPU_OK)
     status = place_intermediates(ctx);
@@ -781,20 +817,12 @@ static npu_status plan(npu_context *ctx, const npu_tensor_info *shapes, uint32_t
   return status;
 }
 
-/* ---- public API ------------------------------------------------------------------- */
+/* ---- the plan's interface ---------------------------------------------------------- */
 
-static void release_held(npu_context *ctx)
+void npu_shape_plan_destroy(shape_plan *ctx)
 {
-  for (size_t i = 0; i < ctx->held_count; i++)
-    npu_buffer_release(ctx->held[i]);
-  ctx->held_count = 0;
-}
-
-static void destroy_context(npu_context *ctx)
-{
-  if (ctx->finished)
-    npu_event_synchronize(ctx->finished);
-  release_held(ctx);
+  if (!ctx)
+    return;
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
   for (size_t l = 0; l < ctx->launch_count; l++)
     backend->graph->kernel_destroy(ctx->kernels[l]);
@@ -806,13 +834,7 @@ static void destroy_context(npu_context *ctx)
     npu_buffer_release(ctx->arena);
   if (ctx->constants)
     npu_buffer_release(ctx->constants);
-  if (ctx->finished)
-    npu_event_destroy(ctx->finished);
-  if (ctx->sync_stream)
-    npu_stream_destroy(ctx->sync_stream);
-  pthread_mutex_destroy(&ctx->lock);
   free(ctx->owned);
-  free(ctx->held);
   free(ctx->fixups);
   free(ctx->refs);
   free(ctx->io_refs);
@@ -827,38 +849,22 @@ static void destroy_context(npu_context *ctx)
   npu_consumers_clear(&ctx->consumers);
   free(ctx->launches);
   free(ctx->tensors);
-  npu_model_release(ctx->model);
-  npu_device_release(ctx->device);
   free(ctx);
 }
 
-NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
-                                      const npu_tensor_info *shapes, uint32_t shape_count,
-                                      npu_context **out)
+npu_status npu_shape_plan_create(const npu_plan_env *env, const npu_tensor_info *shapes,
+                                 uint32_t shape_count, shape_plan **out)
 {
-  npu_status status = npu_handle_check(model, NPU_HANDLE_MODEL, "model");
-  if (status == NPU_OK)
-    status = npu_handle_check(device, NPU_HANDLE_DEVICE, "device");
-  if (status != NPU_OK)
-    return status;
-  if (!out)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_create: context is NULL");
-  const npu_hal_backend *backend = npu_device_backend(device);
-  if (!backend->graph)
-    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the %s backend cannot run models",
-                         backend->name);
-  npu_context *ctx = calloc(1, sizeof *ctx);
+  shape_plan *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
-  npu_model_retain(model);
-  npu_device_retain(device);
-  ctx->model = model;
-  ctx->device = device;
-  ctx->graph = npu_model_graph(model);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
+  ctx->device = env->device;
+  ctx->host = env->host;
+  ctx->graph = env->graph;
+  ctx->weights = env->weights;
   npu_device_properties properties;
-  npu_device_properties_of(device, &properties);
+  npu_device_properties_of(env->device, &properties);
   ctx->memory_total = properties.memory_total;
-  pthread_mutex_init(&ctx->lock, NULL);
   size_t nodes = ctx->graph->node_count + 1, tensors = ctx->graph->tensor_count + 1;
   ctx->tensors = calloc(tensors, sizeof *ctx->tensors);
   ctx->launches = calloc(nodes, sizeof *ctx->launches);
@@ -870,40 +876,42 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
   ctx->workspace_offsets = calloc(nodes, sizeof *ctx->workspace_offsets);
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
-  ctx->held = calloc(ctx->graph->input_count + ctx->graph->output_count + 1, sizeof *ctx->held);
+  npu_status status = NPU_OK;
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
       !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
-      !ctx->addends || !ctx->absorbed ||
-      !ctx->attribute_sources || !ctx->held)
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a context");
-  if (status == NPU_OK)
-    status = npu_event_create(device, NPU_EVENT_DISABLE_TIMING, &ctx->finished);
+      !ctx->addends || !ctx->absorbed || !ctx->attribute_sources)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
   if (status == NPU_OK)
     status = plan(ctx, shapes, shape_count);
   if (status != NPU_OK) {
     char reason[512];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
-    destroy_context(ctx);
+    npu_shape_plan_destroy(ctx);
     return npu_set_error(status, "%s", reason);
   }
-  npu_handle_register(ctx, NPU_HANDLE_CONTEXT);
   *out = ctx;
   return NPU_OK;
 }
 
-NPU_API npu_status npu_context_destroy(npu_context *ctx)
+bool npu_shape_plan_matches(const shape_plan *ctx, const npu_tensor_info *shapes,
+                            uint32_t shape_count)
 {
-  npu_status status = npu_handle_unregister(ctx, NPU_HANDLE_CONTEXT, "context");
-  if (status == NPU_OK)
-    destroy_context(ctx);
-  return status;
+  const npu_graph *g = ctx->graph;
+  if (shapes && shape_count != g->input_count)
+    return false;
+  for (size_t i = 0; i < g->input_count; i++) {
+    const npu_hal_tensor_desc *d = &ctx->tensors[g->inputs[i]].desc;
+    const int64_t *dims = shapes ? shapes[i].dims : g->tensors[g->inputs[i]].dims;
+    if ((shapes && shapes[i].rank != d->rank) ||
+        memcmp(dims, d->dims, d->rank * sizeof d->dims[0]) != 0)
+      return false;
+  }
+  return true;
 }
 
-static npu_status describe(npu_context *ctx, bool input, uint32_t index, npu_tensor_info *info)
+npu_status npu_shape_plan_describe(const shape_plan *ctx, bool input, uint32_t index,
+                                   npu_tensor_info *info)
 {
-  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
-  if (status != NPU_OK)
-    return status;
   size_t count = input ? ctx->graph->input_count : ctx->graph->output_count;
   if (!info || index >= count)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "context %s %u: info is NULL or there are "
@@ -918,18 +926,7 @@ static npu_status describe(npu_context *ctx, bool input, uint32_t index, npu_ten
   return NPU_OK;
 }
 
-NPU_API npu_status npu_context_input_info(npu_context *ctx, uint32_t index, npu_tensor_info *info)
-{
-  return describe(ctx, true, index, info);
-}
-
-NPU_API npu_status npu_context_output_info(npu_context *ctx, uint32_t index,
-                                           npu_tensor_info *info)
-{
-  return describe(ctx, false, index, info);
-}
-
-static npu_status check_binding(npu_context *ctx, npu_buffer *buffer, int32_t tensor,
+static npu_status check_binding(const shape_plan *ctx, npu_buffer *buffer, int32_t tensor,
                                 const char *what, uint32_t index)
 {
   npu_status status = npu_handle_check(buffer, NPU_HANDLE_BUFFER, what);
@@ -948,36 +945,24 @@ static npu_status check_binding(npu_context *ctx, npu_buffer *buffer, int32_t te
   return NPU_OK;
 }
 
-NPU_API npu_status npu_context_run(npu_context *ctx, npu_stream *stream,
-                                   npu_buffer *const *inputs, npu_buffer *const *outputs)
+npu_status npu_shape_plan_check(const shape_plan *ctx, npu_buffer *const *inputs,
+                                npu_buffer *const *outputs)
 {
-  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
-  if (status == NPU_OK)
-    status = npu_handle_check(stream, NPU_HANDLE_STREAM, "stream");
-  if (status != NPU_OK)
-    return status;
   const npu_graph *g = ctx->graph;
   if ((g->input_count && !inputs) || !outputs)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_run: inputs or outputs is NULL");
+  npu_status status = NPU_OK;
   for (size_t i = 0; i < g->input_count && status == NPU_OK; i++)
     status = check_binding(ctx, inputs[i], g->inputs[i], "input", (uint32_t)i);
   for (size_t i = 0; i < g->output_count && status == NPU_OK; i++)
     status = check_binding(ctx, outputs[i], g->outputs[i], "output", (uint32_t)i);
-  if (status != NPU_OK)
-    return status;
+  return status;
+}
 
-  pthread_mutex_lock(&ctx->lock);
-  /* The launches are patched in place: the previous run must be done. */
-  status = npu_event_synchronize(ctx->finished);
-  release_held(ctx);
-  for (size_t i = 0; i < g->input_count; i++) {
-    npu_buffer_retain(inputs[i]);
-    ctx->held[ctx->held_count++] = inputs[i];
-  }
-  for (size_t i = 0; i < g->output_count; i++) {
-    npu_buffer_retain(outputs[i]);
-    ctx->held[ctx->held_count++] = outputs[i];
-  }
+npu_status npu_shape_plan_queue(shape_plan *ctx, npu_stream *stream, npu_buffer *const *inputs,
+                                npu_buffer *const *outputs)
+{
+  npu_status status = NPU_OK;
   for (size_t i = 0; i < ctx->io_ref_count; i++) {
     const io_ref *r = &ctx->io_refs[i];
     npu_buffer *b = r->output ? outputs[r->slot] : inputs[r->slot];
@@ -997,37 +982,10 @@ NPU_API npu_status npu_context_run(npu_context *ctx, npu_stream *stream,
   if (status == NPU_OK && ctx->launch_count)
     status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream),
                                  ctx->launches, ctx->launch_count, NULL, NULL);
-  if (status == NPU_OK)
-    status = npu_event_record(ctx->finished, stream);
-  pthread_mutex_unlock(&ctx->lock);
   return status;
 }
 
-NPU_API npu_status npu_context_run_sync(npu_context *ctx, npu_buffer *const *inputs,
-                                        npu_buffer *const *outputs)
+const npu_context_stats *npu_shape_plan_stats(const shape_plan *ctx)
 {
-  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
-  if (status != NPU_OK)
-    return status;
-  pthread_mutex_lock(&ctx->lock);
-  if (!ctx->sync_stream)
-    status = npu_stream_create(ctx->device, &ctx->sync_stream);
-  npu_stream *stream = ctx->sync_stream;
-  pthread_mutex_unlock(&ctx->lock);
-  if (status == NPU_OK)
-    status = npu_context_run(ctx, stream, inputs, outputs);
-  if (status == NPU_OK)
-    status = npu_stream_synchronize(stream);
-  return status;
-}
-
-NPU_API npu_status npu_context_get_stats(npu_context *ctx, npu_context_stats *stats)
-{
-  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
-  if (status != NPU_OK)
-    return status;
-  if (!stats)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_get_stats: stats is NULL");
-  *stats = ctx->stats;
-  return NPU_OK;
+  return &ctx->stats;
 }

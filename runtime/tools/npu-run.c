@@ -24,6 +24,7 @@ typedef struct options {
 
 typedef struct report {
   double load_ms, plan_ms;
+  double replan_ms;          /* the first context planned again for another batch; < 0: none */
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   npu_context_stats stats;
@@ -255,12 +256,13 @@ static void print_report(const char *model_path, const options *o, const npu_ten
       printf("]}");
     }
     printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
-           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
+           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
-           o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->min_ms,
+           o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
+           r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, r->allocations_after_warmup, r->peak_rss_kib);
@@ -274,6 +276,9 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     printf(" %s\n", npu_dtype_name(shapes[i].dtype));
   }
   printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
+  if (r->replan_ms >= 0)
+    printf("re-planning:  %.1f ms for another batch size (%.0f%% of the first plan; weights "
+           "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
   printf("latency:      min %.2f  median %.2f  p90 %.2f  max %.2f ms (%d iterations)\n",
          r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
   printf("throughput:   %.1f inferences/s (batch %d, %d stream%s)\n", r->throughput, o->batch,
@@ -286,6 +291,31 @@ static void print_report(const char *model_path, const options *o, const npu_ten
          s->relaid_tensors);
   printf("allocations:  %" PRIu64 " after warm-up\n", r->allocations_after_warmup);
   printf("peak RSS:     %.1f MiB\n", (double)r->peak_rss_kib / 1024.0);
+}
+
+/* How long the context takes to plan another batch size (the first
+ * dynamic axis of the first input one larger), and to come back: the
+ * weights are not packed or uploaded again. < 0 when no axis is open. */
+static double measure_replan(npu_model *model, npu_context *context, const npu_tensor_info *shapes,
+                             uint32_t in_count)
+{
+  npu_tensor_info declared, other[in_count + 1];
+  if (in_count == 0 || npu_model_input_info(model, 0, &declared) != NPU_OK)
+    return -1;
+  uint32_t axis = 0;
+  while (axis < declared.rank && declared.dims[axis] != NPU_DIM_DYNAMIC)
+    axis++;
+  if (axis == declared.rank)
+    return -1;
+  memcpy(other, shapes, in_count * sizeof *shapes);
+  other[0].dims[axis]++;
+  double start = now_ms();
+  if (npu_context_reshape(context, other, in_count) != NPU_OK)
+    return -1;
+  double elapsed = now_ms() - start;
+  if (npu_context_reshape(context, shapes, in_count) != NPU_OK)
+    return -1;
+  return elapsed;
 }
 
 static gboolean measure(const char *model_path, const options *o)
@@ -322,6 +352,7 @@ static gboolean measure(const char *model_path, const options *o)
       goto done;
     }
   r.plan_ms = (now_ms() - planned) / o->streams;
+  r.replan_ms = measure_replan(model, workers[0].context, shapes, in_count);
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))
       goto done;

@@ -256,6 +256,54 @@ static void test_external_data_symlinks(void)
 /* Models crafted to overflow sizes or to give operators constant inputs and
  * attributes that do not fit them: loading or planning refuses each with a
  * message naming the tensor, input or attribute (issue 12). */
+/* One context reshaped between batch sizes answers as contexts made for
+ * each; shapes already planned are kept, a bad shape is refused and leaves
+ * the current one, and the weights stay as they were. */
+static void test_context_reshape(void)
+{
+  char *path = model_path("good.onnx");
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *device = npu_test_open_device();
+  float pixels[3 * IMAGE_FLOATS], expected[3 * SCORES], scores[3 * SCORES];
+  for (int i = 0; i < 3 * IMAGE_FLOATS; i++)
+    pixels[i] = (float)((i * 29) % 97) / 40.0f - 1.2f;
+  npu_context *reference = good_model_context(model, device, 3);
+  run_good_model(device, reference, 3, pixels, expected);
+  NPU_ASSERT_OK(npu_context_destroy(reference));
+
+  npu_context *context = good_model_context(model, device, 1);
+  npu_context_stats before, after;
+  NPU_ASSERT_OK(npu_context_get_stats(context, &before));
+  g_assert_cmpuint(before.shape_plans, ==, 1);
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_context_input_info(context, 0, &shape));
+  for (int batch = 3; batch >= 1; batch -= 2) {
+    shape.dims[0] = batch;
+    NPU_ASSERT_OK(npu_context_reshape(context, &shape, 1));
+    npu_tensor_info output;
+    NPU_ASSERT_OK(npu_context_output_info(context, 0, &output));
+    g_assert_cmpint(output.dims[0], ==, batch);
+    run_good_model(device, context, batch, pixels, scores);
+    for (int i = 0; i < batch * SCORES; i++)
+      g_assert_cmpfloat_with_epsilon(scores[i], expected[i], 1e-5);
+  }
+  NPU_ASSERT_OK(npu_context_get_stats(context, &after));
+  g_assert_cmpuint(after.shape_plans, ==, 2);
+  g_assert_cmpuint(after.constant_bytes, ==, before.constant_bytes);
+
+  shape.dims[2] = 9; /* the model fixes H to 8 */
+  g_assert_cmpint(npu_context_reshape(context, &shape, 1), ==, NPU_ERROR_INVALID_ARGUMENT);
+  assert_message_has("bad shape", "axis 2");
+  run_good_model(device, context, 1, pixels, scores); /* still batch 1 */
+  for (int i = 0; i < SCORES; i++)
+    g_assert_cmpfloat_with_epsilon(scores[i], expected[i], 1e-5);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_device_release(device));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 static void test_crafted_models_are_refused(void)
 {
   static const struct {
@@ -582,6 +630,7 @@ int main(int argc, char **argv)
   g_test_add_func("/model/external-data", test_external_data);
   g_test_add_func("/model/external-data-symlinks", test_external_data_symlinks);
   g_test_add_func("/model/contexts-of-one-model", test_contexts_of_one_model);
+  g_test_add_func("/model/context-reshape", test_context_reshape);
   g_test_add_func("/model/broken-models-are-refused", test_broken_models_are_refused);
   g_test_add_func("/model/crafted-models-are-refused", test_crafted_models_are_refused);
   g_test_add_func("/model/huge-input-shape-is-refused", test_huge_input_shape_is_refused);

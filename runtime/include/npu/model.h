@@ -71,12 +71,14 @@ NPU_API npu_status npu_model_output_info(npu_model *model, uint32_t index,
 NPU_API npu_status npu_model_opset(npu_model *model, int64_t *opset);
 NPU_API npu_status npu_model_node_count(npu_model *model, uint32_t *count);
 
-/* An execution context: one model planned for one device and one set of
+/* An execution context: one model on one device, planned for a set of
  * input shapes (a shape profile: pick the batch size and image size of
- * dynamic axes here). It owns the kernels, the constants on the device and
- * one memory arena, so running it allocates no device memory. Many
- * contexts share one loaded model. A context runs one inference at a time:
- * a run queued while the previous one is pending waits for it first. */
+ * dynamic axes at creation, change them with npu_context_reshape). It owns
+ * the weights on the device (uploaded once, whatever the shapes), and per
+ * shape the kernels and one memory arena, so running it allocates no device
+ * memory. Many contexts share one loaded model. A context runs one
+ * inference at a time: a run queued while the previous one is pending
+ * waits for it first. */
 typedef struct npu_context npu_context;
 
 typedef struct npu_context_stats {
@@ -88,6 +90,7 @@ typedef struct npu_context_stats {
   uint32_t fused_nodes;      /* elementwise nodes run inside another kernel */
   uint32_t relaid_tensors;   /* intermediates kept in the backend's own layout
                                 (channels-last or channel blocks) between kernels */
+  uint32_t shape_plans;      /* input shapes planned and kept (npu_context_reshape) */
 } npu_context_stats;
 
 /* `shapes` (may be NULL when every input is static) gives each model input's
@@ -96,6 +99,15 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
                                       const npu_tensor_info *shapes, uint32_t shape_count,
                                       npu_context **context);
 NPU_API npu_status npu_context_destroy(npu_context *context);
+
+/* Plans the context for other input shapes (same rules as at creation) and
+ * makes them current; later runs take buffers of those shapes. The weights
+ * stay on the device and packed as they are: a new shape costs only its
+ * kernels' set-up and its arena, and the last 12 shapes stay planned, so
+ * going back to one costs nothing. Waits for a pending run first. On
+ * failure the current shapes stay. */
+NPU_API npu_status npu_context_reshape(npu_context *context, const npu_tensor_info *shapes,
+                                       uint32_t shape_count);
 
 /* Concrete shapes of this profile. */
 NPU_API npu_status npu_context_input_info(npu_context *context, uint32_t index,
