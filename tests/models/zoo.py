@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""The model zoo (make_zoo.py) against ONNX Runtime 1.30 (onnxruntime-node,
+fetch_assets.sh), each engine in its own process on the same seeded input:
+our npu-run and ort_reference.js.
+
+  zoo.py check [--build DIR] [--batches 1,2] [--threads N] [NAME...]
+      Every model at each batch: outputs within 1e-4 relative L2 of ORT's
+      (outputs near zero, e.g. a random detector's scores: 1e-5 absolute).
+      Models in zoo_known_failures.txt are reported, not counted. Exports
+      and fetches what is missing (apt-get, npm); exits 77 when it cannot,
+      1 on an unexpected failure.
+  zoo.py bench [--build DIR] [--batches 1,8] [--threads N] [--rounds N]
+               [--seconds S] [NAME...]
+      Median latency of ours and ORT's, measured A/B interleaved (rounds of
+      one process each, order alternating), their ratio, peak RSS of each
+      process (ORT: Node.js's own baseline subtracted), the geometric mean of
+      the ratios; prints a Markdown table.
+  zoo.py input FILE.npy SHAPE          the seeded input (SHAPE: 1x3x224x224)
+"""
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+except ImportError:  # Debian's python3-numpy (pipelines/ensure-build.sh installs it)
+    print("zoo: SKIP: numpy is missing")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+RELATIVE_L2, ABSOLUTE = 1e-4, 1e-5
+
+
+def write_input(path, shape):
+    """The benchmarks' input: uniform in [0, 1), seed 7."""
+    np.save(path, np.random.default_rng(7).random(shape, dtype=np.float32))
+
+
+def compare_outputs(ours_dir, reference_dir):
+    """(max |a-b|, max relative L2 error, problem or None) over the outputs
+    that ORT wrote to reference_dir."""
+    worst_abs = worst_rel = 0.0
+    references = sorted(glob.glob(os.path.join(reference_dir, "*.npy")))
+    if not references:
+        return math.inf, math.inf, "ORT wrote no output"
+    for reference in references:
+        name = os.path.basename(reference)
+        want = np.load(reference).astype(np.float64)
+        try:
+            got = np.load(os.path.join(ours_dir, name)).astype(np.float64)
+        except OSError:
+            return math.inf, math.inf, f"output {name} missing"
+        if got.shape != want.shape:
+            return math.inf, math.inf, f"output {name}: shape {got.shape} != ORT's {want.shape}"
+        if not np.all(np.isfinite(got)):
+            return math.inf, math.inf, f"output {name}: not finite"
+        worst_abs = max(worst_abs, float(np.max(np.abs(got - want), initial=0.0)))
+        worst_rel = max(worst_rel, float(np.linalg.norm(got - want) /
+                                         max(np.linalg.norm(want), 1e-30)))
+    return worst_abs, worst_rel, None
+
+
+def agrees(worst_abs, worst_rel):
+    return worst_rel <= RELATIVE_L2 or worst_abs <= ABSOLUTE
+
+
+class Engines:
+    """Runs a model in npu-run or in ONNX Runtime, one process per call."""
+
+    def __init__(self, build, threads):
+        self.npu_run = os.path.join(build, "runtime", "tools", "npu-run")
+        self.threads = threads
+        status, self.ort_module = fetch_asset("npu_fetch_ort", "NPU_ORT_MODULE")
+        if status != 0:
+            self.ort_module = None
+
+    def run(self, engine, model, input_name, npy, outdir, iterations, warmup):
+        """The engine's JSON report, or a string saying why it failed."""
+        common = ["--threads", str(self.threads), "--iterations", str(iterations),
+                  "--warmup", str(warmup)]
+        if engine == "ours":
+            command = [self.npu_run, model, "--input", f"{input_name}={npy}", "--json"] + common
+            if outdir:
+                command += ["--output-dir", outdir]
+            env = None
+        else:
+            command = ["node", os.path.join(HERE, "ort_reference.js"), model,
+                       outdir or os.devnull, f"{input_name}={npy}"] + common
+            env = dict(os.environ, ORT_NODE_MODULE=self.ort_module)
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, check=False)
+        if result.returncode != 0:
+            why = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
+            return f"{'npu-run' if engine == 'ours' else 'ORT'} failed: {why}"
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        if engine == "ort":
+            report["peak_rss_kib"] -= report["node_baseline_rss_kib"]
+        return report
+
+
+def fetch_asset(function, variable):
+    """Runs fetch_assets.sh's FUNCTION; returns (status, $VARIABLE)."""
+    result = subprocess.run(["bash", "-c", f'source "$1" && {function} && echo "${variable}"',
+                             "bash", os.path.join(HERE, "fetch_assets.sh")],
+                            stdout=subprocess.PIPE, text=True, check=False)
+    return result.returncode, result.stdout.strip()
+
+
+def prepare(options):
+    """(engines, manifest, export failures); exits 77 with the reason when
+    the zoo or ORT cannot be had here."""
+    import make_zoo
+
+    def skip(why):
+        print(f"zoo: SKIP: {why}")
+        sys.exit(77)
+
+    engines = Engines(options["build"], options["threads"])
+    if not os.access(engines.npu_run, os.X_OK):
+        skip(f"{engines.npu_run} is not built")
+    if not engines.ort_module:
+        skip("onnxruntime-node is not available from npm")
+    start = time.monotonic()
+    try:
+        manifest, failed = make_zoo.ensure(options["models"] or None,
+                                           log=lambda line: print(f"# {line}", flush=True))
+    except make_zoo.Unavailable as error:
+        skip(str(error))
+    print(f"# zoo ready in {time.monotonic() - start:.0f} s ({make_zoo.CACHE})", flush=True)
+    return engines, manifest, failed
+
+
+def load_known_failures():
+    """zoo_known_failures.txt: 'MODEL reason' per line, '#' comments."""
+    known = {}
+    with open(os.path.join(HERE, "zoo_known_failures.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                name, _, reason = line.partition(" ")
+                known[name] = reason.strip()
+    return known
+
+
+def check(options):
+    engines, manifest, failed = prepare(options)
+    known = load_known_failures()
+    unexpected, start = [], time.monotonic()
+    results = {name: f"not exported: {why}" for name, why in failed.items()}
+    with tempfile.TemporaryDirectory(prefix="zoo-check-") as work:
+        for name, entry in manifest.items():
+            worst = [0.0, 0.0]
+            for batch in options["batches"]:
+                shape = [batch] + entry["shape"]
+                dirs = {d: os.path.join(work, f"{name}-{batch}-{d}") for d in ("ours", "ort")}
+                npy = os.path.join(work, "input.npy")
+                write_input(npy, shape)
+                problem = None
+                for engine in ("ours", "ort"):
+                    report = engines.run(engine, entry["file"], entry["input"], npy,
+                                         dirs[engine], 1, 0)
+                    if isinstance(report, str):
+                        problem = report
+                        break
+                if problem is None:
+                    worst_abs, worst_rel, problem = compare_outputs(dirs["ours"], dirs["ort"])
+                    worst = [max(worst[0], worst_rel), max(worst[1], worst_abs)]
+                    if problem is None and not agrees(worst_abs, worst_rel):
+                        problem = (f"relative L2 error {worst_rel:.2e} above {RELATIVE_L2:g} "
+                                   f"(max |diff| {worst_abs:.2e})")
+                if problem:
+                    results[name] = f"batch {batch}: {problem}"
+                    break
+                print(f"# {name} batch {batch}: relative L2 {worst_rel:.2e}, "
+                      f"max |diff| {worst_abs:.2e}", flush=True)
+            else:
+                results[name] = worst
+    for name in options["models"] or list(manifest) + list(failed):
+        result = results[name]
+        if isinstance(result, list):
+            note = "  (listed in zoo_known_failures.txt: remove it)" if name in known else ""
+            print(f"ok   {name:<31} max relative L2 {result[0]:.2e}, max |diff| "
+                  f"{result[1]:.2e}{note}")
+        elif name in known:
+            print(f"known failure {name}: {result}\n     ({known[name]})")
+        else:
+            print(f"FAIL {name}: {result}")
+            unexpected.append(name)
+    print(f"# {len(results)} models, {len(unexpected)} unexpected failures, "
+          f"{sum(1 for n in results if n in known and not isinstance(results[n], list))} known; "
+          f"checked in {time.monotonic() - start:.0f} s")
+    return 1 if unexpected else 0
+
+
+def bench(options):
+    engines, manifest, failed = prepare(options)
+    for name, why in failed.items():
+        print(f"# {name}: not exported: {why}")
+    batches, threads = options["batches"], options["threads"]
+    header = ["model", "input"]
+    for batch in batches:
+        header += [f"b{batch} ours ms", f"b{batch} ORT ms", f"b{batch} ratio"]
+    header += ["ours MiB", "ORT MiB"]
+    rows, ratios = [], {batch: [] for batch in batches}
+    with tempfile.TemporaryDirectory(prefix="zoo-bench-") as work:
+        npy = os.path.join(work, "input.npy")
+        for name, entry in manifest.items():
+            row = [name, "x".join(str(d) for d in entry["shape"])]
+            rss = {"ours": 0, "ort": 0}
+            for batch in batches:
+                write_input(npy, [batch] + entry["shape"])
+                medians = {"ours": [], "ort": []}
+                iterations, problem = 3, None
+                for round_ in range(options["rounds"]):
+                    order = ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours")
+                    for engine in order:
+                        report = engines.run(engine, entry["file"], entry["input"], npy, None,
+                                             iterations, 1)
+                        if isinstance(report, str):
+                            problem = report
+                            break
+                        medians[engine].append(report["latency_ms"]["median"])
+                        rss[engine] = max(rss[engine], report["peak_rss_kib"])
+                    if problem:
+                        break
+                    slowest = max(medians["ours"][-1], medians["ort"][-1])
+                    iterations = max(3, min(30, round(options["seconds"] * 1000 / slowest)))
+                if problem:
+                    print(f"# {name} batch {batch}: {problem}", flush=True)
+                    row += ["-", "-", "-"]
+                    continue
+                ours, ort = (float(np.median(medians[e])) for e in ("ours", "ort"))
+                ratios[batch].append(ours / ort)
+                row += [f"{ours:.3g}", f"{ort:.3g}", f"{ours / ort:.2f}"]
+            row += [f"{rss['ours'] / 1024:.0f}", f"{rss['ort'] / 1024:.0f}"]
+            rows.append(row)
+            print(f"# {' | '.join(row)}", flush=True)
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    everything = [r for batch in batches for r in ratios[batch]]
+    geomean = lambda values: math.exp(sum(map(math.log, values)) / len(values)) \
+        if values else math.nan  # noqa: E731
+    print("\ngeometric mean of the ratios: " + ", ".join(
+        f"batch {batch} {geomean(ratios[batch]):.2f}" for batch in batches) +
+        f", all {geomean(everything):.2f} ({len(everything)} ratios)")
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), "?")
+    print(f"ratio = ours / ORT median latency (below 1: we are faster); {options['rounds']} "
+          f"rounds per model and batch, {threads} threads, onnxruntime-node 1.30.0, "
+          f"{os.cpu_count()} cores: {cpu}; MiB: peak RSS over the batches (ORT: Node.js's own "
+          "baseline subtracted)")
+    return 0
+
+
+def parse(args):
+    options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 3, "seconds": 2.0,
+               "models": []}
+    options["batches"] = [1, 2] if args[0] == "check" else [1, 8]
+    args = args[1:]
+    while args:
+        arg = args.pop(0)
+        if arg in ("--build", "--batches", "--threads", "--rounds", "--seconds") and args:
+            value = args.pop(0)
+            key = arg[2:]
+            options[key] = value if key == "build" else \
+                [int(b) for b in value.split(",")] if key == "batches" else \
+                float(value) if key == "seconds" else int(value)
+        elif arg.startswith("-"):
+            sys.exit(__doc__)
+        else:
+            options["models"].append(arg)
+    return options
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["input"] and len(args) == 3:
+        write_input(args[1], [int(d) for d in args[2].split("x")])
+        return 0
+    if args[:1] not in (["check"], ["bench"]):
+        sys.exit(__doc__)
+    options = parse(args)
+    import make_zoo
+    unknown = [m for m in options["models"] if m not in make_zoo.ZOO]
+    if unknown:
+        sys.exit(f"zoo: unknown model(s) {' '.join(unknown)}; make_zoo.py --list lists the zoo")
+    return check(options) if args[0] == "check" else bench(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
