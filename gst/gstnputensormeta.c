@@ -83,6 +83,11 @@ const GstMetaInfo *gst_npu_tensor_meta_get_info(void)
   return info;
 }
 
+/**
+ * gst_buffer_add_npu_tensor_meta: (skip)
+ *
+ * For elements, which fill the tensors in C.
+ */
 GstNpuTensorMeta *gst_buffer_add_npu_tensor_meta(GstBuffer *buffer, guint n_tensors)
 {
   GstNpuTensorMeta *meta =
@@ -94,6 +99,13 @@ GstNpuTensorMeta *gst_buffer_add_npu_tensor_meta(GstBuffer *buffer, guint n_tens
   return meta;
 }
 
+/**
+ * gst_npu_tensor_meta_find:
+ * @meta: a tensor meta
+ * @name: an output name of the model
+ *
+ * Returns: (transfer none) (nullable): the tensor named @name, valid while the buffer lives
+ */
 const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const gchar *name)
 {
   for (guint i = 0; meta && i < meta->n_tensors; i++)
@@ -102,6 +114,11 @@ const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const
   return NULL;
 }
 
+/**
+ * gst_npu_tensor_map: (skip)
+ *
+ * Bindings read the values with gst_npu_tensor_get_bytes().
+ */
 gconstpointer gst_npu_tensor_map(const GstNpuTensor *tensor, GstMapInfo *map)
 {
   g_return_val_if_fail(tensor != NULL && map != NULL, NULL);
@@ -114,8 +131,91 @@ gconstpointer gst_npu_tensor_map(const GstNpuTensor *tensor, GstMapInfo *map)
   return map->data + tensor->offset;
 }
 
+/**
+ * gst_npu_tensor_unmap: (skip)
+ */
 void gst_npu_tensor_unmap(const GstNpuTensor *tensor, GstMapInfo *map)
 {
   g_return_if_fail(tensor != NULL && tensor->data != NULL && map != NULL);
   gst_buffer_unmap(tensor->data, map);
+}
+
+/**
+ * gst_buffer_get_npu_tensor_metas:
+ * @buffer: a frame
+ *
+ * Returns: (transfer container) (element-type GstNpuTensorMeta): every tensor meta of
+ * @buffer (one per ROI in npuinfer's roi mode), valid while the buffer lives
+ */
+GList *gst_buffer_get_npu_tensor_metas(GstBuffer *buffer)
+{
+  g_return_val_if_fail(GST_IS_BUFFER(buffer), NULL);
+  GList *metas = NULL;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_NPU_TENSOR_META_API_TYPE)))
+    metas = g_list_prepend(metas, meta);
+  return g_list_reverse(metas);
+}
+
+/**
+ * gst_npu_tensor_meta_get_tensor:
+ * @meta: a tensor meta
+ * @index: 0 to n_tensors - 1
+ *
+ * Returns: (transfer none) (nullable): the @index-th tensor, valid while the buffer lives
+ */
+const GstNpuTensor *gst_npu_tensor_meta_get_tensor(const GstNpuTensorMeta *meta, guint index)
+{
+  g_return_val_if_fail(meta != NULL, NULL);
+  return index < meta->n_tensors ? &meta->tensors[index] : NULL;
+}
+
+/**
+ * gst_npu_tensor_get_dims:
+ * @tensor: a tensor
+ * @rank: (out): the number of dims
+ *
+ * Returns: (array length=rank) (transfer none): the dims, the batch axis 1
+ */
+const gint64 *gst_npu_tensor_get_dims(const GstNpuTensor *tensor, guint *rank)
+{
+  g_return_val_if_fail(tensor != NULL && rank != NULL, NULL);
+  *rank = tensor->rank;
+  return tensor->dims;
+}
+
+typedef struct {
+  GstBuffer *data;
+  GstMapInfo map;
+} TensorMapping;
+
+static void tensor_mapping_free(gpointer data)
+{
+  TensorMapping *mapping = data;
+  gst_buffer_unmap(mapping->data, &mapping->map);
+  gst_buffer_unref(mapping->data);
+  g_free(mapping);
+}
+
+/**
+ * gst_npu_tensor_get_bytes:
+ * @tensor: a tensor
+ *
+ * The values, row-major, of the type the dtype code says. The device memory
+ * stays mapped (not copied) until the GBytes is freed.
+ *
+ * Returns: (transfer full) (nullable): the values, or %NULL when they cannot be mapped
+ */
+GBytes *gst_npu_tensor_get_bytes(const GstNpuTensor *tensor)
+{
+  g_return_val_if_fail(tensor != NULL, NULL);
+  TensorMapping *mapping = g_new0(TensorMapping, 1);
+  gconstpointer values = gst_npu_tensor_map(tensor, &mapping->map);
+  if (!values) {
+    g_free(mapping);
+    return NULL;
+  }
+  mapping->data = gst_buffer_ref(tensor->data);
+  return g_bytes_new_with_free_func(values, tensor->size, tensor_mapping_free, mapping);
 }

@@ -86,6 +86,15 @@ void gst_npu_tensor_unmap(const GstNpuTensor *tensor, GstMapInfo *map);
 /* The tensor named `name`, or NULL. */
 const GstNpuTensor *gst_npu_tensor_meta_find(const GstNpuTensorMeta *meta, const gchar *name);
 
+/* For language bindings (the GstNpu-1.0 typelib: Python's
+ * gi.repository.GstNpu), which cannot use the macro, the tensors array or
+ * GstMapInfo: the frame's metas as a list, a tensor by index, its dims, and
+ * its values as GBytes (mapped, not copied, while the GBytes lives). */
+GList *gst_buffer_get_npu_tensor_metas(GstBuffer *buffer);
+const GstNpuTensor *gst_npu_tensor_meta_get_tensor(const GstNpuTensorMeta *meta, guint index);
+const gint64 *gst_npu_tensor_get_dims(const GstNpuTensor *tensor, guint *rank);
+GBytes *gst_npu_tensor_get_bytes(const GstNpuTensor *tensor);
+
 G_END_DECLS
 
 #endif
