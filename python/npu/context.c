@@ -210,73 +210,71 @@ static PyObject *output_arrays(NpuContext *self)
   return outputs;
 }
 
-/* Queues the uploads, the run and the downloads on `stream`, then records
- * `done` (host[] and bytes[]: the input arrays, then the output arrays). On a
- * failure half-way the stream is drained: queued copies still use the
- * arrays and buffers, which the future lets go of afterwards. */
-static npu_status queue_run(NpuContext *self, npu_stream *stream, void *const *host,
-                            const size_t *bytes, npu_buffer **buffers, npu_event **done)
+/* Takes the run's device buffers from the pool and uploads the inputs,
+ * then queues the run and `done` after it. The uploads are synchronous (the
+ * CPU device: a memcpy in this thread, no stream task): each run has
+ * buffers of its own, which nothing queued uses. The future downloads the
+ * outputs once `done` is reached. On a failure the stream is drained, so
+ * that nothing queued still uses the buffers when they go. */
+static npu_status queue_run(NpuContext *self, npu_stream *stream, NpuFuture *f)
 {
-  uint32_t n = self->n_inputs + self->n_outputs;
   npu_status status = NPU_OK;
-  for (uint32_t i = 0; status == NPU_OK && i < n; i++)
-    status = npu_mem_pool_alloc(self->pool, bytes[i] ? bytes[i] : 1, &buffers[i]);
-  for (uint32_t i = 0; status == NPU_OK && i < self->n_inputs; i++)
-    if (bytes[i])
-      status = npu_memcpy_h2d_async(buffers[i], 0, host[i], bytes[i], stream);
+  for (uint32_t i = 0; status == NPU_OK && i < f->n_buffers; i++)
+    status = npu_mem_pool_alloc(self->pool, f->bytes[i] ? f->bytes[i] : 1, &f->buffers[i]);
+  for (uint32_t i = 0; status == NPU_OK && i < f->n_inputs; i++)
+    if (f->bytes[i])
+      status = npu_memcpy_h2d(f->buffers[i], 0, f->host[i], f->bytes[i]);
   if (status == NPU_OK)
-    status = npu_context_run(self->handle, stream, buffers, buffers + self->n_inputs);
-  for (uint32_t i = self->n_inputs; status == NPU_OK && i < n; i++)
-    if (bytes[i])
-      status = npu_memcpy_d2h_async(host[i], buffers[i], 0, bytes[i], stream);
+    status = npu_context_run(self->handle, stream, f->buffers, f->buffers + f->n_inputs);
   if (status == NPU_OK)
-    status = npu_event_create(self->device->handle, NPU_EVENT_DISABLE_TIMING, done);
+    status = npu_event_create(self->device->handle, NPU_EVENT_DISABLE_TIMING, &f->done);
   if (status == NPU_OK)
-    status = npu_event_record(*done, stream);
+    status = npu_event_record(f->done, stream);
   if (status != NPU_OK)
     npu_stream_synchronize(stream);
   return status;
 }
 
+/* The arrays' data and sizes: the inputs (converted), then the outputs. */
+static int bind_arrays(NpuContext *self, NpuFuture *f, PyObject *inputs)
+{
+  uint32_t n = self->n_inputs + self->n_outputs;
+  f->n_inputs = self->n_inputs;
+  f->buffers = PyMem_Calloc(n ? n : 1, sizeof *f->buffers);
+  f->host = PyMem_Calloc(n ? n : 1, sizeof *f->host);
+  f->bytes = PyMem_Calloc(n ? n : 1, sizeof *f->bytes);
+  if (!f->buffers || !f->host || !f->bytes) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  f->n_buffers = n;
+  for (uint32_t i = 0; i < n; i++) {
+    PyArrayObject *array = (PyArrayObject *)(
+        i < self->n_inputs ? PyTuple_GET_ITEM(inputs, i)
+                           : PyDict_GetItemString(f->outputs, self->info[i].name));
+    f->host[i] = PyArray_DATA(array);
+    f->bytes[i] = (size_t)PyArray_NBYTES(array);
+  }
+  return 0;
+}
+
 static NpuFuture *submit(NpuContext *self, PyObject *inputs, NpuStream *stream)
 {
   NpuFuture *future = npu_py_future_new(self, stream);
-  if (!future)
-    return NULL;
-  uint32_t n = self->n_inputs + self->n_outputs;
-  void **host = PyMem_Calloc(n ? n : 1, sizeof *host);
-  size_t *bytes = PyMem_Calloc(n ? n : 1, sizeof *bytes);
-  future->inputs = input_arrays(self, inputs);
-  future->outputs = future->inputs ? output_arrays(self) : NULL;
-  future->buffers = PyMem_Calloc(n ? n : 1, sizeof *future->buffers);
-  if (!future->outputs || !future->buffers || !host || !bytes) {
-    if (!PyErr_Occurred())
-      PyErr_NoMemory();
-    PyMem_Free(host);
-    PyMem_Free(bytes);
-    Py_DECREF(future);
-    return NULL;
+  PyObject *arrays = future ? input_arrays(self, inputs) : NULL;
+  if (arrays && (future->outputs = output_arrays(self)) && bind_arrays(self, future, arrays) == 0) {
+    npu_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = queue_run(self, stream->handle, future);
+    Py_END_ALLOW_THREADS
+    if (npu_py_check_status(status) == 0) {
+      Py_DECREF(arrays); /* uploaded */
+      return future;
+    }
   }
-  future->n_buffers = n;
-  for (uint32_t i = 0; i < n; i++) {
-    PyArrayObject *array = (PyArrayObject *)(
-        i < self->n_inputs ? PyTuple_GET_ITEM(future->inputs, i)
-                           : PyDict_GetItemString(future->outputs, self->info[i].name));
-    host[i] = PyArray_DATA(array);
-    bytes[i] = (size_t)PyArray_NBYTES(array);
-  }
-  npu_status status;
-  Py_BEGIN_ALLOW_THREADS
-  status = queue_run(self, stream->handle, host, bytes, future->buffers, &future->done);
-  Py_END_ALLOW_THREADS
-  PyMem_Free(host);
-  PyMem_Free(bytes);
-  if (status != NPU_OK) {
-    npu_py_raise(status);
-    Py_DECREF(future);
-    return NULL;
-  }
-  return future;
+  Py_XDECREF(arrays);
+  Py_XDECREF(future);
+  return NULL;
 }
 
 static PyObject *context_run_async(NpuContext *self, PyObject *args, PyObject *kwargs)
@@ -348,10 +346,10 @@ static PyMethodDef context_methods[] = {
      "each converted to the input's dtype (safe casts only). Inputs of another shape re-plan "
      "the context (only axes the model leaves open may change; recent plans are kept)"},
     {"run_async", NPU_PY_FN(context_run_async), METH_VARARGS | METH_KEYWORDS,
-     "run_async(inputs, stream=None) -> Future: queues the uploads, the run and the downloads "
-     "on the stream (default: the context's own) and returns at once. A context runs one "
-     "inference at a time: for concurrent streams, use one context per stream (they share the "
-     "model's weights)"},
+     "run_async(inputs, stream=None) -> Future: uploads the inputs, queues the run on the "
+     "stream (default: the context's own) and returns; Future.result() downloads the outputs. "
+     "A context runs one inference at a time (queuing a run waits for its previous one): for "
+     "concurrent streams, use one context per stream (they share the model's weights)"},
     {"stats", NPU_PY_FN(context_stats), METH_NOARGS,
      "stats() -> dict: arena/naive/constant bytes, kernels per run, folded and fused nodes, "
      "relaid tensors, shapes planned, and the context's stream's task counts and busy time"},

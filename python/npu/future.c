@@ -8,32 +8,40 @@ NpuFuture *npu_py_future_new(NpuContext *context, NpuStream *stream)
     return NULL;
   self->context = (NpuContext *)Py_NewRef(context);
   self->stream = (NpuStream *)Py_NewRef(stream);
-  self->inputs = self->outputs = self->error = NULL;
+  self->outputs = self->error = NULL;
+  self->n_inputs = self->n_buffers = 0;
   self->buffers = NULL;
-  self->n_buffers = 0;
+  self->host = NULL;
+  self->bytes = NULL;
   self->done = NULL;
   return self;
 }
 
-/* Waits for the work (GIL released), then lets go of what it used; a
- * failure is kept to be raised by result(). Idempotent. */
+/* Waits for the run and downloads the outputs (GIL released), then lets go
+ * of the device buffers; a failure is kept to be raised by result().
+ * Idempotent. */
 static int complete(NpuFuture *self)
 {
   npu_status status = NPU_OK;
   if (self->done) {
-    npu_event *done = self->done;
     Py_BEGIN_ALLOW_THREADS
-    status = npu_event_synchronize(done);
+    status = npu_event_synchronize(self->done);
+    for (uint32_t i = self->n_inputs; status == NPU_OK && i < self->n_buffers; i++)
+      if (self->bytes[i])
+        status = npu_memcpy_d2h(self->host[i], self->buffers[i], 0, self->bytes[i]);
     Py_END_ALLOW_THREADS
-    npu_event_destroy(done);
+    npu_event_destroy(self->done);
     self->done = NULL;
   }
   for (uint32_t i = 0; self->buffers && i < self->n_buffers; i++)
     if (self->buffers[i])
       npu_buffer_release(self->buffers[i]);
   PyMem_Free(self->buffers);
+  PyMem_Free(self->host);
+  PyMem_Free(self->bytes);
   self->buffers = NULL;
-  Py_CLEAR(self->inputs);
+  self->host = NULL;
+  self->bytes = NULL;
   if (status != NPU_OK) {
     npu_py_raise(status);
     PyObject *type, *traceback;

@@ -21,7 +21,7 @@ import numpy as np
 gi.require_version("Gst", "1.0")
 gi.require_version("GstVideo", "1.0")
 gi.require_version("GstNpu", "1.0")
-from gi.repository import GstNpu, GstVideo  # noqa: E402
+from gi.repository import GLib, GstNpu  # noqa: E402
 
 from ._npu import numpy_dtype  # noqa: E402
 
@@ -63,23 +63,17 @@ def tensor_metas(buffer):
 
 
 def _structure_dict(structure):
-    return {structure.nth_field_name(i): structure.get_value(structure.nth_field_name(i))
-            for i in range(structure.n_fields())}
+    names = [structure.nth_field_name(i) for i in range(structure.n_fields())]
+    return {name: structure.get_value(name) for name in names}
 
 
 def regions(buffer):
-    """Every GstVideoRegionOfInterestMeta of a Gst.Buffer as Region, params
-    readable as dicts (npudecode's classification, detection, text)."""
-    api = GstVideo.VideoRegionOfInterestMeta.get_info().api
+    """Every GstVideoRegionOfInterestMeta of a Gst.Buffer as Region, its
+    params as dicts (npudecode's classification, detection, text)."""
     found = []
-    state = None
-    while True:
-        meta, state = _next_meta(buffer, state, api)
-        if meta is None:
-            return found
-        roi = meta.cast(GstVideo.VideoRegionOfInterestMeta)
-        params = {}
-        for structure in roi.params or []:
-            params[structure.get_name()] = _structure_dict(structure)
-        found.append(Region(roi.id, GLibQuark.to_string(roi.roi_type),
+    for roi in GstNpu.buffer_get_npu_region_metas(buffer):
+        params = {structure.get_name(): _structure_dict(structure)
+                  for structure in GstNpu.region_get_params(roi)}
+        found.append(Region(roi.id, GLib.quark_to_string(roi.roi_type),
                             (roi.x, roi.y, roi.w, roi.h), params))
+    return found

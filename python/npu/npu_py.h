@@ -67,20 +67,21 @@ typedef struct NpuContext {
   npu_tensor_info *info; /* concrete inputs, then outputs */
 } NpuContext;
 
-/* One queued model run of a context: it owns what the queued work touches
- * (the input arrays the uploads read, the output arrays the downloads
- * write, the device buffers) until that work is done, so nothing is freed
- * under the device even when the future is dropped. */
+/* One queued model run of a context. It owns what the run touches (the
+ * device buffers, the output arrays the results are downloaded into) until
+ * the run is done, so nothing is freed under the device even when the
+ * future is dropped. */
 typedef struct NpuFuture {
   PyObject_HEAD
   NpuContext *context;
   NpuStream *stream;
-  PyObject *inputs;  /* tuple of arrays; NULL once done */
-  PyObject *outputs; /* dict of arrays */
-  npu_buffer **buffers;
-  uint32_t n_buffers;
-  npu_event *done;   /* NULL once waited for (or never queued) */
-  PyObject *error;   /* the exception waiting raised, raised again by each result() */
+  PyObject *outputs;     /* dict of the output arrays, written once the run is done */
+  uint32_t n_inputs, n_buffers;
+  npu_buffer **buffers;  /* the inputs', then the outputs' device buffers */
+  void **host;           /* the arrays' data, in the same order */
+  size_t *bytes;         /* ... and their sizes */
+  npu_event *done;       /* recorded after the run; NULL once waited for */
+  PyObject *error;       /* the exception waiting raised, raised again by each result() */
 } NpuFuture;
 
 extern PyTypeObject NpuDevice_Type, NpuStream_Type, NpuEvent_Type, NpuBuffer_Type,
