@@ -14,6 +14,8 @@ NPU_DEBIAN_PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libdnnl-dev
   python3-onnx python3-numpy libjson-glib-dev libpango1.0-dev
   clang libclang-rt-14-dev libomp-dev
+  python3-dev python3-pytest python3-gi gobject-introspection libgirepository1.0-dev
+  gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
 )
 
 # npu_install_debian_packages PKG...: installs those of the packages that are
