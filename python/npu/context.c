@@ -298,29 +298,21 @@ static PyObject *context_run(NpuContext *self, PyObject *inputs)
   return outputs;
 }
 
-static PyObject *info_list(const npu_tensor_info *info, uint32_t count)
+static PyObject *info_at(const void *info, Py_ssize_t index)
 {
-  PyObject *list = PyList_New(count);
-  for (uint32_t i = 0; list && i < count; i++) {
-    PyObject *item = npu_py_tensor_info(&info[i]);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, item);
-  }
-  return list;
+  return npu_py_tensor_info((const npu_tensor_info *)info + index);
 }
 
 static PyObject *context_inputs(NpuContext *self, void *closure)
 {
   (void)closure;
-  return info_list(self->info, self->n_inputs);
+  return npu_py_list(self->n_inputs, info_at, self->info);
 }
 
 static PyObject *context_outputs(NpuContext *self, void *closure)
 {
   (void)closure;
-  return info_list(self->info + self->n_inputs, self->n_outputs);
+  return npu_py_list(self->n_outputs, info_at, self->info + self->n_inputs);
 }
 
 static PyObject *context_stats(NpuContext *self, PyObject *unused)

@@ -205,44 +205,39 @@ static PyObject *module_device_count(PyObject *module, PyObject *unused)
   return status == NPU_OK ? PyLong_FromUnsignedLong(count) : npu_py_raise(status);
 }
 
+static PyObject *device_at(const void *unused, Py_ssize_t index)
+{
+  (void)unused;
+  return PyObject_CallFunction((PyObject *)&NpuDevice_Type, "n", index);
+}
+
+static PyObject *backend_at(const void *unused, Py_ssize_t index)
+{
+  (void)unused;
+  const char *name = NULL;
+  npu_status status = npu_backend_name((uint32_t)index, &name);
+  return status == NPU_OK ? PyUnicode_FromString(name) : npu_py_raise(status);
+}
+
+static PyObject *list_of(npu_status (*count_of)(uint32_t *), npu_py_item_fn item)
+{
+  uint32_t count = 0;
+  npu_status status = count_of(&count);
+  return status == NPU_OK ? npu_py_list(count, item, NULL) : npu_py_raise(status);
+}
+
 static PyObject *module_devices(PyObject *module, PyObject *unused)
 {
   (void)module;
   (void)unused;
-  uint32_t count = 0;
-  npu_status status = npu_device_count(&count);
-  if (status != NPU_OK)
-    return npu_py_raise(status);
-  PyObject *list = PyList_New(count);
-  for (uint32_t i = 0; list && i < count; i++) {
-    PyObject *device = PyObject_CallFunction((PyObject *)&NpuDevice_Type, "I", i);
-    if (!device)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, device);
-  }
-  return list;
+  return list_of(npu_device_count, device_at);
 }
 
 static PyObject *module_backends(PyObject *module, PyObject *unused)
 {
   (void)module;
   (void)unused;
-  uint32_t count = 0;
-  npu_status status = npu_backend_count(&count);
-  if (status != NPU_OK)
-    return npu_py_raise(status);
-  PyObject *list = PyList_New(count);
-  for (uint32_t i = 0; list && i < count; i++) {
-    const char *name = NULL;
-    status = npu_backend_name(i, &name);
-    PyObject *item = status == NPU_OK ? PyUnicode_FromString(name) : npu_py_raise(status);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, item);
-  }
-  return list;
+  return list_of(npu_backend_count, backend_at);
 }
 
 PyMethodDef npu_py_device_functions[] = {

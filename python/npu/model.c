@@ -57,23 +57,25 @@ static void model_dealloc(NpuModel *self)
 typedef npu_status (*count_fn)(npu_model *, uint32_t *);
 typedef npu_status (*info_fn)(npu_model *, uint32_t, npu_tensor_info *);
 
+typedef struct tensors {
+  npu_model *model;
+  info_fn info_of;
+} tensors;
+
+static PyObject *tensor_at(const void *source, Py_ssize_t index)
+{
+  const tensors *t = source;
+  npu_tensor_info info;
+  npu_status status = t->info_of(t->model, (uint32_t)index, &info);
+  return status == NPU_OK ? npu_py_tensor_info(&info) : npu_py_raise(status);
+}
+
 static PyObject *tensor_list(NpuModel *self, count_fn count_of, info_fn info_of)
 {
   uint32_t count = 0;
   npu_status status = count_of(self->handle, &count);
-  if (status != NPU_OK)
-    return npu_py_raise(status);
-  PyObject *list = PyList_New(count);
-  for (uint32_t i = 0; list && i < count; i++) {
-    npu_tensor_info info;
-    status = info_of(self->handle, i, &info);
-    PyObject *item = status == NPU_OK ? npu_py_tensor_info(&info) : npu_py_raise(status);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, item);
-  }
-  return list;
+  tensors source = {self->handle, info_of};
+  return status == NPU_OK ? npu_py_list(count, tensor_at, &source) : npu_py_raise(status);
 }
 
 static PyObject *model_inputs(NpuModel *self, void *closure)

@@ -100,6 +100,10 @@ PyObject *npu_py_dtype_object(npu_dtype dtype);
 PyObject *npu_py_tensor_info(const npu_tensor_info *info); /* a TensorInfo tuple */
 int npu_py_tensor_info_init(PyObject *module);
 
+/* list.c: a list of `count` items, item(source, index) each (new references). */
+typedef PyObject *(*npu_py_item_fn)(const void *source, Py_ssize_t index);
+PyObject *npu_py_list(Py_ssize_t count, npu_py_item_fn item, const void *source);
+
 /* device.c */
 NpuDevice *npu_py_device_arg(PyObject *arg); /* None: the default device; new reference */
 NpuStream *npu_py_device_sync_stream(NpuDevice *device); /* borrowed */

@@ -108,18 +108,10 @@ static int read_rois(PyObject *rois, npu_rotation rotation, request *r)
   return 0;
 }
 
-static PyObject *mapping_list(const request *r)
+static PyObject *mapping_at(const void *mappings, Py_ssize_t index)
 {
-  PyObject *list = PyList_New(r->count);
-  for (Py_ssize_t i = 0; list && i < r->count; i++) {
-    const npu_letterbox *m = &r->mappings[i];
-    PyObject *item = Py_BuildValue("(ffff)", m->scale_x, m->scale_y, m->pad_x, m->pad_y);
-    if (!item)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, item);
-  }
-  return list;
+  const npu_letterbox *m = (const npu_letterbox *)mappings + index;
+  return Py_BuildValue("(ffff)", m->scale_x, m->scale_y, m->pad_x, m->pad_y);
 }
 
 /* The frame's size: given, or read from a numpy array's shape. */
@@ -295,7 +287,7 @@ static PyObject *module_to_tensor(PyObject *module, PyObject *args, PyObject *kw
                    frame_bytes, PyArray_DATA(out), (size_t)PyArray_NBYTES(out));
   Py_END_ALLOW_THREADS
   if (npu_py_check_status(status) == 0)
-    result = with_mapping ? Py_BuildValue("(ON)", out, mapping_list(&r)) : Py_NewRef(out);
+    result = with_mapping ? Py_BuildValue("(ON)", out, npu_py_list(r.count, mapping_at, r.mappings)) : Py_NewRef(out);
 done:
   Py_XDECREF(out);
   Py_XDECREF(host);

@@ -6,16 +6,9 @@ conv.onnx     image [1, 3, 16, 16] -> Relu(Conv 3x3, 8 channels, pad 1, bias)
 scale_u8.onnx pixels uint8 [2, 5] -> Cast to float32 / 255"""
 import os
 import sys
-import warnings
 
 import numpy as np
-
-warnings.simplefilter("ignore", FutureWarning)
-for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
-    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
-        setattr(np, alias, value)
-
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
 rng = np.random.default_rng(20)
