@@ -93,9 +93,11 @@ typedef struct npu_hal_backend {
   const npu_hal_graph_ops *graph;
 } npu_hal_backend;
 
-/* Registry (hal_registry.c): backends compiled in, CPU first. */
+/* Registry (hal_registry.c): backends compiled in, CPU first, then those
+ * added (from one thread, before devices are enumerated or opened). */
 uint32_t npu_hal_backend_count(void);
 const npu_hal_backend *npu_hal_backend_get(uint32_t index);
+npu_status npu_hal_backend_add(const npu_hal_backend *backend);
 
 /* Sets the calling thread's last-error message (runtime/status.c); returns `status`. */
 npu_status npu_set_error(npu_status status, const char *format, ...)

@@ -1,5 +1,6 @@
 /* gst-npu HAL: the graph kernel family. The runtime infers shapes, folds
- * constants and plans memory; a backend turns each operator into a kernel
+ * constants (on the host), partitions the graph by what each backend runs
+ * and plans memory; a backend turns each of its operators into a kernel
  * once per plan (weights packed, loops chosen) and runs a plan's launches in
  * order on a stream. Nothing here is ONNX-specific: attributes are read
  * through callbacks. */
@@ -95,6 +96,13 @@ typedef struct npu_hal_launch {
 } npu_hal_launch;
 
 struct npu_hal_graph_ops {
+  /* Capability: whether the backend runs `op` with the shapes, element types
+   * and layouts its tensors carry, asked before any kernel is made. The
+   * runtime partitions the graph into subgraphs per device: what the backend
+   * does not run goes to the CPU backend, with the transfers between them
+   * planned on streams. Optional (NULL: every operator; kernel_create then
+   * must take them all). */
+  bool (*op_supported)(npu_hal_device *device, const npu_hal_op *op);
   /* NPU_ERROR_NOT_SUPPORTED (with a message) when the backend cannot run it. */
   npu_status (*kernel_create)(npu_hal_device *device, const npu_hal_op *op,
                               npu_hal_kernel **kernel);

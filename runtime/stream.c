@@ -103,16 +103,40 @@ static npu_status check_same_device(npu_device *a, npu_device *b, const char *wh
                                                   "different devices", what);
 }
 
+typedef struct foreign_wait {
+  const npu_hal_backend *backend;
+  npu_hal_event *event;
+} foreign_wait;
+
+/* Runs in the waiting stream's order: holds the stream back until the
+ * other device's event is done. */
+static void wait_for_foreign_event(void *data)
+{
+  foreign_wait *wait = data;
+  wait->backend->event_synchronize(wait->event);
+  free(wait);
+}
+
 NPU_API npu_status npu_stream_wait_event(npu_stream *stream, npu_event *event)
 {
   npu_status status = npu_handle_check(stream, NPU_HANDLE_STREAM, "stream");
   if (status == NPU_OK)
     status = npu_handle_check(event, NPU_HANDLE_EVENT, "event");
-  if (status == NPU_OK)
-    status = check_same_device(stream->device, event->device, "npu_stream_wait_event");
   if (status != NPU_OK)
     return status;
-  return npu_device_backend(stream->device)->stream_wait_event(stream->hal, event->hal);
+  const npu_hal_backend *backend = npu_device_backend(stream->device);
+  if (stream->device == event->device)
+    return backend->stream_wait_event(stream->hal, event->hal);
+  /* Another device's event: a task on this stream waits for it, so the
+   * caller never blocks (one device's queue cannot wait on another's). */
+  foreign_wait *wait = malloc(sizeof *wait);
+  if (!wait)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a wait");
+  *wait = (foreign_wait){npu_device_backend(event->device), event->hal};
+  status = backend->stream_submit(stream->hal, wait_for_foreign_event, wait);
+  if (status != NPU_OK)
+    free(wait);
+  return status;
 }
 
 NPU_API npu_status npu_stream_get_stats(npu_stream *stream, npu_stream_stats *stats)

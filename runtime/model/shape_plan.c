@@ -37,7 +37,26 @@ typedef struct ctx_tensor {
   size_t offset;              /* in the arena or the constant buffer */
   uint32_t first_step, last_step;
   bool used_on_device;
+  bool on_host;               /* written by a kernel on the host (partitioned plans) */
+  int32_t shadow;             /* its copy on the other device, or -1 */
 } ctx_tensor;
+
+/* A tensor's copy on the device that does not write it, for the kernels
+ * there that read it: copied in before the subgraph of its first reader. */
+typedef struct shadow {
+  int32_t tensor;
+  bool on_host;               /* where the copy is */
+  size_t offset;              /* in that device's arena */
+  uint32_t first_step, last_step;
+} shadow;
+
+/* Consecutive launches on one device: a subgraph. */
+typedef struct segment {
+  bool on_host;
+  uint32_t first, count;
+  npu_event *ready;           /* host subgraphs: recorded on the device's stream before it */
+  npu_event *done;            /* host subgraphs: recorded on the host stream after it */
+} segment;
 
 typedef struct io_ref {
   npu_hal_mem_ref *ref;
@@ -79,6 +98,20 @@ struct shape_plan {
   io_ref *io_refs;
   size_t io_ref_count;
   npu_buffer *arena, *constants;
+  /* Partitioned plans: nodes the device's backend does not run go to the
+   * host device (the CPU backend), which has its own arena and stream. */
+  bool partitioned;
+  bool *on_host;              /* per node */
+  bool creating_on_host;      /* while a kernel is made: fused addends must be there */
+  bool *launch_on_host;       /* per launch */
+  uint8_t *host_arena;        /* host memory of the host device */
+  npu_stream *host_stream;
+  shadow *shadows;
+  size_t shadow_count;
+  segment *segments;
+  size_t segment_count;
+  int32_t *host_outputs;      /* graph outputs the host writes, copied out per run */
+  size_t host_output_count;
   void **owned;               /* host values computed while planning */
   size_t owned_count;
   npu_context_stats stats;
@@ -278,7 +311,8 @@ static bool addend_ready(void *data, int32_t tensor, int32_t like)
   const shape_plan *ctx = data;
   const npu_hal_tensor_desc *a = &ctx->tensors[tensor].desc, *b = &ctx->tensors[like].desc;
   tensor_location where = ctx->tensors[tensor].location;
-  return (where == LOC_ARENA || where == LOC_INPUT) && a->dtype == b->dtype &&
+  return (where == LOC_ARENA || where == LOC_INPUT) &&
+         ctx->tensors[tensor].on_host == ctx->creating_on_host && a->dtype == b->dtype &&
          a->rank == b->rank && a->layout == b->layout &&
          memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
 }
@@ -286,10 +320,17 @@ static bool addend_ready(void *data, int32_t tensor, int32_t like)
 /* Creates the node's kernel with the longest chain of following
  * elementwise nodes fused in that the backend accepts (the chain is
  * shortened until it does); *fusion says what it took (count 0: nothing). */
+/* Where a node's kernel runs. */
+static npu_device *node_device(const shape_plan *ctx, uint32_t node)
+{
+  return ctx->on_host[node] ? ctx->host : ctx->device;
+}
+
 static npu_status create_fused(shape_plan *ctx, uint32_t index, npu_hal_op *op,
                                npu_hal_kernel **kernel, npu_fusion *fusion)
 {
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  npu_device *device = node_device(ctx, index);
+  const npu_hal_backend *backend = npu_device_backend(device);
   memset(fusion, 0, sizeof *fusion);
   npu_fusion_env env = {constant_value, addend_ready, ctx};
   if (op->output_count >= 1 && op->outputs[0].dtype == NPU_DTYPE_FLOAT32 &&
@@ -303,7 +344,7 @@ static npu_status create_fused(shape_plan *ctx, uint32_t index, npu_hal_op *op,
     op->activation_count = fusion->count;
     op->fused_inputs = addends;
     op->fused_input_count = fusion->fused_input_count;
-    npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
+    npu_status status = backend->graph->kernel_create(npu_device_hal(device), op, kernel);
     op->activations = NULL;
     op->activation_count = 0;
     op->fused_inputs = NULL;
@@ -312,7 +353,7 @@ static npu_status create_fused(shape_plan *ctx, uint32_t index, npu_hal_op *op,
       return status;
   }
   memset(fusion, 0, sizeof *fusion);
-  return backend->graph->kernel_create(npu_device_hal(ctx->device), op, kernel);
+  return backend->graph->kernel_create(npu_device_hal(device), op, kernel);
 }
 
 /* The operator of node `index` over io (filled from the planned tensors). */
@@ -426,6 +467,7 @@ static npu_status create_kernel(shape_plan *ctx, uint32_t index, node_io *io,
                                 npu_hal_kernel **kernel, npu_fusion *fusion)
 {
   npu_hal_op op = node_op(ctx, index, io);
+  ctx->creating_on_host = ctx->on_host[index];
   npu_status status = create_fused(ctx, index, &op, kernel, fusion);
   if (status != NPU_OK) {
     char label[200], reason[400];
@@ -466,7 +508,8 @@ static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *lay
 {
   layout_scope *scope = data;
   shape_plan *ctx = scope->ctx;
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  npu_device *device = node_device(ctx, node);
+  const npu_hal_backend *backend = npu_device_backend(device);
   if (!backend->graph->layout_supported)
     return false;
   const npu_graph_node *n = &ctx->graph->nodes[node];
@@ -477,7 +520,7 @@ static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *lay
   for (uint32_t o = 0; o < n->output_count; o++)
     if (n->outputs[o] >= 0)
       scope->io->outputs[o].layout = layouts[n->outputs[o]];
-  return backend->graph->layout_supported(npu_device_hal(ctx->device), &op);
+  return backend->graph->layout_supported(npu_device_hal(device), &op);
 }
 
 static npu_hal_layout backend_prefers(void *data, const npu_hal_tensor_desc *tensor)
@@ -586,43 +629,75 @@ static npu_status place_constants(shape_plan *ctx)
   return status;
 }
 
-static npu_status place_intermediates(shape_plan *ctx)
+/* One device's arena: the tensors its kernels write, the copies it holds
+ * of the other device's tensors, and its launches' workspaces (each for
+ * that launch only). */
+static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
 {
   const npu_graph *g = ctx->graph;
-  /* The tensors, then each launch's workspace, live for that launch only. */
-  size_t count = g->tensor_count + ctx->launch_count;
+  size_t count = g->tensor_count + ctx->launch_count + ctx->shadow_count;
   npu_plan_tensor *requests = calloc(count + 1, sizeof *requests);
   if (!requests)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   for (size_t i = 0; i < g->tensor_count; i++) {
     const ctx_tensor *t = &ctx->tensors[i];
-    requests[i] = (npu_plan_tensor){t->location == LOC_ARENA ? tensor_bytes(&t->desc) : 0,
-                                    t->first_step, t->last_step, NPU_PLAN_NO_SOURCE};
+    bool here = t->location == LOC_ARENA && t->on_host == on_host;
+    requests[i] = (npu_plan_tensor){here ? tensor_bytes(&t->desc) : 0, t->first_step,
+                                    t->last_step, NPU_PLAN_NO_SOURCE};
   }
+  npu_plan_tensor *workspaces = requests + g->tensor_count;
   for (size_t l = 0; l < ctx->launch_count; l++)
-    requests[g->tensor_count + l] = (npu_plan_tensor){ctx->workspace_bytes[l], (uint32_t)l,
-                                                      (uint32_t)l, NPU_PLAN_NO_SOURCE};
+    workspaces[l] = (npu_plan_tensor){ctx->launch_on_host[l] == on_host ? ctx->workspace_bytes[l]
+                                                                       : 0,
+                                      (uint32_t)l, (uint32_t)l, NPU_PLAN_NO_SOURCE};
+  npu_plan_tensor *copies = workspaces + ctx->launch_count;
+  for (size_t c = 0; c < ctx->shadow_count; c++) {
+    const shadow *copy = &ctx->shadows[c];
+    copies[c] = (npu_plan_tensor){copy->on_host == on_host
+                                      ? tensor_bytes(&ctx->tensors[copy->tensor].desc)
+                                      : 0,
+                                  copy->first_step, copy->last_step, NPU_PLAN_NO_SOURCE};
+  }
   npu_memory_plan plan;
   npu_status status = npu_plan_memory(requests, count, ALIGNMENT, &plan);
   if (status == NPU_OK) {
     for (size_t i = 0; i < g->tensor_count; i++)
-      if (ctx->tensors[i].location == LOC_ARENA)
+      if (requests[i].size)
         ctx->tensors[i].offset = plan.offsets[i];
     for (size_t l = 0; l < ctx->launch_count; l++)
-      ctx->workspace_offsets[l] = plan.offsets[g->tensor_count + l];
-    ctx->stats.arena_bytes = plan.arena_size;
-    ctx->stats.naive_bytes = plan.naive_size;
-    if (plan.arena_size)
-      status = npu_buffer_alloc(ctx->device, plan.arena_size, &ctx->arena);
+      if (workspaces[l].size)
+        ctx->workspace_offsets[l] = plan.offsets[g->tensor_count + l];
+    for (size_t c = 0; c < ctx->shadow_count; c++)
+      if (copies[c].size)
+        ctx->shadows[c].offset = plan.offsets[g->tensor_count + ctx->launch_count + c];
+    *arena_bytes = plan.arena_size;
+    ctx->stats.arena_bytes += plan.arena_size;
+    ctx->stats.naive_bytes += plan.naive_size;
     npu_memory_plan_clear(&plan);
   }
   free(requests);
   return status;
 }
 
+static npu_status place_intermediates(shape_plan *ctx)
+{
+  size_t device_bytes = 0, host_bytes = 0;
+  npu_status status = plan_arena(ctx, false, &device_bytes);
+  if (status == NPU_OK && device_bytes)
+    status = npu_buffer_alloc(ctx->device, device_bytes, &ctx->arena);
+  if (status == NPU_OK && ctx->partitioned)
+    status = plan_arena(ctx, true, &host_bytes);
+  if (status == NPU_OK && host_bytes)
+    status = npu_host_alloc(ctx->host, host_bytes, (void **)&ctx->host_arena);
+  return status;
+}
+
 static npu_hal_mem_ref ref_of(shape_plan *ctx, const ctx_tensor *t)
 {
   /* Empty tensors may have no memory at all (nor the arena or constants). */
+  if (t->location == LOC_ARENA && t->on_host)
+    return tensor_bytes(&t->desc) ? (npu_hal_mem_ref){NULL, ctx->host_arena + t->offset, 0}
+                                  : (npu_hal_mem_ref){NULL, NULL, 0};
   npu_buffer *home = t->location == LOC_ARENA ? ctx->arena : ctx->constants;
   switch (t->location) {
   case LOC_WEIGHT: return (npu_hal_mem_ref){npu_buffer_hal(ctx->weights->buffer), NULL, t->offset};
@@ -633,6 +708,24 @@ static npu_hal_mem_ref ref_of(shape_plan *ctx, const ctx_tensor *t)
                : (npu_hal_mem_ref){NULL, NULL, 0};
   default: return (npu_hal_mem_ref){NULL, NULL, 0}; /* bound per run, or absent */
   }
+}
+
+/* Where a launch on the host (on_host) or the device finds tensor `t`:
+ * host kernels read constants as the host values they are, and either
+ * side reads the other's tensors from its copy. */
+static npu_hal_mem_ref ref_on(shape_plan *ctx, const ctx_tensor *t, bool on_host)
+{
+  bool constant = t->location == LOC_CONSTANT || t->location == LOC_WEIGHT;
+  if (on_host && constant)
+    return tensor_bytes(&t->desc) ? (npu_hal_mem_ref){NULL, (void *)t->value, 0}
+                                  : (npu_hal_mem_ref){NULL, NULL, 0};
+  if (constant || t->location == LOC_NONE || t->on_host == on_host)
+    return ref_of(ctx, t);
+  const shadow *copy = &ctx->shadows[t->shadow];
+  if (!tensor_bytes(&t->desc))
+    return (npu_hal_mem_ref){NULL, NULL, 0};
+  return on_host ? (npu_hal_mem_ref){NULL, ctx->host_arena + copy->offset, 0}
+                 : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, copy->offset};
 }
 
 /* Gives every launch its input/output references; caller buffers are
@@ -660,16 +753,18 @@ static npu_status build_launch_refs(shape_plan *ctx)
     next += launch->input_count;
     launch->outputs = next;
     next += n->output_count;
+    bool on_host = ctx->launch_on_host[l];
     for (uint32_t i = 0; i < addends->count; i++) {
       const ctx_tensor *t = &ctx->tensors[addends->tensors[i]];
       npu_hal_mem_ref *ref = &launch->inputs[n->input_count + i];
-      *ref = ref_of(ctx, t);
-      if (t->location == LOC_INPUT)
+      *ref = ref_on(ctx, t, on_host);
+      if (t->location == LOC_INPUT && !on_host)
         ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, false};
     }
     if (ctx->workspace_bytes[l])
       launch->workspace =
-          (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
+          on_host ? (npu_hal_mem_ref){NULL, ctx->host_arena + ctx->workspace_offsets[l], 0}
+                  : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
     for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
       bool output = k >= n->input_count;
       int32_t id = !output ? n->inputs[k]
@@ -679,8 +774,8 @@ static npu_status build_launch_refs(shape_plan *ctx)
       if (id < 0)
         continue;
       const ctx_tensor *t = &ctx->tensors[id];
-      *ref = ref_of(ctx, t);
-      if (t->location == LOC_INPUT || t->location == LOC_OUTPUT)
+      *ref = ref_on(ctx, t, on_host);
+      if ((t->location == LOC_INPUT || t->location == LOC_OUTPUT) && t->on_host == on_host)
         ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
     }
   }
@@ -692,14 +787,18 @@ static npu_status bind_outputs(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   ctx->fixups = calloc(g->output_count + 1, sizeof *ctx->fixups);
-  if (!ctx->fixups)
+  ctx->host_outputs = calloc(g->output_count + 1, sizeof *ctx->host_outputs);
+  if (!ctx->fixups || !ctx->host_outputs)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   for (size_t i = 0; i < g->output_count; i++) {
     ctx_tensor *t = &ctx->tensors[g->outputs[i]];
     if (!t->known)
       return npu_set_error(NPU_ERROR_INTERNAL, "output '%s' was never computed",
                            g->tensors[g->outputs[i]].name);
-    if (t->location == LOC_ARENA) {
+    if (t->location == LOC_ARENA && t->on_host) { /* copied out after the last subgraph */
+      t->last_step = (uint32_t)ctx->launch_count;
+      ctx->host_outputs[ctx->host_output_count++] = (int32_t)i;
+    } else if (t->location == LOC_ARENA) {
       t->location = LOC_OUTPUT;
       t->slot = (uint32_t)i;
     } else if (t->location == LOC_OUTPUT) {
@@ -712,18 +811,40 @@ static npu_status bind_outputs(shape_plan *ctx)
 }
 
 /* `packed`: the inputs the kernel keeps its own copy of (no device copy). */
-static void mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32_t output0,
-                      uint32_t packed)
+static npu_status read_across(shape_plan *ctx, int32_t tensor, uint32_t step)
+{
+  ctx_tensor *t = &ctx->tensors[tensor];
+  if (t->shadow >= 0) {
+    shadow *copy = &ctx->shadows[t->shadow];
+    if (copy->last_step < step)
+      copy->last_step = step;
+    return NPU_OK;
+  }
+  shadow *grown = realloc(ctx->shadows, (ctx->shadow_count + 1) * sizeof *grown);
+  if (!grown)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning transfers");
+  ctx->shadows = grown;
+  t->shadow = (int32_t)ctx->shadow_count;
+  ctx->shadows[ctx->shadow_count++] = (shadow){tensor, !t->on_host, 0, step, step};
+  return NPU_OK;
+}
+
+/* `packed`: the inputs the kernel keeps its own copy of (no device copy). */
+static npu_status mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32_t output0,
+                            uint32_t packed, bool on_host)
 {
   const npu_graph_node *n = &ctx->graph->nodes[node];
-  for (uint32_t i = 0; i < n->input_count; i++) {
+  npu_status status = NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && status == NPU_OK; i++) {
     if (n->inputs[i] < 0)
       continue;
     ctx_tensor *t = &ctx->tensors[n->inputs[i]];
-    if (t->location == LOC_CONSTANT && !(i < 32 && (packed >> i) & 1))
+    if (t->location == LOC_CONSTANT && !on_host && !(i < 32 && (packed >> i) & 1))
       t->used_on_device = true;
     if (t->last_step < step)
       t->last_step = step;
+    if ((t->location == LOC_ARENA || t->location == LOC_INPUT) && t->on_host != on_host)
+      status = read_across(ctx, n->inputs[i], step);
   }
   for (uint32_t o = 0; o < n->output_count; o++) {
     int32_t id = o == 0 ? output0 : n->outputs[o];
@@ -731,13 +852,77 @@ static void mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32_t out
       continue;
     ctx_tensor *t = &ctx->tensors[id];
     t->location = LOC_ARENA;
+    t->on_host = on_host;
     t->first_step = t->last_step = step;
   }
+  return status;
+}
+
+/* Which running nodes the device's backend takes; the host runs the rest. */
+static void assign_devices(shape_plan *ctx, const bool *runs, node_io *io)
+{
+  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  if (ctx->host == ctx->device || !backend->graph->op_supported)
+    return;
+  const npu_graph *g = ctx->graph;
+  for (size_t k = 0; k < g->node_count; k++) {
+    uint32_t index = g->order[k];
+    if (!runs[index])
+      continue;
+    npu_hal_op op = node_op(ctx, index, io);
+    ctx->on_host[index] = !backend->graph->op_supported(npu_device_hal(ctx->device), &op);
+    ctx->partitioned |= ctx->on_host[index];
+  }
+}
+
+/* Groups the launches into subgraphs (runs on one device); a copy is made
+ * when the subgraph of its first reader starts, so it lives from there. */
+static npu_status build_segments(shape_plan *ctx)
+{
+  ctx->segments = calloc(ctx->launch_count + 1, sizeof *ctx->segments);
+  if (!ctx->segments)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning subgraphs");
+  npu_status status = NPU_OK;
+  for (uint32_t l = 0; l < ctx->launch_count; l++) {
+    segment *last = ctx->segment_count ? &ctx->segments[ctx->segment_count - 1] : NULL;
+    if (last && last->on_host == ctx->launch_on_host[l]) {
+      last->count++;
+      continue;
+    }
+    ctx->segments[ctx->segment_count++] = (segment){ctx->launch_on_host[l], l, 1, NULL, NULL};
+    if (ctx->launch_on_host[l]) {
+      segment *seg = &ctx->segments[ctx->segment_count - 1];
+      if (status == NPU_OK)
+        status = npu_event_create(ctx->device, NPU_EVENT_DISABLE_TIMING, &seg->ready);
+      if (status == NPU_OK)
+        status = npu_event_create(ctx->host, NPU_EVENT_DISABLE_TIMING, &seg->done);
+    }
+  }
+  for (size_t c = 0; c < ctx->shadow_count; c++) {
+    shadow *copy = &ctx->shadows[c];
+    for (size_t k = 0; k < ctx->segment_count; k++) {
+      const segment *seg = &ctx->segments[k];
+      if (copy->first_step >= seg->first && copy->first_step < seg->first + seg->count)
+        copy->first_step = seg->first;
+    }
+    ctx->stats.transfer_bytes += tensor_bytes(&ctx->tensors[copy->tensor].desc);
+  }
+  for (size_t i = 0; i < ctx->host_output_count; i++)
+    ctx->stats.transfer_bytes +=
+        tensor_bytes(&ctx->tensors[ctx->graph->outputs[ctx->host_outputs[i]]].desc);
+  for (uint32_t l = 0; l < ctx->launch_count; l++)
+    ctx->stats.host_kernels += ctx->launch_on_host[l];
+  ctx->stats.subgraphs = (uint32_t)ctx->segment_count;
+  if (status == NPU_OK && ctx->partitioned)
+    status = npu_stream_create(ctx->host, &ctx->host_stream);
+  return status;
 }
 
 static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
 {
   const npu_graph *g = ctx->graph;
+  for (size_t i = 0; i < g->tensor_count; i++)
+    ctx->tensors[i].shadow = -1;
   for (size_t i = 0; i < g->tensor_count; i++) { /* initializers and Constant nodes */
     const npu_graph_tensor *gt = &g->tensors[i];
     if (!gt->constant)
@@ -770,8 +955,10 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     if (!g->nodes[index].folded)
       status = infer_node(ctx, fold_stream, index, io, &runs[index]);
   }
-  if (status == NPU_OK)
+  if (status == NPU_OK) {
+    assign_devices(ctx, runs, io);
     status = choose_layouts(ctx, runs, io);
+  }
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
     if (!runs[index] || ctx->absorbed[index])
@@ -782,7 +969,9 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     if (status != NPU_OK)
       break;
     uint32_t step = (uint32_t)ctx->launch_count++;
-    const npu_hal_backend *backend = npu_device_backend(ctx->device);
+    bool on_host = ctx->on_host[index];
+    const npu_hal_backend *backend = npu_device_backend(node_device(ctx, index));
+    ctx->launch_on_host[step] = on_host;
     ctx->workspace_bytes[step] =
         backend->graph->kernel_workspace ? backend->graph->kernel_workspace(kernel) : 0;
     ctx->kernels[step] = kernel;
@@ -798,7 +987,7 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     uint32_t packed = backend->graph->kernel_packed_inputs
                           ? backend->graph->kernel_packed_inputs(kernel)
                           : 0;
-    mark_uses(ctx, index, step, ctx->launch_outputs[step], packed);
+    status = mark_uses(ctx, index, step, ctx->launch_outputs[step], packed, on_host);
   }
   free(runs);
   free(io);
@@ -806,6 +995,8 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
   ctx->stats.kernels = (uint32_t)ctx->launch_count;
   if (status == NPU_OK)
     status = bind_outputs(ctx);
+  if (status == NPU_OK)
+    status = build_segments(ctx);
   if (status == NPU_OK)
     status = place_weights(ctx);
   if (status == NPU_OK)
@@ -823,9 +1014,24 @@ void npu_shape_plan_destroy(shape_plan *ctx)
 {
   if (!ctx)
     return;
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  if (ctx->host_stream)
+    npu_stream_destroy(ctx->host_stream);
   for (size_t l = 0; l < ctx->launch_count; l++)
-    backend->graph->kernel_destroy(ctx->kernels[l]);
+    npu_device_backend(ctx->launch_on_host[l] ? ctx->host : ctx->device)
+        ->graph->kernel_destroy(ctx->kernels[l]);
+  for (size_t k = 0; k < ctx->segment_count; k++) {
+    if (ctx->segments[k].ready)
+      npu_event_destroy(ctx->segments[k].ready);
+    if (ctx->segments[k].done)
+      npu_event_destroy(ctx->segments[k].done);
+  }
+  if (ctx->host_arena)
+    npu_host_free(ctx->host, ctx->host_arena);
+  free(ctx->segments);
+  free(ctx->shadows);
+  free(ctx->host_outputs);
+  free(ctx->on_host);
+  free(ctx->launch_on_host);
   for (size_t i = 0; ctx->attribute_sources && i < ctx->graph->node_count; i++)
     npu_attribute_source_clear(&ctx->attribute_sources[i]);
   for (size_t i = 0; i < ctx->owned_count; i++)
@@ -876,10 +1082,13 @@ npu_status npu_shape_plan_create(const npu_plan_env *env, const npu_tensor_info 
   ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
   ctx->workspace_offsets = calloc(nodes, sizeof *ctx->workspace_offsets);
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
+  ctx->on_host = calloc(nodes, sizeof *ctx->on_host);
+  ctx->launch_on_host = calloc(nodes, sizeof *ctx->launch_on_host);
   npu_status status = NPU_OK;
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
       !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
-      !ctx->addends || !ctx->absorbed || !ctx->attribute_sources)
+      !ctx->addends || !ctx->absorbed || !ctx->attribute_sources || !ctx->on_host ||
+      !ctx->launch_on_host)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
   if (status == NPU_OK)
     status = plan(ctx, shapes, shape_count);
@@ -959,6 +1168,77 @@ npu_status npu_shape_plan_check(const shape_plan *ctx, npu_buffer *const *inputs
   return status;
 }
 
+/* Copies a tensor to the other device before the subgraph of its first
+ * reader there; the device's stream does every copy, in its order. */
+static npu_status copy_across(shape_plan *ctx, const shadow *copy, npu_stream *stream,
+                              npu_buffer *const *inputs, npu_buffer *const *outputs)
+{
+  const ctx_tensor *t = &ctx->tensors[copy->tensor];
+  size_t bytes = tensor_bytes(&t->desc);
+  if (!bytes)
+    return NPU_OK;
+  if (!copy->on_host)
+    return npu_memcpy_h2d_async(ctx->arena, copy->offset, ctx->host_arena + t->offset, bytes,
+                                stream);
+  npu_buffer *source = t->location == LOC_INPUT    ? inputs[t->slot]
+                       : t->location == LOC_OUTPUT ? outputs[t->slot]
+                                                   : ctx->arena;
+  return npu_memcpy_d2h_async(ctx->host_arena + copy->offset, source,
+                              t->location == LOC_ARENA ? t->offset : 0, bytes, stream);
+}
+
+static npu_status run_launches(shape_plan *ctx, bool on_host, npu_stream *stream, uint32_t first,
+                               uint32_t count)
+{
+  npu_device *device = on_host ? ctx->host : ctx->device;
+  return npu_device_backend(device)->graph->run(npu_device_hal(device), npu_stream_hal(stream),
+                                                ctx->launches + first, count, NULL, NULL);
+}
+
+/* A partitioned run: each host subgraph waits (on the host stream) for an
+ * event the device's stream records after the copies it reads; the device's
+ * stream waits for the host's last subgraph before reading its results. */
+static npu_status queue_subgraphs(shape_plan *ctx, npu_stream *stream, npu_buffer *const *inputs,
+                                  npu_buffer *const *outputs)
+{
+  npu_status status = NPU_OK;
+  npu_event *host_done = NULL; /* host work the device's stream has not waited for */
+  for (size_t k = 0; k < ctx->segment_count && status == NPU_OK; k++) {
+    const segment *seg = &ctx->segments[k];
+    if (!seg->on_host && host_done) {
+      status = npu_stream_wait_event(stream, host_done);
+      host_done = NULL;
+    }
+    for (size_t c = 0; c < ctx->shadow_count && status == NPU_OK; c++)
+      if (ctx->shadows[c].on_host == seg->on_host && ctx->shadows[c].first_step == seg->first)
+        status = copy_across(ctx, &ctx->shadows[c], stream, inputs, outputs);
+    if (status != NPU_OK)
+      break;
+    if (!seg->on_host) {
+      status = run_launches(ctx, false, stream, seg->first, seg->count);
+      continue;
+    }
+    status = npu_event_record(seg->ready, stream);
+    if (status == NPU_OK)
+      status = npu_stream_wait_event(ctx->host_stream, seg->ready);
+    if (status == NPU_OK)
+      status = run_launches(ctx, true, ctx->host_stream, seg->first, seg->count);
+    if (status == NPU_OK)
+      status = npu_event_record(seg->done, ctx->host_stream);
+    host_done = seg->done;
+  }
+  if (status == NPU_OK && host_done)
+    status = npu_stream_wait_event(stream, host_done);
+  for (size_t i = 0; i < ctx->host_output_count && status == NPU_OK; i++) {
+    int32_t slot = ctx->host_outputs[i];
+    const ctx_tensor *t = &ctx->tensors[ctx->graph->outputs[slot]];
+    size_t bytes = tensor_bytes(&t->desc);
+    if (bytes)
+      status = npu_memcpy_h2d_async(outputs[slot], 0, ctx->host_arena + t->offset, bytes, stream);
+  }
+  return status;
+}
+
 npu_status npu_shape_plan_queue(shape_plan *ctx, npu_stream *stream, npu_buffer *const *inputs,
                                 npu_buffer *const *outputs)
 {
@@ -978,10 +1258,10 @@ npu_status npu_shape_plan_queue(shape_plan *ctx, npu_stream *stream, npu_buffer 
                                         stream)
                  : npu_memcpy_h2d_async(outputs[f->slot], 0, f->source->value, bytes, stream);
   }
-  const npu_hal_backend *backend = npu_device_backend(ctx->device);
+  if (status == NPU_OK && ctx->partitioned)
+    return queue_subgraphs(ctx, stream, inputs, outputs);
   if (status == NPU_OK && ctx->launch_count)
-    status = backend->graph->run(npu_device_hal(ctx->device), npu_stream_hal(stream),
-                                 ctx->launches, ctx->launch_count, NULL, NULL);
+    status = run_launches(ctx, false, stream, 0, (uint32_t)ctx->launch_count);
   return status;
 }
 

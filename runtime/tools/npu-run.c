@@ -260,12 +260,14 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
-           "\"relaid_tensors\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
+           "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
+           PRIu64 ", \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
            r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
-           s->relaid_tensors, r->allocations_after_warmup, r->peak_rss_kib);
+           s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
+           r->allocations_after_warmup, r->peak_rss_kib);
     return;
   }
   printf("model:        %s\n", model_path);
@@ -289,6 +291,10 @@ static void print_report(const char *model_path, const options *o, const npu_ten
   printf("kernels:      %u per run, %u nodes folded at load, %u fused, %u tensors "
          "in the backend's layout\n", s->kernels, s->folded_nodes, s->fused_nodes,
          s->relaid_tensors);
+  if (s->subgraphs > 1)
+    printf("partition:    %u subgraphs, %u of %u kernels on the host (the CPU backend), "
+           "%.2f MiB copied per run\n", s->subgraphs, s->host_kernels, s->kernels,
+           (double)s->transfer_bytes / 1048576.0);
   printf("allocations:  %" PRIu64 " after warm-up\n", r->allocations_after_warmup);
   printf("peak RSS:     %.1f MiB\n", (double)r->peak_rss_kib / 1024.0);
 }

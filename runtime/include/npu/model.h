@@ -91,6 +91,10 @@ typedef struct npu_context_stats {
   uint32_t relaid_tensors;   /* intermediates kept in the backend's own layout
                                 (channels-last or channel blocks) between kernels */
   uint32_t shape_plans;      /* input shapes planned and kept (npu_context_reshape) */
+  /* Partitioning, where the device's backend runs only some operators: */
+  uint32_t subgraphs;        /* runs of consecutive kernels on one device (1: no split) */
+  uint32_t host_kernels;     /* kernels the CPU backend runs for the device */
+  uint64_t transfer_bytes;   /* copied between the device and the host per run */
 } npu_context_stats;
 
 /* `shapes` (may be NULL when every input is static) gives each model input's

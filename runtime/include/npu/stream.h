@@ -47,7 +47,10 @@ NPU_API npu_status npu_stream_query(npu_stream *stream);
 NPU_API npu_status npu_stream_launch_host_func(npu_stream *stream, npu_host_fn fn,
                                                void *user_data);
 
-/* Work queued after this call starts only once `event`'s recorded work is done. */
+/* Work queued after this call starts only once `event`'s recorded work is
+ * done. The event may belong to another device (of any backend): the
+ * stream then waits for it in its own queue; the event must not be
+ * recorded again or destroyed before that wait is over. */
 NPU_API npu_status npu_stream_wait_event(npu_stream *stream, npu_event *event);
 
 NPU_API npu_status npu_stream_get_stats(npu_stream *stream, npu_stream_stats *stats);

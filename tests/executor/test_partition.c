@@ -1,0 +1,198 @@
+/* Partitioning and heterogeneous execution. The device under test is a
+ * test backend: the CPU backend declaring that it runs convolutions only,
+ * so every other operator goes to the host device (the real CPU backend),
+ * with copies between the two devices' memories and waits between their
+ * streams. Its outputs must equal the CPU backend's alone, on the loader's
+ * test model and on the PP-OCR models when they are cached. */
+#include <math.h>
+#include <string.h>
+
+#include "../runtime/npu_test.h"
+#include "cpu/cpu_internal.h"
+#include "npu_hal_graph.h"
+
+static npu_hal_graph_ops convolutions_graph;
+static npu_hal_backend convolutions_backend;
+
+static bool convolutions_only(npu_hal_device *device, const npu_hal_op *op)
+{
+  (void)device;
+  return strcmp(op->op_type, "Conv") == 0;
+}
+
+static void add_test_backend(void)
+{
+  convolutions_graph = *npu_cpu_backend.graph;
+  convolutions_graph.op_supported = convolutions_only;
+  convolutions_backend = npu_cpu_backend;
+  convolutions_backend.name = "conv-only";
+  convolutions_backend.graph = &convolutions_graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(&convolutions_backend));
+}
+
+typedef struct model_run {
+  uint32_t output_count;
+  float *outputs[8];
+  size_t output_floats[8];
+  npu_context_stats stats;
+} model_run;
+
+static size_t elements_of(const npu_tensor_info *info)
+{
+  size_t count = 1;
+  for (uint32_t d = 0; d < info->rank; d++)
+    count *= (size_t)info->dims[d];
+  return count;
+}
+
+/* Runs the model on `device` with input dims `shape` (NULL: the model's)
+ * and fixed-seed inputs in [-1, 1). */
+static void run_model(npu_model *model, npu_device *device, const npu_tensor_info *shape,
+                      model_run *run)
+{
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, shape, shape ? 1 : 0, &context));
+  npu_tensor_info in_info, out_info;
+  NPU_ASSERT_OK(npu_context_input_info(context, 0, &in_info));
+  g_assert_cmpint(in_info.dtype, ==, NPU_DTYPE_FLOAT32);
+  size_t in_count = elements_of(&in_info);
+  float *pixels = g_new(float, in_count);
+  GRand *rand = g_rand_new_with_seed(7);
+  for (size_t i = 0; i < in_count; i++)
+    pixels[i] = (float)g_rand_double_range(rand, -1.0, 1.0);
+  g_rand_free(rand);
+  npu_buffer *input, *outputs[8];
+  NPU_ASSERT_OK(npu_buffer_alloc(device, in_count * sizeof(float), &input));
+  NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, pixels, in_count * sizeof(float)));
+  NPU_ASSERT_OK(npu_model_output_count(model, &run->output_count));
+  g_assert_cmpuint(run->output_count, <=, 8);
+  for (uint32_t o = 0; o < run->output_count; o++) {
+    NPU_ASSERT_OK(npu_context_output_info(context, o, &out_info));
+    g_assert_cmpint(out_info.dtype, ==, NPU_DTYPE_FLOAT32);
+    run->output_floats[o] = elements_of(&out_info);
+    NPU_ASSERT_OK(npu_buffer_alloc(device, run->output_floats[o] * sizeof(float) + 1,
+                                   &outputs[o]));
+  }
+  /* Twice: the second run reuses every copy, event and arena. */
+  for (int pass = 0; pass < 2; pass++)
+    NPU_ASSERT_OK(npu_context_run_sync(context, &input, outputs));
+  for (uint32_t o = 0; o < run->output_count; o++) {
+    run->outputs[o] = g_new(float, run->output_floats[o] + 1);
+    NPU_ASSERT_OK(npu_memcpy_d2h(run->outputs[o], outputs[o], 0,
+                                 run->output_floats[o] * sizeof(float)));
+    NPU_ASSERT_OK(npu_buffer_release(outputs[o]));
+  }
+  NPU_ASSERT_OK(npu_context_get_stats(context, &run->stats));
+  NPU_ASSERT_OK(npu_buffer_release(input));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  g_free(pixels);
+}
+
+static void model_run_clear(model_run *run)
+{
+  for (uint32_t o = 0; o < run->output_count; o++)
+    g_free(run->outputs[o]);
+}
+
+/* Relative L2 error of b against a (absolute where a is near zero). */
+static double relative_error(const float *a, const float *b, size_t count)
+{
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < count; i++) {
+    diff += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    norm += (double)a[i] * a[i];
+  }
+  return norm > 1e-10 ? sqrt(diff / norm) : sqrt(diff);
+}
+
+/* The model on the CPU alone and partitioned: the same outputs. */
+static model_run compare_partitioned(const char *path, const npu_tensor_info *shape)
+{
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *cpu, *partial;
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  NPU_ASSERT_OK(npu_device_open_by_backend("conv-only", 0, &partial));
+  npu_tensor_info concrete;
+  if (shape) {
+    NPU_ASSERT_OK(npu_model_input_info(model, 0, &concrete));
+    memcpy(concrete.dims, shape->dims, sizeof concrete.dims);
+    shape = &concrete;
+  }
+  model_run reference = {0}, split = {0};
+  run_model(model, cpu, shape, &reference);
+  run_model(model, partial, shape, &split);
+  g_assert_cmpuint(reference.stats.subgraphs, ==, 1);
+  g_assert_cmpuint(reference.stats.host_kernels, ==, 0);
+  g_assert_cmpuint(split.stats.subgraphs, >, 1);
+  g_assert_cmpuint(split.stats.host_kernels, >, 0);
+  g_assert_cmpuint(split.stats.host_kernels, <, split.stats.kernels);
+  for (uint32_t o = 0; o < reference.output_count; o++) {
+    double error = relative_error(reference.outputs[o], split.outputs[o],
+                                  reference.output_floats[o]);
+    g_test_message("%s output %u: relative L2 error %.2e", path, o, error);
+    g_assert_cmpfloat(error, <=, 1e-5);
+  }
+  g_test_message("%s: %u subgraphs, %u of %u kernels on the host, %llu bytes copied per run",
+                 path, split.stats.subgraphs, split.stats.host_kernels, split.stats.kernels,
+                 (unsigned long long)split.stats.transfer_bytes);
+  model_run_clear(&reference);
+  NPU_ASSERT_OK(npu_device_release(partial));
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  return split;
+}
+
+/* Conv (Relu fused) on the device; pooling, Reshape and Gemm on the host:
+ * the convolution's output goes over, the scores come back. */
+static void test_small_model_splits_in_two(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
+  model_run split = compare_partitioned(path, &shape);
+  g_assert_cmpuint(split.stats.subgraphs, ==, 2);
+  g_assert_cmpuint(split.stats.transfer_bytes, ==, sizeof(float) * 2 * (4 * 8 * 8 + 5));
+  model_run_clear(&split);
+  g_free(path);
+}
+
+/* PP-OCR's detector (convolutions, with resizes and concats between) and
+ * recogniser (a transformer after the convolutions) cut into many
+ * subgraphs. */
+static void test_ocr_models(void)
+{
+  const char *dir = g_getenv("NPU_OCR_MODELS");
+  gchar *fallback = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", "ocr", "package",
+                                     "assets", NULL);
+  if (!dir)
+    dir = fallback;
+  static const struct {
+    const char *file;
+    npu_tensor_info shape;
+  } models[] = {
+      {"ch_PP-OCRv4_det_infer.onnx", {.rank = 4, .dims = {1, 3, 96, 160}}},
+      {"ch_PP-OCRv4_rec_infer.onnx", {.rank = 4, .dims = {2, 3, 48, 160}}},
+  };
+  for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+    gchar *path = g_build_filename(dir, models[m].file, NULL);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+      g_test_skip("the PP-OCR models are not cached (tests/models/fetch_assets.sh fetches them)");
+      g_free(path);
+      break;
+    }
+    model_run split = compare_partitioned(path, &models[m].shape);
+    g_assert_cmpuint(split.stats.subgraphs, >=, 3);
+    model_run_clear(&split);
+    g_free(path);
+  }
+  g_free(fallback);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  add_test_backend();
+  g_test_add_func("/partition/small-model-splits-in-two", test_small_model_splits_in_two);
+  g_test_add_func("/partition/ocr-models", test_ocr_models);
+  return g_test_run();
+}
