@@ -209,11 +209,10 @@ static npu_status download_rows(GstNpuDownload *self, GstMemory *in_mem,
     guint rows;
     gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
                              GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
-    guint8 *to = GST_VIDEO_FRAME_PLANE_DATA(out, p);
-    for (guint y = 0; y < rows && status == NPU_OK; y++)
-      status = npu_memcpy_d2h(to + (gsize)y * GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
-                              in_mem->offset + in_meta->offset[p] + (gsize)y * in_meta->stride[p],
-                              row_bytes);
+    status = npu_memcpy_2d_d2h(GST_VIDEO_FRAME_PLANE_DATA(out, p),
+                               GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
+                               in_mem->offset + in_meta->offset[p], in_meta->stride[p], row_bytes,
+                               rows, NULL);
   }
   return status;
 }

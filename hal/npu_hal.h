@@ -69,6 +69,12 @@ typedef struct npu_hal_backend {
                      npu_hal_mem_ref src, size_t size, npu_hal_task_fn done, void *done_data);
   npu_status (*fill)(npu_hal_device *device, npu_hal_stream *stream, npu_hal_mem_ref dst,
                      int value, size_t size, npu_hal_task_fn done, void *done_data);
+  /* optional: `rows` rows of `row_bytes` each, the rows `dst_pitch` and
+   * `src_pitch` bytes apart (an image plane with its stride) in one call;
+   * the runtime copies row by row where a backend has none. */
+  npu_status (*copy_2d)(npu_hal_device *device, npu_hal_stream *stream, npu_hal_mem_ref dst,
+                        size_t dst_pitch, npu_hal_mem_ref src, size_t src_pitch,
+                        size_t row_bytes, size_t rows, npu_hal_task_fn done, void *done_data);
 
   /* Streams: in-order queues. */
   npu_status (*stream_create)(npu_hal_device *device, npu_hal_stream **stream);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "npu_checked.h"
 #include "npu_internal.h"
 
 struct npu_buffer {
@@ -327,7 +328,9 @@ typedef struct copy_request {
   void *dst_host;
   const void *src_host;
   int fill_value;        /* >= 0: a fill, no source */
-  size_t size;
+  size_t size;           /* of a row */
+  size_t rows;           /* > 1: a pitched copy */
+  size_t dst_pitch, src_pitch;
   npu_stream *stream;    /* NULL: synchronous */
   bool async;
 } copy_request;
@@ -345,10 +348,22 @@ static npu_status check_request(const copy_request *req)
     status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: source is NULL", req->what);
   if (status == NPU_OK && req->async)
     status = npu_handle_check(req->stream, NPU_HANDLE_STREAM, "stream");
+  size_t dst_extent = req->size, src_extent = req->size;
+  if (status == NPU_OK && req->rows > 1 &&
+      (req->dst_pitch < req->size || req->src_pitch < req->size ||
+       !npu_mul_size(req->dst_pitch, req->rows - 1, &dst_extent) ||
+       !npu_add_size(dst_extent, req->size, &dst_extent) ||
+       !npu_mul_size(req->src_pitch, req->rows - 1, &src_extent) ||
+       !npu_add_size(src_extent, req->size, &src_extent)))
+    status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: %zu rows of %zu bytes do not fit "
+                           "pitches of %zu (destination) and %zu (source) bytes", req->what,
+                           req->rows, req->size, req->dst_pitch, req->src_pitch);
+  if (status == NPU_OK && req->rows == 0)
+    status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: no rows", req->what);
   if (status == NPU_OK && req->dst)
-    status = check_range(req->dst, req->dst_offset, req->size, req->what);
+    status = check_range(req->dst, req->dst_offset, dst_extent, req->what);
   if (status == NPU_OK && req->src)
-    status = check_range(req->src, req->src_offset, req->size, req->what);
+    status = check_range(req->src, req->src_offset, src_extent, req->what);
   if (status == NPU_OK && !req->dst && !req->src)
     status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: no device buffer", req->what);
   if (status != NPU_OK)
@@ -390,15 +405,27 @@ static npu_status run_copy(const copy_request *req)
   if (req->fill_value >= 0)
     status = backend->fill(npu_device_hal(device), stream, dst, req->fill_value, req->size, done,
                            refs);
-  else
-    status = backend->copy(npu_device_hal(device), stream, dst, src, req->size, done, refs);
+  else if (req->rows > 1 && backend->copy_2d)
+    status = backend->copy_2d(npu_device_hal(device), stream, dst, req->dst_pitch, src,
+                              req->src_pitch, req->size, req->rows, done, refs);
+  else /* a row at a time where the backend has no pitched copy; `done` after the last */
+    for (size_t y = 0; y < req->rows && status == NPU_OK; y++, dst.offset += req->dst_pitch,
+                src.offset += req->src_pitch) {
+      if (!dst.buffer)
+        dst.host = (uint8_t *)req->dst_host + y * req->dst_pitch, dst.offset = 0;
+      if (!src.buffer)
+        src.host = (uint8_t *)req->src_host + y * req->src_pitch, src.offset = 0;
+      bool last = y + 1 == req->rows;
+      status = backend->copy(npu_device_hal(device), stream, dst, src, req->size,
+                             last ? done : NULL, last ? refs : NULL);
+    }
   if (status != NPU_OK) {
     if (refs)
       release_copy_references(refs);
     return status;
   }
   if (req->fill_value < 0)
-    npu_device_count_copy(device, req->kind, req->size);
+    npu_device_count_copy(device, req->kind, req->size * req->rows);
   return NPU_OK;
 }
 
@@ -428,7 +455,7 @@ NPU_API npu_status npu_memcpy_h2d_async(npu_buffer *dst, size_t dst_offset, cons
                                         size_t size, npu_stream *stream)
 {
   copy_request req = {.what = "npu_memcpy_h2d", .kind = NPU_COPY_H2D, .dst = dst,
-                      .dst_offset = dst_offset, .src_host = src, .fill_value = -1,
+                      .dst_offset = dst_offset, .src_host = src, .fill_value = -1, .rows = 1,
                       .size = size, .stream = stream, .async = stream != NULL};
   if (!dst)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memcpy_h2d: destination is NULL");
@@ -439,10 +466,36 @@ NPU_API npu_status npu_memcpy_d2h_async(void *dst, npu_buffer *src, size_t src_o
                                         size_t size, npu_stream *stream)
 {
   copy_request req = {.what = "npu_memcpy_d2h", .kind = NPU_COPY_D2H, .src = src,
-                      .src_offset = src_offset, .dst_host = dst, .fill_value = -1,
+                      .src_offset = src_offset, .dst_host = dst, .fill_value = -1, .rows = 1,
                       .size = size, .stream = stream, .async = stream != NULL};
   if (!src)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memcpy_d2h: source is NULL");
+  return run_copy(&req);
+}
+
+NPU_API npu_status npu_memcpy_2d_h2d(npu_buffer *dst, size_t dst_offset, size_t dst_pitch,
+                                    const void *src, size_t src_pitch, size_t row_bytes,
+                                    size_t rows, npu_stream *stream)
+{
+  copy_request req = {.what = "npu_memcpy_2d_h2d", .kind = NPU_COPY_H2D, .dst = dst,
+                      .dst_offset = dst_offset, .src_host = src, .fill_value = -1,
+                      .size = row_bytes, .rows = rows, .dst_pitch = dst_pitch,
+                      .src_pitch = src_pitch, .stream = stream, .async = stream != NULL};
+  if (!dst)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memcpy_2d_h2d: destination is NULL");
+  return run_copy(&req);
+}
+
+NPU_API npu_status npu_memcpy_2d_d2h(void *dst, size_t dst_pitch, npu_buffer *src,
+                                    size_t src_offset, size_t src_pitch, size_t row_bytes,
+                                    size_t rows, npu_stream *stream)
+{
+  copy_request req = {.what = "npu_memcpy_2d_d2h", .kind = NPU_COPY_D2H, .src = src,
+                      .src_offset = src_offset, .dst_host = dst, .fill_value = -1,
+                      .size = row_bytes, .rows = rows, .dst_pitch = dst_pitch,
+                      .src_pitch = src_pitch, .stream = stream, .async = stream != NULL};
+  if (!src)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memcpy_2d_d2h: source is NULL");
   return run_copy(&req);
 }
 
@@ -451,7 +504,7 @@ NPU_API npu_status npu_memcpy_d2d_async(npu_buffer *dst, size_t dst_offset, npu_
 {
   copy_request req = {.what = "npu_memcpy_d2d", .kind = NPU_COPY_D2D, .dst = dst,
                       .dst_offset = dst_offset, .src = src, .src_offset = src_offset,
-                      .fill_value = -1, .size = size, .stream = stream,
+                      .fill_value = -1, .rows = 1, .size = size, .stream = stream,
                       .async = stream != NULL};
   if (!dst || !src)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memcpy_d2d: a buffer is NULL");
@@ -465,7 +518,7 @@ NPU_API npu_status npu_memset_async(npu_buffer *dst, size_t offset, int value, s
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "npu_memset: value %d does not fit in a byte", value);
   copy_request req = {.what = "npu_memset", .dst = dst, .dst_offset = offset,
-                      .fill_value = value & 0xff, .size = size, .stream = stream,
+                      .fill_value = value & 0xff, .rows = 1, .size = size, .stream = stream,
                       .async = stream != NULL};
   if (!dst)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_memset: destination is NULL");

@@ -373,6 +373,45 @@ static npu_status cpu_fill(npu_hal_device *device, npu_hal_stream *stream, npu_h
   return cpu_copy_or_fill(stream, dst, NULL, value & 0xff, size, done, done_data);
 }
 
+typedef struct pitched_copy {
+  uint8_t *dst;
+  const uint8_t *src;
+  size_t dst_pitch, src_pitch, row_bytes, rows;
+  npu_hal_task_fn done;
+  void *done_data;
+} pitched_copy;
+
+static void copy_rows(void *data)
+{
+  pitched_copy *copy = data;
+  for (size_t y = 0; y < copy->rows; y++)
+    memcpy(copy->dst + y * copy->dst_pitch, copy->src + y * copy->src_pitch, copy->row_bytes);
+  if (copy->done)
+    copy->done(copy->done_data);
+  free(copy);
+}
+
+static npu_status cpu_copy_2d(npu_hal_device *device, npu_hal_stream *stream,
+                              npu_hal_mem_ref dst, size_t dst_pitch, npu_hal_mem_ref src,
+                              size_t src_pitch, size_t row_bytes, size_t rows,
+                              npu_hal_task_fn done, void *done_data)
+{
+  (void)device;
+  pitched_copy *copy = malloc(sizeof *copy);
+  if (!copy)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a copy");
+  *copy = (pitched_copy){npu_cpu_mem_ref_ptr(dst), npu_cpu_mem_ref_ptr(src), dst_pitch, src_pitch,
+                         row_bytes, rows, done, done_data};
+  if (!stream) {
+    copy_rows(copy);
+    return NPU_OK;
+  }
+  npu_status status = cpu_stream_submit(stream, copy_rows, copy);
+  if (status != NPU_OK)
+    free(copy);
+  return status;
+}
+
 uint32_t npu_cpu_thread_budget(npu_hal_device *device)
 {
   return device->thread_budget;
@@ -409,6 +448,7 @@ const npu_hal_backend npu_cpu_backend = {
     .host_free = cpu_host_free,
     .copy = cpu_copy,
     .fill = cpu_fill,
+    .copy_2d = cpu_copy_2d,
     .stream_create = cpu_stream_create,
     .stream_destroy = cpu_stream_destroy,
     .stream_submit = cpu_stream_submit,

@@ -3,7 +3,9 @@
  * so every other operator goes to the host device (the real CPU backend),
  * with copies between the two devices' memories and waits between their
  * streams. Its outputs must equal the CPU backend's alone, on the loader's
- * test model and on the PP-OCR models when they are cached. */
+ * test model and on the PP-OCR models when they are cached. The test
+ * backend has no pitched copy either: the runtime's row-by-row one is
+ * tested on it. */
 #include <math.h>
 #include <string.h>
 
@@ -26,6 +28,7 @@ static void add_test_backend(void)
   convolutions_graph.op_supported = convolutions_only;
   convolutions_backend = npu_cpu_backend;
   convolutions_backend.name = "conv-only";
+  convolutions_backend.copy_2d = NULL;
   convolutions_backend.graph = &convolutions_graph;
   NPU_ASSERT_OK(npu_hal_backend_add(&convolutions_backend));
 }
@@ -188,11 +191,40 @@ static void test_ocr_models(void)
   g_free(fallback);
 }
 
+/* Without the backend's pitched copy, the runtime copies row by row: the
+ * same bytes, on a stream too. */
+static void test_pitched_copy_without_backend_support(void)
+{
+  enum { ROWS = 5, ROW = 12, PITCH = 20 };
+  npu_device *device;
+  NPU_ASSERT_OK(npu_device_open_by_backend("conv-only", 0, &device));
+  npu_buffer *buffer;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, PITCH * ROWS, &buffer));
+  NPU_ASSERT_OK(npu_memset(buffer, 0, 0, PITCH * ROWS));
+  guint8 src[ROW * ROWS], back[PITCH * ROWS] = {0};
+  for (size_t i = 0; i < sizeof src; i++)
+    src[i] = (guint8)(i * 7 + 1);
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  NPU_ASSERT_OK(npu_memcpy_2d_h2d(buffer, 0, PITCH, src, ROW, ROW, ROWS, stream));
+  NPU_ASSERT_OK(npu_memcpy_2d_d2h(back, PITCH, buffer, 0, PITCH, ROW, ROWS, stream));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  for (size_t y = 0; y < ROWS; y++) {
+    g_assert_cmpmem(back + y * PITCH, ROW, src + y * ROW, ROW);
+    g_assert_cmpuint(back[y * PITCH + ROW], ==, 0);
+  }
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   add_test_backend();
   g_test_add_func("/partition/small-model-splits-in-two", test_small_model_splits_in_two);
   g_test_add_func("/partition/ocr-models", test_ocr_models);
+  g_test_add_func("/partition/pitched-copy-without-backend-support",
+                  test_pitched_copy_without_backend_support);
   return g_test_run();
 }

@@ -2,6 +2,7 @@
  * memset, fd export, zero-copy import of host memory and of fds, copy
  * statistics and bad arguments. */
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -90,6 +91,58 @@ static void test_async_copies_land(void)
   NPU_ASSERT_OK(npu_host_free(device, src));
   NPU_ASSERT_OK(npu_host_free(device, dst));
   NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* Pitched copies move exactly the rows (the bytes between them stay as
+ * they were), synchronously and on a stream, and refuse pitches below the
+ * row or rows past the buffer's end. */
+static void test_pitched_copies(void)
+{
+  enum { ROWS = 7, ROW = 30, HOST_PITCH = 40, DEVICE_PITCH = 32, BACK_PITCH = 33, OFFSET = 5 };
+  npu_device *device = npu_test_open_device();
+  const size_t size = OFFSET + DEVICE_PITCH * (ROWS - 1) + ROW;
+  npu_buffer *buffer;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, size, &buffer));
+  NPU_ASSERT_OK(npu_memset(buffer, 0, 0xee, size));
+  guint8 src[HOST_PITCH * ROWS], back[BACK_PITCH * ROWS];
+  fill_pattern(src, sizeof src, 11);
+  memset(back, 0x55, sizeof back);
+  npu_device_stats before, after;
+  NPU_ASSERT_OK(npu_device_get_stats(device, &before));
+  NPU_ASSERT_OK(npu_memcpy_2d_h2d(buffer, OFFSET, DEVICE_PITCH, src, HOST_PITCH, ROW, ROWS,
+                                  NULL));
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  NPU_ASSERT_OK(npu_memcpy_2d_d2h(back, BACK_PITCH, buffer, OFFSET, DEVICE_PITCH, ROW, ROWS,
+                                  stream));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  NPU_ASSERT_OK(npu_device_get_stats(device, &after));
+  g_assert_cmpuint(after.bytes_h2d - before.bytes_h2d, ==, ROW * ROWS);
+  g_assert_cmpuint(after.bytes_d2h - before.bytes_d2h, ==, ROW * ROWS);
+  guint8 *device_bytes = g_malloc(size);
+  NPU_ASSERT_OK(npu_memcpy_d2h(device_bytes, buffer, 0, size));
+  for (size_t y = 0; y < ROWS; y++) {
+    g_assert_cmpmem(back + y * BACK_PITCH, ROW, src + y * HOST_PITCH, ROW);
+    if (y + 1 < ROWS) {
+      g_assert_cmpuint(back[y * BACK_PITCH + ROW], ==, 0x55);
+      g_assert_cmpuint(device_bytes[OFFSET + y * DEVICE_PITCH + ROW], ==, 0xee);
+    }
+  }
+  g_assert_cmpuint(device_bytes[OFFSET - 1], ==, 0xee);
+  NPU_ASSERT_STATUS(npu_memcpy_2d_h2d(buffer, OFFSET, ROW - 1, src, HOST_PITCH, ROW, ROWS, NULL),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_2d_h2d(buffer, OFFSET + 1, DEVICE_PITCH, src, HOST_PITCH, ROW,
+                                      ROWS, NULL),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_2d_d2h(back, BACK_PITCH, buffer, 0, SIZE_MAX / 2, ROW, ROWS,
+                                      NULL),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  NPU_ASSERT_STATUS(npu_memcpy_2d_d2h(back, BACK_PITCH, buffer, 0, DEVICE_PITCH, ROW, 0, NULL),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  g_free(device_bytes);
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_buffer_release(buffer));
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
@@ -329,6 +382,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/memory/alloc-map-and-sync-copies", test_alloc_map_and_sync_copies);
   g_test_add_func("/memory/async-copies-land", test_async_copies_land);
+  g_test_add_func("/memory/pitched-copies", test_pitched_copies);
   g_test_add_func("/memory/fd-export-maps-same-bytes", test_fd_export_maps_same_bytes);
   g_test_add_func("/memory/import-is-zero-copy", test_import_is_zero_copy);
   g_test_add_func("/memory/fd-import-is-zero-copy", test_fd_import_is_zero_copy);

@@ -90,6 +90,15 @@ NPU_API npu_status npu_memcpy_d2h_async(void *dst, npu_buffer *src, size_t src_o
                                         size_t size, npu_stream *stream);
 NPU_API npu_status npu_memcpy_d2d_async(npu_buffer *dst, size_t dst_offset, npu_buffer *src,
                                         size_t src_offset, size_t size, npu_stream *stream);
+/* Pitched copies: `rows` rows of `row_bytes`, each row `*_pitch` bytes after
+ * the one before at its end (an image plane and its stride), in one call
+ * the backend may do in one operation. stream NULL: synchronous. */
+NPU_API npu_status npu_memcpy_2d_h2d(npu_buffer *dst, size_t dst_offset, size_t dst_pitch,
+                                    const void *src, size_t src_pitch, size_t row_bytes,
+                                    size_t rows, npu_stream *stream);
+NPU_API npu_status npu_memcpy_2d_d2h(void *dst, size_t dst_pitch, npu_buffer *src,
+                                    size_t src_offset, size_t src_pitch, size_t row_bytes,
+                                    size_t rows, npu_stream *stream);
 NPU_API npu_status npu_memset_async(npu_buffer *dst, size_t offset, int value, size_t size,
                                     npu_stream *stream);
 
