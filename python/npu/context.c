@@ -12,12 +12,10 @@ static int parse_shapes(NpuModel *model, PyObject *shapes, npu_tensor_info *info
                  "shapes", n);
     return -1;
   }
+  Py_ssize_t named = 0;
   for (uint32_t i = 0; i < n; i++) {
-    npu_status status = npu_model_input_info(model->handle, i, &infos[i]);
-    if (status != NPU_OK) {
-      npu_py_raise(status);
+    if (npu_py_check_status(npu_model_input_info(model->handle, i, &infos[i])) < 0)
       return -1;
-    }
     PyObject *dims = shapes == Py_None   ? NULL
                      : PyDict_Check(shapes) ? Py_XNewRef(PyDict_GetItemString(shapes, infos[i].name))
                                             : PySequence_GetItem(shapes, i);
@@ -26,6 +24,7 @@ static int parse_shapes(NpuModel *model, PyObject *shapes, npu_tensor_info *info
         return -1;
       continue;
     }
+    named++;
     PyObject *fast = PySequence_Fast(dims, "a shape must be a sequence of ints");
     Py_DECREF(dims);
     if (!fast)
@@ -42,6 +41,11 @@ static int parse_shapes(NpuModel *model, PyObject *shapes, npu_tensor_info *info
     Py_DECREF(fast);
     if (PyErr_Occurred())
       return -1;
+  }
+  if (PyDict_Check(shapes) && named != PyDict_Size(shapes)) {
+    PyErr_Format(PyExc_KeyError, "shapes names an input the model does not have (%R)",
+                 shapes);
+    return -1;
   }
   return 0;
 }

@@ -37,7 +37,11 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 static void device_dealloc(NpuDevice *self)
 {
-  Py_CLEAR(self->sync_stream);
+  if (self->sync_stream) {
+    Py_BEGIN_ALLOW_THREADS
+    npu_stream_destroy(self->sync_stream);
+    Py_END_ALLOW_THREADS
+  }
   if (self->handle)
     npu_device_release(self->handle);
   Py_TYPE(self)->tp_free((PyObject *)self);
@@ -54,10 +58,12 @@ NpuDevice *npu_py_device_arg(PyObject *arg)
   return (NpuDevice *)PyObject_CallNoArgs((PyObject *)&NpuDevice_Type);
 }
 
-NpuStream *npu_py_device_sync_stream(NpuDevice *device)
+/* A bare handle, not an npu.Stream: that would hold the device, a cycle. */
+npu_stream *npu_py_device_sync_stream(NpuDevice *device)
 {
-  if (!device->sync_stream)
-    device->sync_stream = npu_py_stream_new(device);
+  if (!device->sync_stream && npu_py_check_status(npu_stream_create(device->handle,
+                                                                    &device->sync_stream)) < 0)
+    return NULL;
   return device->sync_stream;
 }
 

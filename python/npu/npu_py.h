@@ -28,7 +28,7 @@
 typedef struct NpuDevice {
   PyObject_HEAD
   npu_device *handle;
-  struct NpuStream *sync_stream; /* created on first use by the synchronous helpers */
+  npu_stream *sync_stream; /* created on first use by the synchronous helpers */
 } NpuDevice;
 
 typedef struct NpuStream {
@@ -106,7 +106,7 @@ PyObject *npu_py_list(Py_ssize_t count, npu_py_item_fn item, const void *source)
 
 /* device.c */
 NpuDevice *npu_py_device_arg(PyObject *arg); /* None: the default device; new reference */
-NpuStream *npu_py_device_sync_stream(NpuDevice *device); /* borrowed */
+npu_stream *npu_py_device_sync_stream(NpuDevice *device); /* NULL: npu.Error raised */
 
 /* stream.c */
 NpuStream *npu_py_stream_new(NpuDevice *device);

@@ -278,12 +278,12 @@ static PyObject *module_to_tensor(PyObject *module, PyObject *args, PyObject *kw
                  r.width, r.height, format, frame_bytes, available);
     goto done;
   }
-  NpuStream *stream = npu_py_device_sync_stream(device);
+  npu_stream *stream = npu_py_device_sync_stream(device);
   if (!stream)
     goto done;
   npu_status status;
   Py_BEGIN_ALLOW_THREADS
-  status = convert(device, stream->handle, &r, device_frame, host ? view->buf : NULL,
+  status = convert(device, stream, &r, device_frame, host ? view->buf : NULL,
                    frame_bytes, PyArray_DATA(out), (size_t)PyArray_NBYTES(out));
   Py_END_ALLOW_THREADS
   if (npu_py_check_status(status) == 0)

@@ -124,6 +124,8 @@ def test_input_errors(models):
     with pytest.raises(npu.Error, match="axis 0") as error:
         npu.Context(model)  # an open axis needs a size
     assert error.value.status == "NPU_ERROR_INVALID_ARGUMENT"
+    with pytest.raises(KeyError, match="does not have"):
+        npu.Context(model, shapes={"x": (1, 4), "typo": (1, 4)})
     context = npu.Context(model, shapes={"x": (1, 4)})
     with pytest.raises(KeyError, match="'x'"):
         context.run({"wrong": np.zeros((1, 4), np.float32)})
