@@ -326,12 +326,14 @@ static PyObject *context_stats(NpuContext *self, PyObject *unused)
   npu_status status = npu_context_get_stats(self->handle, &s);
   if (status != NPU_OK)
     return npu_py_raise(status);
-  return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:N}", "arena_bytes",
+  return Py_BuildValue("{s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K,s:N}", "arena_bytes",
                        (unsigned long long)s.arena_bytes, "naive_bytes",
                        (unsigned long long)s.naive_bytes, "constant_bytes",
                        (unsigned long long)s.constant_bytes, "kernels", s.kernels,
                        "folded_nodes", s.folded_nodes, "fused_nodes", s.fused_nodes,
-                       "relaid_tensors", s.relaid_tensors, "shape_plans", s.shape_plans, "stream",
+                       "relaid_tensors", s.relaid_tensors, "shape_plans", s.shape_plans,
+                       "subgraphs", s.subgraphs, "host_kernels", s.host_kernels,
+                       "transfer_bytes", (unsigned long long)s.transfer_bytes, "stream",
                        npu_py_stream_stats(self->stream->handle));
 }
 
@@ -348,7 +350,8 @@ static PyMethodDef context_methods[] = {
      "concurrent streams, use one context per stream (they share the model's weights)"},
     {"stats", NPU_PY_FN(context_stats), METH_NOARGS,
      "stats() -> dict: arena/naive/constant bytes, kernels per run, folded and fused nodes, "
-     "relaid tensors, shapes planned, and the context's stream's task counts and busy time"},
+     "relaid tensors, shapes planned, the partition (subgraphs, host kernels, bytes "
+     "transferred per run) and the context's stream's task counts and busy time"},
     {NULL},
 };
 

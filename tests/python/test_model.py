@@ -41,7 +41,9 @@ def test_run_matches_numpy(models):
     assert features.dtype == np.float32 and features.shape == (1, 8, 16, 16)
     expected = conv_reference(image, models.weight("conv", "w"), models.weight("conv", "b"))
     np.testing.assert_allclose(features, expected, rtol=1e-4, atol=1e-4)
-    assert context.stats()["kernels"] >= 1
+    stats = context.stats()
+    assert stats["kernels"] >= 1 and stats["subgraphs"] == 1 and stats["transfer_bytes"] == 0
+    assert stats["stream"]["tasks_completed"] >= 1
 
 
 def test_dynamic_batch_and_replanning(models):
