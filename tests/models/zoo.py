@@ -12,7 +12,7 @@ our npu-run and ort_reference.js.
   zoo.py bench [--build DIR] [--batches 1,8] [--threads N] [--rounds N]
                [--seconds S] [NAME...]
       Median latency of ours and ORT's, measured A/B interleaved (rounds of
-      one process each, order alternating), their ratio, peak RSS of each
+      one process each, order alternating; 4 by default), their ratio, peak RSS of each
       process (ORT: Node.js's own baseline subtracted), the geometric mean of
       the ratios; prints a Markdown table.
   zoo.py input FILE.npy SHAPE          the seeded input (SHAPE: 1x3x224x224)
@@ -91,8 +91,8 @@ class Engines:
                 command += ["--output-dir", outdir]
             env = None
         else:
-            command = ["node", os.path.join(HERE, "ort_reference.js"), model,
-                       outdir or os.devnull, f"{input_name}={npy}"] + common
+            command = ["node", os.path.join(HERE, "ort_reference.js"), model, outdir,
+                       f"{input_name}={npy}"] + common
             env = dict(os.environ, ORT_NODE_MODULE=self.ort_module)
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env, check=False)
@@ -228,7 +228,9 @@ def bench(options):
                 for round_ in range(options["rounds"]):
                     order = ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours")
                     for engine in order:
-                        report = engines.run(engine, entry["file"], entry["input"], npy, None,
+                        # (ORT always writes its outputs)
+                        outdir = os.path.join(work, "ort") if engine == "ort" else None
+                        report = engines.run(engine, entry["file"], entry["input"], npy, outdir,
                                              iterations, 1)
                         if isinstance(report, str):
                             problem = report
@@ -269,7 +271,7 @@ def bench(options):
 
 
 def parse(args):
-    options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 3, "seconds": 2.0,
+    options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 4, "seconds": 2.0,
                "models": []}
     options["batches"] = [1, 2] if args[0] == "check" else [1, 8]
     args = args[1:]
