@@ -191,6 +191,39 @@ static void test_ocr_models(void)
   g_free(fallback);
 }
 
+/* Zoo models of many families (tests/models/make_zoo.py caches them), at
+ * batch 1: squeeze-and-excitation, channel shuffles, grouped and 3D
+ * convolutions, attention, segmentation heads. */
+static void test_zoo_models(void)
+{
+  gchar *dir = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", "zoo", NULL);
+  static const char *const names[] = {
+      "squeezenet1_1",  "shufflenet_v2_x0_5", "mobilenet_v3_small",        "efficientnet_b0",
+      "regnet_x_400mf", "vit_b_16",           "lraspp_mobilenet_v3_large", "r3d_18",
+  };
+  guint done = 0;
+  for (size_t m = 0; m < G_N_ELEMENTS(names); m++) {
+    gchar *file = g_strconcat(names[m], ".onnx", NULL);
+    gchar *path = g_build_filename(dir, file, NULL);
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+      npu_model *model;
+      NPU_ASSERT_OK(npu_model_load_file(path, &model));
+      npu_tensor_info shape;
+      NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+      NPU_ASSERT_OK(npu_model_release(model));
+      shape.dims[0] = 1;
+      model_run split = compare_partitioned(path, &shape);
+      model_run_clear(&split);
+      done++;
+    }
+    g_free(path);
+    g_free(file);
+  }
+  if (!done)
+    g_test_skip("the model zoo is not cached (tests/models/make_zoo.py makes it)");
+  g_free(dir);
+}
+
 /* Without the backend's pitched copy, the runtime copies row by row: the
  * same bytes, on a stream too. */
 static void test_pitched_copy_without_backend_support(void)
@@ -224,6 +257,7 @@ int main(int argc, char **argv)
   add_test_backend();
   g_test_add_func("/partition/small-model-splits-in-two", test_small_model_splits_in_two);
   g_test_add_func("/partition/ocr-models", test_ocr_models);
+  g_test_add_func("/partition/zoo-models", test_zoo_models);
   g_test_add_func("/partition/pitched-copy-without-backend-support",
                   test_pitched_copy_without_backend_support);
   return g_test_run();
