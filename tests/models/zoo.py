@@ -206,6 +206,11 @@ def check(options):
     return 1 if counts["FAIL"] else 0
 
 
+def milliseconds(value):
+    """Three significant digits, never in e-notation."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def bench(options):
     engines, manifest, failed = prepare(options)
     for name, why in failed.items():
@@ -247,8 +252,8 @@ def bench(options):
                     continue
                 ours, ort = (float(np.median(medians[e])) for e in ("ours", "ort"))
                 ratios[batch].append(ours / ort)
-                row += [f"{ours:.3g}", f"{ort:.3g}", f"{ours / ort:.2f}"]
-            row += [f"{rss['ours'] / 1024:.0f}", f"{rss['ort'] / 1024:.0f}"]
+                row += [milliseconds(ours), milliseconds(ort), f"{ours / ort:.2f}"]
+            row += [f"{rss[e] / 1024:.0f}" if rss[e] else "-" for e in ("ours", "ort")]
             rows.append(row)
             print(f"# {' | '.join(row)}", flush=True)
     print("| " + " | ".join(header) + " |")
