@@ -79,8 +79,11 @@ def import_torchvision():
         importlib.invalidate_caches()
     import warnings
     warnings.filterwarnings("ignore")  # the exporter's tracer warnings on every model
-    import torch
-    import torchvision
+    try:
+        import torch
+        import torchvision
+    except ImportError as error:
+        raise Unavailable(f"torchvision does not import: {error}") from error
     torch.set_num_threads(os.cpu_count() or 1)
     return torch, torchvision
 
