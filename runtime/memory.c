@@ -378,6 +378,16 @@ static npu_status check_request(const copy_request *req)
   return NPU_OK;
 }
 
+/* The end of a copy `skip` bytes further on. */
+static npu_hal_mem_ref row_of(npu_hal_mem_ref ref, size_t skip)
+{
+  if (ref.buffer)
+    ref.offset += skip;
+  else
+    ref.host = (uint8_t *)ref.host + skip;
+  return ref;
+}
+
 static npu_status run_copy(const copy_request *req)
 {
   npu_status status = check_request(req);
@@ -409,15 +419,11 @@ static npu_status run_copy(const copy_request *req)
     status = backend->copy_2d(npu_device_hal(device), stream, dst, req->dst_pitch, src,
                               req->src_pitch, req->size, req->rows, done, refs);
   else /* a row at a time where the backend has no pitched copy; `done` after the last */
-    for (size_t y = 0; y < req->rows && status == NPU_OK; y++, dst.offset += req->dst_pitch,
-                src.offset += req->src_pitch) {
-      if (!dst.buffer)
-        dst.host = (uint8_t *)req->dst_host + y * req->dst_pitch, dst.offset = 0;
-      if (!src.buffer)
-        src.host = (uint8_t *)req->src_host + y * req->src_pitch, src.offset = 0;
+    for (size_t y = 0; y < req->rows && status == NPU_OK; y++) {
       bool last = y + 1 == req->rows;
-      status = backend->copy(npu_device_hal(device), stream, dst, src, req->size,
-                             last ? done : NULL, last ? refs : NULL);
+      status = backend->copy(npu_device_hal(device), stream, row_of(dst, y * req->dst_pitch),
+                             row_of(src, y * req->src_pitch), req->size, last ? done : NULL,
+                             last ? refs : NULL);
     }
   if (status != NPU_OK) {
     if (refs)

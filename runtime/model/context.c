@@ -127,7 +127,7 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   npu_model_retain(model);
   npu_device_retain(device);
   ctx->model = model;
-  ctx->env = (npu_plan_env){model, npu_model_graph(model), device, NULL, &ctx->weights};
+  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,
                      sizeof *ctx->held);

@@ -26,7 +26,6 @@ typedef struct npu_device_weights {
 #define NPU_WEIGHT_ABSENT SIZE_MAX
 
 typedef struct npu_plan_env {
-  npu_model *model;
   const npu_graph *graph;
   npu_device *device;       /* where the model runs */
   npu_device *host;         /* a CPU-backend device: constant folding (may be `device`) */
