@@ -273,6 +273,29 @@ static npu_status read_value_info(const Onnx__ValueInfoProto *vi, npu_graph_tens
   return NPU_OK;
 }
 
+/* A graph output that is a constant or a graph input already has its type and
+ * shape; its declaration may only agree with them, never resize them. */
+static npu_status check_declared_output(const Onnx__ValueInfoProto *vi,
+                                        const npu_graph_tensor *t)
+{
+  npu_graph_tensor declared = {0};
+  npu_status status = read_value_info(vi, &declared, false);
+  if (status != NPU_OK)
+    return status;
+  bool agrees = declared.dtype == NPU_DTYPE_UNDEFINED || declared.dtype == t->dtype;
+  if (declared.has_shape) {
+    agrees = agrees && declared.rank == t->rank;
+    for (uint32_t i = 0; agrees && i < t->rank; i++)
+      agrees = declared.dims[i] == NPU_DIM_DYNAMIC || t->dims[i] == NPU_DIM_DYNAMIC ||
+               declared.dims[i] == t->dims[i];
+  }
+  if (!agrees)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "graph output '%s' is declared with another "
+                         "type or shape than the %s it names", vi->name,
+                         t->constant ? "constant" : "graph input");
+  return NPU_OK;
+}
+
 /* ---- nodes ---------------------------------------------------------------------- */
 
 static npu_status check_node(builder *b, size_t index)
@@ -532,7 +555,8 @@ static npu_status build(builder *b)
     if (t < 0)
       return npu_set_error(NPU_ERROR_INVALID_MODEL, "graph output '%s' is not produced by the "
                            "graph", vi->name ? vi->name : "");
-    npu_status status = read_value_info(vi, &g->tensors[t], false);
+    npu_status status = g->tensors[t].has_shape ? check_declared_output(vi, &g->tensors[t])
+                                                : read_value_info(vi, &g->tensors[t], false);
     if (status != NPU_OK)
       return status;
     g->outputs[g->output_count++] = t;

@@ -83,6 +83,13 @@ broken = {
                           opset=4),
     "new_opset": model_of([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=30),
     "no_output_producer": model_of([helper.make_node("Relu", ["x"], ["z"])], [x], [y]),
+    # a graph output may not resize the constant or input it names (fuzz_model found it)
+    "constant_output_resized": model_of(
+        [helper.make_node("Constant", [], ["y"], value=helper.make_tensor(
+            "v", TensorProto.FLOAT, [2], [1.0, 2.0]))], [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [15, 5])]),
+    "input_output_retyped": model_of([], [x], [helper.make_tensor_value_info(
+        "x", TensorProto.INT64, [2])]),
 }
 
 
