@@ -222,28 +222,59 @@ static npu_status create_split(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- Slice (steps of any sign) ------------------------------------------------------ */
 
+/* Like Transpose: the trailing axes that stay contiguous (step 1, and whole
+ * axes inside the first partial one) are copied as one run; the other axes
+ * are walked as an odometer of input strides. */
 typedef struct slice_params {
   uint32_t rank;
   int64_t out_dims[NPU_MAX_RANK];
   int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK];
   int64_t in_strides[NPU_MAX_RANK];
   size_t esize;
+  uint32_t walk_rank;        /* the odometer's axes, outermost first */
+  int64_t first;             /* the first element read */
+  size_t run_bytes;          /* copied at each step */
 } slice_params;
 
 static void run_slice(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const slice_params *p = k->params;
-  size_t n = cpu_tensor_elements(&k->outputs[0]);
+  size_t bytes = cpu_tensor_elements(&k->outputs[0]) * p->esize;
+  if (bytes == 0)
+    return;
+  size_t steps = bytes / p->run_bytes;
   int64_t idx[NPU_MAX_RANK] = {0};
-  for (size_t i = 0; i < n; i++) {
-    int64_t src = 0;
-    for (uint32_t d = 0; d < p->rank; d++)
-      src += (p->start[d] + idx[d] * p->step[d]) * p->in_strides[d];
-    memcpy((uint8_t *)out[0] + i * p->esize, (const uint8_t *)in[0] + (size_t)src * p->esize,
-           p->esize);
-    for (int d = (int)p->rank - 1; d >= 0 && ++idx[d] >= p->out_dims[d]; d--)
+  int64_t src = p->first;
+  const uint8_t *from = in[0];
+  uint8_t *to = out[0];
+  for (size_t i = 0; i < steps; i++) {
+    memcpy(to + i * p->run_bytes, from + (size_t)src * p->esize, p->run_bytes);
+    for (int d = (int)p->walk_rank - 1; d >= 0; d--) { /* odometer increment */
+      int64_t stride = p->step[d] * p->in_strides[d];
+      src += stride;
+      if (++idx[d] < p->out_dims[d])
+        break;
+      src -= stride * p->out_dims[d];
       idx[d] = 0;
+    }
   }
+}
+
+/* The trailing contiguous run and the first element, once the slice is known. */
+static void plan_slice_walk(slice_params *p, const npu_hal_tensor_desc *in)
+{
+  p->first = 0;
+  for (uint32_t d = 0; d < p->rank; d++)
+    p->first += p->start[d] * p->in_strides[d];
+  size_t run = 1;
+  p->walk_rank = p->rank;
+  while (p->walk_rank > 0 && p->step[p->walk_rank - 1] == 1) {
+    uint32_t d = --p->walk_rank;
+    run *= (size_t)p->out_dims[d];
+    if (p->out_dims[d] != in->dims[d])
+      break; /* a part of this axis: the axes outside it are no longer contiguous */
+  }
+  p->run_bytes = run * p->esize;
 }
 
 /* Reads int64 or int32 index values. */
@@ -321,6 +352,7 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
   for (uint32_t d = 0; d < p->rank; d++)
     if (p->out_dims[d] != op->outputs[0].dims[d])
       return cpu_unsupported(op, "output shape does not match the slice");
+  plan_slice_walk(p, in);
   k->run = run_slice;
   return NPU_OK;
 }
