@@ -23,11 +23,25 @@ typedef enum npu_hal_layout {
   NPU_HAL_LAYOUT_CHANNELS_16,    /* rank >= 3: (N, C/16, spatial..., 16) */
 } npu_hal_layout;
 
+/* How an integer tensor's elements stand for real numbers:
+ * real = (q - zero_point) * scale, with one (scale, zero point) for the whole
+ * tensor (count 1) or one per index of axis `axis` (count = dims[axis]). The
+ * runtime fills it where a tensor's quantisation is known when planning (a
+ * QuantizeLinear or QLinear* output with constant parameters), so that a
+ * backend can run integer kernels without looking for the parameters. */
+typedef struct npu_hal_quant {
+  uint32_t count;            /* 0: not quantised (or not known when planning) */
+  int32_t axis;              /* count > 1: the axis the parameters run along */
+  const float *scales;       /* host values, valid while the plan lives */
+  const void *zero_points;   /* elements of the tensor's own dtype; NULL: all zero */
+} npu_hal_quant;
+
 typedef struct npu_hal_tensor_desc {
   npu_dtype dtype;      /* NPU_DTYPE_UNDEFINED: an optional input left out */
   uint32_t rank;
   int64_t dims[NPU_MAX_RANK];
   npu_hal_layout layout;
+  npu_hal_quant quant;
 } npu_hal_tensor_desc;
 
 /* Operator attributes, read by name with a fallback when absent. A tensor-

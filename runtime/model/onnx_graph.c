@@ -305,13 +305,14 @@ static npu_status check_node(builder *b, size_t index)
   node_label(node, index, label, sizeof label);
   if (!node->op_type || !*node->op_type)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s has no operator type", label);
-  if (node->domain && *node->domain && strcmp(node->domain, "ai.onnx") != 0)
-    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: operator domain '%s' is not supported",
-                         label, node->domain);
-  const npu_op_schema *schema = npu_op_schema_find(node->op_type);
-  if (!schema)
+  const npu_op_schema *schema = npu_op_schema_find(node->domain, node->op_type);
+  bool own_domain = !node->domain || !*node->domain || strcmp(node->domain, "ai.onnx") == 0;
+  if (!schema && own_domain)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: operator '%s' is not supported", label,
                          node->op_type);
+  if (!schema)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: operator '%s' of domain '%s' is not "
+                         "supported", label, node->op_type, node->domain);
   if (b->graph->opset < schema->since)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: %s before opset %u is not supported "
                          "(the model uses opset %lld)", label, node->op_type, schema->since,

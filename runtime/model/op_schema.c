@@ -11,6 +11,7 @@
 #include "npu_checked.h"
 #include "npu_hal.h"
 #include "op_schema.h"
+#include "quant_ops.h"
 
 static npu_status window_relation(const npu_hal_op *op, const char *const *input_names,
                                   const char *label);
@@ -46,6 +47,9 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
       {"pads", NPU_EXTENT_TWICE_SPATIAL, NON_NEGATIVE}, {"dilations", SPATIAL, POSITIVE}
 /* Reductions, Squeeze, Unsqueeze: axes as an attribute (older opsets) or input 1. */
 #define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES}}
+/* Quantised operators: their parameters' types and shapes (quant_ops.c). */
+#define QUANT .relation = npu_quant_relation
+#define MICROSOFT .domain = "com.microsoft"
 
 static const npu_op_schema schemas[] = {
     {"Abs", 1, 1, 1, 1, 1},
@@ -69,8 +73,11 @@ static const npu_op_schema schemas[] = {
      .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
                     {"output_shape", SPATIAL_OR_RANK}},
      .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+    {"ConvInteger", 2, 4, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
+    {"DequantizeLinear", 2, 3, 1, 1, 10, QUANT},
     {"Div", 2, 2, 1, 1, 1, ALIKE},
     {"Dropout", 1, 3, 1, 2, 7},
+    {"DynamicQuantizeLinear", 1, 1, 3, 3, 11, .inputs = {{0, FLOAT32, ANY}}},
     {"Elu", 1, 1, 1, 1, 1},
     {"Equal", 2, 2, 1, 1, 1, ALIKE},
     {"Erf", 1, 1, 1, 1, 9},
@@ -92,6 +99,7 @@ static const npu_op_schema schemas[] = {
     {"Log", 1, 1, 1, 1, 1},
     {"LogSoftmax", 1, 1, 1, 1, 1},
     {"MatMul", 2, 2, 1, 1, 1, ALIKE},
+    {"MatMulInteger", 2, 4, 1, 1, 10, QUANT},
     {"Max", 1, V, 1, 1, 8, ALIKE},
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}},
     {"Min", 1, V, 1, 1, 8, ALIKE},
@@ -102,6 +110,14 @@ static const npu_op_schema schemas[] = {
     {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
      .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
     {"Pow", 2, 2, 1, 1, 1},
+    {"QLinearAdd", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
+    {"QLinearConcat", 5, V, 1, 1, 1, MICROSOFT, QUANT},
+    {"QLinearConv", 8, 9, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
+    {"QLinearGlobalAveragePool", 5, 5, 1, 1, 1, MICROSOFT, .min_rank = 3, QUANT},
+    {"QLinearMatMul", 8, 8, 1, 1, 10, QUANT},
+    {"QLinearMul", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
+    {"QLinearSigmoid", 4, 5, 1, 1, 1, MICROSOFT, QUANT},
+    {"QuantizeLinear", 2, 3, 1, 1, 10, QUANT},
     {"Range", 3, 3, 1, 1, 11, .inputs = {{0, NPU_DTYPES_ANY, ONE}, {1, SAME, ONE}, {2, SAME, ONE}}},
     {"Reciprocal", 1, 1, 1, 1, 1},
     {"ReduceL1", 1, 2, 1, 1, 1, AXES_RULES},
@@ -116,6 +132,7 @@ static const npu_op_schema schemas[] = {
     {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES},
     {"Relu", 1, 1, 1, 1, 1},
     {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES}}},
+    {"Round", 1, 1, 1, 1, 11},
     {"Resize", 1, 4, 1, 1, 10,
      .inputs = {{1, FLOAT32, RANK, .before = 11}, {2, FLOAT32, RANK_OR_EMPTY},
                 {3, INT64, RANK_OR_EMPTY}}},
@@ -145,11 +162,15 @@ static const npu_op_schema schemas[] = {
     {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, ALIKE_FROM_1},
 };
 
-const npu_op_schema *npu_op_schema_find(const char *op_type)
+const npu_op_schema *npu_op_schema_find(const char *domain, const char *op_type)
 {
+  if (domain && (!*domain || strcmp(domain, "ai.onnx") == 0))
+    domain = NULL;
   /* Once per node at load: a plain scan keeps the table free of an order to keep. */
   for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
-    if (strcmp(op_type, schemas[i].op_type) == 0)
+    if (strcmp(op_type, schemas[i].op_type) == 0 &&
+        (domain ? schemas[i].domain && strcmp(domain, schemas[i].domain) == 0
+                : !schemas[i].domain))
       return &schemas[i];
   return NULL;
 }

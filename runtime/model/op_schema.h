@@ -82,10 +82,11 @@ typedef struct npu_op_schema {
   uint8_t same_dtypes;              /* 1 + the first input of those (all present ones from
                                      * it on) that share its element type; 0: no rule */
   npu_op_relation relation;         /* checked after the rules; NULL: none */
+  const char *domain;               /* NULL: ONNX's own ("" or "ai.onnx") */
 } npu_op_schema;
 
-/* NULL when the op is not supported. */
-const npu_op_schema *npu_op_schema_find(const char *op_type);
+/* NULL when the op is not supported; `domain` NULL or "" is ONNX's own. */
+const npu_op_schema *npu_op_schema_find(const char *domain, const char *op_type);
 
 /* The inputs the op requires in `opset`. */
 unsigned npu_op_min_inputs(const npu_op_schema *schema, int64_t opset);

@@ -4,6 +4,7 @@
 
 #include "npu_checked.h"
 #include "npu_hal.h"
+#include "quant_ops.h"
 #include "shape_inference.h"
 
 #define FAIL(...) npu_set_error(NPU_ERROR_INVALID_MODEL, __VA_ARGS__)
@@ -483,10 +484,11 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   const npu_hal_tensor_desc *x = &op->inputs[0];
   npu_hal_tensor_desc *y = &outputs[0];
   *y = *x; /* the common case: same type and shape */
+  memset(&y->quant, 0, sizeof y->quant); /* only the operators that quantise set one */
   static const char *const same_shape[] = {
       "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor",
       "Ceil", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Identity", "Elu", "Selu",
-      "Celu", "Softplus", "Softsign", "Sign", "ThresholdedRelu", "Mish",
+      "Celu", "Softplus", "Softsign", "Sign", "ThresholdedRelu", "Mish", "Round",
       "BatchNormalization", "Softmax", "LogSoftmax"};
   for (size_t i = 0; i < sizeof same_shape / sizeof same_shape[0]; i++)
     if (strcmp(type, same_shape[i]) == 0)
@@ -701,6 +703,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
     y->dtype = (npu_dtype)attr_int(op, "value.dtype", NPU_DTYPE_FLOAT32);
     return NPU_OK;
   }
+  if (npu_quant_is_quantised_op(type))
+    return npu_quant_infer_shapes(op, outputs, label);
   return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: operator %s is not implemented yet", label,
                        type);
 }

@@ -274,5 +274,50 @@ crafted["constant_of_shape_int64_max"] = model_of(
                       value=const("v", TensorProto.INT64, [1], [(1 << 63) - 1]))], [],
     [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
     [const("s", TensorProto.INT64, [1], [2])])
+# quantised operators: parameters of the wrong type, count or axis
+u8x = [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 3, 2, 2])]
+scale3 = const("s", TensorProto.FLOAT, [3], [0.1, 0.2, 0.3])
+crafted["dequantize_float_zero"] = single(
+    "DequantizeLinear", ["x", "s", "z"], ["y"],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.FLOAT, [], [0])],
+    graph_inputs=u8x)
+crafted["dequantize_zero_type_mismatch"] = single(
+    "DequantizeLinear", ["x", "s", "z"], ["y"],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.INT8, [], [0])],
+    graph_inputs=u8x)
+crafted["dequantize_scale_count"] = single(
+    "DequantizeLinear", ["x", "s"], ["y"], [const("s", TensorProto.FLOAT, [2], [0.1, 0.2])],
+    graph_inputs=u8x)
+crafted["dequantize_axis_out_of_range"] = single(
+    "DequantizeLinear", ["x", "s"], ["y"], [scale3], graph_inputs=u8x, axis=4)
+crafted["quantize_scale_zero_shapes"] = single(
+    "QuantizeLinear", ["x", "s", "z"], ["y"],
+    [scale3, const("z", TensorProto.UINT8, [], [0])],
+    graph_inputs=[float_input("x", [1, 3, 2, 2])])
+crafted["quantize_int64_input"] = single(
+    "QuantizeLinear", ["x", "s"], ["y"], [const("s", TensorProto.FLOAT, [], [0.1])],
+    graph_inputs=[helper.make_tensor_value_info("x", TensorProto.INT64, [4])])
+crafted["qlinearconv_bias_type"] = single(
+    "QLinearConv", ["x", "s", "z", "w", "s", "wz", "s", "z", "b"], ["y"],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),
+     const("w", TensorProto.INT8, [2, 3, 1, 1], [1] * 6), const("wz", TensorProto.INT8, [], [0]),
+     const("b", TensorProto.FLOAT, [2], [0, 0])], graph_inputs=u8x)
+crafted["qlinearconv_weight_scales"] = single(
+    "QLinearConv", ["x", "s", "z", "w", "ws", "wz", "s", "z"], ["y"],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),
+     const("w", TensorProto.INT8, [2, 3, 1, 1], [1] * 6),
+     const("ws", TensorProto.FLOAT, [3], [0.1, 0.2, 0.3]),
+     const("wz", TensorProto.INT8, [3], [0, 0, 0])], graph_inputs=u8x)
+crafted["qlinearmatmul_float_operand"] = single(
+    "QLinearMatMul", ["x", "s", "z", "b", "s", "z", "s", "z"], ["y"],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),
+     const("b", TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])],
+    graph_inputs=[helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 2])])
+crafted["qlinearconcat_loose_triple"] = model_of(
+    [helper.make_node("QLinearConcat", ["s", "z", "x", "s", "z", "x"], ["y"], name="n", axis=1,
+                      domain="com.microsoft")], u8x,
+    [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+    [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0])])
+crafted["qlinearconcat_loose_triple"].opset_import.append(helper.make_opsetid("com.microsoft", 1))
 for name, model in crafted.items():
     save(model, "crafted_" + name + ".onnx")

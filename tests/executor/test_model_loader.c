@@ -351,6 +351,16 @@ static void test_crafted_models_are_refused(void)
       {"matmul_bool_operand", {"input 'b' is bool, input 'a' float32", "one element type"}},
       {"concat_mixed_types", {"input 'b' is int64", "Concat takes one element type"}},
       {"maxpool_huge_window", {"pooling windows larger than 16777216 positions", "node 'n'"}},
+      {"dequantize_float_zero", {"zero point 'z' is float32", "expected uint8"}},
+      {"dequantize_zero_type_mismatch", {"zero point 'z' is int8", "expected uint8"}},
+      {"dequantize_scale_count", {"'s' has 2 values for 3 indices of axis 1", "node 'n'"}},
+      {"dequantize_axis_out_of_range", {"axis 4 is out of range for rank 4", "node 'n'"}},
+      {"quantize_scale_zero_shapes", {"scale 's' and zero point 'z' differ in shape", "node 'n'"}},
+      {"quantize_int64_input", {"input 'x' is int64", "QuantizeLinear takes float32"}},
+      {"qlinearconv_bias_type", {"bias 'b' must be int32", "(2)"}},
+      {"qlinearconv_weight_scales", {"'ws' has 3 values for 2 indices of axis 0", "node 'n'"}},
+      {"qlinearmatmul_float_operand", {"input 'b' is float32", "int8 or uint8"}},
+      {"qlinearconcat_loose_triple", {"QLinearConcat takes Y's scale and zero point", "6 inputs"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

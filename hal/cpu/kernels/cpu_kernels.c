@@ -10,6 +10,7 @@
 
 #include "cpu/cpu_stream.h"
 #include "cpu_kernels.h"
+#include "quant_kernels.h"
 
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t)
 {
@@ -28,6 +29,15 @@ void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides)
   }
 }
 
+void cpu_broadcast_strides(const npu_hal_tensor_desc *in, uint32_t rank, int64_t *strides)
+{
+  int64_t own[NPU_MAX_RANK];
+  cpu_strides(in, own);
+  uint32_t shift = rank - in->rank;
+  for (uint32_t d = 0; d < rank; d++)
+    strides[d] = d < shift || in->dims[d - shift] == 1 ? 0 : own[d - shift];
+}
+
 npu_status cpu_unsupported(const npu_hal_op *op, const char *why)
 {
   return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "CPU backend: %s (opset %lld): %s", op->op_type,
@@ -44,6 +54,8 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_reduce_kernels,
     cpu_resize_kernels,
     cpu_index_map_kernels,
+    cpu_quantize_kernels,
+    cpu_integer_kernels,
 };
 
 size_t cpu_channel_block(npu_hal_layout layout)
@@ -145,7 +157,9 @@ static void cpu_kernel_destroy(npu_hal_kernel *kernel)
 static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
                                     npu_hal_kernel **out)
 {
-  if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0)
+  /* (Kernels keep the descs of the first 8 inputs; these read the rest by pointer.) */
+  if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0 &&
+      strcmp(op->op_type, "QLinearConcat") != 0 && strcmp(op->op_type, "QLinearConv") != 0)
     return cpu_unsupported(op, "more than 8 inputs");
   /* The first table whose kernel accepts this variant wins. */
   npu_status status = cpu_unsupported(op, "no CPU kernel");

@@ -71,4 +71,8 @@ npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);
 
+/* Strides of `in` read through a NumPy broadcast to `rank` axes (0 along
+ * the axes it is broadcast on). */
+void cpu_broadcast_strides(const npu_hal_tensor_desc *in, uint32_t rank, int64_t *strides);
+
 #endif

@@ -15,7 +15,7 @@
 typedef enum {
   U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_RECIPROCAL, U_FLOOR, U_CEIL,
   U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP, U_ELU, U_SELU, U_CELU, U_SOFTPLUS,
-  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH,
+  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH, U_ROUND,
 } unary_kind;
 
 typedef struct unary_params {
@@ -74,6 +74,7 @@ static void unary_chunk(void *ctx, size_t index)
   case U_SIGN: UNARY_LOOP(x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f);
   case U_THRESHOLDED_RELU: UNARY_LOOP(x > alpha ? x : 0.0f);
   case U_MISH: UNARY_LOOP(x * tanhf(x > 20.0f ? x : log1pf(expf(x))));
+  case U_ROUND: UNARY_LOOP(rintf(x)); /* half to even, as ONNX rounds */
   }
 }
 
@@ -94,7 +95,7 @@ static const struct {
     {"HardSigmoid", U_HARD_SIGMOID}, {"HardSwish", U_HARD_SWISH},
     {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP}, {"Elu", U_ELU}, {"Selu", U_SELU},
     {"Celu", U_CELU}, {"Softplus", U_SOFTPLUS}, {"Softsign", U_SOFTSIGN}, {"Sign", U_SIGN},
-    {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH},
+    {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH}, {"Round", U_ROUND},
 };
 
 static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
@@ -275,17 +276,6 @@ static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *ou
   npu_cpu_parallel_for(k->device, p->tasks, binary_task, &job);
 }
 
-/* Strides of `in` read through a broadcast to the output's rank and dims. */
-static void broadcast_strides(const npu_hal_tensor_desc *in, const binary_params *p,
-                              int64_t *strides)
-{
-  int64_t own[NPU_MAX_RANK];
-  cpu_strides(in, own);
-  uint32_t shift = p->rank - in->rank;
-  for (uint32_t d = 0; d < p->rank; d++)
-    strides[d] = d < shift || in->dims[d - shift] == 1 ? 0 : own[d - shift];
-}
-
 /* Merges neighbouring axes both inputs walk contiguously (or both
  * broadcast), down to one axis for same-shape or scalar operands, so rows
  * are long; a rank-0 output becomes one axis of 1. */
@@ -342,8 +332,8 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
   p->dtype = dtype;
   p->rank = op->outputs[0].rank;
   memcpy(p->dims, op->outputs[0].dims, sizeof p->dims);
-  broadcast_strides(&op->inputs[0], p, p->a_strides);
-  broadcast_strides(&op->inputs[1], p, p->b_strides);
+  cpu_broadcast_strides(&op->inputs[0], p->rank, p->a_strides);
+  cpu_broadcast_strides(&op->inputs[1], p->rank, p->b_strides);
   coalesce(p);
   int64_t inner = p->dims[p->rank - 1];
   p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
@@ -427,6 +417,7 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Sign", create_unary, CPU_LAYOUTS_SHARED},
     {"ThresholdedRelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Mish", create_unary, CPU_LAYOUTS_SHARED},
+    {"Round", create_unary, CPU_LAYOUTS_SHARED},
     {"Add", create_binary, CPU_LAYOUTS_SHARED},
     {"Sub", create_binary, CPU_LAYOUTS_SHARED},
     {"Mul", create_binary, CPU_LAYOUTS_SHARED},

@@ -1,0 +1,287 @@
+/* Quantisation kernels: QuantizeLinear and DequantizeLinear (per tensor or
+ * per axis), DynamicQuantizeLinear, and com.microsoft's elementwise
+ * quantised operators (QLinearAdd, QLinearMul, QLinearSigmoid,
+ * QLinearGlobalAveragePool, QLinearConcat), which compute in float between
+ * dequantising their inputs and quantising their output, as ONNX Runtime
+ * does. Scales and zero points are read at run time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant_kernels.h"
+
+/* ---- QuantizeLinear, DequantizeLinear ---------------------------------------------- */
+
+#define CHUNK 16384 /* elements per parallel task */
+
+typedef struct linear_job {
+  const npu_hal_kernel *k;
+  void *const *in, *const *out;
+  size_t count, inner, channels; /* channels > 1: per-axis parameters, `inner` apart */
+} linear_job;
+
+/* One chunk, in runs of elements that share a channel. */
+static void linear_chunk(void *data, size_t chunk)
+{
+  const linear_job *job = data;
+  const npu_hal_kernel *k = job->k;
+  bool quantize = k->outputs[0].dtype != NPU_DTYPE_FLOAT32;
+  npu_dtype qtype = quantize ? k->outputs[0].dtype : k->inputs[0].dtype;
+  int32_t lo, hi;
+  cpu_q_range(qtype, &lo, &hi);
+  const float *scales = job->in[1];
+  size_t end = (chunk + 1) * CHUNK < job->count ? (chunk + 1) * CHUNK : job->count;
+  for (size_t i = chunk * CHUNK; i < end;) {
+    size_t channel = job->channels > 1 ? i / job->inner % job->channels : 0;
+    size_t run_end = job->channels > 1 ? (i / job->inner + 1) * job->inner : end;
+    run_end = run_end < end ? run_end : end;
+    float scale = scales[channel];
+    int32_t zero = cpu_q_zero(k, job->in, 2, channel);
+    if (quantize) {
+      const float *x = job->in[0];
+      for (; i < run_end; i++)
+        cpu_q_store(job->out[0], i, qtype, cpu_q_round(x[i] / scale, zero, lo, hi));
+    } else {
+      float *y = job->out[0];
+      for (; i < run_end; i++)
+        y[i] = (float)(cpu_q_load(job->in[0], i, qtype) - zero) * scale;
+    }
+  }
+}
+
+static void run_linear(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  linear_job job = {k, in, out, cpu_tensor_elements(&k->inputs[0]), 1,
+                    cpu_tensor_elements(&k->inputs[1])};
+  const npu_hal_tensor_desc *x = &k->inputs[0];
+  if (job.channels > 1) {
+    int64_t axis = *(const int64_t *)k->params;
+    for (uint32_t d = (uint32_t)axis + 1; d < x->rank; d++)
+      job.inner *= (size_t)x->dims[d];
+  }
+  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, linear_chunk, &job);
+}
+
+static npu_status create_linear(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  int64_t *axis = malloc(sizeof *axis);
+  if (!axis)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  *axis = op->attributes.get_int(op->attributes.node, "axis", 1); /* (checked in range) */
+  if (*axis < 0)
+    *axis += op->inputs[0].rank;
+  k->params = axis;
+  k->run = run_linear;
+  return NPU_OK;
+}
+
+/* ---- DynamicQuantizeLinear ---------------------------------------------------------- */
+
+/* uint8 with a scale covering [min(x, 0), max(x, 0)] and a zero point that
+ * stands for 0 exactly. */
+static void run_dynamic(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const float *x = in[0];
+  size_t n = cpu_tensor_elements(&k->inputs[0]);
+  float low = 0, high = 0;
+  for (size_t i = 0; i < n; i++) {
+    low = x[i] < low ? x[i] : low;
+    high = x[i] > high ? x[i] : high;
+  }
+  float scale = (high - low) / 255.0f;
+  float zero = scale > 0 ? rintf(fminf(fmaxf(-low / scale, 0.0f), 255.0f)) : 0.0f;
+  *(float *)out[1] = scale;
+  *(uint8_t *)out[2] = (uint8_t)zero;
+  uint8_t *y = out[0];
+  for (size_t i = 0; i < n; i++)
+    y[i] = scale > 0 ? (uint8_t)cpu_q_round(x[i] / scale, (int32_t)zero, 0, 255) : (uint8_t)zero;
+}
+
+static npu_status create_dynamic(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  (void)op;
+  k->run = run_dynamic;
+  return NPU_OK;
+}
+
+/* ---- QLinearAdd, QLinearMul ----------------------------------------------------------- */
+
+typedef struct broadcast_params {
+  int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* 0 along broadcast axes */
+} broadcast_params;
+
+static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const broadcast_params *p = k->params;
+  const npu_hal_tensor_desc *y = &k->outputs[0];
+  bool multiply = strcmp(k->op_type, "QLinearMul") == 0;
+  float as = *(const float *)in[1], bs = *(const float *)in[4], ys = *(const float *)in[6];
+  int32_t az = cpu_q_zero(k, in, 2, 0), bz = cpu_q_zero(k, in, 5, 0), yz = cpu_q_zero(k, in, 7, 0);
+  int32_t lo, hi;
+  cpu_q_range(y->dtype, &lo, &hi);
+  size_t n = cpu_tensor_elements(y);
+  int64_t index[NPU_MAX_RANK] = {0}, a = 0, b = 0;
+  for (size_t i = 0; i < n; i++) {
+    float va = (float)(cpu_q_load(in[0], (size_t)a, k->inputs[0].dtype) - az) * as;
+    float vb = (float)(cpu_q_load(in[3], (size_t)b, k->inputs[3].dtype) - bz) * bs;
+    cpu_q_store(out[0], i, y->dtype, cpu_q_round((multiply ? va * vb : va + vb) / ys, yz, lo, hi));
+    for (uint32_t d = y->rank; d-- > 0;) { /* the next output index, odometer-wise */
+      a += p->a_strides[d];
+      b += p->b_strides[d];
+      if (++index[d] < y->dims[d])
+        break;
+      a -= p->a_strides[d] * y->dims[d];
+      b -= p->b_strides[d] * y->dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  broadcast_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->a_strides);
+  cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->b_strides);
+  k->params = p;
+  k->run = run_qlinear_binary;
+  return NPU_OK;
+}
+
+/* ---- QLinearSigmoid, QLinearGlobalAveragePool ------------------------------------------ */
+
+/* A 256-entry table: the sigmoid of every input value, quantised. */
+static void run_qlinear_sigmoid(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  npu_dtype xt = k->inputs[0].dtype, yt = k->outputs[0].dtype;
+  float xs = *(const float *)in[1], ys = *(const float *)in[3];
+  int32_t xz = cpu_q_zero(k, in, 2, 0), yz = cpu_q_zero(k, in, 4, 0), lo, hi;
+  cpu_q_range(yt, &lo, &hi);
+  uint8_t table[256];
+  for (int v = 0; v < 256; v++) {
+    int32_t q = xt == NPU_DTYPE_INT8 ? (int8_t)v : v;
+    float x = (float)(q - xz) * xs;
+    cpu_q_store(table, (size_t)v, yt, cpu_q_round(1.0f / (1.0f + expf(-x)) / ys, yz, lo, hi));
+  }
+  const uint8_t *x = in[0];
+  uint8_t *y = out[0];
+  size_t n = cpu_tensor_elements(&k->inputs[0]);
+  for (size_t i = 0; i < n; i++)
+    y[i] = table[x[i]];
+}
+
+static void run_qlinear_average(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const npu_hal_tensor_desc *x = &k->inputs[0];
+  bool channels_last = *(const bool *)k->params;
+  size_t images = (size_t)x->dims[0];
+  size_t channels = (size_t)x->dims[channels_last ? x->rank - 1 : 1];
+  size_t planes = images * channels;
+  size_t area = planes ? cpu_tensor_elements(x) / planes : 0;
+  float scale = *(const float *)in[1] / *(const float *)in[3];
+  int32_t xz = cpu_q_zero(k, in, 2, 0), yz = cpu_q_zero(k, in, 4, 0), lo, hi;
+  cpu_q_range(k->outputs[0].dtype, &lo, &hi);
+  for (size_t image = 0; image < images; image++)
+    for (size_t c = 0; c < channels; c++) {
+      int64_t sum = 0;
+      for (size_t s = 0; s < area; s++) {
+        size_t i = channels_last ? (image * area + s) * channels + c
+                                 : (image * channels + c) * area + s;
+        sum += cpu_q_load(in[0], i, x->dtype) - xz;
+      }
+      cpu_q_store(out[0], image * channels + c, k->outputs[0].dtype,
+                  cpu_q_round((float)sum / (float)area * scale, yz, lo, hi));
+    }
+}
+
+static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (strcmp(op->op_type, "QLinearSigmoid") == 0) {
+    k->run = run_qlinear_sigmoid;
+    return NPU_OK;
+  }
+  bool *channels_last = malloc(sizeof *channels_last);
+  if (!channels_last)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  *channels_last = op->attributes.get_int(op->attributes.node, "channels_last", 0) != 0;
+  k->params = channels_last;
+  k->run = run_qlinear_average;
+  return NPU_OK;
+}
+
+/* ---- QLinearConcat ------------------------------------------------------------------- */
+
+typedef struct concat_params {
+  npu_dtype dtype;        /* of every X and of Y */
+  size_t outer;           /* the product of the axes before the concatenation axis */
+  size_t inputs;          /* X count */
+  size_t *rows;           /* per X: its extent along the axis times the axes after */
+  size_t out_row;         /* the same for Y */
+} concat_params;
+
+static void free_concat(void *data)
+{
+  concat_params *p = data;
+  if (p)
+    free(p->rows);
+  free(p);
+}
+
+/* Each input requantised into its slice of every outer row. */
+static void run_qlinear_concat(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const concat_params *p = k->params;
+  float ys = *(const float *)in[0];
+  int32_t yz = cpu_q_load(in[1], 0, p->dtype), lo, hi;
+  cpu_q_range(p->dtype, &lo, &hi);
+  size_t offset = 0;
+  for (size_t x = 0; x < p->inputs; x++) {
+    const void *data = in[2 + 3 * x];
+    float scale = *(const float *)in[3 + 3 * x] / ys;
+    int32_t xz = in[4 + 3 * x] ? cpu_q_load(in[4 + 3 * x], 0, p->dtype) : 0;
+    for (size_t o = 0; o < p->outer; o++)
+      for (size_t i = 0; i < p->rows[x]; i++)
+        cpu_q_store(out[0], o * p->out_row + offset + i, p->dtype,
+                    cpu_q_round((float)(cpu_q_load(data, o * p->rows[x] + i, p->dtype) - xz) *
+                                    scale, yz, lo, hi));
+    offset += p->rows[x];
+  }
+}
+
+static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *y = &op->outputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", 0);
+  axis += axis < 0 ? y->rank : 0; /* (in range: shape inference checked) */
+  concat_params *p = calloc(1, sizeof *p);
+  if (p)
+    p->rows = calloc(op->input_count / 3 + 1, sizeof *p->rows);
+  if (!p || !p->rows) {
+    free_concat(p);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  }
+  p->dtype = y->dtype;
+  p->inputs = (op->input_count - 2) / 3;
+  p->outer = 1;
+  for (int64_t d = 0; d < axis; d++)
+    p->outer *= (size_t)y->dims[d];
+  p->out_row = p->outer ? cpu_tensor_elements(y) / p->outer : 0;
+  for (size_t x = 0; x < p->inputs; x++)
+    p->rows[x] = p->outer ? cpu_tensor_elements(&op->inputs[2 + 3 * x]) / p->outer : 0;
+  k->params = p;
+  k->free_params = free_concat;
+  k->run = run_qlinear_concat;
+  return NPU_OK;
+}
+
+const cpu_kernel_entry cpu_quantize_kernels[] = {
+    {"QuantizeLinear", create_linear},
+    {"DequantizeLinear", create_linear},
+    {"DynamicQuantizeLinear", create_dynamic},
+    {"QLinearAdd", create_qlinear_binary},
+    {"QLinearMul", create_qlinear_binary},
+    {"QLinearSigmoid", create_qlinear_unary},
+    {"QLinearGlobalAveragePool", create_qlinear_unary},
+    {"QLinearConcat", create_qlinear_concat},
+    {NULL, NULL},
+};

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Writes tests of the quantised operators that ONNX's node tests do not
+cover into OUTDIR, in the node-test layout run_node_tests reads: ONNX
+Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearGlobalAveragePool (both layouts) and QLinearConcat, int8 and uint8.
+Expected outputs come from a numpy reference that rounds as the operators
+do (float32 arithmetic, half to even, saturated)."""
+import os
+import sys
+import warnings
+
+import numpy as np
+
+warnings.simplefilter("ignore", FutureWarning)
+for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
+        setattr(np, alias, value)
+
+from onnx import helper, numpy_helper  # noqa: E402
+from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE  # noqa: E402
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(17)
+
+
+def write_case(name, nodes, inits, inputs, expected, opset=13):
+    """inputs: [(name, array)]; expected: the output array, named y."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
+         for n, a in inputs],
+        [helper.make_tensor_value_info("y", NP_TYPE_TO_TENSOR_TYPE[expected.dtype],
+                                       expected.shape)],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    arrays = [("input", i, a) for i, (_, a) in enumerate(inputs)] + [("output", 0, expected)]
+    for kind, index, array in arrays:
+        with open(os.path.join(folder, "test_data_set_0", f"{kind}_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+
+
+def limits(dtype):
+    return (-128, 127) if dtype == np.int8 else (0, 255)
+
+
+def quantise(real, scale, zero, dtype):
+    lo, hi = limits(dtype)
+    q = np.rint(real.astype(np.float32) / np.float32(scale)) + np.float32(zero)
+    return np.clip(q, lo, hi).astype(dtype)
+
+
+def dequantise(q, scale, zero):
+    return (q.astype(np.float32) - np.float32(zero)) * np.float32(scale)
+
+
+def random_q(shape, dtype):
+    lo, hi = limits(dtype)
+    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def params(prefix, scale, zero, dtype):
+    return [(prefix + "_scale", np.array(scale, np.float32)),
+            (prefix + "_zero", np.array(zero, dtype))]
+
+
+def binary_case(op, dtype, a_shape, b_shape):
+    a, b = random_q(a_shape, dtype), random_q(b_shape, dtype)
+    zero = -3 if dtype == np.int8 else 120
+    inits = (params("a", 0.05, zero, dtype) + params("b", 0.03, zero + 7, dtype) +
+             params("y", 0.08, zero - 2, dtype))
+    ra, rb = dequantise(a, 0.05, zero), dequantise(b, 0.03, zero + 7)
+    real = ra * rb if op == "QLinearMul" else ra + rb
+    node = helper.make_node(op, ["a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale",
+                                 "y_zero"], ["y"], domain="com.microsoft")
+    write_case(f"test_{op.lower()}_{np.dtype(dtype).name}_broadcast", [node], inits,
+               [("a", a), ("b", b)], quantise(real, 0.08, zero - 2, dtype))
+
+
+def sigmoid_case(dtype):
+    x = random_q((2, 3, 5), dtype)
+    zero = 5 if dtype == np.int8 else 128
+    inits = params("x", 0.04, zero, dtype) + params("y", 1 / 256, limits(dtype)[0], dtype)
+    real = 1 / (1 + np.exp(-dequantise(x, 0.04, zero)))
+    node = helper.make_node("QLinearSigmoid", ["x", "x_scale", "x_zero", "y_scale", "y_zero"],
+                            ["y"], domain="com.microsoft")
+    write_case(f"test_qlinearsigmoid_{np.dtype(dtype).name}", [node], inits, [("x", x)],
+               quantise(real.astype(np.float32), 1 / 256, limits(dtype)[0], dtype))
+
+
+def average_case(dtype, channels_last):
+    x = random_q((2, 4, 3, 5) if not channels_last else (2, 3, 5, 4), dtype)
+    zero = 2 if dtype == np.int8 else 100
+    inits = params("x", 0.1, zero, dtype) + params("y", 0.05, zero + 1, dtype)
+    axes = (1, 2) if channels_last else (2, 3)
+    total = (x.astype(np.int64) - zero).sum(axis=axes, keepdims=True)
+    area = np.float32(15)
+    real = total.astype(np.float32) / area * np.float32(np.float32(0.1) / np.float32(0.05))
+    node = helper.make_node("QLinearGlobalAveragePool",
+                            ["x", "x_scale", "x_zero", "y_scale", "y_zero"], ["y"],
+                            domain="com.microsoft", channels_last=int(channels_last))
+    layout = "nhwc" if channels_last else "nchw"
+    write_case(f"test_qlinearglobalaveragepool_{np.dtype(dtype).name}_{layout}", [node], inits,
+               [("x", x)], quantise(real, 1, zero + 1, dtype))
+
+
+def concat_case(dtype):
+    a, b = random_q((2, 3, 4), dtype), random_q((2, 5, 4), dtype)
+    zero = -1 if dtype == np.int8 else 127
+    inits = (params("y", 0.1, zero, dtype) + params("a", 0.07, zero + 3, dtype) +
+             params("b", 0.2, zero - 4, dtype))
+    real = [dequantise(a, 0.07, zero + 3), dequantise(b, 0.2, zero - 4)]
+    # as the kernel computes: (q - zero) * (x_scale / y_scale)
+    parts = [(q.astype(np.float32) - np.float32(z)) * (np.float32(s) / np.float32(0.1))
+             for q, s, z in ((a, 0.07, zero + 3), (b, 0.2, zero - 4))]
+    assert np.allclose(np.concatenate(real, 1) / 0.1, np.concatenate(parts, 1), atol=1e-3)
+    node = helper.make_node("QLinearConcat", ["y_scale", "y_zero", "a", "a_scale", "a_zero", "b",
+                                              "b_scale", "b_zero"], ["y"],
+                            domain="com.microsoft", axis=1)
+    write_case(f"test_qlinearconcat_{np.dtype(dtype).name}", [node], inits, [("a", a), ("b", b)],
+               quantise(np.concatenate(parts, 1), 1, zero, dtype))
+
+
+for dtype in (np.uint8, np.int8):
+    binary_case("QLinearAdd", dtype, (2, 3, 4), (3, 1))
+    binary_case("QLinearMul", dtype, (1, 4), (3, 2, 4))
+    sigmoid_case(dtype)
+    average_case(dtype, False)
+    average_case(dtype, True)
+    concat_case(dtype)
