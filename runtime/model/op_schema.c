@@ -61,6 +61,7 @@ static const npu_op_schema schemas[] = {
      .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS},
                 {4, SAME, CHANNELS}}},
     {"Cast", 1, 1, 1, 1, 6},
+    {"CastLike", 2, 2, 1, 1, 15},
     {"Ceil", 1, 1, 1, 1, 1},
     {"Celu", 1, 1, 1, 1, 12},
     {"Clip", 1, 3, 1, 1, 1, .inputs = {{1, SAME, ONE}, {2, SAME, ONE}}},

@@ -518,6 +518,10 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
     }
     return NPU_OK;
   }
+  if (!strcmp(type, "CastLike")) {
+    y->dtype = op->inputs[1].dtype;
+    return NPU_OK;
+  }
   if (!strcmp(type, "Cast")) {
     y->dtype = (npu_dtype)attr_int(op, "to", NPU_DTYPE_UNDEFINED);
     return npu_dtype_size(y->dtype) ? NPU_OK : FAIL("%s: cast to an unsupported type", label);

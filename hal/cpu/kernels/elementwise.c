@@ -8,6 +8,7 @@
 
 #include "cpu_kernels.h"
 #include "fast_math.h"
+#include "half.h"
 #include "npu_checked.h"
 
 /* ---- unary ----------------------------------------------------------------- */
@@ -358,6 +359,8 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
     case NPU_DTYPE_INT64: v = (double)((const int64_t *)in[0])[i]; break;
     case NPU_DTYPE_INT32: v = ((const int32_t *)in[0])[i]; break;
     case NPU_DTYPE_FLOAT64: v = ((const double *)in[0])[i]; break;
+    case NPU_DTYPE_FLOAT16: v = cpu_half_to_float(((const uint16_t *)in[0])[i]); break;
+    case NPU_DTYPE_INT8: v = ((const int8_t *)in[0])[i]; break;
     default: v = ((const uint8_t *)in[0])[i]; break; /* uint8, bool */
     }
     switch (to) {
@@ -369,6 +372,7 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
       ((int32_t *)out[0])[i] = (int32_t)npu_double_to_integer(v, INT32_MIN, INT32_MAX);
       break;
     case NPU_DTYPE_FLOAT64: ((double *)out[0])[i] = v; break;
+    case NPU_DTYPE_FLOAT16: ((uint16_t *)out[0])[i] = cpu_float_to_half((float)v); break;
     case NPU_DTYPE_BOOL: ((uint8_t *)out[0])[i] = v != 0; break;
     default: /* uint8: the low byte, as NumPy gives (300 -> 44, -1 -> 255) */
       ((uint8_t *)out[0])[i] = (uint8_t)npu_double_to_integer(v, INT64_MIN, INT64_MAX);
@@ -380,7 +384,8 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
 static bool castable(npu_dtype t)
 {
   return t == NPU_DTYPE_FLOAT32 || t == NPU_DTYPE_INT64 || t == NPU_DTYPE_INT32 ||
-         t == NPU_DTYPE_FLOAT64 || t == NPU_DTYPE_UINT8 || t == NPU_DTYPE_BOOL;
+         t == NPU_DTYPE_FLOAT64 || t == NPU_DTYPE_UINT8 || t == NPU_DTYPE_BOOL ||
+         t == NPU_DTYPE_FLOAT16 || t == NPU_DTYPE_INT8;
 }
 
 static npu_status create_cast(const npu_hal_op *op, npu_hal_kernel *k)
@@ -430,5 +435,6 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Greater", create_binary, CPU_LAYOUTS_SHARED},
     {"PRelu", create_binary, CPU_LAYOUTS_SHARED},
     {"Cast", create_cast},
+    {"CastLike", create_cast},
     {NULL, NULL},
 };
