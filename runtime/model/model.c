@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "float16.h"
 #include "model_internal.h"
 #include "npu_internal.h"
 
@@ -60,7 +61,9 @@ static npu_status load(const void *data, size_t size, const char *base_dir, npu_
   }
   npu_status status = npu_graph_from_onnx(model->proto, base_dir, &model->graph);
   if (status == NPU_OK) {
-    status = npu_graph_optimize(&model->graph);
+    status = npu_graph_float16_to_float32(&model->graph);
+    if (status == NPU_OK)
+      status = npu_graph_optimize(&model->graph);
     if (status != NPU_OK)
       npu_graph_clear(&model->graph);
   }

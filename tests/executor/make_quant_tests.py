@@ -2,7 +2,8 @@
 """Writes tests of the quantised operators that ONNX's node tests do not
 cover into OUTDIR, in the node-test layout run_node_tests reads: ONNX
 Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearGlobalAveragePool (both layouts) and QLinearConcat, int8 and uint8.
+QLinearGlobalAveragePool (both layouts) and QLinearConcat, int8 and uint8;
+and float16 models (weights, inputs, outputs), which run in float32.
 Expected outputs come from a numpy reference that rounds as the operators
 do (float32 arithmetic, half to even, saturated)."""
 import os
@@ -125,6 +126,27 @@ def concat_case(dtype):
                quantise(np.concatenate(parts, 1), 1, zero, dtype))
 
 
+def float16_conv_case(name, output_type):
+    """float16 input, weights and bias into a Conv and Relu; the output float16
+    (small integers throughout: exact in float16) or Cast to float32."""
+    x = rng.integers(-4, 5, size=(1, 3, 6, 6)).astype(np.float16)
+    w = rng.integers(-2, 3, size=(4, 3, 3, 3)).astype(np.float16)
+    b = np.array([1, -2, 0.5, 3], np.float16)
+    wide = x.astype(np.float32)
+    padded = np.pad(wide, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = np.zeros((1, 4, 6, 6), np.float32)
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("nchw,mc->nmhw", padded[:, :, i:i + 6, j:j + 6],
+                           w[:, :, i, j].astype(np.float32))
+    y = np.maximum(y + b.astype(np.float32).reshape(1, 4, 1, 1), 0)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r" if output_type == np.float32 else "y"])]
+    if output_type == np.float32:
+        nodes.append(helper.make_node("Cast", ["r"], ["y"], to=1))
+    write_case(name, nodes, [("w", w), ("b", b)], [("x", x)], y.astype(output_type))
+
+
 for dtype in (np.uint8, np.int8):
     binary_case("QLinearAdd", dtype, (2, 3, 4), (3, 1))
     binary_case("QLinearMul", dtype, (1, 4), (3, 2, 4))
@@ -132,3 +154,5 @@ for dtype in (np.uint8, np.int8):
     average_case(dtype, False)
     average_case(dtype, True)
     concat_case(dtype)
+float16_conv_case("test_float16_conv_relu", np.float16)
+float16_conv_case("test_float16_conv_relu_cast_float", np.float32)

@@ -8,7 +8,7 @@
 
 #include "cpu_kernels.h"
 #include "fast_math.h"
-#include "half.h"
+#include "npu_half.h"
 #include "npu_checked.h"
 
 /* ---- unary ----------------------------------------------------------------- */
@@ -359,7 +359,7 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
     case NPU_DTYPE_INT64: v = (double)((const int64_t *)in[0])[i]; break;
     case NPU_DTYPE_INT32: v = ((const int32_t *)in[0])[i]; break;
     case NPU_DTYPE_FLOAT64: v = ((const double *)in[0])[i]; break;
-    case NPU_DTYPE_FLOAT16: v = cpu_half_to_float(((const uint16_t *)in[0])[i]); break;
+    case NPU_DTYPE_FLOAT16: v = npu_half_to_float(((const uint16_t *)in[0])[i]); break;
     case NPU_DTYPE_INT8: v = ((const int8_t *)in[0])[i]; break;
     default: v = ((const uint8_t *)in[0])[i]; break; /* uint8, bool */
     }
@@ -372,7 +372,7 @@ static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
       ((int32_t *)out[0])[i] = (int32_t)npu_double_to_integer(v, INT32_MIN, INT32_MAX);
       break;
     case NPU_DTYPE_FLOAT64: ((double *)out[0])[i] = v; break;
-    case NPU_DTYPE_FLOAT16: ((uint16_t *)out[0])[i] = cpu_float_to_half((float)v); break;
+    case NPU_DTYPE_FLOAT16: ((uint16_t *)out[0])[i] = npu_float_to_half((float)v); break;
     case NPU_DTYPE_BOOL: ((uint8_t *)out[0])[i] = v != 0; break;
     default: /* uint8: the low byte, as NumPy gives (300 -> 44, -1 -> 255) */
       ((uint8_t *)out[0])[i] = (uint8_t)npu_double_to_integer(v, INT64_MIN, INT64_MAX);

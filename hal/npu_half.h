@@ -1,13 +1,13 @@
 /* IEEE half precision <-> float32, exact and portable (no F16C needed):
  * float16 tensors are stored as such and computed in float32. */
-#ifndef NPU_CPU_HALF_H
-#define NPU_CPU_HALF_H
+#ifndef NPU_HALF_H
+#define NPU_HALF_H
 
 #include <stdint.h>
 #include <string.h>
 
 /* Rounded to nearest even; beyond the half range, infinity; NaN stays NaN. */
-static inline uint16_t cpu_float_to_half(float value)
+static inline uint16_t npu_float_to_half(float value)
 {
   uint32_t bits;
   memcpy(&bits, &value, sizeof bits);
@@ -29,7 +29,7 @@ static inline uint16_t cpu_float_to_half(float value)
   return (uint16_t)(half | sign >> 16);
 }
 
-static inline float cpu_half_to_float(uint16_t half)
+static inline float npu_half_to_float(uint16_t half)
 {
   uint32_t sign = (uint32_t)(half & 0x8000) << 16, exponent = (half >> 10) & 0x1f;
   uint32_t mantissa = half & 0x3ffu, bits;
