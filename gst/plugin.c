@@ -7,6 +7,7 @@
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
 #include "gstnpumetaconvert.h"
+#include "gstnputrack.h"
 #include "gstnpuoverlay.h"
 #include "gstnpuupload.h"
 #include "gstnpuvpp.h"
@@ -20,6 +21,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npudecode, plugin);
   ok &= GST_ELEMENT_REGISTER(npumetaconvert, plugin);
   ok &= GST_ELEMENT_REGISTER(npuoverlay, plugin);
+  ok &= GST_ELEMENT_REGISTER(nputrack, plugin);
   return ok;
 }
 
