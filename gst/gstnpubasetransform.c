@@ -2,6 +2,7 @@
 #include "gstnpubasetransform.h"
 
 #include "gstnpubufferpool.h"
+#include "gstnpudevicecontext.h"
 #include "gstnpumemory.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_base_transform_debug);
@@ -58,95 +59,19 @@ void gst_npu_element_class_add_pad_templates(GstElementClass *klass, GstNpuMemor
   gst_caps_unref(src_caps);
 }
 
-/* A device from a gst.npu.device context, if it matches our device-id. */
-static gboolean take_device_from_context(GstNpuBaseTransform *self, GstContext *context)
-{
-  GstNpuBaseTransformPrivate *priv = PRIV(self);
-  if (priv->device || g_strcmp0(gst_context_get_context_type(context),
-                                GST_NPU_DEVICE_CONTEXT_TYPE) != 0)
-    return priv->device != NULL;
-  npu_device *device = NULL;
-  const GstStructure *s = gst_context_get_structure(context);
-  if (!gst_structure_get(s, "device", GST_TYPE_NPU_DEVICE, &device, NULL) || !device)
-    return FALSE;
-  npu_device_properties props;
-  npu_device_properties_of(device, &props);
-  if (priv->device_id >= 0 && (guint)priv->device_id != props.index) {
-    npu_device_release(device);
-    return FALSE;
-  }
-  GST_INFO_OBJECT(self, "using shared device %u (%s)", props.index, props.name);
-  priv->device = device;
-  return TRUE;
-}
-
 static void gst_npu_base_transform_set_context(GstElement *element, GstContext *context)
 {
-  take_device_from_context(GST_NPU_BASE_TRANSFORM(element), context);
+  GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(element));
+  gst_npu_handle_set_context(element, context, priv->device_id, &priv->device);
   GST_ELEMENT_CLASS(gst_npu_base_transform_parent_class)->set_context(element, context);
-}
-
-static gboolean ask_neighbours(GstNpuBaseTransform *self)
-{
-  GstBaseTransform *trans = GST_BASE_TRANSFORM(self);
-  GstPad *pads[2] = {trans->srcpad, trans->sinkpad};
-  gboolean found = FALSE;
-  for (int i = 0; i < 2 && !found; i++) {
-    GstQuery *query = gst_query_new_context(GST_NPU_DEVICE_CONTEXT_TYPE);
-    GstContext *context = NULL;
-    if (gst_pad_peer_query(pads[i], query)) {
-      gst_query_parse_context(query, &context);
-      found = context && take_device_from_context(self, context);
-    }
-    gst_query_unref(query);
-  }
-  return found;
-}
-
-/* Finds the device: a neighbour's or the application's context, else opens
- * it and announces it so the rest of the pipeline shares it. */
-static gboolean ensure_device(GstNpuBaseTransform *self)
-{
-  GstNpuBaseTransformPrivate *priv = PRIV(self);
-  if (priv->device || ask_neighbours(self))
-    return TRUE;
-  GstMessage *need = gst_message_new_need_context(GST_OBJECT(self), GST_NPU_DEVICE_CONTEXT_TYPE);
-  gst_element_post_message(GST_ELEMENT(self), need);
-  if (priv->device) /* the application answered synchronously */
-    return TRUE;
-  npu_status status = priv->device_id < 0 ? npu_device_open_default(&priv->device)
-                                          : npu_device_open((uint32_t)priv->device_id,
-                                                            &priv->device);
-  if (status != NPU_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Cannot open NPU device %d", priv->device_id),
-                      ("%s: %s", npu_status_name(status), npu_last_error_message()));
-    return FALSE;
-  }
-  GstContext *context = gst_context_new(GST_NPU_DEVICE_CONTEXT_TYPE, TRUE);
-  gst_structure_set(gst_context_writable_structure(context), "device", GST_TYPE_NPU_DEVICE,
-                    priv->device, NULL);
-  gst_element_set_context(GST_ELEMENT(self), context);
-  gst_element_post_message(GST_ELEMENT(self),
-                           gst_message_new_have_context(GST_OBJECT(self), context));
-  return TRUE;
 }
 
 static gboolean gst_npu_base_transform_query(GstBaseTransform *trans, GstPadDirection direction,
                                              GstQuery *query)
 {
-  GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(trans));
-  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && priv->device) {
-    const gchar *type;
-    gst_query_parse_context_type(query, &type);
-    if (g_strcmp0(type, GST_NPU_DEVICE_CONTEXT_TYPE) == 0) {
-      GstContext *context = gst_context_new(GST_NPU_DEVICE_CONTEXT_TYPE, TRUE);
-      gst_structure_set(gst_context_writable_structure(context), "device", GST_TYPE_NPU_DEVICE,
-                        priv->device, NULL);
-      gst_query_set_context(query, context);
-      gst_context_unref(context);
-      return TRUE;
-    }
-  }
+  if (gst_npu_handle_context_query(GST_ELEMENT(trans), query,
+                                   PRIV(GST_NPU_BASE_TRANSFORM(trans))->device))
+    return TRUE;
   return GST_BASE_TRANSFORM_CLASS(gst_npu_base_transform_parent_class)
       ->query(trans, direction, query);
 }
@@ -155,7 +80,7 @@ static gboolean gst_npu_base_transform_start(GstBaseTransform *trans)
 {
   GstNpuBaseTransform *self = GST_NPU_BASE_TRANSFORM(trans);
   GstNpuBaseTransformPrivate *priv = PRIV(self);
-  if (!ensure_device(self))
+  if (!gst_npu_ensure_element_device(GST_ELEMENT(self), priv->device_id, &priv->device))
     return FALSE;
   npu_status status = npu_stream_create(priv->device, &priv->stream);
   if (status != NPU_OK) {

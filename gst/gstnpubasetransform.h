@@ -13,8 +13,6 @@
 
 G_BEGIN_DECLS
 
-#define GST_NPU_DEVICE_CONTEXT_TYPE "gst.npu.device"
-
 #define GST_TYPE_NPU_BASE_TRANSFORM (gst_npu_base_transform_get_type())
 G_DECLARE_DERIVABLE_TYPE(GstNpuBaseTransform, gst_npu_base_transform, GST, NPU_BASE_TRANSFORM,
                          GstBaseTransform)

@@ -12,14 +12,33 @@
  * memory). The frames themselves pass through untouched, each on its own
  * src pad in its pad's order, together with that pad's serialized events.
  *
+ * Batches overlap: nothing waits for the device on the streaming threads;
+ * a batch's frames are released by a host function on the model's stream
+ * once its outputs are written, and up to `max-inflight` batches are on
+ * the device at once (the next one pre-processed while one runs).
+ *
  * In `mode=roi` (secondary inference) the model runs once per
  * GstVideoRegionOfInterestMeta of the frame instead (only those whose label
- * is in `roi-labels`, when set): each ROI's rectangle is cropped out by the
- * VPP (clamped to the frame; empty ROIs are skipped) into its own slot of the
- * batch, so a batch may hold ROIs of several frames and pads. Each ROI's
- * outputs are attached as one more GstNpuTensorMeta whose `roi_id` is the
- * ROI meta's id, and as an "npu-tensors" structure param on the ROI meta.
- * Frames without (matching) ROIs pass on without inference and without meta.
+ * is in `roi-labels`, when set, and whose size is within `roi-min-size` and
+ * `roi-max-size`): each ROI's rectangle is cropped out by the VPP (clamped
+ * to the frame; empty ROIs are skipped) into its own slot of the batch, so
+ * a batch may hold ROIs of several frames and pads. Each ROI's outputs are
+ * attached as one more GstNpuTensorMeta whose `roi_id` is the ROI meta's
+ * id, and as an "npu-tensors" structure param on the ROI meta. A ROI with
+ * a tracked object (a param structure with an "object-id" field, as a
+ * tracker writes) is inferred on every `reclassify-interval`th frame it is
+ * in; on the others it gets its object's last result again ("reused" in
+ * its npu-tensors param). Frames without (matching) ROIs pass on without
+ * inference and without meta.
+ *
+ * Setting `model` (or `config`) while running loads and plans the new model
+ * on a thread of its own; it replaces the old one between two batches (no
+ * frame is lost, each frame's tensors come from one model) and an element
+ * message "model-reloaded" says so. A model that cannot be loaded leaves
+ * the old one running, with a warning and a "model-reload-failed" message.
+ *
+ * The device is shared with the pipeline's other NPU elements through a
+ * "gst.npu.device" GstContext (or the application's).
  *
  * Chain functions return as soon as the frame is queued; they block while
  * `max-inflight` batches of frames are waiting (back-pressure), or while
@@ -36,70 +55,79 @@
 #include "gstnpuinfer.h"
 
 #include <gst/video/video.h>
-#include <json-glib/json-glib.h>
-#include <npu/npu.h>
 #include <math.h>
+#include <npu/npu.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gst/npu/npu-tensor-meta.h"
-#include "gstnpuinputsize.h"
+#include "gstnpubatcher.h"
+#include "gstnpudevicecontext.h"
+#include "gstnpuinferconfig.h"
+#include "gstnpuinferresults.h"
+#include "gstnpuinferrunner.h"
 #include "gstnpumemory.h"
 #include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_infer_debug);
 #define GST_CAT_DEFAULT gst_npu_infer_debug
 
-#define MAX_BATCH 64
-#define MAX_OUTPUTS 16
+typedef enum {
+  GST_NPU_INFER_ORDER_RGB,
+  GST_NPU_INFER_ORDER_BGR,
+} GstNpuInferChannelOrder;
+
+typedef enum {
+  GST_NPU_INFER_MODE_FRAME,
+  GST_NPU_INFER_MODE_ROI,
+} GstNpuInferMode;
+
+G_DEFINE_ENUM_TYPE(GstNpuInferChannelOrder, gst_npu_infer_channel_order,
+                   G_DEFINE_ENUM_VALUE(GST_NPU_INFER_ORDER_RGB, "rgb"),
+                   G_DEFINE_ENUM_VALUE(GST_NPU_INFER_ORDER_BGR, "bgr"))
+G_DEFINE_ENUM_TYPE(GstNpuInferMode, gst_npu_infer_mode,
+                   G_DEFINE_ENUM_VALUE(GST_NPU_INFER_MODE_FRAME, "frame"),
+                   G_DEFINE_ENUM_VALUE(GST_NPU_INFER_MODE_ROI, "roi"))
 
 typedef struct _InferPad InferPad;
 
-/* A frame or serialized event on its way through a pad, in arrival order. */
+/* A frame or serialized event on its way through a pad (the batcher's
+ * entry data). */
 typedef struct {
   InferPad *pad;
   GstBuffer *buffer; /* a frame, or */
   GstEvent *event;   /* an event */
   GstVideoInfo info; /* the frame's caps */
-  gint64 queued_at;  /* monotonic us */
-  guint pending;     /* its jobs not run yet */
-  gboolean done;     /* may be pushed */
 } Item;
 
 /* One slot of a batch: a whole frame, or one region of interest of it. */
 typedef struct {
-  Item *item;
-  gint roi_id;   /* the ROI meta's id; -1: the whole frame */
-  GQuark roi_type;
-  guint x, y, w, h; /* the ROI meta's rectangle (to find it again) */
-  npu_rect crop; /* 0x0: the whole frame */
-  npu_letterbox mapping; /* frame -> model input, from the VPP */
-  guint input_width, input_height; /* the input size it wants; 0: not known yet */
+  GstNpuBatchJob base;
+  GstNpuInferRoi roi; /* id -1: the whole frame */
+  npu_rect crop;      /* 0x0: the whole frame */
   npu_rotation rotation; /* of the crop: a tall text region turned into a line */
+  GstNpuTensorMeta *result; /* attached to the frame, readable once the batch is done */
 } Job;
 
-/* A sink/src pair. Fields below `info` are under the element's lock. */
+/* A sink/src pair. */
 struct _InferPad {
   GstPad *sink, *src;
   guint index;
+  GstNpuBatchLane *lane;
   GstVideoInfo info; /* streaming thread only */
   gboolean have_info;
-  GstSegment segment; /* streaming thread only */
-  gboolean flushing;     /* sink side: refuse frames */
-  gboolean src_flushing; /* src side: the task stops */
-  GstFlowReturn last_flow;
-  GQueue out;    /* Item*, oldest first: what the src task pushes */
-  guint queued;  /* frames in `out` */
-  guint running; /* jobs in the batch executing now */
-  npu_stream *stream; /* pre-processing of this pad's frames */
-  npu_event *ready;   /* recorded on `stream` after this pad's part of a batch */
-  GstClockTime earliest; /* QoS: frames running before this skip inference */
-  guint64 frames, inferences, qos_skipped;
-  gint64 latency_sum, latency_max; /* queued -> results, us */
+  GstSegment segment;    /* streaming thread only */
+  npu_stream *stream;    /* pre-processing of this pad's frames (batch thread) */
+  GstClockTime earliest; /* QoS (object lock): frames running before this skip inference */
 };
 
-typedef enum { ORDER_RGB, ORDER_BGR } ChannelOrder;
-typedef enum { MODE_FRAME, MODE_ROI } InferMode;
+/* A batch on the device. */
+typedef struct {
+  GstNpuInfer *self;
+  Job *jobs[GST_NPU_INFER_MAX_BATCH];
+  guint count;
+  gint64 started;
+  gboolean print, remember;
+} Flight;
 
 struct _GstNpuInfer {
   GstElement parent;
@@ -110,47 +138,40 @@ struct _GstNpuInfer {
   guint batch_size;
   guint64 batch_timeout;
   guint max_inflight;
-  guint interval;
+  guint interval, reclassify_interval;
   gfloat mean[3], std[3];
   gchar *refused_mean, *refused_std; /* a value set_property refused: start fails */
   gdouble scale;
-  ChannelOrder order;
+  GstNpuInferChannelOrder order;
   gboolean letterbox;
   gboolean rotate_tall; /* roi mode: crops 1.5 x as tall as wide turned counter-clockwise */
   guint input_width, input_height; /* for models whose H/W are open; 0: the model's */
   guint size_multiple, max_input_size; /* open axes that follow the content */
+  guint roi_min_size, roi_max_size;
   gboolean print_results;
   guint stats_interval; /* ms */
-  InferMode mode;
+  GstNpuInferMode mode;
   gchar *roi_labels;
   GArray *roi_quarks; /* GQuark of each label of roi_labels; empty: all */
+  guint model_batch;  /* the running model's fixed batch; 0: open */
+  gint64 run_sum, run_max; /* submit -> done per batch, us */
   /* the runtime, from READY on */
   npu_device *device;
-  npu_model *model;
-  npu_stream *stream; /* the model's executions */
-  npu_mem_pool *pool; /* output tensors */
-  GstAllocator *allocator;
-  npu_tensor_info input; /* N x 3 x H x W as the model declares it */
-  GstNpuInputPolicy sizes; /* how a batch's H and W are chosen */
-  uint32_t output_count;
-  /* Batching thread only: the model on the device, reshaped to each
-   * batch's shape (it keeps recent shapes planned and the weights put),
-   * and its input, as large as the largest shape met. */
-  npu_context *context;
-  npu_buffer *input_buffer;
-  size_t input_bytes;
-  /* batching (under `lock`) */
-  GMutex lock;
-  GCond changed;
-  GQueue waiting; /* Job* waiting for a batch, oldest first */
+  GstNpuInferRunner *runner;
+  GstNpuInferModel *model; /* the batch thread's while it runs */
+  GstNpuBatcher *batcher;
   GThread *thread;
-  gboolean stopping;
-  gboolean failed; /* a batch failed (error posted): chain functions return ERROR */
-  GPtrArray *pads; /* InferPad* */
+  gint64 last_stats; /* batch thread */
+  GPtrArray *pads;   /* InferPad*, under the object lock */
   guint next_index;
-  guint64 batches, batched_frames;
-  gint64 run_sum, run_max; /* pre-processing + execution per batch, us */
-  gint64 last_stats;
+  /* live reload (under the object lock) */
+  gboolean running;          /* model/config changes reload */
+  gboolean applying_config;  /* the config's model is no reload of its own */
+  GThread *loader;
+  gboolean loader_busy;
+  guint reloads_asked, reloads_done;
+  gboolean reload_config;    /* the next reload reads the config first */
+  GstNpuInferModel *next_model; /* loaded, for the next batch boundary */
 };
 
 G_DEFINE_TYPE(GstNpuInfer, gst_npu_infer, GST_TYPE_ELEMENT)
@@ -180,38 +201,14 @@ enum {
   PROP_SIZE_MULTIPLE,
   PROP_MAX_INPUT_SIZE,
   PROP_ROTATE_TALL,
+  PROP_ROI_MIN_SIZE,
+  PROP_ROI_MAX_SIZE,
+  PROP_RECLASSIFY_INTERVAL,
 };
 
-#define GST_TYPE_NPU_INFER_MODE (gst_npu_infer_mode_get_type())
-static GType gst_npu_infer_mode_get_type(void)
+static void item_free(gpointer data)
 {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {MODE_FRAME, "Infer on whole frames", "frame"},
-      {MODE_ROI, "Infer on each region of interest (GstVideoRegionOfInterestMeta)", "roi"},
-      {0, NULL, NULL},
-  };
-  if (g_once_init_enter(&type))
-    g_once_init_leave(&type, g_enum_register_static("GstNpuInferMode", values));
-  return type;
-}
-
-#define GST_TYPE_NPU_INFER_CHANNEL_ORDER (gst_npu_infer_channel_order_get_type())
-static GType gst_npu_infer_channel_order_get_type(void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {ORDER_RGB, "Red, green, blue", "rgb"},
-      {ORDER_BGR, "Blue, green, red", "bgr"},
-      {0, NULL, NULL},
-  };
-  if (g_once_init_enter(&type))
-    g_once_init_leave(&type, g_enum_register_static("GstNpuInferChannelOrder", values));
-  return type;
-}
-
-static void item_free(Item *item)
-{
+  Item *item = data;
   if (item->buffer)
     gst_buffer_unref(item->buffer);
   if (item->event)
@@ -219,782 +216,505 @@ static void item_free(Item *item)
   g_free(item);
 }
 
-/* ---- the model ----------------------------------------------------------------------- */
-
-static void release_pad_runtime(InferPad *pad)
+static Item *item_of(const Job *job)
 {
-  if (pad->stream) {
-    npu_stream_synchronize(pad->stream);
-    npu_stream_destroy(pad->stream);
-  }
-  if (pad->ready)
-    npu_event_destroy(pad->ready);
-  pad->stream = NULL;
-  pad->ready = NULL;
+  return job->base.entry->data;
 }
 
-/* With the batching thread stopped. */
-static void release_runtime(GstNpuInfer *self)
-{
-  for (guint i = 0; i < self->pads->len; i++)
-    release_pad_runtime(g_ptr_array_index(self->pads, i));
-  if (self->stream)
-    npu_stream_synchronize(self->stream);
-  if (self->context)
-    npu_context_destroy(self->context);
-  self->context = NULL;
-  if (self->input_buffer)
-    npu_buffer_release(self->input_buffer);
-  self->input_buffer = NULL;
-  self->input_bytes = 0;
-  if (self->stream)
-    npu_stream_destroy(self->stream);
-  if (self->pool)
-    npu_mem_pool_destroy(self->pool);
-  g_clear_object(&self->allocator);
-  if (self->model)
-    npu_model_release(self->model);
-  if (self->device)
-    npu_device_release(self->device);
-  self->stream = NULL;
-  self->pool = NULL;
-  self->model = NULL;
-  self->device = NULL;
-  self->run_sum = self->run_max = 0;
-  self->batches = self->batched_frames = 0;
-}
+/* ---- the model and its settings ------------------------------------------------------ */
 
-/* Opens the device and loads the model; posts an element error when it cannot. */
-/* A JSON scalar, or an array of them, as the text gst_util_set_object_arg
- * takes ("0.5", "rgb", "0.485,0.456,0.406"); NULL for anything else. */
-static gchar *config_text(JsonNode *node)
-{
-  if (JSON_NODE_HOLDS_VALUE(node)) {
-    GType type = json_node_get_value_type(node);
-    if (type == G_TYPE_STRING)
-      return g_strdup(json_node_get_string(node));
-    if (type == G_TYPE_BOOLEAN)
-      return g_strdup(json_node_get_boolean(node) ? "true" : "false");
-    if (type == G_TYPE_INT64)
-      return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
-    gchar number[G_ASCII_DTOSTR_BUF_SIZE];
-    return g_strdup(g_ascii_dtostr(number, sizeof number, json_node_get_double(node)));
-  }
-  if (!JSON_NODE_HOLDS_ARRAY(node))
-    return NULL;
-  JsonArray *array = json_node_get_array(node);
-  GString *joined = g_string_new(NULL);
-  for (guint i = 0; i < json_array_get_length(array); i++) {
-    gchar *item = config_text(json_array_get_element(array, i));
-    if (!item) {
-      g_string_free(joined, TRUE);
-      return NULL;
-    }
-    g_string_append_printf(joined, "%s%s", i ? "," : "", item);
-    g_free(item);
-  }
-  return g_string_free(joined, FALSE);
-}
-
-/* A mean or std value set_property refused: an element error at start. */
-static gboolean check_channel_values(GstNpuInfer *self)
+/* A mean or std value set_property refused: FALSE with an error. */
+static gboolean check_channel_values(GstNpuInfer *self, GError **error)
 {
   GST_OBJECT_LOCK(self);
   const gchar *name = self->refused_mean ? "mean" : self->refused_std ? "std" : NULL;
   gchar *text = g_strdup(self->refused_mean ? self->refused_mean : self->refused_std);
   GST_OBJECT_UNLOCK(self);
   if (name)
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid %s '%s'", name, text),
-                      ("give 1 or 3 comma-separated numbers (one per input channel)"));
+    g_set_error(error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+                "Invalid %s '%s'\ngive 1 or 3 comma-separated numbers (one per input channel)",
+                name, text);
   g_free(text);
   return name == NULL;
 }
 
-/* Applies the `config` file's members as properties of the same names. */
-static gboolean apply_config(GstNpuInfer *self)
+/* Under the object lock: the pre-processing properties, for a model. */
+static void settings_locked(GstNpuInfer *self, GstNpuInferSettings *settings)
+{
+  *settings = (GstNpuInferSettings){
+      .scale = self->scale, .bgr = self->order == GST_NPU_INFER_ORDER_BGR,
+      .letterbox = self->letterbox,
+      .sizes = {.width = self->input_width, .height = self->input_height,
+                .multiple = self->size_multiple,
+                .max_size = MAX(self->max_input_size, self->size_multiple),
+                .buckets = self->mode == GST_NPU_INFER_MODE_ROI}};
+  for (int c = 0; c < 3; c++) {
+    settings->mean[c] = self->mean[c];
+    settings->std[c] = self->std[c];
+  }
+}
+
+/* Applies the `config` file's members (the model's too, without a reload
+ * of its own). */
+static gboolean apply_config(GstNpuInfer *self, GError **error)
 {
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->config_path);
   GST_OBJECT_UNLOCK(self);
-  if (!path)
-    return TRUE;
-  JsonParser *parser = json_parser_new();
-  GError *error = NULL;
-  gboolean ok = json_parser_load_from_file(parser, path, &error);
-  JsonNode *root = ok ? json_parser_get_root(parser) : NULL;
-  if (!ok || !root || !JSON_NODE_HOLDS_OBJECT(root)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot read the config '%s'", path),
-                      ("%s", error ? error->message : "not a JSON object"));
-    ok = FALSE;
-  }
-  GList *members = ok ? json_object_get_members(json_node_get_object(root)) : NULL;
-  for (GList *m = members; m && ok; m = m->next) {
-    const gchar *name = m->data;
-    GParamSpec *pspec = g_object_class_find_property(G_OBJECT_GET_CLASS(self), name);
-    gchar *text = config_text(json_object_get_member(json_node_get_object(root), name));
-    ok = pspec && (pspec->flags & G_PARAM_WRITABLE) && g_strcmp0(name, "config") != 0 && text;
-    if (ok)
-      gst_util_set_object_arg(G_OBJECT(self), name, text);
-    else
-      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad config '%s'", path),
-                        ("'%s' is not an npuinfer property with a plain value", name));
-    g_free(text);
-  }
-  g_list_free(members);
-  if (error)
-    g_error_free(error);
-  g_object_unref(parser);
+  GstNpuInferConfig *config = path ? gst_npu_infer_config_read(path, G_OBJECT(self), error) : NULL;
   g_free(path);
-  return ok;
+  if (!config)
+    return error == NULL || *error == NULL;
+  GST_OBJECT_LOCK(self);
+  self->applying_config = TRUE;
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_infer_config_apply(config, G_OBJECT(self), NULL);
+  GST_OBJECT_LOCK(self);
+  self->applying_config = FALSE;
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_infer_config_free(config);
+  return TRUE;
 }
 
-static gboolean open_runtime(GstNpuInfer *self)
+/* Loads the model the properties name (after the config, when asked). */
+static GstNpuInferModel *load_model(GstNpuInfer *self, gboolean read_config, GError **error)
 {
-  if (!apply_config(self) || !check_channel_values(self))
-    return FALSE;
+  if ((read_config && !apply_config(self, error)) || !check_channel_values(self, error))
+    return NULL;
+  GstNpuInferSettings settings;
   GST_OBJECT_LOCK(self);
   gchar *path = g_strdup(self->model_path);
-  gint device_id = self->device_id;
-  GstNpuInputPolicy sizes = {.width = self->input_width, .height = self->input_height,
-                             .multiple = self->size_multiple,
-                             .max_size = MAX(self->max_input_size, self->size_multiple),
-                             .buckets = self->mode == MODE_ROI};
+  settings_locked(self, &settings);
+  guint frames = self->batch_size;
   GST_OBJECT_UNLOCK(self);
-  if (!path || !*path) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No model given"),
-                      ("set the 'model' property to an ONNX file"));
-    g_free(path);
-    return FALSE;
-  }
-  npu_status status = device_id < 0 ? npu_device_open_default(&self->device)
-                                    : npu_device_open((uint32_t)device_id, &self->device);
-  if (status == NPU_OK)
-    status = npu_stream_create(self->device, &self->stream);
-  if (status == NPU_OK)
-    status = npu_mem_pool_create(self->device, NULL, &self->pool);
-  if (status != NPU_OK) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot open NPU device %d", device_id),
-                      ("%s", npu_last_error_message()));
-    g_free(path);
-    return FALSE;
-  }
-  self->allocator = gst_npu_allocator_new(self->device);
-  status = npu_model_load_file(path, &self->model);
-  if (status == NPU_ERROR_NOT_FOUND || status == NPU_ERROR_IO) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Cannot read the model '%s'", path),
-                      ("%s", npu_last_error_message()));
-  } else if (status != NPU_OK) {
-    GST_ELEMENT_ERROR(self, STREAM, DECODE, ("Cannot load the model '%s'", path),
-                      ("%s", npu_last_error_message()));
-  }
-  if (status != NPU_OK) {
-    g_free(path);
-    return FALSE;
-  }
-  uint32_t inputs = 0;
-  npu_model_input_count(self->model, &inputs);
-  npu_model_output_count(self->model, &self->output_count);
-  npu_model_input_info(self->model, 0, &self->input);
-  gboolean image = inputs == 1 &&
-                   (self->input.dtype == NPU_DTYPE_FLOAT32 ||
-                    self->input.dtype == NPU_DTYPE_UINT8) &&
-                   self->input.rank == 4 && self->input.dims[1] == 3 &&
-                   self->input.dims[0] <= MAX_BATCH;
-  if (!image) {
-    GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model does not take images"),
-                      ("'%s' must have one float32 or uint8 input of N x 3 x H x W (N "
-                       "dynamic or at most %d); it has %u input(s), the first of rank %u",
-                       path, MAX_BATCH, inputs, self->input.rank));
-    g_free(path);
-    return FALSE;
-  }
-  if (self->output_count == 0 || self->output_count > MAX_OUTPUTS) {
-    GST_ELEMENT_ERROR(self, STREAM, WRONG_TYPE, ("The model has %u outputs", self->output_count),
-                      ("'%s': npuinfer takes models with 1 to %d outputs", path, MAX_OUTPUTS));
-    g_free(path);
-    return FALSE;
-  }
-  sizes.model_height = self->input.dims[2];
-  sizes.model_width = self->input.dims[3];
-  self->sizes = sizes;
-  GST_INFO_OBJECT(self, "model %s: input %s %" G_GINT64_FORMAT "x3x%" G_GINT64_FORMAT
-                  "x%" G_GINT64_FORMAT "%s", path, self->input.name, self->input.dims[0],
-                  self->input.dims[2], self->input.dims[3],
-                  gst_npu_input_policy_is_dynamic(&sizes) ? " (open axes follow the content)"
-                                                          : "");
+  GstNpuInferModel *model = gst_npu_infer_model_load(self->device, path, &settings, frames, error);
   g_free(path);
-  return TRUE;
+  return model;
 }
 
-/* Most frames one execution takes: batch-size, or the model's fixed batch. */
-static guint batch_limit(GstNpuInfer *self)
+/* The batcher's policy from the properties and the running model. */
+static void update_policy(GstNpuInfer *self)
 {
-  guint limit = self->batch_size;
-  if (self->input.dims[0] > 0)
-    limit = MIN(limit, (guint)self->input.dims[0]);
-  return MAX(limit, 1);
+  GST_OBJECT_LOCK(self);
+  guint batch = self->batch_size;
+  if (self->model_batch > 0)
+    batch = MIN(batch, self->model_batch);
+  GstNpuBatchPolicy policy = {
+      .batch_size = MAX(batch, 1), .timeout_us = (gint64)self->batch_timeout,
+      .max_inflight = self->max_inflight, .interval = self->interval,
+      .reclassify_interval = self->reclassify_interval,
+      .same_size = self->mode == GST_NPU_INFER_MODE_ROI};
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_batcher_set_policy(self->batcher, &policy);
 }
 
-/* Posts the error for a failed runtime call: out of memory gets its own. */
-static void runtime_error(GstNpuInfer *self, npu_status status, const gchar *what)
+/* Batch thread (or before it runs): `model` runs from now on. */
+static void use_model(GstNpuInfer *self, GstNpuInferModel *model)
 {
-  if (status == NPU_ERROR_OUT_OF_MEMORY)
-    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of device memory: %s", what),
-                      ("%s", npu_last_error_message()));
-  else
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", what), ("%s: %s", npu_status_name(status),
-                                                           npu_last_error_message()));
+  gst_npu_infer_model_free(self->model);
+  self->model = model;
+  GST_OBJECT_LOCK(self);
+  self->model_batch = gst_npu_infer_model_batch_limit(model, GST_NPU_INFER_MAX_BATCH);
+  if (self->model_batch == GST_NPU_INFER_MAX_BATCH)
+    self->model_batch = 0;
+  GST_OBJECT_UNLOCK(self);
+  update_policy(self);
 }
 
-/* The model ready for `frames` frames of width x height: the context is
- * made for the first batch and reshaped for the next ones (a stream of
- * frames keeps one shape; crops of many widths alternate between a few,
- * which the context keeps planned). FALSE after an error. */
-static gboolean ensure_shape(GstNpuInfer *self, guint frames, guint width, guint height)
+/* Posts a warning (the pipeline goes on) and a "model-reload-failed" message. */
+static void post_reload_failure(GstNpuInfer *self, const gchar *path, const GError *error)
 {
-  npu_tensor_info shape = self->input;
-  shape.dims[0] = frames;
-  shape.dims[2] = height;
-  shape.dims[3] = width;
-  GST_DEBUG_OBJECT(self, "the model for %ux3x%ux%u", frames, height, width);
-  npu_status status = self->context
-                          ? npu_context_reshape(self->context, &shape, 1)
-                          : npu_context_create(self->model, self->device, &shape, 1,
-                                               &self->context);
-  size_t bytes = npu_dtype_size(self->input.dtype) * frames * 3 * (size_t)height * width;
-  if (status == NPU_OK && bytes > self->input_bytes) {
-    if (self->input_buffer)
-      npu_buffer_release(self->input_buffer);
-    self->input_buffer = NULL;
-    self->input_bytes = 0;
-    status = npu_buffer_alloc(self->device, bytes, &self->input_buffer);
-    if (status == NPU_OK)
-      self->input_bytes = bytes;
-  }
-  if (status != NPU_OK) {
-    gchar *what = g_strdup_printf("Cannot plan the model for %u x 3 x %u x %u", frames, height,
-                                  width);
-    runtime_error(self, status, what);
-    g_free(what);
-    return FALSE;
-  }
-  return TRUE;
+  const gchar *newline = strchr(error->message, '\n');
+  gchar *text = newline ? g_strndup(error->message, (gsize)(newline - error->message))
+                        : g_strdup(error->message);
+  gst_element_post_message(
+      GST_ELEMENT(self),
+      gst_message_new_element(GST_OBJECT(self),
+                              gst_structure_new("model-reload-failed", "model", G_TYPE_STRING,
+                                                path, "error", G_TYPE_STRING, error->message,
+                                                NULL)));
+  gst_element_message_full(GST_ELEMENT(self), GST_MESSAGE_WARNING, error->domain, error->code,
+                           g_strdup_printf("Model not reloaded, the old one keeps running: %s",
+                                           text),
+                           g_strdup(newline ? newline + 1 : NULL), __FILE__, GST_FUNCTION,
+                           __LINE__);
+  g_free(text);
 }
 
-/* The part of its frame a job reads, clamped to the frame. */
-static void job_content(const Job *job, guint *width, guint *height)
+/* The loader thread: loads what the properties name while reloads are
+ * asked, each loaded model waiting for the next batch boundary. */
+static gpointer loader_thread(gpointer data)
 {
-  guint frame_width = GST_VIDEO_INFO_WIDTH(&job->item->info);
-  guint frame_height = GST_VIDEO_INFO_HEIGHT(&job->item->info);
-  *width = frame_width;
-  *height = frame_height;
-  if (job->crop.width > 0 && job->crop.height > 0) {
-    *width = MIN((guint64)job->crop.width, (guint64)frame_width - MIN(job->x, frame_width));
-    *height = MIN((guint64)job->crop.height, (guint64)frame_height - MIN(job->y, frame_height));
-  }
-  if (job->rotation == NPU_ROTATE_90_CCW || job->rotation == NPU_ROTATE_90_CW) {
-    guint turned = *width;
-    *width = *height;
-    *height = turned;
-  }
-}
-
-/* The input size a job wants (computed once). */
-static void job_input_size(GstNpuInfer *self, Job *job)
-{
-  if (job->input_width > 0)
-    return;
-  guint width, height;
-  job_content(job, &width, &height);
-  gst_npu_input_size_for(&self->sizes, width, height, &job->input_width, &job->input_height);
-}
-
-/* ---- one batch ----------------------------------------------------------------------- */
-
-/* Creates the pad's stream and event the first time a batch uses it. */
-static npu_status ensure_pad_runtime(GstNpuInfer *self, InferPad *pad)
-{
-  npu_status status = NPU_OK;
-  if (!pad->stream)
-    status = npu_stream_create(self->device, &pad->stream);
-  if (status == NPU_OK && !pad->ready)
-    status = npu_event_create(self->device, NPU_EVENT_DISABLE_TIMING, &pad->ready);
-  return status;
-}
-
-/* The frame as a VPP image: NPU memory of our device as it is, other memory
- * imported without copying (*imported keeps it until the batch is done). */
-static gboolean frame_image(GstNpuInfer *self, Item *item, GstMapInfo *map, gboolean *mapped,
-                            npu_buffer **imported, npu_image *image)
-{
-  GstBuffer *buffer = item->buffer;
-  GstMemory *mem = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : NULL;
-  const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
-  if (mem && gst_is_npu_memory(mem) && gst_npu_buffer_is_on_device(buffer, self->device)) {
-    if (gst_npu_memory_sync_for_device(mem, item->pad->stream) &&
-        gst_npu_image_describe(&item->info, meta, gst_npu_memory_get_buffer(mem), mem->offset,
-                               image))
-      return TRUE;
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read a frame of %s",
-                      GST_PAD_NAME(item->pad->sink)), ("%s", npu_last_error_message()));
-    return FALSE;
-  }
-  if (!(*mapped = gst_buffer_map(buffer, map, GST_MAP_READ))) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot map a frame of %s",
-                      GST_PAD_NAME(item->pad->sink)), (NULL));
-    return FALSE;
-  }
-  if (map->size < GST_VIDEO_INFO_SIZE(&item->info) && !meta) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                      ("Truncated frame on %s", GST_PAD_NAME(item->pad->sink)),
-                      ("%" G_GSIZE_FORMAT " bytes, the caps need %" G_GSIZE_FORMAT, map->size,
-                       GST_VIDEO_INFO_SIZE(&item->info)));
-    return FALSE;
-  }
-  if (npu_buffer_import_host(self->device, map->data, map->size, NULL, NULL, imported) ==
-          NPU_OK &&
-      gst_npu_image_describe(&item->info, meta, *imported, 0, image))
-    return TRUE;
-  GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read a frame of %s",
-                    GST_PAD_NAME(item->pad->sink)), ("%s", npu_last_error_message()));
-  return FALSE;
-}
-
-static void print_result(Item *item, const GstNpuTensorMeta *meta)
-{
-  GString *line = g_string_new(NULL);
-  for (guint t = 0; t < meta->n_tensors; t++) {
-    const GstNpuTensor *tensor = &meta->tensors[t];
-    g_string_append_printf(line, " %s[", tensor->name);
-    for (guint d = 0; d < tensor->rank; d++)
-      g_string_append_printf(line, "%s%" G_GINT64_FORMAT, d ? "x" : "", tensor->dims[d]);
-    g_string_append(line, "]");
-    GstMapInfo map;
-    const float *v = gst_npu_tensor_map(tensor, &map);
-    if (v && tensor->dtype == NPU_DTYPE_FLOAT32) {
-      for (gsize i = 0; i < tensor->size / 4 && i < 8; i++)
-        g_string_append_printf(line, " %.4g", v[i]);
-      if (tensor->size / 4 > 8)
-        g_string_append(line, " ...");
+  GstNpuInfer *self = data;
+  GST_OBJECT_LOCK(self);
+  while (self->reloads_done != self->reloads_asked && self->running) {
+    guint asked = self->reloads_asked;
+    gboolean read_config = self->reload_config;
+    self->reload_config = FALSE;
+    GST_OBJECT_UNLOCK(self);
+    GError *error = NULL;
+    GstNpuInferModel *model = load_model(self, read_config, &error);
+    GST_OBJECT_LOCK(self);
+    gchar *path = g_strdup(self->model_path);
+    if (model) {
+      gst_npu_infer_model_free(self->next_model);
+      self->next_model = model;
     }
-    if (v)
-      gst_npu_tensor_unmap(tensor, &map);
+    self->reloads_done = asked;
+    GST_OBJECT_UNLOCK(self);
+    if (!model) {
+      GST_WARNING_OBJECT(self, "reload of %s failed: %s", path, error->message);
+      post_reload_failure(self, path, error);
+      g_error_free(error);
+    }
+    g_free(path);
+    GST_OBJECT_LOCK(self);
   }
-  gchar *roi = meta->roi_id >= 0 ? g_strdup_printf(" roi %d", meta->roi_id) : g_strdup("");
-  g_print("npuinfer %s pts %" GST_TIME_FORMAT "%s batch %u/%u:%s\n",
-          GST_PAD_NAME(item->pad->sink), GST_TIME_ARGS(GST_BUFFER_PTS(item->buffer)), roi,
-          meta->batch_index + 1, meta->batch_size, line->str);
-  g_free(roi);
-  g_string_free(line, TRUE);
-}
-
-/* The ROI meta a job was made from (the frame may be a copy by now). */
-static GstVideoRegionOfInterestMeta *job_roi(GstBuffer *buffer, const Job *job)
-{
-  gpointer state = NULL;
-  GstMeta *m;
-  while ((m = gst_buffer_iterate_meta_filtered(buffer, &state,
-                                               GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
-    GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *)m;
-    if (roi->id == job->roi_id && roi->roi_type == job->roi_type && roi->x == job->x &&
-        roi->y == job->y && roi->w == job->w && roi->h == job->h)
-      return roi;
-  }
+  self->loader_busy = FALSE;
+  GST_OBJECT_UNLOCK(self);
   return NULL;
 }
 
-/* The ROI's tensors as an "npu-tensors" param of its meta: per output a
- * structure (dtype, dims, data: the shared output buffer, offset, size). */
-static void add_roi_param(GstBuffer *buffer, const Job *job, const GstNpuTensorMeta *meta)
+/* A model or config set while running: loaded on the loader thread. */
+static void ask_reload(GstNpuInfer *self, gboolean read_config)
 {
-  GstVideoRegionOfInterestMeta *roi = job_roi(buffer, job);
-  if (!roi)
+  GST_OBJECT_LOCK(self);
+  if (!self->running || self->applying_config) {
+    GST_OBJECT_UNLOCK(self);
     return;
-  GstStructure *param = gst_structure_new("npu-tensors", "roi-id", G_TYPE_INT, job->roi_id,
-                                          "pad-index", G_TYPE_UINT, meta->pad_index,
-                                          "batch-index", G_TYPE_UINT, meta->batch_index, NULL);
-  for (guint t = 0; t < meta->n_tensors; t++) {
-    const GstNpuTensor *tensor = &meta->tensors[t];
-    GValue dims = G_VALUE_INIT, dim = G_VALUE_INIT;
-    gst_value_array_init(&dims, tensor->rank);
-    g_value_init(&dim, G_TYPE_INT64);
-    for (guint d = 0; d < tensor->rank; d++) {
-      g_value_set_int64(&dim, tensor->dims[d]);
-      gst_value_array_append_value(&dims, &dim);
-    }
-    g_value_unset(&dim);
-    GstStructure *s = gst_structure_new("npu-tensor", "dtype", G_TYPE_INT, tensor->dtype,
-                                        "data", GST_TYPE_BUFFER, tensor->data, "offset",
-                                        G_TYPE_UINT64, (guint64)tensor->offset, "size",
-                                        G_TYPE_UINT64, (guint64)tensor->size, NULL);
-    gst_structure_take_value(s, "dims", &dims);
-    gst_structure_set(param, tensor->name, GST_TYPE_STRUCTURE, s, NULL);
-    gst_structure_free(s);
   }
-  gst_video_region_of_interest_meta_add_param(roi, param);
-}
-
-/* This job's slice of each output, as a tensor meta on its frame. The frame
- * is only made writable for the meta: its memory is shared, not copied. */
-static void attach_outputs(GstNpuInfer *self, const Job *job, guint slot, guint frames,
-                           guint count, GstBuffer *const *outputs, const npu_tensor_info *infos,
-                           gboolean print)
-{
-  Item *item = job->item;
-  item->buffer = gst_buffer_make_writable(item->buffer);
-  GstNpuTensorMeta *meta = gst_buffer_add_npu_tensor_meta(item->buffer, self->output_count);
-  meta->batch_index = slot;
-  meta->batch_size = count;
-  meta->pad_index = item->pad->index;
-  meta->roi_id = job->roi_id;
-  meta->scale_x = job->mapping.scale_x;
-  meta->scale_y = job->mapping.scale_y;
-  meta->offset_x = job->mapping.pad_x;
-  meta->offset_y = job->mapping.pad_y;
-  for (uint32_t o = 0; o < self->output_count; o++) {
-    const npu_tensor_info *info = &infos[o];
-    GstNpuTensor *t = &meta->tensors[o];
-    size_t total = npu_dtype_size(info->dtype);
-    for (uint32_t d = 0; d < info->rank; d++)
-      total *= (size_t)info->dims[d];
-    /* batch-major outputs split by frame; others go whole to every frame */
-    gboolean batched = info->rank > 0 && info->dims[0] == (int64_t)frames;
-    t->name = g_strdup(info->name);
-    t->dtype = info->dtype;
-    t->rank = MIN(info->rank, GST_NPU_TENSOR_MAX_RANK);
-    for (guint d = 0; d < t->rank; d++)
-      t->dims[d] = info->dims[d];
-    if (batched)
-      t->dims[0] = 1;
-    t->size = batched ? total / frames : total;
-    t->offset = batched ? slot * t->size : 0;
-    t->data = gst_buffer_ref(outputs[o]);
-  }
-  if (job->roi_id >= 0)
-    add_roi_param(item->buffer, job, meta);
-  if (print)
-    print_result(item, meta);
-}
-
-/* Pre-processes `count` jobs (frames or ROIs) into one input (each pad's
- * on its own stream), runs the model, attaches the results. Only the
- * batching thread calls it, without the lock. */
-static gboolean run_batch(GstNpuInfer *self, Job **batch, guint count)
-{
-  guint frames = self->input.dims[0] > 0 ? (guint)self->input.dims[0] : count;
-  guint width = 0, height = 0; /* the largest any job wants */
-  for (guint i = 0; i < count; i++) {
-    job_input_size(self, batch[i]);
-    width = MAX(width, batch[i]->input_width);
-    height = MAX(height, batch[i]->input_height);
-  }
-  if (!ensure_shape(self, frames, width, height))
-    return FALSE;
-  gboolean follows_content = gst_npu_input_policy_is_dynamic(&self->sizes);
-  GST_OBJECT_LOCK(self);
-  npu_tensor_target target = {
-      .buffer = self->input_buffer, .width = width, .height = height, .batch = frames,
-      .layout = NPU_LAYOUT_NCHW, .order = self->order == ORDER_BGR ? NPU_ORDER_BGR : NPU_ORDER_RGB};
-  if (self->input.dtype == NPU_DTYPE_UINT8) { /* raw pixels */
-    target.dtype = NPU_TENSOR_UINT8;
-    for (int c = 0; c < 3; c++)
-      target.scale[c] = 1.0f;
-  } else { /* (pixel * scale - mean) / std */
-    target.dtype = NPU_TENSOR_FLOAT32;
-    for (int c = 0; c < 3; c++) {
-      target.mean[c] = (float)(self->mean[c] / self->scale);
-      target.scale[c] = (float)(self->scale / self->std[c]);
-    }
-  }
-  npu_vpp_params params = {.method = NPU_SCALE_BILINEAR, .letterbox = self->letterbox,
-                           .pad_rgb = {114, 114, 114}};
-  if (follows_content) {
-    /* Each job at its own aspect ratio in the top-left corner of the batch's
-     * size, the rest padded with the mean: zeros once normalised, what
-     * PP-OCR's recogniser pads with (and a detector sees as background). */
-    params.letterbox = TRUE;
-    params.align = NPU_LETTERBOX_TOP_LEFT;
-    /* content that sized both axes is only rounded up: kept at its own scale */
-    params.max_scale = gst_npu_input_policy_keeps_scale(&self->sizes) ? 1.0f : 0.0f;
-    for (int c = 0; c < 3; c++) {
-      double pixel = target.dtype == NPU_TENSOR_FLOAT32 ? self->mean[c] / self->scale : 114;
-      params.pad_rgb[self->order == ORDER_BGR ? 2 - c : c] = (uint8_t)CLAMP(lround(pixel), 0, 255);
-    }
-  }
-  gboolean print = self->print_results;
+  self->reloads_asked++;
+  self->reload_config |= read_config;
+  gboolean start = !self->loader_busy;
+  self->loader_busy = TRUE;
+  GThread *finished = start ? self->loader : NULL;
+  if (start)
+    self->loader = NULL;
   GST_OBJECT_UNLOCK(self);
-
-  npu_vpp_job jobs[MAX_BATCH];
-  /* the frames of the batch, each once (a frame's ROIs share its image) */
-  Item *items[MAX_BATCH];
-  guint item_of[MAX_BATCH], n_items = 0;
-  npu_image images[MAX_BATCH];
-  npu_buffer *imported[MAX_BATCH] = {NULL};
-  GstMapInfo maps[MAX_BATCH];
-  gboolean mapped[MAX_BATCH] = {FALSE};
-  gboolean ok = TRUE;
-  npu_status status = NPU_OK;
-  for (guint i = 0; i < count; i++) {
-    guint k = 0;
-    while (k < n_items && items[k] != batch[i]->item)
-      k++;
-    if (k == n_items)
-      items[n_items++] = batch[i]->item;
-    item_of[i] = k;
-  }
-  for (guint k = 0; k < n_items && ok; k++)
-    ok = frame_image(self, items[k], &maps[k], &mapped[k], &imported[k], &images[k]);
-  /* Each pad's jobs on its stream, which the execution stream then waits for. */
-  for (guint i = 0; i < count && ok && status == NPU_OK; i++) {
-    InferPad *pad = batch[i]->item->pad;
-    gboolean first = TRUE;
-    for (guint k = 0; k < i && first; k++)
-      first = batch[k]->item->pad != pad;
-    if (!first)
-      continue;
-    size_t n = 0;
-    for (guint k = i; k < count; k++)
-      if (batch[k]->item->pad == pad)
-        jobs[n++] = (npu_vpp_job){.src = &images[item_of[k]], .crop = batch[k]->crop,
-                                  .slot = k, .mapping = &batch[k]->mapping,
-                                  .rotation = batch[k]->rotation};
-    status = npu_vpp_to_tensor(pad->stream, jobs, n, &params, &target);
-    if (status == NPU_OK)
-      status = npu_event_record(pad->ready, pad->stream);
-    if (status == NPU_OK)
-      status = npu_stream_wait_event(self->stream, pad->ready);
-  }
-  if (ok && status != NPU_OK) {
-    runtime_error(self, status, "Pre-processing failed");
-    ok = FALSE;
-  }
-
-  npu_tensor_info infos[MAX_OUTPUTS];
-  npu_buffer *out[MAX_OUTPUTS] = {NULL};
-  GstBuffer *outputs[MAX_OUTPUTS] = {NULL};
-  for (uint32_t o = 0; o < self->output_count && ok; o++) {
-    npu_context_output_info(self->context, o, &infos[o]);
-    size_t size = npu_dtype_size(infos[o].dtype);
-    for (uint32_t d = 0; d < infos[o].rank; d++)
-      size *= (size_t)infos[o].dims[d];
-    status = npu_mem_pool_alloc(self->pool, size ? size : 1, &out[o]);
-    if (status != NPU_OK) {
-      runtime_error(self, status, "Cannot allocate the model's outputs");
-      ok = FALSE;
-      break;
-    }
-    outputs[o] = gst_buffer_new();
-    gst_buffer_append_memory(outputs[o], gst_npu_memory_wrap(self->allocator, out[o], size));
-  }
-  if (ok) {
-    status = npu_context_run(self->context, self->stream, &self->input_buffer, out);
-    if (status == NPU_OK)
-      status = npu_stream_synchronize(self->stream);
-    if (status != NPU_OK) {
-      runtime_error(self, status, "Inference failed");
-      ok = FALSE;
-    }
-  }
-  /* Pad streams may still hold the imports after a failure. */
-  for (guint k = 0; k < n_items; k++) {
-    if (!ok && items[k]->pad->stream)
-      npu_stream_synchronize(items[k]->pad->stream);
-  }
-  for (guint k = 0; k < n_items; k++) {
-    if (imported[k])
-      npu_buffer_release(imported[k]);
-    if (mapped[k])
-      gst_buffer_unmap(items[k]->buffer, &maps[k]);
-  }
-  for (guint i = 0; i < count && ok; i++)
-    attach_outputs(self, batch[i], i, frames, count, outputs, infos, print);
-  for (uint32_t o = 0; o < self->output_count; o++)
-    if (outputs[o])
-      gst_buffer_unref(outputs[o]);
-    else if (out[o])
-      npu_buffer_release(out[o]);
-  return ok;
-}
-
-/* ---- batching across pads ------------------------------------------------------------- */
-
-/* Under the lock: whether the waiting frames should run now. */
-static gboolean batch_due(GstNpuInfer *self, gint64 now)
-{
-  if (g_queue_is_empty(&self->waiting))
-    return FALSE;
-  const Job *oldest = g_queue_peek_head(&self->waiting);
+  if (!start)
+    return;
+  if (finished) /* a loader that ran before has left its loop */
+    g_thread_join(finished);
+  GThread *loader = g_thread_new("npuinfer-load", loader_thread, self);
   GST_OBJECT_LOCK(self);
-  guint limit = batch_limit(self);
-  gint64 timeout = (gint64)self->batch_timeout;
+  self->loader = loader;
   GST_OBJECT_UNLOCK(self);
-  return g_queue_get_length(&self->waiting) >= limit || timeout == 0 ||
-         now >= oldest->item->queued_at + timeout;
 }
 
-/* Under the lock: the statistics as a structure (for the `stats` property
- * and the element messages). */
-static GstStructure *stats_locked(GstNpuInfer *self)
+static void stop_loader(GstNpuInfer *self)
 {
+  GST_OBJECT_LOCK(self);
+  self->running = FALSE;
+  GThread *loader = self->loader;
+  self->loader = NULL;
+  GST_OBJECT_UNLOCK(self);
+  if (loader)
+    g_thread_join(loader);
+  GST_OBJECT_LOCK(self);
+  gst_npu_infer_model_free(self->next_model);
+  self->next_model = NULL;
+  self->reloads_done = self->reloads_asked;
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* Batch thread, between two batches: a model loaded meanwhile replaces the
+ * running one once the batches of the old one are done. */
+static void switch_model(GstNpuInfer *self, Job **jobs, guint count)
+{
+  GST_OBJECT_LOCK(self);
+  GstNpuInferModel *next = self->next_model;
+  self->next_model = NULL;
+  GST_OBJECT_UNLOCK(self);
+  if (!next)
+    return;
+  gst_npu_batcher_wait_inflight(self->batcher, 1); /* all but the batch just taken */
+  use_model(self, next);
+  gst_npu_batcher_forget_sizes(self->batcher);
+  for (guint i = 0; i < count; i++)
+    jobs[i]->base.width = jobs[i]->base.height = 0;
+  GST_INFO_OBJECT(self, "now running %s", gst_npu_infer_model_path(next));
+  gst_element_post_message(
+      GST_ELEMENT(self),
+      gst_message_new_element(GST_OBJECT(self),
+                              gst_structure_new("model-reloaded", "model", G_TYPE_STRING,
+                                                gst_npu_infer_model_path(next), NULL)));
+}
+
+/* ---- batches -------------------------------------------------------------------------- */
+
+/* The batcher's size function (batch thread). */
+static void job_input_size(GstNpuBatchJob *base, gpointer data)
+{
+  GstNpuInfer *self = data;
+  Job *job = (Job *)base;
+  Item *item = item_of(job);
+  GstNpuInferSlot slot = {.info = &item->info, .crop = job->crop, .rotation = job->rotation};
+  guint width, height;
+  gst_npu_infer_slot_content(&slot, &width, &height);
+  gst_npu_infer_model_input_size(self->model, width, height, &base->width, &base->height);
+}
+
+/* The batcher's hand-on of a tracked object's last result (under its lock,
+ * before the frame is queued). */
+static void reuse_result(gpointer frame, GstNpuBatchJob *base, gconstpointer result,
+                         gpointer data)
+{
+  (void)data;
+  Item *item = frame;
+  gst_npu_infer_result_attach(result, &item->buffer, &((Job *)base)->roi, item->pad->index);
+}
+
+/* Under the batcher's statistics: the structure of the `stats` property
+ * and the element messages. */
+static GstStructure *build_stats(GstNpuInfer *self)
+{
+  guint64 batches, jobs;
+  gst_npu_batcher_totals(self->batcher, &batches, &jobs);
+  GST_OBJECT_LOCK(self);
   GstStructure *s = gst_structure_new(
-      "npuinfer-stats", "batches", G_TYPE_UINT64, self->batches, "frames-inferred",
-      G_TYPE_UINT64, self->batched_frames, "mean-batch", G_TYPE_DOUBLE,
-      self->batches ? (double)self->batched_frames / (double)self->batches : 0.0,
-      "mean-run-us", G_TYPE_DOUBLE,
-      self->batches ? (double)self->run_sum / (double)self->batches : 0.0, "max-run-us",
-      G_TYPE_INT64, self->run_max, NULL);
+      "npuinfer-stats", "batches", G_TYPE_UINT64, batches, "frames-inferred", G_TYPE_UINT64,
+      jobs, "mean-batch", G_TYPE_DOUBLE, batches ? (double)jobs / (double)batches : 0.0,
+      "mean-run-us", G_TYPE_DOUBLE, batches ? (double)self->run_sum / (double)batches : 0.0,
+      "max-run-us", G_TYPE_INT64, self->run_max, NULL);
   for (guint i = 0; i < self->pads->len; i++) {
     InferPad *pad = g_ptr_array_index(self->pads, i);
+    GstNpuBatchLaneStats lane;
+    gst_npu_batcher_lane_stats(self->batcher, pad->lane, &lane);
     gchar *name = g_strdup_printf("sink_%u", pad->index);
     GstStructure *p = gst_structure_new(
-        name, "frames", G_TYPE_UINT64, pad->frames, "inferences", G_TYPE_UINT64,
-        pad->inferences, "mean-latency-us", G_TYPE_DOUBLE,
-        pad->inferences ? (double)pad->latency_sum / (double)pad->inferences : 0.0,
-        "max-latency-us", G_TYPE_INT64, pad->latency_max, "qos-skipped", G_TYPE_UINT64,
-        pad->qos_skipped, NULL);
+        name, "frames", G_TYPE_UINT64, lane.frames, "inferences", G_TYPE_UINT64,
+        lane.inferences, "mean-latency-us", G_TYPE_DOUBLE,
+        lane.inferences ? (double)lane.latency_sum / (double)lane.inferences : 0.0,
+        "max-latency-us", G_TYPE_INT64, lane.latency_max, "qos-skipped", G_TYPE_UINT64,
+        lane.skipped_late, "tracked-reused", G_TYPE_UINT64, lane.skipped_tracked, NULL);
     gst_structure_set(s, name, GST_TYPE_STRUCTURE, p, NULL);
     gst_structure_free(p);
     g_free(name);
   }
+  GST_OBJECT_UNLOCK(self);
   return s;
 }
 
-/* Under the lock: takes the oldest waiting job and up to limit - 1 more into
- * `batch`, in arrival order. Where the input size follows the content of
- * crops, only jobs of the oldest one's size go with it: a crop is then read
- * the same whatever else is waiting (a recogniser's reading changes with
- * the padding a wider neighbour would add), and a short one is not padded
- * to the longest. */
-static guint take_batch(GstNpuInfer *self, Job **batch, guint limit)
+/* On the model's stream: the batch's outputs are written. */
+static void batch_done(gpointer data)
 {
-  guint count = 0;
-  batch[count++] = g_queue_pop_head(&self->waiting);
-  gboolean same_size = gst_npu_input_policy_is_dynamic(&self->sizes) && self->sizes.buckets;
-  if (same_size)
-    job_input_size(self, batch[0]);
-  for (GList *l = self->waiting.head; l && count < limit;) {
-    GList *next = l->next;
-    Job *job = l->data;
-    if (same_size)
-      job_input_size(self, job);
-    if (!same_size || (job->input_width == batch[0]->input_width &&
-                       job->input_height == batch[0]->input_height)) {
-      batch[count++] = job;
-      g_queue_delete_link(&self->waiting, l);
-    }
-    l = next;
+  Flight *flight = data;
+  GstNpuInfer *self = flight->self;
+  for (guint i = 0; i < flight->count; i++) {
+    Job *job = flight->jobs[i];
+    Item *item = item_of(job);
+    if (flight->print)
+      gst_npu_infer_print_result(GST_PAD_NAME(item->pad->sink), GST_BUFFER_PTS(item->buffer),
+                                 job->result);
+    if (flight->remember && job->base.object_id >= 0)
+      gst_npu_batcher_remember(self->batcher, item->pad->lane, job->base.object_id,
+                               gst_npu_infer_result_new(job->result));
   }
-  for (guint i = 0; i < count; i++)
-    batch[i]->item->pad->running++;
-  return count;
+  gint64 took = g_get_monotonic_time() - flight->started;
+  GST_OBJECT_LOCK(self);
+  self->run_sum += took;
+  self->run_max = MAX(self->run_max, took);
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_batcher_complete(self->batcher, (GstNpuBatchJob **)flight->jobs, flight->count, TRUE);
+  g_free(flight);
 }
 
-/* Takes batches off the waiting queue, runs them, marks their frames done. */
+/* Queues one batch on the device; FALSE after an error (posted). */
+static gboolean run_batch(GstNpuInfer *self, Flight *flight)
+{
+  GstNpuInferSlot slots[GST_NPU_INFER_MAX_BATCH];
+  for (guint i = 0; i < flight->count; i++) {
+    Job *job = flight->jobs[i];
+    Item *item = item_of(job);
+    /* metas are added while the runner reads the frame: no copy then */
+    item->buffer = gst_buffer_make_writable(item->buffer);
+    slots[i] = (GstNpuInferSlot){.frame = item->buffer, .info = &item->info,
+                                 .stream = &item->pad->stream,
+                                 .lane = GST_PAD_NAME(item->pad->sink), .crop = job->crop,
+                                 .rotation = job->rotation, .width = job->base.width,
+                                 .height = job->base.height};
+  }
+  GError *error = NULL;
+  GstNpuInferBatch *batch =
+      gst_npu_infer_runner_run(self->runner, self->model, slots, flight->count, &error);
+  if (!batch) {
+    gst_npu_infer_post_error(GST_ELEMENT(self), error);
+    g_error_free(error);
+    return FALSE;
+  }
+  const npu_tensor_info *infos;
+  guint n_outputs, frames;
+  GstBuffer *const *outputs = gst_npu_infer_batch_outputs(batch, &infos, &n_outputs, &frames);
+  for (guint i = 0; i < flight->count; i++) {
+    Job *job = flight->jobs[i];
+    Item *item = item_of(job);
+    GstNpuInferPlace place = {.pad_index = item->pad->index, .slot = i, .count = flight->count,
+                              .frames = frames, .mapping = slots[i].mapping};
+    job->result = gst_npu_infer_attach_outputs(&item->buffer, &job->roi, &place, outputs, infos,
+                                               n_outputs);
+  }
+  gst_npu_infer_runner_finish(self->runner, batch, batch_done, flight);
+  return TRUE;
+}
+
+static void post_stats_when_due(GstNpuInfer *self)
+{
+  GST_OBJECT_LOCK(self);
+  gint64 every = (gint64)self->stats_interval * 1000;
+  GST_OBJECT_UNLOCK(self);
+  gint64 now = g_get_monotonic_time();
+  if (every <= 0 || now - self->last_stats < every)
+    return;
+  self->last_stats = now;
+  gst_element_post_message(GST_ELEMENT(self),
+                           gst_message_new_element(GST_OBJECT(self), build_stats(self)));
+}
+
+/* Takes batches, switches models between them, queues them on the device. */
 static gpointer batch_thread(gpointer data)
 {
   GstNpuInfer *self = data;
-  g_mutex_lock(&self->lock);
-  while (!self->stopping) {
-    gint64 now = g_get_monotonic_time();
-    if (!batch_due(self, now)) {
-      const Job *oldest = g_queue_peek_head(&self->waiting);
-      GST_OBJECT_LOCK(self);
-      gint64 timeout = (gint64)self->batch_timeout;
-      GST_OBJECT_UNLOCK(self);
-      if (oldest)
-        g_cond_wait_until(&self->changed, &self->lock, oldest->item->queued_at + timeout);
-      else
-        g_cond_wait(&self->changed, &self->lock);
-      continue;
-    }
-    Job *batch[MAX_BATCH];
+  Flight *flight = g_new0(Flight, 1);
+  while ((flight->count = gst_npu_batcher_take(self->batcher, (GstNpuBatchJob **)flight->jobs))) {
+    switch_model(self, flight->jobs, flight->count);
+    flight->self = self;
+    flight->started = g_get_monotonic_time();
     GST_OBJECT_LOCK(self);
-    guint limit = batch_limit(self);
+    flight->print = self->print_results;
+    flight->remember = self->reclassify_interval > 1;
     GST_OBJECT_UNLOCK(self);
-    guint count = take_batch(self, batch, limit);
-    /* Streams are made here, the only place that uses them while running. */
-    npu_status status = NPU_OK;
-    for (guint i = 0; i < count && status == NPU_OK; i++)
-      status = ensure_pad_runtime(self, batch[i]->item->pad);
-    g_mutex_unlock(&self->lock);
-
-    gint64 start = g_get_monotonic_time();
-    gboolean ok = status == NPU_OK;
-    if (!ok)
-      runtime_error(self, status, "Cannot create a pad's stream");
-    else
-      ok = run_batch(self, batch, count);
-    gint64 end = g_get_monotonic_time();
-
-    g_mutex_lock(&self->lock);
-    self->failed |= !ok;
-    if (ok) {
-      self->batches++;
-      self->batched_frames += count;
-      self->run_sum += end - start;
-      self->run_max = MAX(self->run_max, end - start);
+    if (run_batch(self, flight)) {
+      flight = g_new0(Flight, 1);
+    } else { /* its frames pass without results; the chain functions return errors */
+      gst_npu_batcher_set_failed(self->batcher, TRUE);
+      gst_npu_batcher_complete(self->batcher, (GstNpuBatchJob **)flight->jobs, flight->count,
+                               FALSE);
     }
-    for (guint i = 0; i < count; i++) {
-      Item *item = batch[i]->item;
-      InferPad *pad = item->pad;
-      if (ok) {
-        gint64 latency = end - item->queued_at;
-        pad->inferences++;
-        pad->latency_sum += latency;
-        pad->latency_max = MAX(pad->latency_max, latency);
-      }
-      /* a failed batch's frames pass without results */
-      item->done = --item->pending == 0;
-      pad->running--;
-      g_free(batch[i]);
-    }
-    g_cond_broadcast(&self->changed);
-    GstStructure *stats = NULL;
-    GST_OBJECT_LOCK(self);
-    gint64 every = (gint64)self->stats_interval * 1000;
-    GST_OBJECT_UNLOCK(self);
-    if (every > 0 && end - self->last_stats >= every) {
-      self->last_stats = end;
-      stats = stats_locked(self);
-    }
-    if (stats) {
-      g_mutex_unlock(&self->lock);
-      gst_element_post_message(GST_ELEMENT(self),
-                               gst_message_new_element(GST_OBJECT(self), stats));
-      g_mutex_lock(&self->lock);
-    }
+    post_stats_when_due(self);
   }
-  g_mutex_unlock(&self->lock);
+  g_free(flight);
   return NULL;
 }
 
-/* Under the lock: drops the pad's frames and events once no batch uses them. */
-static void drop_pad_items(GstNpuInfer *self, InferPad *pad)
+static void start_thread(GstNpuInfer *self)
 {
-  while (pad->running > 0)
-    g_cond_wait(&self->changed, &self->lock);
-  for (GList *l = self->waiting.head; l;) {
-    GList *next = l->next;
-    Job *job = l->data;
-    if (job->item->pad == pad) {
-      g_queue_delete_link(&self->waiting, l);
-      g_free(job);
-    }
-    l = next;
-  }
-  Item *item;
-  while ((item = g_queue_pop_head(&pad->out)))
-    item_free(item);
-  pad->queued = 0;
-  g_cond_broadcast(&self->changed);
+  gst_npu_batcher_set_failed(self->batcher, FALSE);
+  gst_npu_batcher_set_stopping(self->batcher, FALSE);
+  self->last_stats = g_get_monotonic_time();
+  self->thread = g_thread_new("npuinfer-batch", batch_thread, self);
 }
 
-/* Roi mode: a job per ROI meta of the frame whose label is in `labels`
- * (empty: all), but not those that are empty or lie outside the frame; with
- * `rotate_tall`, a crop at least 1.5 times as tall as wide is turned 90
- * degrees counter-clockwise, as PP-OCR turns vertical text lines. */
-static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const GArray *labels,
-                         gboolean rotate_tall, GPtrArray *jobs)
+/* Stops the batch thread and waits for the batches on the device. */
+static void stop_thread(GstNpuInfer *self)
+{
+  gst_npu_batcher_set_stopping(self->batcher, TRUE);
+  if (self->thread)
+    g_thread_join(self->thread);
+  self->thread = NULL;
+  gst_npu_batcher_wait_inflight(self->batcher, 0);
+}
+
+/* ---- the runtime --------------------------------------------------------------------- */
+
+static void release_pad_stream(InferPad *pad)
+{
+  if (pad->stream)
+    npu_stream_destroy(pad->stream); /* its work finishes first */
+  pad->stream = NULL;
+}
+
+/* With no batch running. */
+static void release_runtime(GstNpuInfer *self)
+{
+  stop_loader(self);
+  GST_OBJECT_LOCK(self);
+  for (guint i = 0; i < self->pads->len; i++)
+    release_pad_stream(g_ptr_array_index(self->pads, i));
+  self->model_batch = 0;
+  self->run_sum = self->run_max = 0;
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_infer_runner_free(self->runner);
+  self->runner = NULL;
+  gst_npu_infer_model_free(self->model);
+  self->model = NULL;
+  if (self->device)
+    npu_device_release(self->device);
+  self->device = NULL;
+  gst_npu_batcher_reset_stats(self->batcher);
+}
+
+/* Joins the device context, loads the model; posts an error when it cannot. */
+static gboolean open_runtime(GstNpuInfer *self)
+{
+  GError *error = NULL;
+  if (!apply_config(self, &error) || !check_channel_values(self, &error)) {
+    gst_npu_infer_post_error(GST_ELEMENT(self), error);
+    g_error_free(error);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK(self);
+  gint device_id = self->device_id;
+  gboolean have_model = self->model_path && *self->model_path;
+  GST_OBJECT_UNLOCK(self);
+  if (!have_model) { /* before the device: nothing to share without a model */
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No model given"),
+                      ("set the 'model' property to an ONNX file"));
+    return FALSE;
+  }
+  if (!gst_npu_ensure_element_device(GST_ELEMENT(self), device_id, &self->device))
+    return FALSE;
+  GstNpuInferModel *model = NULL;
+  self->runner = gst_npu_infer_runner_new(self->device, &error);
+  if (self->runner)
+    model = load_model(self, FALSE, &error);
+  if (!model) {
+    gst_npu_infer_post_error(GST_ELEMENT(self), error);
+    g_error_free(error);
+    return FALSE;
+  }
+  use_model(self, model);
+  GST_OBJECT_LOCK(self);
+  self->running = TRUE;
+  GST_OBJECT_UNLOCK(self);
+  return TRUE;
+}
+
+/* ---- pads ---------------------------------------------------------------------------- */
+
+/* The tracked object a ROI is: an "object-id" field in one of its params
+ * (as a tracker writes it); -1: none. */
+static gint64 roi_object_id(const GstVideoRegionOfInterestMeta *roi)
+{
+  for (GList *l = roi->params; l; l = l->next) {
+    const GstStructure *param = l->data;
+    const GValue *value = gst_structure_get_value(param, "object-id");
+    if (!value)
+      continue;
+    GValue id = G_VALUE_INIT;
+    g_value_init(&id, G_TYPE_INT64);
+    gboolean ok = g_value_type_transformable(G_VALUE_TYPE(value), G_TYPE_INT64) &&
+                  g_value_transform(value, &id);
+    gint64 object = ok ? g_value_get_int64(&id) : -1;
+    g_value_unset(&id);
+    if (object >= 0)
+      return object;
+  }
+  return -1;
+}
+
+/* What roi mode infers on. */
+typedef struct {
+  GArray *labels; /* GQuark; empty: all */
+  gboolean rotate_tall;
+  guint min_size, max_size; /* of a ROI's sides (clamped to the frame); 0: no bound */
+} RoiFilter;
+
+/* Roi mode: a job per ROI meta of the frame that the filter keeps, but not
+ * those that are empty or lie outside the frame; with `rotate_tall`, a crop
+ * at least 1.5 times as tall as wide is turned 90 degrees
+ * counter-clockwise, as PP-OCR turns vertical text lines. */
+static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const RoiFilter *filter,
+                         GPtrArray *jobs)
 {
   gpointer state = NULL;
   GstMeta *m;
@@ -1002,26 +722,28 @@ static void add_roi_jobs(GstBuffer *buffer, const GstVideoInfo *info, const GArr
   while ((m = gst_buffer_iterate_meta_filtered(buffer, &state,
                                                GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *)m;
-    gboolean wanted = labels->len == 0;
-    for (guint i = 0; i < labels->len && !wanted; i++)
-      wanted = g_array_index(labels, GQuark, i) == roi->roi_type;
-    if (!wanted || roi->w == 0 || roi->h == 0 || roi->x >= width || roi->y >= height) {
-      GST_LOG("ROI %d (%s) skipped", roi->id, g_quark_to_string(roi->roi_type));
+    gboolean wanted = filter->labels->len == 0;
+    for (guint i = 0; i < filter->labels->len && !wanted; i++)
+      wanted = g_array_index(filter->labels, GQuark, i) == roi->roi_type;
+    gboolean inside = roi->w > 0 && roi->h > 0 && roi->x < width && roi->y < height;
+    guint crop_width = inside ? MIN(roi->w, width - roi->x) : 0;
+    guint crop_height = inside ? MIN(roi->h, height - roi->y) : 0;
+    gboolean sized = (filter->min_size == 0 || MIN(crop_width, crop_height) >= filter->min_size) &&
+                     (filter->max_size == 0 || MAX(crop_width, crop_height) <= filter->max_size);
+    if (!wanted || !inside || !sized) {
+      GST_LOG("ROI %d (%s, %ux%u) skipped", roi->id, g_quark_to_string(roi->roi_type),
+              crop_width, crop_height);
       continue;
     }
     Job *job = g_new0(Job, 1);
-    job->roi_id = roi->id;
-    job->roi_type = roi->roi_type;
-    job->x = roi->x;
-    job->y = roi->y;
-    job->w = roi->w;
-    job->h = roi->h;
+    job->base.object_id = roi_object_id(roi);
+    job->roi = (GstNpuInferRoi){.id = roi->id, .type = roi->roi_type, .x = roi->x, .y = roi->y,
+                                .w = roi->w, .h = roi->h};
     /* the VPP clamps what lies past the right and bottom edges */
     job->crop = (npu_rect){.x = (int32_t)roi->x, .y = (int32_t)roi->y,
                            .width = MIN(roi->w, (guint)G_MAXINT32),
                            .height = MIN(roi->h, (guint)G_MAXINT32)};
-    guint crop_width = MIN(roi->w, width - roi->x), crop_height = MIN(roi->h, height - roi->y);
-    if (rotate_tall && 2 * (guint64)crop_height >= 3 * (guint64)crop_width)
+    if (filter->rotate_tall && 2 * (guint64)crop_height >= 3 * (guint64)crop_width)
       job->rotation = NPU_ROTATE_90_CCW;
     g_ptr_array_add(jobs, job);
   }
@@ -1035,12 +757,17 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
     gst_buffer_unref(buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  /* QoS needs running times: a segment of bytes (an appsrc's default) has none */
+  GstClockTime running = pad->segment.format == GST_FORMAT_TIME
+                             ? gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
+                                                           GST_BUFFER_PTS(buffer))
+                             : GST_CLOCK_TIME_NONE;
   GST_OBJECT_LOCK(self);
-  guint interval = self->interval;
-  guint limit = self->max_inflight * batch_limit(self);
-  InferMode mode = self->mode;
-  GArray *labels = mode == MODE_ROI ? g_array_ref(self->roi_quarks) : NULL;
-  gboolean rotate_tall = self->rotate_tall;
+  GstNpuInferMode mode = self->mode;
+  RoiFilter filter = {.labels = g_array_ref(self->roi_quarks), .rotate_tall = self->rotate_tall,
+                      .min_size = self->roi_min_size, .max_size = self->roi_max_size};
+  gboolean late = GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pad->earliest) &&
+                  running < pad->earliest;
   GST_OBJECT_UNLOCK(self);
 
   Item *item = g_new0(Item, 1);
@@ -1048,57 +775,33 @@ static GstFlowReturn gst_npu_infer_chain(GstPad *sinkpad, GstObject *parent, Gst
   item->buffer = buffer;
   item->info = pad->info;
   GPtrArray *jobs = g_ptr_array_new_with_free_func(g_free);
-  if (mode == MODE_FRAME) {
+  if (mode == GST_NPU_INFER_MODE_FRAME) {
     Job *job = g_new0(Job, 1);
-    job->roi_id = -1;
+    job->base.object_id = -1;
+    job->roi.id = -1;
     g_ptr_array_add(jobs, job);
   } else {
-    add_roi_jobs(buffer, &pad->info, labels, rotate_tall, jobs);
-    g_array_unref(labels);
+    add_roi_jobs(buffer, &pad->info, &filter, jobs);
   }
-  for (guint i = 0; i < jobs->len; i++)
-    ((Job *)g_ptr_array_index(jobs, i))->item = item;
-  /* QoS needs running times: a segment of bytes (an appsrc's default) has none */
-  GstClockTime running = pad->segment.format == GST_FORMAT_TIME
-                             ? gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME,
-                                                           GST_BUFFER_PTS(buffer))
-                             : GST_CLOCK_TIME_NONE;
-  g_mutex_lock(&self->lock);
-  /* frames without (matching) ROIs pass on without inference */
-  gboolean infer = pad->frames++ % interval == 0 && jobs->len > 0;
-  if (infer && GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pad->earliest) &&
-      running < pad->earliest) { /* late: the frame goes on, without results */
-    infer = FALSE;
-    pad->qos_skipped++;
-  }
-  /* Back-pressure: this pad's frames not yet pushed, and all frames waiting
-   * for a batch, are bounded. */
-  while (!pad->flushing && pad->last_flow == GST_FLOW_OK && !self->failed &&
-         (pad->queued >= limit || (infer && g_queue_get_length(&self->waiting) >= limit)))
-    g_cond_wait(&self->changed, &self->lock);
-  GstFlowReturn flow = pad->flushing ? GST_FLOW_FLUSHING
-                       : self->failed ? GST_FLOW_ERROR
-                                      : pad->last_flow;
-  if (flow != GST_FLOW_OK) {
-    g_mutex_unlock(&self->lock);
+  g_array_unref(filter.labels);
+  gint code = GST_FLOW_OK;
+  GstNpuBatchPush pushed =
+      gst_npu_batcher_push_frame(self->batcher, pad->lane, item, jobs, late, NULL, &code);
+  g_ptr_array_unref(jobs); /* the jobs not queued */
+  switch (pushed) {
+  case GST_NPU_BATCH_QUEUED:
+    return GST_FLOW_OK;
+  case GST_NPU_BATCH_FLUSHING:
     item_free(item);
-    g_ptr_array_unref(jobs);
-    return flow;
+    return GST_FLOW_FLUSHING;
+  case GST_NPU_BATCH_STOPPED:
+    item_free(item);
+    return (GstFlowReturn)code;
+  case GST_NPU_BATCH_FAILED:
+  default:
+    item_free(item);
+    return GST_FLOW_ERROR;
   }
-  item->queued_at = g_get_monotonic_time();
-  item->done = !infer; /* frames between intervals pass without results */
-  g_queue_push_tail(&pad->out, item);
-  pad->queued++;
-  if (infer) {
-    item->pending = jobs->len;
-    for (guint i = 0; i < jobs->len; i++)
-      g_queue_push_tail(&self->waiting, g_ptr_array_index(jobs, i));
-    g_ptr_array_set_free_func(jobs, NULL); /* the jobs are the queue's now */
-  }
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-  g_ptr_array_unref(jobs);
-  return GST_FLOW_OK;
 }
 
 /* The src pad's task: pushes the pad's frames and events in order, each
@@ -1111,43 +814,31 @@ static void src_loop(gpointer data)
     gst_pad_pause_task(pad->src);
     return;
   }
-  g_mutex_lock(&self->lock);
-  Item *head = NULL;
-  while (!pad->src_flushing && !((head = g_queue_peek_head(&pad->out)) && head->done))
-    g_cond_wait(&self->changed, &self->lock);
-  if (pad->src_flushing) {
-    g_mutex_unlock(&self->lock);
+  gboolean is_frame;
+  Item *item = gst_npu_batcher_pop(self->batcher, pad->lane, &is_frame);
+  if (!item) { /* flushing */
     gst_pad_pause_task(pad->src);
     gst_object_unref(self);
     return;
   }
-  g_queue_pop_head(&pad->out);
-  if (head->buffer)
-    pad->queued--;
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-
-  if (head->buffer) {
-    GstFlowReturn flow = gst_pad_push(pad->src, head->buffer);
-    head->buffer = NULL;
+  if (is_frame) {
+    GstFlowReturn flow = gst_pad_push(pad->src, item->buffer);
+    item->buffer = NULL;
     if (flow != GST_FLOW_OK) {
       /* the chain function returns it; fatal ones stop this pad */
       gboolean fatal = flow < GST_FLOW_EOS || flow == GST_FLOW_NOT_LINKED;
-      g_mutex_lock(&self->lock);
-      pad->last_flow = flow;
-      pad->src_flushing |= fatal || flow == GST_FLOW_FLUSHING;
-      g_cond_broadcast(&self->changed);
-      g_mutex_unlock(&self->lock);
+      gst_npu_batcher_set_lane_error(self->batcher, pad->lane, flow,
+                                     fatal || flow == GST_FLOW_FLUSHING);
       if (fatal) {
         GST_ELEMENT_FLOW_ERROR(self, flow);
         gst_pad_push_event(pad->src, gst_event_new_eos());
       }
     }
   } else {
-    gst_pad_push_event(pad->src, head->event);
-    head->event = NULL;
+    gst_pad_push_event(pad->src, item->event);
+    item->event = NULL;
   }
-  item_free(head);
+  item_free(item);
   gst_object_unref(self);
 }
 
@@ -1174,22 +865,18 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
     gst_event_copy_segment(event, &pad->segment);
     break;
   case GST_EVENT_FLUSH_START:
-    g_mutex_lock(&self->lock);
-    pad->flushing = TRUE;
-    pad->src_flushing = TRUE;
-    g_cond_broadcast(&self->changed);
-    g_mutex_unlock(&self->lock);
+    gst_npu_batcher_set_input_flushing(self->batcher, pad->lane, TRUE);
+    gst_npu_batcher_set_output_flushing(self->batcher, pad->lane, TRUE);
     gst_pad_push_event(pad->src, event);
     gst_pad_pause_task(pad->src);
     return TRUE;
   case GST_EVENT_FLUSH_STOP:
-    g_mutex_lock(&self->lock);
-    drop_pad_items(self, pad);
-    pad->flushing = FALSE;
-    pad->src_flushing = FALSE;
-    pad->last_flow = GST_FLOW_OK;
+    gst_npu_batcher_flush_lane(self->batcher, pad->lane);
+    GST_OBJECT_LOCK(self);
     pad->earliest = GST_CLOCK_TIME_NONE;
-    g_mutex_unlock(&self->lock);
+    GST_OBJECT_UNLOCK(self);
+    gst_npu_batcher_set_input_flushing(self->batcher, pad->lane, FALSE);
+    gst_npu_batcher_set_output_flushing(self->batcher, pad->lane, FALSE);
     gst_pad_push_event(pad->src, event);
     return gst_pad_start_task(pad->src, src_loop, pad, NULL);
   default:
@@ -1198,40 +885,31 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
   if (!GST_EVENT_IS_SERIALIZED(event))
     return gst_pad_push_event(pad->src, event);
   /* Serialized events go out after this pad's frames received before them. */
-  g_mutex_lock(&self->lock);
-  if (pad->flushing) {
-    g_mutex_unlock(&self->lock);
-    gst_event_unref(event);
-    return FALSE;
-  }
   Item *item = g_new0(Item, 1);
   item->pad = pad;
   item->event = event;
-  item->done = TRUE;
-  g_queue_push_tail(&pad->out, item);
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-  return TRUE;
+  if (gst_npu_batcher_push_event(self->batcher, pad->lane, item))
+    return TRUE;
+  item_free(item);
+  return FALSE;
 }
 
 static gboolean gst_npu_infer_sink_query(GstPad *sinkpad, GstObject *parent, GstQuery *query)
 {
   GstNpuInfer *self = GST_NPU_INFER(parent);
   InferPad *pad = gst_pad_get_element_private(sinkpad);
-  if (GST_QUERY_IS_SERIALIZED(query)) { /* answered after this pad's queued frames */
-    g_mutex_lock(&self->lock);
-    while (!pad->flushing && !pad->src_flushing && !g_queue_is_empty(&pad->out))
-      g_cond_wait(&self->changed, &self->lock);
-    g_mutex_unlock(&self->lock);
-  }
+  if (gst_npu_handle_context_query(GST_ELEMENT(self), query, self->device))
+    return TRUE;
+  if (GST_QUERY_IS_SERIALIZED(query)) /* answered after this pad's queued frames */
+    gst_npu_batcher_wait_lane_drained(self->batcher, pad->lane);
   if (GST_QUERY_TYPE(query) != GST_QUERY_ALLOCATION)
     return gst_pad_query_default(sinkpad, parent, query);
   if (!gst_pad_query_default(sinkpad, parent, query))
     return FALSE;
   /* Frames stay with us while they wait: upstream pools need that many more. */
-  GST_OBJECT_LOCK(self);
-  guint held = self->max_inflight * batch_limit(self) + 1;
-  GST_OBJECT_UNLOCK(self);
+  GstNpuBatchPolicy policy;
+  gst_npu_batcher_get_policy(self->batcher, &policy);
+  guint held = policy.max_inflight * policy.batch_size + 1;
   for (guint i = 0; i < gst_query_get_n_allocation_pools(query); i++) {
     GstBufferPool *pool;
     guint size, min, max;
@@ -1257,14 +935,14 @@ static gboolean gst_npu_infer_src_event(GstPad *srcpad, GstObject *parent, GstEv
     GstClockTimeDiff diff;
     GstClockTime timestamp;
     gst_event_parse_qos(event, &type, &proportion, &diff, &timestamp);
-    g_mutex_lock(&self->lock);
+    GST_OBJECT_LOCK(self);
     if (!GST_CLOCK_TIME_IS_VALID(timestamp))
       pad->earliest = GST_CLOCK_TIME_NONE;
     else if (diff >= 0 || timestamp >= (GstClockTime)-diff)
       pad->earliest = (GstClockTime)((GstClockTimeDiff)timestamp + diff);
     else
       pad->earliest = 0;
-    g_mutex_unlock(&self->lock);
+    GST_OBJECT_UNLOCK(self);
   }
   return gst_pad_event_default(srcpad, parent, event);
 }
@@ -1273,6 +951,8 @@ static gboolean gst_npu_infer_src_query(GstPad *srcpad, GstObject *parent, GstQu
 {
   GstNpuInfer *self = GST_NPU_INFER(parent);
   InferPad *pad = gst_pad_get_element_private(srcpad);
+  if (gst_npu_handle_context_query(GST_ELEMENT(self), query, self->device))
+    return TRUE;
   if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY)
     return gst_pad_query_default(srcpad, parent, query);
   if (!gst_pad_peer_query(pad->sink, query))
@@ -1281,10 +961,10 @@ static gboolean gst_npu_infer_src_query(GstPad *srcpad, GstObject *parent, GstQu
   GstClockTime min, max;
   gst_query_parse_latency(query, &live, &min, &max);
   /* a frame waits up to batch-timeout, then a batch runs for its measured time */
-  g_mutex_lock(&self->lock);
-  gint64 run = self->batches ? self->run_sum / (gint64)self->batches : 0;
-  g_mutex_unlock(&self->lock);
+  guint64 batches, jobs;
+  gst_npu_batcher_totals(self->batcher, &batches, &jobs);
   GST_OBJECT_LOCK(self);
+  gint64 run = batches ? self->run_sum / (gint64)batches : 0;
   GstClockTime ours = ((GstClockTime)run + self->batch_timeout) * GST_USECOND;
   GST_OBJECT_UNLOCK(self);
   GST_DEBUG_OBJECT(srcpad, "our latency %" GST_TIME_FORMAT, GST_TIME_ARGS(ours));
@@ -1299,12 +979,10 @@ static gboolean gst_npu_infer_sink_activate_mode(GstPad *sinkpad, GstObject *par
   (void)mode;
   GstNpuInfer *self = GST_NPU_INFER(parent);
   InferPad *pad = gst_pad_get_element_private(sinkpad);
-  g_mutex_lock(&self->lock);
-  pad->flushing = !active; /* a blocked chain call returns */
   if (active)
-    pad->last_flow = GST_FLOW_OK;
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
+    gst_npu_batcher_set_lane_error(self->batcher, pad->lane, 0, FALSE);
+  /* a blocked chain call returns */
+  gst_npu_batcher_set_input_flushing(self->batcher, pad->lane, !active);
   return TRUE;
 }
 
@@ -1314,20 +992,16 @@ static gboolean gst_npu_infer_src_activate_mode(GstPad *srcpad, GstObject *paren
   (void)mode;
   GstNpuInfer *self = GST_NPU_INFER(parent);
   InferPad *pad = gst_pad_get_element_private(srcpad);
-  g_mutex_lock(&self->lock);
-  pad->src_flushing = !active;
-  if (!active)
-    pad->flushing = TRUE; /* until the sink pad is activated again */
-  if (active)
-    pad->last_flow = GST_FLOW_OK;
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-  if (active)
+  if (active) {
+    gst_npu_batcher_set_lane_error(self->batcher, pad->lane, 0, FALSE);
+    gst_npu_batcher_set_output_flushing(self->batcher, pad->lane, FALSE);
     return gst_pad_start_task(srcpad, src_loop, pad, NULL);
+  }
+  /* until the sink pad is activated again */
+  gst_npu_batcher_set_input_flushing(self->batcher, pad->lane, TRUE);
+  gst_npu_batcher_set_output_flushing(self->batcher, pad->lane, TRUE);
   gboolean ok = gst_pad_stop_task(srcpad);
-  g_mutex_lock(&self->lock);
-  drop_pad_items(self, pad);
-  g_mutex_unlock(&self->lock);
+  gst_npu_batcher_flush_lane(self->batcher, pad->lane);
   return ok;
 }
 
@@ -1342,8 +1016,6 @@ static GstIterator *gst_npu_infer_internal_links(GstPad *gpad, GstObject *parent
   g_value_unset(&value);
   return it;
 }
-
-/* ---- request pads ---------------------------------------------------------------------- */
 
 #define INFER_FORMATS                                                                          \
   "{ NV12, NV21, I420, YV12, NV16, NV24, Y42B, Y444, YUY2, UYVY, RGB, BGR, RGBx, BGRx, xRGB, "  \
@@ -1362,12 +1034,12 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
 {
   (void)caps;
   GstNpuInfer *self = GST_NPU_INFER(element);
-  g_mutex_lock(&self->lock);
+  GST_OBJECT_LOCK(self);
   guint index = self->next_index;
   if (name && sscanf(name, "sink_%u", &index) == 1) {
     for (guint i = 0; i < self->pads->len; i++)
       if (((InferPad *)g_ptr_array_index(self->pads, i))->index == index) {
-        g_mutex_unlock(&self->lock);
+        GST_OBJECT_UNLOCK(self);
         GST_WARNING_OBJECT(self, "pad sink_%u exists already", index);
         return NULL;
       }
@@ -1375,17 +1047,16 @@ static GstPad *gst_npu_infer_request_new_pad(GstElement *element, GstPadTemplate
   self->next_index = MAX(self->next_index, index + 1);
   InferPad *pad = g_new0(InferPad, 1);
   pad->index = index;
-  pad->flushing = pad->src_flushing = TRUE;
+  pad->lane = gst_npu_batcher_add_lane(self->batcher, index);
   pad->earliest = GST_CLOCK_TIME_NONE;
   gst_segment_init(&pad->segment, GST_FORMAT_TIME);
-  g_queue_init(&pad->out);
+  g_ptr_array_add(self->pads, pad);
+  GST_OBJECT_UNLOCK(self);
   gchar *sink_name = g_strdup_printf("sink_%u", index), *src_name = g_strdup_printf("src_%u", index);
   pad->sink = gst_pad_new_from_template(templ, sink_name);
   pad->src = gst_pad_new_from_static_template(&src_template, src_name);
   g_free(sink_name);
   g_free(src_name);
-  g_ptr_array_add(self->pads, pad);
-  g_mutex_unlock(&self->lock);
 
   gst_pad_set_element_private(pad->sink, pad);
   gst_pad_set_element_private(pad->src, pad);
@@ -1412,12 +1083,12 @@ static void gst_npu_infer_release_pad(GstElement *element, GstPad *sinkpad)
   GstNpuInfer *self = GST_NPU_INFER(element);
   InferPad *pad = gst_pad_get_element_private(sinkpad);
   gst_pad_set_active(pad->sink, FALSE); /* a waiting chain call returns first */
-  gst_pad_set_active(pad->src, FALSE); /* stops the task, drops what is queued */
-  g_mutex_lock(&self->lock);
-  drop_pad_items(self, pad);
+  gst_pad_set_active(pad->src, FALSE);  /* stops the task, drops what is queued */
+  GST_OBJECT_LOCK(self);
   g_ptr_array_remove(self->pads, pad);
-  g_mutex_unlock(&self->lock);
-  release_pad_runtime(pad);
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_batcher_remove_lane(self->batcher, pad->lane); /* after its batches */
+  release_pad_stream(pad);
   gst_element_remove_pad(element, pad->src);
   gst_element_remove_pad(element, pad->sink);
   g_free(pad);
@@ -1425,15 +1096,14 @@ static void gst_npu_infer_release_pad(GstElement *element, GstPad *sinkpad)
 
 /* ---- element ------------------------------------------------------------------------- */
 
-static void stop_thread(GstNpuInfer *self)
+static void gst_npu_infer_set_context(GstElement *element, GstContext *context)
 {
-  g_mutex_lock(&self->lock);
-  self->stopping = TRUE;
-  g_cond_broadcast(&self->changed);
-  g_mutex_unlock(&self->lock);
-  if (self->thread)
-    g_thread_join(self->thread);
-  self->thread = NULL;
+  GstNpuInfer *self = GST_NPU_INFER(element);
+  GST_OBJECT_LOCK(self);
+  gint device_id = self->device_id;
+  GST_OBJECT_UNLOCK(self);
+  gst_npu_handle_set_context(element, context, device_id, &self->device);
+  GST_ELEMENT_CLASS(gst_npu_infer_parent_class)->set_context(element, context);
 }
 
 static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
@@ -1448,10 +1118,7 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
     }
     break;
   case GST_STATE_CHANGE_READY_TO_PAUSED:
-    self->stopping = FALSE;
-    self->failed = FALSE;
-    self->last_stats = g_get_monotonic_time();
-    self->thread = g_thread_new("npuinfer-batch", batch_thread, self);
+    start_thread(self);
     break;
   default:
     break;
@@ -1465,14 +1132,11 @@ static GstStateChangeReturn gst_npu_infer_change_state(GstElement *element,
     break;
   case GST_STATE_CHANGE_PAUSED_TO_READY: /* pads are inactive: nothing is queued */
     stop_thread(self);
-    g_mutex_lock(&self->lock);
-    for (guint i = 0; i < self->pads->len; i++) {
-      InferPad *pad = g_ptr_array_index(self->pads, i);
-      pad->frames = pad->inferences = pad->qos_skipped = 0;
-      pad->earliest = GST_CLOCK_TIME_NONE;
-      pad->latency_sum = pad->latency_max = 0;
-    }
-    g_mutex_unlock(&self->lock);
+    gst_npu_batcher_reset_stats(self->batcher);
+    GST_OBJECT_LOCK(self);
+    for (guint i = 0; i < self->pads->len; i++)
+      ((InferPad *)g_ptr_array_index(self->pads, i))->earliest = GST_CLOCK_TIME_NONE;
+    GST_OBJECT_UNLOCK(self);
     break;
   case GST_STATE_CHANGE_READY_TO_NULL:
     release_runtime(self);
@@ -1519,6 +1183,24 @@ static void set_channel_values(GstNpuInfer *self, const gchar *name, const gchar
   }
 }
 
+static void set_roi_labels(GstNpuInfer *self, const gchar *labels_text)
+{
+  g_free(self->roi_labels);
+  self->roi_labels = g_strdup(labels_text);
+  /* a new array: chain functions may hold the old one */
+  g_array_unref(self->roi_quarks);
+  self->roi_quarks = g_array_new(FALSE, FALSE, sizeof(GQuark));
+  gchar **labels = g_strsplit(self->roi_labels ? self->roi_labels : "", ",", -1);
+  for (gchar **l = labels; *l; l++) {
+    g_strstrip(*l);
+    if (**l) {
+      GQuark quark = g_quark_from_string(*l);
+      g_array_append_val(self->roi_quarks, quark);
+    }
+  }
+  g_strfreev(labels);
+}
+
 static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *value,
                                        GParamSpec *pspec)
 {
@@ -1547,6 +1229,9 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
     break;
   case PROP_INTERVAL:
     self->interval = g_value_get_uint(value);
+    break;
+  case PROP_RECLASSIFY_INTERVAL:
+    self->reclassify_interval = g_value_get_uint(value);
     break;
   case PROP_MEAN:
     set_channel_values(self, "mean", g_value_get_string(value), self->mean, 0.0f,
@@ -1582,6 +1267,12 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_ROTATE_TALL:
     self->rotate_tall = g_value_get_boolean(value);
     break;
+  case PROP_ROI_MIN_SIZE:
+    self->roi_min_size = g_value_get_uint(value);
+    break;
+  case PROP_ROI_MAX_SIZE:
+    self->roi_max_size = g_value_get_uint(value);
+    break;
   case PROP_PRINT_RESULTS:
     self->print_results = g_value_get_boolean(value);
     break;
@@ -1591,33 +1282,29 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
   case PROP_MODE:
     self->mode = g_value_get_enum(value);
     break;
-  case PROP_ROI_LABELS: {
-    g_free(self->roi_labels);
-    self->roi_labels = g_value_dup_string(value);
-    /* a new array: chain functions may hold the old one */
-    g_array_unref(self->roi_quarks);
-    self->roi_quarks = g_array_new(FALSE, FALSE, sizeof(GQuark));
-    gchar **labels = g_strsplit(self->roi_labels ? self->roi_labels : "", ",", -1);
-    for (gchar **l = labels; *l; l++) {
-      g_strstrip(*l);
-      if (**l) {
-        GQuark quark = g_quark_from_string(*l);
-        g_array_append_val(self->roi_quarks, quark);
-      }
-    }
-    g_strfreev(labels);
+  case PROP_ROI_LABELS:
+    set_roi_labels(self, g_value_get_string(value));
     break;
-  }
   default:
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     break;
   }
   GST_OBJECT_UNLOCK(self);
-  /* a waiting batch may be due under the new timeout or size */
-  if (id == PROP_BATCH_TIMEOUT || id == PROP_MAX_INFLIGHT) {
-    g_mutex_lock(&self->lock);
-    g_cond_broadcast(&self->changed);
-    g_mutex_unlock(&self->lock);
+  switch (id) {
+  case PROP_MODEL:
+  case PROP_CONFIG:
+    ask_reload(self, id == PROP_CONFIG);
+    break;
+  case PROP_BATCH_SIZE:
+  case PROP_BATCH_TIMEOUT:
+  case PROP_MAX_INFLIGHT:
+  case PROP_INTERVAL:
+  case PROP_RECLASSIFY_INTERVAL:
+  case PROP_MODE:
+    update_policy(self);
+    break;
+  default:
+    break;
   }
 }
 
@@ -1626,9 +1313,7 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
 {
   GstNpuInfer *self = GST_NPU_INFER(object);
   if (id == PROP_STATS) {
-    g_mutex_lock(&self->lock);
-    g_value_take_boxed(value, stats_locked(self));
-    g_mutex_unlock(&self->lock);
+    g_value_take_boxed(value, build_stats(self));
     return;
   }
   GST_OBJECT_LOCK(self);
@@ -1653,6 +1338,9 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
     break;
   case PROP_INTERVAL:
     g_value_set_uint(value, self->interval);
+    break;
+  case PROP_RECLASSIFY_INTERVAL:
+    g_value_set_uint(value, self->reclassify_interval);
     break;
   case PROP_MEAN:
   case PROP_STD: {
@@ -1684,6 +1372,12 @@ static void gst_npu_infer_get_property(GObject *object, guint id, GValue *value,
   case PROP_ROTATE_TALL:
     g_value_set_boolean(value, self->rotate_tall);
     break;
+  case PROP_ROI_MIN_SIZE:
+    g_value_set_uint(value, self->roi_min_size);
+    break;
+  case PROP_ROI_MAX_SIZE:
+    g_value_set_uint(value, self->roi_max_size);
+    break;
   case PROP_PRINT_RESULTS:
     g_value_set_boolean(value, self->print_results);
     break;
@@ -1708,21 +1402,16 @@ static void gst_npu_infer_finalize(GObject *object)
   GstNpuInfer *self = GST_NPU_INFER(object);
   stop_thread(self);
   release_runtime(self);
-  for (guint i = 0; i < self->pads->len; i++) {
-    InferPad *pad = g_ptr_array_index(self->pads, i);
-    g_queue_clear_full(&pad->out, (GDestroyNotify)item_free);
-    g_free(pad);
-  }
+  for (guint i = 0; i < self->pads->len; i++)
+    g_free(g_ptr_array_index(self->pads, i));
   g_ptr_array_free(self->pads, TRUE);
-  g_queue_clear_full(&self->waiting, g_free);
+  gst_npu_batcher_free(self->batcher);
   g_free(self->model_path);
   g_free(self->config_path);
   g_free(self->refused_mean);
   g_free(self->refused_std);
   g_free(self->roi_labels);
   g_array_unref(self->roi_quarks);
-  g_mutex_clear(&self->lock);
-  g_cond_clear(&self->changed);
   G_OBJECT_CLASS(gst_npu_infer_parent_class)->finalize(object);
 }
 
@@ -1739,35 +1428,49 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
   g_object_class_install_property(object_class, PROP_MODEL,
       g_param_spec_string("model", "Model",
                           "ONNX model file: one float32 or uint8 input of N x 3 x H x W (N "
-                          "dynamic or fixed; H and W fixed, or open: see input-width)", NULL,
-                          ready));
+                          "dynamic or fixed; H and W fixed, or open: see input-width). Set "
+                          "while running, the new model is loaded and planned on a thread of "
+                          "its own and replaces the old one between two batches (element "
+                          "message \"model-reloaded\"); one that cannot be loaded leaves the "
+                          "old one running (a warning and \"model-reload-failed\")", NULL,
+                          playing));
   g_object_class_install_property(object_class, PROP_CONFIG,
       g_param_spec_string("config", "Config",
                           "JSON file of property values applied when the element opens, e.g. "
                           "{\"model\": \"det.onnx\", \"mean\": [0.485, 0.456, 0.406], "
                           "\"batch-size\": 4, \"mode\": \"roi\"} (arrays for mean/std, enum "
-                          "nicks as strings)", NULL, ready));
+                          "nicks as strings); set while running, it is applied and its model "
+                          "reloaded as the model property says", NULL, playing));
   g_object_class_install_property(object_class, PROP_DEVICE_ID,
       g_param_spec_int("device-id", "Device ID",
-                       "Runtime device index (-1: NPU_BACKEND/NPU_DEVICE, else the default)", -1,
-                       G_MAXINT, -1, ready));
+                       "Runtime device index (-1: the pipeline's shared device, else "
+                       "NPU_BACKEND/NPU_DEVICE, else the default)", -1, G_MAXINT, -1, ready));
   g_object_class_install_property(object_class, PROP_BATCH_SIZE,
       g_param_spec_uint("batch-size", "Batch size",
                         "Most frames (from any pads) per execution of the model (a model with "
-                        "a fixed batch axis takes at most that many)", 1, MAX_BATCH, 1, ready));
+                        "a fixed batch axis takes at most that many)", 1,
+                        GST_NPU_INFER_MAX_BATCH, 1, ready));
   g_object_class_install_property(object_class, PROP_BATCH_TIMEOUT,
       g_param_spec_uint64("batch-timeout", "Batch timeout",
                           "Microseconds a frame may wait for its batch to fill (0: run with "
                           "whatever is waiting)", 0, G_MAXINT64 / 1000, 0, playing));
   g_object_class_install_property(object_class, PROP_MAX_INFLIGHT,
       g_param_spec_uint("max-inflight", "Max in flight",
-                        "Batches of frames waiting for inference, and per pad waiting to be "
+                        "Batches on the device at once (the next pre-processed while one "
+                        "runs), and batches of frames waiting, and per pad waiting to be "
                         "pushed, before chain functions block (back-pressure)", 1, 64, 2,
                         playing));
   g_object_class_install_property(object_class, PROP_INTERVAL,
       g_param_spec_uint("interval", "Interval",
                         "Infer every Nth frame of each pad; the others pass without results", 1,
                         G_MAXUINT, 1, playing));
+  g_object_class_install_property(object_class, PROP_RECLASSIFY_INTERVAL,
+      g_param_spec_uint("reclassify-interval", "Reclassify interval",
+                        "In roi mode: a tracked object (a ROI param with an \"object-id\" "
+                        "field, as a tracker writes) is inferred on every Nth frame of its pad "
+                        "it is in; on the others its ROI gets its last result again (the "
+                        "npu-tensors param says \"reused\"); 1: every frame", 1, G_MAXUINT, 1,
+                        playing));
   g_object_class_install_property(object_class, PROP_MEAN,
       g_param_spec_string("mean", "Mean",
                           "Per-channel mean subtracted after scaling, in the model's channel "
@@ -1783,7 +1486,7 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                           "the pixels)", 1e-9, 1e9, 1.0 / 255.0, ready));
   g_object_class_install_property(object_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum("channel-order", "Channel order", "Channel order the model expects",
-                        GST_TYPE_NPU_INFER_CHANNEL_ORDER, ORDER_RGB, ready));
+                        gst_npu_infer_channel_order_get_type(), GST_NPU_INFER_ORDER_RGB, ready));
   g_object_class_install_property(object_class, PROP_LETTERBOX,
       g_param_spec_boolean("letterbox", "Letterbox",
                            "Keep the frame's aspect ratio, padding with grey (114)", FALSE,
@@ -1828,7 +1531,7 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
                         "ROIs of several frames and pads sharing batches; each ROI's outputs "
                         "become a GstNpuTensorMeta with its roi_id and an \"npu-tensors\" "
                         "param of the ROI meta; frames without ROIs pass without inference",
-                        GST_TYPE_NPU_INFER_MODE, MODE_FRAME, ready));
+                        gst_npu_infer_mode_get_type(), GST_NPU_INFER_MODE_FRAME, ready));
   g_object_class_install_property(object_class, PROP_ROTATE_TALL,
       g_param_spec_boolean("rotate-tall", "Rotate tall ROIs",
                            "In roi mode: a region at least 1.5 times as tall as wide is turned "
@@ -1840,13 +1543,24 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
       g_param_spec_string("roi-labels", "ROI labels",
                           "In roi mode: comma-separated labels (the ROI meta's roi_type) of "
                           "the ROIs to infer on; empty: all", "", playing));
+  g_object_class_install_property(object_class, PROP_ROI_MIN_SIZE,
+      g_param_spec_uint("roi-min-size", "ROI minimum size",
+                        "In roi mode: ROIs whose shorter side (within the frame) is below "
+                        "this many pixels are not inferred (0: no minimum)", 0, G_MAXUINT, 0,
+                        playing));
+  g_object_class_install_property(object_class, PROP_ROI_MAX_SIZE,
+      g_param_spec_uint("roi-max-size", "ROI maximum size",
+                        "In roi mode: ROIs whose longer side (within the frame) is above "
+                        "this many pixels are not inferred (0: no maximum)", 0, G_MAXUINT, 0,
+                        playing));
   g_object_class_install_property(object_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Batches run, frames (roi mode: ROIs) inferred, mean batch size, "
-                         "mean/max run time; per pad (a sink_N structure): frames, inferences "
-                         "(roi mode: one per ROI), mean/max latency "
-                         "in microseconds, frames not inferred because late (QoS)", GST_TYPE_STRUCTURE,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+                         "mean/max run time (queued to done); per pad (a sink_N structure): "
+                         "frames, inferences (roi mode: one per ROI), mean/max latency "
+                         "in microseconds, frames not inferred because late (QoS), tracked "
+                         "objects given their last result (reclassify-interval)",
+                         GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -1858,8 +1572,9 @@ static void gst_npu_infer_class_init(GstNpuInferClass *klass)
   element_class->request_new_pad = gst_npu_infer_request_new_pad;
   element_class->release_pad = gst_npu_infer_release_pad;
   element_class->change_state = gst_npu_infer_change_state;
-  gst_type_mark_as_plugin_api(GST_TYPE_NPU_INFER_CHANNEL_ORDER, 0);
-  gst_type_mark_as_plugin_api(GST_TYPE_NPU_INFER_MODE, 0);
+  element_class->set_context = gst_npu_infer_set_context;
+  gst_type_mark_as_plugin_api(gst_npu_infer_channel_order_get_type(), 0);
+  gst_type_mark_as_plugin_api(gst_npu_infer_mode_get_type(), 0);
   GST_DEBUG_CATEGORY_INIT(gst_npu_infer_debug, "npuinfer", 0, "NPU inference");
 }
 
@@ -1869,15 +1584,18 @@ static void gst_npu_infer_init(GstNpuInfer *self)
   self->batch_size = 1;
   self->max_inflight = 2;
   self->interval = 1;
+  self->reclassify_interval = 1;
   self->scale = 1.0 / 255.0;
   self->size_multiple = 32;
   self->max_input_size = 2048;
   for (int c = 0; c < 3; c++)
     self->std[c] = 1.0f;
-  g_mutex_init(&self->lock);
-  g_cond_init(&self->changed);
-  g_queue_init(&self->waiting);
   self->pads = g_ptr_array_new();
   self->roi_labels = g_strdup("");
   self->roi_quarks = g_array_new(FALSE, FALSE, sizeof(GQuark));
+  GstNpuBatcherFuncs funcs = {.free_data = item_free, .free_job = g_free,
+                              .size_of = job_input_size, .reuse_result = reuse_result,
+                              .free_result = gst_npu_infer_result_unref, .user_data = self};
+  self->batcher = gst_npu_batcher_new(&funcs);
+  update_policy(self);
 }
