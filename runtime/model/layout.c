@@ -79,27 +79,17 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
     bool joins = shares_layout(q, node);
     if (!joins && !is_elementwise(node->proto->op_type))
       continue;
-    int32_t first = -1;
-    bool same = true;
-    for (uint32_t i = 0; i < node->input_count + node->output_count; i++) {
+    /* Tensors of the output's shape take one layout; broadcast operands keep
+     * their own, which the backend accepts or not (then they stay plain). */
+    int32_t first = node->output_count ? node->outputs[0] : -1;
+    const npu_hal_tensor_desc *out = first >= 0 ? q->activation(q->data, first) : NULL;
+    for (uint32_t i = 0; i < node->input_count + node->output_count && out; i++) {
       int32_t t = i < node->input_count ? node->inputs[i] : node->outputs[i - node->input_count];
       const npu_hal_tensor_desc *d = t >= 0 ? q->activation(q->data, t) : NULL;
       if (!d || scalar(d))
         continue; /* left out, constant or scalar: any layout reads it */
-      if (first < 0)
-        first = t;
-      else
-        same &= joins || same_dims(d, q->activation(q->data, first));
-    }
-    for (uint32_t i = 0; i < node->input_count + node->output_count && first >= 0; i++) {
-      int32_t t = i < node->input_count ? node->inputs[i] : node->outputs[i - node->input_count];
-      const npu_hal_tensor_desc *d = t >= 0 ? q->activation(q->data, t) : NULL;
-      if (!d || scalar(d))
-        continue;
-      if (same)
+      if (joins || same_dims(d, out))
         parent[find(parent, t)] = find(parent, first);
-      else
-        bad[t] = true; /* broadcasting reads by plain index */
     }
   }
 }

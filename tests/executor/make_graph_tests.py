@@ -207,6 +207,58 @@ def network_case(name):
 network_case("layout_network")
 
 
+def attention_case(name, channels):
+    """Squeeze-excitation (a [N, C, 1, 1] gate) and spatial attention (a
+    [N, 1, H, W] gate) multiplied into activations that stay in the
+    convolutions' layout: channel blocks of 16 or 8, or channels-last, by
+    `channels`; the broadcast operands keep their own layouts."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes = [], []
+
+    def add_conv(src, value, out_channels, group=1, kernel=3):
+        in_channels = value.shape[1]
+        fan_in = in_channels // group * kernel * kernel
+        w = (rng.standard_normal((out_channels, in_channels // group, kernel, kernel)) *
+             np.sqrt(1 / fan_in)).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        k = len(inits)
+        inits.extend([numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")])
+        pad = kernel // 2
+        nodes.append(helper.make_node("Conv", [src, f"w{k}", f"b{k}"], [f"conv{k}"], group=group,
+                                      pads=[pad] * 4))
+        return f"conv{k}", conv(value, w.astype(np.float64), b.astype(np.float64), group,
+                                pad=pad)
+
+    def add_node(op, inputs, out):
+        nodes.append(helper.make_node(op, inputs, [out]))
+        return out
+
+    tensor, value = add_conv("x", x.astype(np.float64), channels)
+    tensor, value = add_conv(tensor, value, channels, group=channels)
+    pooled = add_node("GlobalAveragePool", [tensor], "gap")
+    squeezed, squeezed_value = add_conv(pooled, value.mean(axis=(2, 3), keepdims=True),
+                                        max(channels // 4, 1), kernel=1)
+    squeezed = add_node("Relu", [squeezed], "squeeze_relu")
+    gate, gate_value = add_conv(squeezed, np.maximum(squeezed_value, 0), channels, kernel=1)
+    gate = add_node("Sigmoid", [gate], "gate")
+    tensor = add_node("Mul", [tensor, gate], "se")
+    value = value * sigmoid(gate_value)
+    spatial, spatial_value = add_conv(tensor, value, 1)
+    spatial = add_node("Sigmoid", [spatial], "spatial_gate")
+    tensor = add_node("Mul", [spatial, tensor], "attended")
+    value = sigmoid(spatial_value) * value
+    tensor, value = add_conv(tensor, value, channels)
+    tensor = add_node("Add", [tensor, gate], "biased")  # a broadcast Add of the gate
+    value = value + sigmoid(gate_value)
+    tensor, value = add_conv(tensor, value, 8)
+    nodes[-1].output[0] = "y"
+    write_case(name, nodes, inits, x, value)
+
+
+for channels, layout in ((32, "blocks16"), (24, "blocks8"), (12, "channels_last")):
+    attention_case(f"layout_broadcast_gates_{layout}", channels)
+
+
 def two_branch_case(name):
     """Add(conv_a(x), relu(conv_b(x))) with conv_a first in the graph's order:
     conv_a's chain may not take the Add (its other operand comes later); the

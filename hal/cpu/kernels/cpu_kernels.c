@@ -94,6 +94,25 @@ static bool same_layout_batch_channels(const npu_hal_op *op)
   return first->rank >= 3;
 }
 
+/* Whether the inputs of the output's shape share its layout (fusion keeps
+ * such chains in one layout) and broadcast inputs in channel blocks have
+ * the output's blocks. */
+static bool broadcast_layouts_fit(const npu_hal_op *op)
+{
+  const npu_hal_tensor_desc *out = &op->outputs[0];
+  for (uint32_t i = 0; i < op->input_count; i++) {
+    const npu_hal_tensor_desc *d = &op->inputs[i];
+    if (d->dtype == NPU_DTYPE_UNDEFINED || cpu_tensor_elements(d) == 1)
+      continue;
+    bool same_shape = d->rank == out->rank &&
+                      memcmp(d->dims, out->dims, d->rank * sizeof d->dims[0]) == 0;
+    bool blocked = d->rank >= 3 && cpu_channel_block(d->layout) > 1;
+    if ((same_shape || blocked) && (d->layout != out->layout || d->rank != out->rank))
+      return false;
+  }
+  return true;
+}
+
 static bool works_on_channel_axis(const npu_hal_op *op)
 {
   const npu_hal_attributes *a = &op->attributes;
@@ -124,7 +143,8 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
          (e->layouts == CPU_LAYOUTS_SHARED && shared) ||
          (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS && same_relaid_layout(op) &&
           works_on_channel_axis(op)) ||
-         (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op));
+         (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op)) ||
+         (e->layouts == CPU_LAYOUTS_BROADCAST && broadcast_layouts_fit(op));
 }
 
 
@@ -203,27 +223,36 @@ static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
   return kernel->workspace_bytes;
 }
 
-/* NPU_CPU_PROFILE=1: time per operator type, printed to stderr at exit. */
+/* NPU_CPU_PROFILE=1: time per operator type, printed to stderr at exit;
+ * NPU_CPU_PROFILE=shapes: per operator type and tensor shapes, slowest first. */
 typedef struct op_time {
-  char op_type[32];
+  char key[112];
   double seconds;
   uint64_t launches;
 } op_time;
 
-static op_time profile[128];
+static op_time profile[512];
 static size_t profile_count;
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
-static bool profiling;
+static bool profiling, profiling_shapes;
+
+static int slower_first(const void *a, const void *b)
+{
+  double ta = ((const op_time *)a)->seconds, tb = ((const op_time *)b)->seconds;
+  return ta < tb ? 1 : ta > tb ? -1 : 0;
+}
 
 static void print_profile(void)
 {
   double total = 0;
   for (size_t i = 0; i < profile_count; i++)
     total += profile[i].seconds;
+  if (profiling_shapes)
+    qsort(profile, profile_count, sizeof profile[0], slower_first);
   fprintf(stderr, "CPU kernel profile (%.1f ms in all):\n", total * 1e3);
   for (size_t i = 0; i < profile_count; i++)
-    fprintf(stderr, "  %-22s %9.2f ms %5.1f%% %8llu launches\n", profile[i].op_type,
+    fprintf(stderr, "  %-22s %9.2f ms %5.1f%% %8llu launches\n", profile[i].key,
             profile[i].seconds * 1e3, total > 0 ? 100 * profile[i].seconds / total : 0,
             (unsigned long long)profile[i].launches);
 }
@@ -231,7 +260,8 @@ static void print_profile(void)
 static void start_profile(void)
 {
   const char *env = getenv("NPU_CPU_PROFILE");
-  profiling = env && strcmp(env, "1") == 0;
+  profiling_shapes = env && strcmp(env, "shapes") == 0;
+  profiling = profiling_shapes || (env && strcmp(env, "1") == 0);
   if (profiling)
     atexit(print_profile);
 }
@@ -243,14 +273,42 @@ static double seconds_now(void)
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void record_launch(const char *op_type, double seconds)
+/* "1x96x56x56/c16": dims, and the layout when not plain. */
+static size_t describe_tensor(const npu_hal_tensor_desc *t, char *to, size_t size)
 {
+  static const char *const layouts[] = {"", "/nhwc", "/c8", "/c16"};
+  size_t at = 0;
+  for (uint32_t d = 0; d < t->rank && at < size; d++)
+    at += (size_t)snprintf(to + at, size - at, "%s%lld", d ? "x" : "", (long long)t->dims[d]);
+  if (at < size && (unsigned)t->layout < 4)
+    at += (size_t)snprintf(to + at, size - at, "%s", layouts[t->layout]);
+  return at < size ? at : size;
+}
+
+static void profile_key(const npu_hal_kernel *kernel, char *key, size_t size)
+{
+  size_t at = (size_t)snprintf(key, size, "%s", kernel->op_type);
+  if (!profiling_shapes || at >= size)
+    return;
+  at += (size_t)snprintf(key + at, size - at, " ");
+  if (kernel->input_count && at < size)
+    at += describe_tensor(&kernel->inputs[0], key + at, size - at);
+  if (kernel->output_count && at + 2 < size) {
+    at += (size_t)snprintf(key + at, size - at, "->");
+    describe_tensor(&kernel->outputs[0], key + at, size - at);
+  }
+}
+
+static void record_launch(const npu_hal_kernel *kernel, double seconds)
+{
+  char key[sizeof profile[0].key];
+  profile_key(kernel, key, sizeof key);
   pthread_mutex_lock(&profile_lock);
   size_t i = 0;
-  while (i < profile_count && strcmp(profile[i].op_type, op_type) != 0)
+  while (i < profile_count && strcmp(profile[i].key, key) != 0)
     i++;
   if (i == profile_count && profile_count < sizeof profile / sizeof profile[0])
-    snprintf(profile[profile_count++].op_type, sizeof profile[0].op_type, "%s", op_type);
+    memcpy(profile[profile_count++].key, key, sizeof key);
   if (i < profile_count) {
     profile[i].seconds += seconds;
     profile[i].launches++;
@@ -301,7 +359,7 @@ static bool run_next_launch(void *data)
   double start = profiling ? seconds_now() : 0;
   launch->kernel->run(launch->kernel, inputs, outputs);
   if (profiling)
-    record_launch(launch->kernel->op_type, seconds_now() - start);
+    record_launch(launch->kernel, seconds_now() - start);
   return run->next < run->count;
 }
 

@@ -39,6 +39,9 @@ typedef enum cpu_layouts {
                                       plain layout with channels innermost */
   CPU_LAYOUTS_SHARED_SPATIAL,      /* one layout shared by all tensors, whose batch and
                                       channel axes agree (Resize) */
+  CPU_LAYOUTS_BROADCAST,           /* inputs of the output's shape in its layout, broadcast
+                                      ones in any layout but other channel blocks (binary
+                                      elementwise: strides follow each input's layout) */
 } cpu_layouts;
 
 typedef struct cpu_kernel_entry {

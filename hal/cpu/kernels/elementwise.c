@@ -277,6 +277,84 @@ static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *ou
   npu_cpu_parallel_for(k->device, p->tasks, binary_task, &job);
 }
 
+/* Binary kernels walk the output in its memory order: its physical axes,
+ * outermost first, each a logical axis or, for channel blocks, the block
+ * index or the lane within a block of the channel axis. */
+typedef enum { AXIS_WHOLE, AXIS_BLOCKS, AXIS_LANES } axis_part;
+
+typedef struct physical_axis {
+  uint32_t axis;
+  axis_part part;
+} physical_axis;
+
+static bool relaid(const npu_hal_tensor_desc *t)
+{
+  return t->layout != NPU_HAL_LAYOUT_PLAIN && t->rank >= 3;
+}
+
+static uint32_t physical_axes(const npu_hal_tensor_desc *t, physical_axis *axes)
+{
+  uint32_t n = 0;
+  if (!relaid(t)) {
+    for (uint32_t d = 0; d < t->rank; d++)
+      axes[n++] = (physical_axis){d, AXIS_WHOLE};
+    return n;
+  }
+  bool blocked = cpu_channel_block(t->layout) > 1;
+  axes[n++] = (physical_axis){0, AXIS_WHOLE};
+  if (blocked)
+    axes[n++] = (physical_axis){1, AXIS_BLOCKS};
+  for (uint32_t d = 2; d < t->rank; d++)
+    axes[n++] = (physical_axis){d, AXIS_WHOLE};
+  axes[n++] = (physical_axis){1, blocked ? AXIS_LANES : AXIS_WHOLE};
+  return n;
+}
+
+/* The element stride of each logical axis of `t` in its own layout; in
+ * channel blocks, the channel axis's is that of a whole block (a lane's is 1). */
+static void layout_strides(const npu_hal_tensor_desc *t, int64_t *strides)
+{
+  if (!relaid(t)) {
+    cpu_strides(t, strides);
+    return;
+  }
+  int64_t block = (int64_t)cpu_channel_block(t->layout);
+  int64_t s = block > 1 ? block : t->dims[1];
+  for (uint32_t d = t->rank; d-- > 2;) {
+    strides[d] = s;
+    s *= t->dims[d];
+  }
+  strides[1] = block > 1 ? s : 1;
+  strides[0] = block > 1 ? s * (t->dims[1] / block) : s;
+}
+
+/* Strides of `in` along the output's physical axes, read through a
+ * broadcast. Any layout's offset is linear in the logical indices except
+ * channel blocks', which only the output's own block axes walk. */
+static bool operand_strides(const npu_hal_tensor_desc *in, const npu_hal_tensor_desc *out,
+                            const physical_axis *axes, uint32_t count, int64_t *strides)
+{
+  int64_t in_block = relaid(in) ? (int64_t)cpu_channel_block(in->layout) : 1;
+  int64_t out_block = relaid(out) ? (int64_t)cpu_channel_block(out->layout) : 1;
+  if (in_block > 1 && (in->layout != out->layout || in->rank != out->rank))
+    return false;
+  int64_t own[NPU_MAX_RANK];
+  layout_strides(in, own);
+  uint32_t shift = out->rank - in->rank;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t d = axes[i].axis;
+    if (d < shift || in->dims[d - shift] == 1) {
+      strides[i] = 0;
+      continue;
+    }
+    int64_t s = own[d - shift];
+    strides[i] = axes[i].part == AXIS_WHOLE    ? s
+                 : axes[i].part == AXIS_BLOCKS ? (in_block > 1 ? s : s * out_block)
+                                               : (in_block > 1 ? 1 : s);
+  }
+  return true;
+}
+
 /* Merges neighbouring axes both inputs walk contiguously (or both
  * broadcast), down to one axis for same-shape or scalar operands, so rows
  * are long; a rank-0 output becomes one axis of 1. */
@@ -331,10 +409,19 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
     if (strcmp(binary_ops[i].name, op->op_type) == 0)
       p->kind = binary_ops[i].kind;
   p->dtype = dtype;
-  p->rank = op->outputs[0].rank;
-  memcpy(p->dims, op->outputs[0].dims, sizeof p->dims);
-  cpu_broadcast_strides(&op->inputs[0], p->rank, p->a_strides);
-  cpu_broadcast_strides(&op->inputs[1], p->rank, p->b_strides);
+  const npu_hal_tensor_desc *y = &op->outputs[0];
+  physical_axis axes[NPU_MAX_RANK + 1];
+  p->rank = physical_axes(y, axes);
+  if (p->rank > NPU_MAX_RANK)
+    return cpu_unsupported(op, "too many axes");
+  int64_t block = relaid(y) ? (int64_t)cpu_channel_block(y->layout) : 1;
+  for (uint32_t i = 0; i < p->rank; i++)
+    p->dims[i] = axes[i].part == AXIS_WHOLE    ? y->dims[axes[i].axis]
+                 : axes[i].part == AXIS_BLOCKS ? y->dims[1] / block
+                                               : block;
+  if (!operand_strides(&op->inputs[0], y, axes, p->rank, p->a_strides) ||
+      !operand_strides(&op->inputs[1], y, axes, p->rank, p->b_strides))
+    return cpu_unsupported(op, "an input in channel blocks that the output does not share");
   coalesce(p);
   int64_t inner = p->dims[p->rank - 1];
   p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
@@ -423,17 +510,17 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"ThresholdedRelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Mish", create_unary, CPU_LAYOUTS_SHARED},
     {"Round", create_unary, CPU_LAYOUTS_SHARED},
-    {"Add", create_binary, CPU_LAYOUTS_SHARED},
-    {"Sub", create_binary, CPU_LAYOUTS_SHARED},
-    {"Mul", create_binary, CPU_LAYOUTS_SHARED},
-    {"Div", create_binary, CPU_LAYOUTS_SHARED},
-    {"Pow", create_binary, CPU_LAYOUTS_SHARED},
-    {"Max", create_binary, CPU_LAYOUTS_SHARED},
-    {"Min", create_binary, CPU_LAYOUTS_SHARED},
-    {"Equal", create_binary, CPU_LAYOUTS_SHARED},
-    {"Less", create_binary, CPU_LAYOUTS_SHARED},
-    {"Greater", create_binary, CPU_LAYOUTS_SHARED},
-    {"PRelu", create_binary, CPU_LAYOUTS_SHARED},
+    {"Add", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Sub", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Mul", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Div", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Pow", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Max", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Min", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Equal", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Less", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Greater", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"PRelu", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Cast", create_cast},
     {"CastLike", create_cast},
     {NULL, NULL},
