@@ -171,10 +171,11 @@ typedef struct binary_params {
   size_t tasks;
 } binary_params;
 
+/* Rows [first, last) from cursor c; the operation's switch stays outside. */
 #define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
-  do {                                                                                      \
-    const T *restrict x = (const T *)a + a_off;                                             \
-    const T *restrict y = (const T *)b + b_off;                                             \
+  for (int64_t row = first; row < last; row++, cursor_next(p, &c)) {                        \
+    const T *restrict x = (const T *)a + c.a_off;                                           \
+    const T *restrict y = (const T *)b + c.b_off;                                           \
     OUT_T *restrict z = (OUT_T *)out + row * inner;                                         \
     if (sa == 1 && sb == 1)                                                                 \
       for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
@@ -184,7 +185,7 @@ typedef struct binary_params {
       for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
     else                                                                                    \
       for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
-  } while (0)
+  }
 
 /* T the element type, U the type its +, -, * are computed in: floats
  * themselves, integers their unsigned twin (wrapping, as two's complement
@@ -228,21 +229,48 @@ typedef struct binary_job {
   void *out;
 } binary_job;
 
-/* One output row, columns [lo, hi). */
-static void binary_row(const binary_job *job, int64_t row, int64_t lo, int64_t hi)
+/* Where row `row` of each input starts. */
+typedef struct row_cursor {
+  int64_t idx[NPU_MAX_RANK]; /* of the row's outer axes */
+  int64_t a_off, b_off;
+} row_cursor;
+
+static void cursor_at(const binary_params *p, int64_t row, row_cursor *c)
+{
+  c->a_off = c->b_off = 0;
+  for (int d = (int)p->rank - 2; d >= 0; d--) {
+    c->idx[d] = row % p->dims[d];
+    row /= p->dims[d];
+    c->a_off += c->idx[d] * p->a_strides[d];
+    c->b_off += c->idx[d] * p->b_strides[d];
+  }
+}
+
+/* To the next row: an odometer over the outer axes, no division. */
+static void cursor_next(const binary_params *p, row_cursor *c)
+{
+  for (int d = (int)p->rank - 2; d >= 0; d--) {
+    c->a_off += p->a_strides[d];
+    c->b_off += p->b_strides[d];
+    if (++c->idx[d] < p->dims[d])
+      return;
+    c->a_off -= p->a_strides[d] * p->dims[d];
+    c->b_off -= p->b_strides[d] * p->dims[d];
+    c->idx[d] = 0;
+  }
+}
+
+/* Output rows [first, last), columns [lo, hi). */
+static void binary_rows(const binary_job *job, int64_t first, int64_t last, int64_t lo,
+                        int64_t hi)
 {
   const binary_params *p = job->p;
   const void *a = job->a, *b = job->b;
   void *out = job->out;
   int64_t inner = p->dims[p->rank - 1];
   int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];
-  int64_t a_off = 0, b_off = 0, rest = row;
-  for (int d = (int)p->rank - 2; d >= 0; d--) {
-    int64_t idx = rest % p->dims[d];
-    rest /= p->dims[d];
-    a_off += idx * p->a_strides[d];
-    b_off += idx * p->b_strides[d];
-  }
+  row_cursor c;
+  cursor_at(p, first, &c);
   if (p->dtype == NPU_DTYPE_FLOAT32) {
     BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf)
   } else if (p->dtype == NPU_DTYPE_INT64) {
@@ -261,13 +289,12 @@ static void binary_task(void *ctx, size_t task)
   if (p->rows_per_task > 1) {
     int64_t first = (int64_t)task * p->rows_per_task;
     int64_t last = first + p->rows_per_task < p->rows ? first + p->rows_per_task : p->rows;
-    for (int64_t row = first; row < last; row++)
-      binary_row(job, row, 0, inner);
+    binary_rows(job, first, last, 0, inner);
     return;
   }
   int64_t row = (int64_t)task / p->pieces_per_row, piece = (int64_t)task % p->pieces_per_row;
   int64_t lo = piece * CHUNK, hi = lo + CHUNK < inner ? lo + CHUNK : inner;
-  binary_row(job, row, lo, hi);
+  binary_rows(job, row, row + 1, lo, hi);
 }
 
 static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
