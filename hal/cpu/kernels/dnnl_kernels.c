@@ -165,9 +165,12 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
 }
 
 /* A binary post-op adding fused input `a->input` (a residual connection):
- * its memory is bound to that launch input at each run. */
+ * its memory is bound to that launch input at each run. `view` (or NULL)
+ * is the destination's shape as the primitive sees it, when it regroups the
+ * output's axes; the addend then has the output's shape, plain. */
 static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
-                          const npu_hal_activation *a, dnnl_params *p)
+                          const npu_hal_activation *a, const dnnl_memory_desc_t *view,
+                          dnnl_params *p)
 {
   static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
   if (a->input >= op->fused_input_count || p->addend_count >= NPU_HAL_MAX_ACTIVATIONS)
@@ -176,15 +179,18 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
   if (t->dtype != NPU_DTYPE_FLOAT32 || t->rank < 1 || t->rank > 5 ||
       (t->layout != NPU_HAL_LAYOUT_PLAIN && t->rank < 3))
     return false;
+  int rank = view ? view->ndims : (int)t->rank;
   dnnl_dims_t dims;
-  for (uint32_t d = 0; d < t->rank; d++)
-    dims[d] = t->dims[d];
+  for (int d = 0; d < rank; d++)
+    dims[d] = view ? view->dims[d] : t->dims[d];
   dnnl_memory_desc_t md;
-  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[t->rank - 1]
+  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1]
                                                            : layout_tags[t->layout][t->rank - 3];
   int index = dnnl_post_ops_len(post_ops);
   uint32_t n = p->addend_count;
-  if (dnnl_memory_desc_init_by_tag(&md, (int)t->rank, dims, dnnl_f32, tag) != dnnl_success ||
+  if ((view && (t->layout != NPU_HAL_LAYOUT_PLAIN ||
+                cpu_tensor_elements(t) != cpu_tensor_elements(&op->outputs[0]))) ||
+      dnnl_memory_desc_init_by_tag(&md, rank, dims, dnnl_f32, tag) != dnnl_success ||
       dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &md) != dnnl_success ||
       dnnl_memory_create(&p->addends[n], &md, engine, DNNL_MEMORY_NONE) != dnnl_success)
     return false;
@@ -196,8 +202,8 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
 
 /* Primitive attributes: the scratchpad comes from the launch's workspace,
  * and the op's fused activations run as post-ops. */
-static npu_status make_attributes(const npu_hal_op *op, dnnl_params *p,
-                                  dnnl_primitive_attr_t *attr)
+static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
+                                  dnnl_params *p, dnnl_primitive_attr_t *attr)
 {
   dnnl_post_ops_t post_ops = NULL;
   dnnl_status_t s = dnnl_primitive_attr_create(attr);
@@ -215,7 +221,7 @@ static npu_status make_attributes(const npu_hal_op *op, dnnl_params *p,
   eltwise_chain chain = {.post_ops = post_ops};
   for (uint32_t i = 0; i < op->activation_count && appended; i++)
     appended = op->activations[i].kind == NPU_HAL_ACTIVATION_ADD
-                   ? append_addend(post_ops, op, &op->activations[i], p)
+                   ? append_addend(post_ops, op, &op->activations[i], view, p)
                    : append_activation(&chain, &op->activations[i]);
   appended = appended && dnnl_primitive_attr_set_post_ops(*attr, post_ops) == dnnl_success;
   dnnl_post_ops_destroy(post_ops);
@@ -549,7 +555,7 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_status_t s = dnnl_success;
-  status = make_attributes(op, p, &attr);
+  status = make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   /* Unless that leaves oneDNN only its reference loops for this shape (say,
@@ -652,6 +658,22 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     b_dims[rank - 1] = b_dims[rank - 2];
     b_dims[rank - 2] = t;
   }
+  /* Weights without batch axes: A's batches are more rows of one product
+   * (a [197, 1, 768] x [768, 2304] attention projection is one 197-row GEMM,
+   * not 197 single-row ones that each read all the weights). */
+  bool batched_b = false;
+  for (int d = 0; d < rank - 2; d++)
+    batched_b |= b_dims[d] != 1;
+  if (!batched_b && !trans_a && rank > 2 && bias_input < 0) {
+    for (int d = 0; d < rank - 2; d++) {
+      a_dims[rank - 2] *= a_dims[d];
+      y_dims[rank - 2] *= y_dims[d];
+    }
+    a_dims[0] = a_dims[rank - 2], a_dims[1] = a_dims[rank - 1];
+    y_dims[0] = y_dims[rank - 2], y_dims[1] = y_dims[rank - 1];
+    b_dims[0] = b_dims[rank - 2], b_dims[1] = b_dims[rank - 1];
+    rank = 2;
+  }
   dnnl_memory_desc_t a_md, b_md, user_b_md, any_b_md, y_md, bias_md;
   matrix_md(&a_md, rank, a_dims, trans_a);
   matrix_md(&user_b_md, rank, b_dims, trans_b);
@@ -679,7 +701,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   dnnl_primitive_desc_t pd = NULL;
   dnnl_matmul_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, p, &attr);
+  status = make_attributes(op, rank < (int)y->rank ? &y_md : NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
@@ -810,7 +832,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_primitive_desc_t pd = NULL;
   dnnl_pooling_v2_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, p, &attr);
+  status = make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   /* oneDNN's fast pooling writes the layout it reads: the output is pooled

@@ -62,7 +62,7 @@ static void unary_chunk(void *ctx, size_t index)
   case U_RECIPROCAL: UNARY_LOOP(1.0f / x);
   case U_FLOOR: UNARY_LOOP(floorf(x));
   case U_CEIL: UNARY_LOOP(ceilf(x));
-  case U_ERF: UNARY_LOOP(erff(x));
+  case U_ERF: UNARY_LOOP(cpu_erff(x));
   case U_HARD_SIGMOID: UNARY_LOOP(fmaxf(0.0f, fminf(1.0f, alpha * x + beta)));
   case U_HARD_SWISH: UNARY_LOOP(x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f)));
   case U_LEAKY_RELU: UNARY_LOOP(x >= 0 ? x : alpha * x);
