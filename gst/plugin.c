@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 
+#include "gstnpuanalytics.h"
 #include "gstnpudecode.h"
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
@@ -22,6 +23,7 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npumetaconvert, plugin);
   ok &= GST_ELEMENT_REGISTER(npuoverlay, plugin);
   ok &= GST_ELEMENT_REGISTER(nputrack, plugin);
+  ok &= GST_ELEMENT_REGISTER(npuanalytics, plugin);
   return ok;
 }
 

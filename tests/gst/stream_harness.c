@@ -32,8 +32,16 @@ guint64 harness_object_id(GstVideoRegionOfInterestMeta *roi)
   return id;
 }
 
+static GstBusSyncReply keep_element_message(GstBus *bus, GstMessage *message, gpointer data)
+{
+  (void)bus;
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ELEMENT)
+    g_ptr_array_add(data, gst_structure_copy(gst_message_get_structure(message)));
+  return GST_BUS_PASS;
+}
+
 GPtrArray **harness_run(const gchar *description, guint streams, GPtrArray **frames,
-                        gchar **error)
+                        gchar **error, GPtrArray **messages)
 {
   GError *parse_error = NULL;
   GstElement *pipeline = gst_parse_launch(description, &parse_error);
@@ -56,6 +64,10 @@ GPtrArray **harness_run(const gchar *description, guint streams, GPtrArray **fra
   }
   gst_caps_unref(caps);
   GstBus *bus = gst_element_get_bus(pipeline);
+  if (messages) {
+    *messages = g_ptr_array_new_with_free_func((GDestroyNotify)gst_structure_free);
+    gst_bus_set_sync_handler(bus, keep_element_message, *messages, NULL);
+  }
   GstMessage *msg = NULL;
   if (gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE) {
     for (guint s = 0; s < streams; s++) {
@@ -87,8 +99,9 @@ GPtrArray **harness_run(const gchar *description, guint streams, GPtrArray **fra
     }
   }
   gst_message_unref(msg);
-  gst_object_unref(bus);
   gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+  gst_object_unref(bus);
   for (guint s = 0; s < streams; s++) {
     gst_object_unref(sources[s]);
     gst_object_unref(sinks[s]);

@@ -21,9 +21,10 @@ void harness_add_region(GstBuffer *frame, const gchar *label, gint x, gint y, gi
  * here), pushing frames[s] (a GPtrArray of GstBuffer, taken) into src<s>
  * for each of @streams streams in turn, then EOS. Returns one GPtrArray of
  * output buffers per stream, or NULL with *error set to the first error
- * message. */
+ * message. @messages (optional): a new GPtrArray of the structures of the
+ * element messages posted. */
 GPtrArray **harness_run(const gchar *description, guint streams, GPtrArray **frames,
-                        gchar **error);
+                        gchar **error, GPtrArray **messages);
 void harness_free_outputs(GPtrArray **outputs, guint streams);
 
 /* The "tracking" param's object-id of a region (0: none). */

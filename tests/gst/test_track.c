@@ -48,7 +48,7 @@ GST_START_TEST(test_ids_states_and_end)
 {
   GPtrArray *frames[] = {two_objects(20, 8)};
   gchar *error = NULL;
-  GPtrArray **out = harness_run(TRACK_PIPELINE("max-age=5 min-hits=3"), 1, frames, &error);
+  GPtrArray **out = harness_run(TRACK_PIPELINE("max-age=5 min-hits=3"), 1, frames, &error, NULL);
   fail_unless(out != NULL, "%s", error);
   fail_unless_equals_int(out[0]->len, 28);
   guint64 car = 0, person = 0;
@@ -109,7 +109,7 @@ GST_START_TEST(test_streams_apart)
   GPtrArray **out = harness_run(
       "nputrack name=t appsrc name=src0 ! t.sink_0 t.src_0 ! appsink name=out0 "
       "appsrc name=src1 ! t.sink_1 t.src_1 ! appsink name=out1",
-      2, frames, &error);
+      2, frames, &error, NULL);
   fail_unless(out != NULL, "%s", error);
   for (guint s = 0; s < 2; s++) {
     /* (the check macros name their own locals "first") */
@@ -140,7 +140,7 @@ GST_START_TEST(test_json)
       "npumetaconvert location=%s ! appsink name=out0", path);
   GPtrArray *frames[] = {two_objects(4, 2)};
   gchar *error = NULL;
-  GPtrArray **out = harness_run(description, 1, frames, &error);
+  GPtrArray **out = harness_run(description, 1, frames, &error, NULL);
   fail_unless(out != NULL, "%s", error);
   gchar *text;
   fail_unless(g_file_get_contents(path, &text, NULL, NULL));
@@ -179,7 +179,7 @@ GST_START_TEST(test_bad_settings)
   GPtrArray *frames[] = {two_objects(2, 0)};
   gchar *error = NULL;
   GPtrArray **out =
-      harness_run(TRACK_PIPELINE("low-score=0.8 high-score=0.5"), 1, frames, &error);
+      harness_run(TRACK_PIPELINE("low-score=0.8 high-score=0.5"), 1, frames, &error, NULL);
   fail_unless(out == NULL);
   fail_unless(error && strstr(error, "tracker settings"), "%s", error);
   g_free(error);
