@@ -39,6 +39,7 @@ struct _GstNpuTrack {
   GMutex lock; /* the properties */
   npu_tracker_config config;
   gchar **roi_labels;
+  npu_tracker_config active; /* the config taken at start, for every stream */
 };
 
 G_DEFINE_TYPE(GstNpuTrack, gst_npu_track, GST_TYPE_NPU_STREAM_FILTER)
@@ -77,10 +78,7 @@ static void track_stream_free(gpointer data)
 static gpointer gst_npu_track_stream_new(GstNpuStreamFilter *filter, gint stream_index)
 {
   GstNpuTrack *self = GST_NPU_TRACK(filter);
-  g_mutex_lock(&self->lock);
-  npu_tracker_config config = self->config;
-  g_mutex_unlock(&self->lock);
-  npu_tracker *tracker = npu_tracker_new(&config);
+  npu_tracker *tracker = npu_tracker_new(&self->active);
   if (!tracker) {
     /* the settings were checked at start: only memory can be missing */
     GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Out of memory"),
@@ -99,13 +97,13 @@ static gboolean gst_npu_track_start(GstNpuStreamFilter *filter)
 {
   GstNpuTrack *self = GST_NPU_TRACK(filter);
   g_mutex_lock(&self->lock);
-  npu_tracker_config config = self->config;
+  self->active = self->config;
   g_mutex_unlock(&self->lock);
-  npu_tracker *tracker = npu_tracker_new(&config);
+  npu_tracker *tracker = npu_tracker_new(&self->active);
   if (!tracker) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid tracker settings"),
-                      ("low-score %.2f must not exceed high-score %.2f", config.low_score,
-                       config.high_score));
+                      ("low-score %.2f must not exceed high-score %.2f", self->active.low_score,
+                       self->active.high_score));
     return FALSE;
   }
   npu_tracker_free(tracker);

@@ -4,17 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool reserve(void **buffer, size_t *capacity, size_t count, size_t size)
-{
-  if (count <= *capacity)
-    return true;
-  void *grown = realloc(*buffer, count * size);
-  if (!grown)
-    return false;
-  *buffer = grown;
-  *capacity = count;
-  return true;
-}
+#include "growable.h"
 
 static int find_root(int *parent, int i)
 {
@@ -121,9 +111,11 @@ bool npu_assignment_reserve(npu_assignment *s, int rows, int cols)
   size_t nodes = (size_t)(rows > 0 ? rows : 0) + (size_t)(cols > 0 ? cols : 0);
   size_t square_side = nodes + 1;
   /* one square's scratch (3 sides), then the grouping arrays (parent, members) */
-  return reserve((void **)&s->ints, &s->ints_capacity, 3 * square_side + 2 * nodes, sizeof(int)) &&
-         reserve((void **)&s->doubles, &s->doubles_capacity, 3 * square_side, sizeof(double)) &&
-         reserve((void **)&s->square, &s->square_capacity, square_side * square_side,
+  return npu_reserve((void **)&s->ints, &s->ints_capacity, 3 * square_side + 2 * nodes,
+                     sizeof(int)) &&
+         npu_reserve((void **)&s->doubles, &s->doubles_capacity, 3 * square_side,
+                     sizeof(double)) &&
+         npu_reserve((void **)&s->square, &s->square_capacity, square_side * square_side,
                  sizeof(double));
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "assignment.h"
+#include "growable.h"
 #include "kalman.h"
 
 typedef struct {
@@ -91,19 +92,6 @@ void npu_tracker_free(npu_tracker *tracker)
   free(tracker);
 }
 
-static bool reserve(void **buffer, size_t *capacity, size_t count, size_t size)
-{
-  if (count <= *capacity)
-    return true;
-  size_t grown_count = count < 2 * *capacity ? 2 * *capacity : count;
-  void *grown = realloc(*buffer, grown_count * size);
-  if (!grown)
-    return false;
-  *buffer = grown;
-  *capacity = grown_count;
-  return true;
-}
-
 typedef enum {
   CONFIRMED_TRACKS,     /* confirmed or lost */
   TRACKED_LAST_FRAME,   /* confirmed and matched on the frame before */
@@ -184,15 +172,15 @@ static bool reserve_for(npu_tracker *tracker, size_t count)
   size_t tracks = tracker->n_tracks, most_tracks = tracks + count;
   npu_assignment *a = &tracker->assignment;
   /* a pass's problem is at most all tracks against all detections */
-  bool ok = reserve((void **)&tracker->costs, &tracker->costs_capacity,
+  bool ok = npu_reserve((void **)&tracker->costs, &tracker->costs_capacity,
                     tracks * count > 0 ? tracks * count : 1, sizeof(float)) &&
-            reserve((void **)&tracker->indices, &tracker->indices_capacity,
+            npu_reserve((void **)&tracker->indices, &tracker->indices_capacity,
                     2 * tracks + count + 1, sizeof(int)) &&
-            reserve((void **)&tracker->detection_used, &tracker->detection_used_capacity,
+            npu_reserve((void **)&tracker->detection_used, &tracker->detection_used_capacity,
                     count + 1, sizeof(bool)) &&
-            reserve((void **)&tracker->tracks, &tracker->tracks_capacity, most_tracks + 1,
+            npu_reserve((void **)&tracker->tracks, &tracker->tracks_capacity, most_tracks + 1,
                     sizeof(track)) &&
-            reserve((void **)&tracker->ended, &tracker->ended_capacity, tracks + 1,
+            npu_reserve((void **)&tracker->ended, &tracker->ended_capacity, tracks + 1,
                     sizeof(npu_track_end));
   return ok && npu_assignment_reserve(a, (int)tracks, (int)count);
 }

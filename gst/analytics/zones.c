@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growable.h"
+
 /* What is known of one object: where it stood last and since when it is in
  * each zone (-2: outside). */
 typedef struct {
@@ -111,14 +113,8 @@ static int crossing(const npu_line *line, npu_point from, npu_point to)
 
 static bool push_event(npu_analytics *a, npu_event event)
 {
-  if (a->n_events == a->events_capacity) {
-    size_t grown = a->events_capacity ? 2 * a->events_capacity : 16;
-    npu_event *events = realloc(a->events, grown * sizeof *events);
-    if (!events)
-      return false;
-    a->events = events;
-    a->events_capacity = grown;
-  }
+  if (!npu_reserve((void **)&a->events, &a->events_capacity, a->n_events + 1, sizeof event))
+    return false;
   a->events[a->n_events++] = event;
   return true;
 }
