@@ -1,0 +1,145 @@
+"""Which nodes of an fp32 ONNX graph get quantised, and which of their tensors
+need activation Q/DQ pairs or weight quantisation (the plan); no numbers yet."""
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import TensorProto, numpy_helper
+
+# Operators with an int8 form: their data inputs and outputs get Q/DQ pairs,
+# their constant weights per-channel int8 and their bias int32.
+QUANTISED_OPS = ("Conv", "Gemm", "MatMul")
+# A quantised op's only consumer of these kinds moves the output's Q/DQ after
+# it: DQ -> Conv -> Relu -> Q is one int8 kernel with a fused activation, and
+# the range of Clip(0, 6)'s output wastes no levels on values Clip removes.
+FUSED_ACTIVATIONS = ("Relu", "Clip")
+
+
+@dataclass
+class Weight:
+    """A constant weight input (input index) of a quantised node (its position
+    in the graph), quantised along axis (the output channels)."""
+    node: int
+    index: int
+    axis: int
+
+
+@dataclass
+class Bias:
+    """A constant bias of a quantised node: int32 at the scale of its data
+    input times its weight's."""
+    node: int
+    index: int
+    data: str
+    weight: Weight
+
+
+@dataclass
+class Plan:
+    nodes: list = field(default_factory=list)        # positions of the quantised nodes
+    activations: list = field(default_factory=list)  # tensors getting a Q/DQ pair, in order
+    weights: list = field(default_factory=list)
+    biases: list = field(default_factory=list)
+    producer: dict = field(default_factory=dict)     # activation -> position of its quantised producer
+    excluded: set = field(default_factory=set)       # positions of the nodes the user excluded
+
+
+def constants(graph):
+    """name -> numpy array of every initializer and Constant node with a tensor value."""
+    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+    return values
+
+
+def float_tensors(model):
+    """Names of the tensors known to be float32 after shape inference, and of
+    those whose type nothing declares (taken as float: they are checked when
+    the model runs)."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    graph = inferred.graph
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in list(graph.input) + list(graph.output) + list(graph.value_info)}
+    types.update({init.name: init.data_type for init in graph.initializer})
+    return {name for name, elem in types.items() if elem == TensorProto.FLOAT}, types
+
+
+def attribute(node, name, default):
+    for attr in node.attribute:
+        if attr.name == name:
+            return onnx.helper.get_attribute_value(attr)
+    return default
+
+
+def weight_axis(node, weight):
+    """The output-channel axis of a node's weight input 1."""
+    if node.op_type == "Gemm":
+        return 0 if attribute(node, "transB", 0) else 1
+    if node.op_type == "MatMul":
+        return weight.ndim - 1
+    return 0  # Conv: [M, C/group, kh, kw]
+
+
+def consumers(graph):
+    users = {}
+    for node in graph.node:
+        for name in node.input:
+            users.setdefault(name, []).append(node)
+    return users
+
+
+def make_plan(model, exclude_names=(), exclude_types=()):
+    """Chooses the nodes to quantise (QUANTISED_OPS on float32 data, minus the
+    excluded names and op types) and the tensors around them."""
+    graph = model.graph
+    consts = constants(graph)
+    floats, types = float_tensors(model)
+    users = consumers(graph)
+    position_of = {id(node): i for i, node in enumerate(graph.node)}
+    graph_outputs = {o.name for o in graph.output}
+    plan = Plan(excluded={i for i, node in enumerate(graph.node)
+                          if node.name in exclude_names or node.op_type in exclude_types})
+
+    def is_float(name):
+        return name in floats or name not in types
+
+    def add_activation(name, producer=None):
+        if name not in plan.activations:
+            plan.activations.append(name)
+        if producer is not None:
+            plan.producer[name] = producer
+
+    for position, node in enumerate(graph.node):
+        if (node.op_type not in QUANTISED_OPS or position in plan.excluded
+                or not all(is_float(i) for i in node.input[:2])):
+            continue
+        plan.nodes.append(position)
+        weight = None
+        if node.input[1] in consts and consts[node.input[1]].ndim >= 2:
+            weight = Weight(position, 1, weight_axis(node, consts[node.input[1]]))
+            plan.weights.append(weight)
+        for index, name in enumerate(node.input[:2]):
+            if index != 1 or weight is None:
+                add_activation(name)
+        bias = node.input[2] if len(node.input) > 2 else ""
+        if weight is not None and bias in consts and unit_bias(node, consts, weight):
+            plan.biases.append(Bias(position, 2, node.input[0], weight))
+        output = node.output[0]
+        follower = users.get(output, [])
+        if (output not in graph_outputs and len(follower) == 1
+                and follower[0].op_type in FUSED_ACTIVATIONS
+                and position_of[id(follower[0])] not in plan.excluded):
+            output = follower[0].output[0]
+        add_activation(output, position)
+    return plan
+
+
+def unit_bias(node, consts, weight):
+    """A bias that is one value per output channel, added as it is (Gemm's
+    alpha and beta 1), so it can be int32 at the input scale x weight scale."""
+    bias = consts[node.input[2]]
+    channels = consts[node.input[1]].shape[weight.axis]
+    if bias.shape != (channels,):
+        return False
+    return node.op_type != "Gemm" or (attribute(node, "alpha", 1.0) == 1.0
+                                      and attribute(node, "beta", 1.0) == 1.0)

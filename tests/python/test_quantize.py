@@ -1,0 +1,159 @@
+"""npu-quantize (npu.quantize): a seeded conv net quantised from .npy and
+picture calibration, its QDQ model run on the runtime against fp32, node
+exclusion, the calibration methods and the command line's errors."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import npu
+from npu.quantize import cli, ranges
+
+SIZE = 16
+
+
+def conv_net(path):
+    """image [1, 3, 16, 16] -> conv1 3x3 + Relu -> conv2 3x3 + Clip(0, 6) -> residual Add
+    -> GlobalAveragePool -> Flatten -> fc (Gemm, 10 classes)."""
+    rng = np.random.default_rng(17)
+    weights = {"w1": rng.normal(0, 0.3, (8, 3, 3, 3)), "b1": rng.normal(0, 0.1, 8),
+               "w2": rng.normal(0, 0.2, (8, 8, 3, 3)), "b2": rng.normal(0, 0.1, 8),
+               "fc_w": rng.normal(0, 0.5, (10, 8)), "fc_b": rng.normal(0, 0.1, 10),
+               "low": np.array(0.0), "high": np.array(6.0)}
+    nodes = [helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], "conv1", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], "relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "conv2", pads=[1] * 4),
+             helper.make_node("Clip", ["c2", "low", "high"], ["r2"], "clip2"),
+             helper.make_node("Add", ["r1", "r2"], ["sum"], "add"),
+             helper.make_node("GlobalAveragePool", ["sum"], ["pooled"], "pool"),
+             helper.make_node("Flatten", ["pooled"], ["flat"], "flatten"),
+             helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], "fc", transB=1)]
+    graph = helper.make_graph(
+        nodes, "conv_net",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, SIZE, SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def sqnr_db(reference, test):
+    return 10 * np.log10(np.sum(reference ** 2) / np.sum((reference - test) ** 2))
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    """The model and a folder of 8 calibration inputs."""
+    root = tmp_path_factory.mktemp("quantize")
+    conv_net(str(root / "net.onnx"))
+    (root / "calibration").mkdir()
+    rng = np.random.default_rng(18)
+    for i in range(8):
+        np.save(root / "calibration" / f"{i}.npy",
+                rng.standard_normal((1, 3, SIZE, SIZE)).astype(np.float32))
+    return root
+
+
+def quantise(net, capsys, *args):
+    status = cli.main([str(net / "net.onnx"), str(net / "net.qdq.onnx"),
+                       "-c", str(net / "calibration"), *args])
+    return status, capsys.readouterr()
+
+
+def producers(model):
+    return {out: node for node in model.graph.node for out in node.output}
+
+
+@pytest.mark.parametrize("args", [(), ("--method", "percentile", "--activation-type", "int8"),
+                                  ("--method", "entropy",)])
+def test_qdq_model_runs_close_to_fp32(net, capsys, args):
+    status, out = quantise(net, capsys, *args)
+    assert status == 0, out.err
+    qdq = onnx.load(str(net / "net.qdq.onnx"))
+    onnx.checker.check_model(qdq, full_check=True)
+    made = producers(qdq)
+    initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    for node in qdq.graph.node:
+        if node.op_type in ("Conv", "Gemm"):
+            data, weight, bias = (made[name] for name in node.input)
+            assert data.op_type == weight.op_type == bias.op_type == "DequantizeLinear"
+            assert initializers[weight.input[0]].dtype == np.int8
+            assert initializers[weight.input[1]].shape == (initializers[weight.input[0]].shape[0],)
+            assert initializers[bias.input[0]].dtype == np.int32
+    # Q/DQ after the Relu and the Clip (not between them and their convolution), and on logits
+    quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
+    assert quantized == {"image", "r1", "r2", "flat", "logits_float"}
+    activation_type = np.int8 if "int8" in args else np.uint8
+    assert initializers["r1_zero_point"].dtype == activation_type
+    image = np.random.default_rng(19).standard_normal((1, 3, SIZE, SIZE)).astype(np.float32)
+    reference = npu.Context(npu.Model(str(net / "net.onnx"))).run({"image": image})["logits"]
+    quantised = npu.Context(npu.Model(str(net / "net.qdq.onnx"))).run({"image": image})["logits"]
+    assert sqnr_db(reference, quantised) > 20
+    # the report: a row per weight and activation, and the output's SQNR
+    assert "conv2 (Conv)" in out.out and "clip2 (Clip)" in out.out
+    assert "logits: SQNR" in out.out and "3 nodes quantised, 8 calibration samples" in out.out
+
+
+def test_excluded_nodes_stay_float(net, capsys):
+    status, out = quantise(net, capsys, "--exclude-nodes", "conv2", "--exclude-op-types", "Gemm")
+    assert status == 0, out.err
+    qdq = onnx.load(str(net / "net.qdq.onnx"))
+    made = producers(qdq)
+    nodes = {node.name: node for node in qdq.graph.node}
+    for name in ("conv2", "fc"):
+        assert all(made.get(i) is None or made[i].op_type != "DequantizeLinear"
+                   for i in nodes[name].input)
+    floats = {i.name for i in qdq.graph.initializer if i.data_type == TensorProto.FLOAT}
+    assert {"w2", "b2", "fc_w", "fc_b"} <= floats
+    assert nodes["conv1"].input[1].endswith("_dequantized")
+    assert "1 nodes quantised" in out.out
+
+
+def test_calibration_from_pictures(net, tmp_path, capsys):
+    """PPM pictures of another size, letterboxed and normalised as npuinfer would."""
+    rng = np.random.default_rng(21)
+    for i in range(3):
+        pixels = rng.integers(0, 256, (24, 40, 3), dtype=np.uint8)
+        (tmp_path / f"{i}.ppm").write_bytes(b"P6\n# a comment\n40 24\n255\n" + pixels.tobytes())
+    status = cli.main([str(net / "net.onnx"), str(tmp_path / "net.qdq.onnx"), "-c",
+                       str(tmp_path), "--letterbox", "--mean", "0.485,0.456,0.406",
+                       "--std", "0.229,0.224,0.225"])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "3 calibration samples" in out.out
+
+
+def test_percentile_and_entropy_ranges_clip_a_rare_outlier():
+    values = np.concatenate([np.random.default_rng(22).uniform(-1, 1, 100000), [50.0]])
+    low, high = values.min(), values.max()
+    counts = np.histogram(values, ranges.HISTOGRAM_BINS, (low, high))[0]
+    p_low, p_high = ranges.percentile_range(counts, low, high, 99.9)
+    assert -1.1 < p_low < -0.9 and 0.9 < p_high < 1.1
+    magnitudes = np.histogram(np.abs(values), ranges.HISTOGRAM_BINS, (0, 50))[0]
+    # the outlier is clipped: the smallest threshold tried is 128 of the 2048 bins
+    assert 1.0 <= ranges.entropy_threshold(magnitudes, 50.0) <= 128 * 50 / 2048
+
+
+def run_tool(*args):
+    """The tool as a command (python3 -m npu.quantize), its status and stderr."""
+    done = subprocess.run([sys.executable, "-m", "npu.quantize", *args], capture_output=True,
+                          text=True, env=dict(os.environ))
+    return done.returncode, done.stderr
+
+
+def test_command_line_errors(net, tmp_path):
+    model = str(net / "net.onnx")
+    assert run_tool(model) == (2, "npu-quantize: no calibration data: give --calibration "
+                                  "with .npy/.npz files, pictures, videos or folders of them\n")
+    status, err = run_tool(str(tmp_path / "missing.onnx"), "-c", str(net / "calibration"))
+    assert (status, err) == (2, f"npu-quantize: {tmp_path / 'missing.onnx'}: no such model file\n")
+    np.save(tmp_path / "wrong.npy", np.zeros((1, 3, 8, 8), np.float32))
+    status, err = run_tool(model, str(tmp_path / "out.onnx"), "-c", str(tmp_path / "wrong.npy"))
+    assert status == 2 and "shape 1x3x8x8 does not fit input 'image' (1x3x16x16)" in err
+    (tmp_path / "empty").mkdir()
+    status, err = run_tool(model, "-c", str(tmp_path / "empty"))
+    assert status == 2 and "no calibration samples" in err
+    assert not (tmp_path / "out.onnx").exists()
