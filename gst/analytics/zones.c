@@ -53,7 +53,8 @@ npu_analytics *npu_analytics_new(const npu_line *lines, size_t n_lines, const np
     npu_analytics_free(a);
     return NULL;
   }
-  memcpy(a->lines, lines, n_lines * sizeof *lines);
+  if (n_lines > 0) /* lines may be NULL then */
+    memcpy(a->lines, lines, n_lines * sizeof *lines);
   npu_point *corner = a->corners;
   for (size_t z = 0; z < n_zones; z++) {
     memcpy(corner, zones[z].points, zones[z].count * sizeof *corner);
