@@ -102,6 +102,8 @@ struct shape_plan {
    * host device (the CPU backend), which has its own arena and stream. */
   bool partitioned;
   bool *on_host;              /* per node */
+  const bool *refused_by_device; /* per node: its kernel_create said NOT_SUPPORTED before */
+  int64_t refused_node;       /* the node the device refused this time, or -1 */
   bool creating_on_host;      /* while a kernel is made: fused addends must be there */
   bool *launch_on_host;       /* per launch */
   uint8_t *host_arena;        /* host memory of the host device */
@@ -469,6 +471,8 @@ static npu_status create_kernel(shape_plan *ctx, uint32_t index, node_io *io,
   npu_hal_op op = node_op(ctx, index, io);
   ctx->creating_on_host = ctx->on_host[index];
   npu_status status = create_fused(ctx, index, &op, kernel, fusion);
+  if (status == NPU_ERROR_NOT_SUPPORTED && !ctx->on_host[index] && ctx->host != ctx->device)
+    ctx->refused_node = index;
   if (status != NPU_OK) {
     char label[200], reason[400];
     label_of(ctx->graph, index, label, sizeof label);
@@ -858,11 +862,12 @@ static npu_status mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32
   return status;
 }
 
-/* Which running nodes the device's backend takes; the host runs the rest. */
+/* Which running nodes the device's backend takes (it says so, and did not
+ * refuse to create the kernel in an earlier try); the host runs the rest. */
 static void assign_devices(shape_plan *ctx, const bool *runs, node_io *io)
 {
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
-  if (ctx->host == ctx->device || !backend->graph->op_supported)
+  if (ctx->host == ctx->device)
     return;
   const npu_graph *g = ctx->graph;
   for (size_t k = 0; k < g->node_count; k++) {
@@ -870,7 +875,10 @@ static void assign_devices(shape_plan *ctx, const bool *runs, node_io *io)
     if (!runs[index])
       continue;
     npu_hal_op op = node_op(ctx, index, io);
-    ctx->on_host[index] = !backend->graph->op_supported(npu_device_hal(ctx->device), &op);
+    ctx->on_host[index] =
+        ctx->refused_by_device[index] ||
+        (backend->graph->op_supported &&
+         !backend->graph->op_supported(npu_device_hal(ctx->device), &op));
     ctx->partitioned |= ctx->on_host[index];
   }
 }
@@ -1058,12 +1066,17 @@ void npu_shape_plan_destroy(shape_plan *ctx)
   free(ctx);
 }
 
-npu_status npu_shape_plan_create(const npu_plan_env *env, const npu_tensor_info *shapes,
-                                 uint32_t shape_count, shape_plan **out)
+/* One try at planning, with the nodes in `refused` on the host. */
+static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_info *shapes,
+                                     uint32_t shape_count, const bool *refused,
+                                     int64_t *refused_node, shape_plan **out)
 {
+  *refused_node = -1;
   shape_plan *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
+  ctx->refused_by_device = refused;
+  ctx->refused_node = -1;
   ctx->device = env->device;
   ctx->host = env->host;
   ctx->graph = env->graph;
@@ -1095,11 +1108,33 @@ npu_status npu_shape_plan_create(const npu_plan_env *env, const npu_tensor_info 
   if (status != NPU_OK) {
     char reason[512];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+    *refused_node = ctx->refused_node;
     npu_shape_plan_destroy(ctx);
     return npu_set_error(status, "%s", reason);
   }
   *out = ctx;
   return NPU_OK;
+}
+
+/* A backend may claim an operator and still refuse the kernel for its
+ * shapes or attributes: that node then runs on the host, and the plan is
+ * made again (once per refused node at most). */
+npu_status npu_shape_plan_create(const npu_plan_env *env, const npu_tensor_info *shapes,
+                                 uint32_t shape_count, shape_plan **out)
+{
+  bool *refused = calloc(env->graph->node_count + 1, sizeof *refused);
+  if (!refused)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
+  npu_status status;
+  int64_t refused_node;
+  while ((status = plan_with_refusals(env, shapes, shape_count, refused, &refused_node, out)) ==
+             NPU_ERROR_NOT_SUPPORTED &&
+         refused_node >= 0 && !refused[refused_node])
+    refused[refused_node] = true;
+  free(refused);
+  if (status == NPU_OK)
+    (*out)->refused_by_device = NULL; /* only planning reads it */
+  return status;
 }
 
 bool npu_shape_plan_matches(const shape_plan *ctx, const npu_tensor_info *shapes,

@@ -22,8 +22,29 @@ static bool convolutions_only(npu_hal_device *device, const npu_hal_op *op)
   return strcmp(op->op_type, "Conv") == 0;
 }
 
+/* A backend that claims every operator but refuses, when asked for the
+ * kernel, all but convolutions: as a compiler that finds out late. */
+static npu_hal_graph_ops late_refusals_graph;
+static npu_hal_backend late_refusals_backend;
+
+static npu_status create_convolutions_only(npu_hal_device *device, const npu_hal_op *op,
+                                           npu_hal_kernel **kernel)
+{
+  if (strcmp(op->op_type, "Conv") != 0)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "late-refusals: no %s kernel", op->op_type);
+  return npu_cpu_backend.graph->kernel_create(device, op, kernel);
+}
+
 static void add_test_backend(void)
 {
+  late_refusals_graph = *npu_cpu_backend.graph;
+  late_refusals_graph.op_supported = NULL;
+  late_refusals_graph.kernel_create = create_convolutions_only;
+  late_refusals_backend = npu_cpu_backend;
+  late_refusals_backend.name = "late-refusals";
+  late_refusals_backend.graph = &late_refusals_graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(&late_refusals_backend));
+
   convolutions_graph = *npu_cpu_backend.graph;
   convolutions_graph.op_supported = convolutions_only;
   convolutions_backend = npu_cpu_backend;
@@ -108,14 +129,16 @@ static double relative_error(const float *a, const float *b, size_t count)
   return norm > 1e-10 ? sqrt(diff / norm) : sqrt(diff);
 }
 
-/* The model on the CPU alone and partitioned: the same outputs. */
-static model_run compare_partitioned(const char *path, const npu_tensor_info *shape)
+/* The model on the CPU alone and partitioned by backend `partial_backend`:
+ * the same outputs. */
+static model_run compare_partitioned_on(const char *partial_backend, const char *path,
+                                        const npu_tensor_info *shape)
 {
   npu_model *model;
   NPU_ASSERT_OK(npu_model_load_file(path, &model));
   npu_device *cpu, *partial;
   NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
-  NPU_ASSERT_OK(npu_device_open_by_backend("conv-only", 0, &partial));
+  NPU_ASSERT_OK(npu_device_open_by_backend(partial_backend, 0, &partial));
   npu_tensor_info concrete;
   if (shape) {
     NPU_ASSERT_OK(npu_model_input_info(model, 0, &concrete));
@@ -144,6 +167,11 @@ static model_run compare_partitioned(const char *path, const npu_tensor_info *sh
   NPU_ASSERT_OK(npu_device_release(cpu));
   NPU_ASSERT_OK(npu_model_release(model));
   return split;
+}
+
+static model_run compare_partitioned(const char *path, const npu_tensor_info *shape)
+{
+  return compare_partitioned_on("conv-only", path, shape);
 }
 
 /* Conv (Relu fused) on the device; pooling, Reshape and Gemm on the host:
@@ -224,6 +252,22 @@ static void test_zoo_models(void)
   g_free(dir);
 }
 
+/* Kernels the device's backend refuses at creation run on the host: the
+ * same partition as a backend that says so up front. */
+static void test_refused_kernels_run_on_the_host(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
+  model_run late = compare_partitioned_on("late-refusals", path, &shape);
+  model_run early = compare_partitioned(path, &shape);
+  g_assert_cmpuint(late.stats.subgraphs, ==, early.stats.subgraphs);
+  g_assert_cmpuint(late.stats.host_kernels, ==, early.stats.host_kernels);
+  g_assert_cmpuint(late.stats.transfer_bytes, ==, early.stats.transfer_bytes);
+  model_run_clear(&late);
+  model_run_clear(&early);
+  g_free(path);
+}
+
 /* Without the backend's pitched copy, the runtime copies row by row: the
  * same bytes, on a stream too. */
 static void test_pitched_copy_without_backend_support(void)
@@ -258,6 +302,8 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/small-model-splits-in-two", test_small_model_splits_in_two);
   g_test_add_func("/partition/ocr-models", test_ocr_models);
   g_test_add_func("/partition/zoo-models", test_zoo_models);
+  g_test_add_func("/partition/refused-kernels-run-on-the-host",
+                  test_refused_kernels_run_on_the_host);
   g_test_add_func("/partition/pitched-copy-without-backend-support",
                   test_pitched_copy_without_backend_support);
   return g_test_run();
