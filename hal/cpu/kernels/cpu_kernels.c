@@ -55,6 +55,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_resize_kernels,
     cpu_index_map_kernels,
     cpu_quantize_kernels,
+    cpu_qdnnl_kernels, /* oneDNN's int8 convolution, before the reference loops */
     cpu_integer_kernels,
 };
 

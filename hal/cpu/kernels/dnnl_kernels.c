@@ -15,8 +15,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "cpu_kernels.h"
-#include "packed_weights.h"
+#include "dnnl_kernels.h"
 
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
@@ -30,23 +29,12 @@ static void create_engine(void)
     engine_status = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
 }
 
-/* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a
- * blocked layout, the input is reordered into the workspace and the output
- * reordered back from it (the post-ops still run inside the kernel). */
-typedef struct dnnl_params {
-  dnnl_primitive_t primitive;
-  dnnl_memory_t src, weights, bias, dst, scratchpad; /* as the primitive sees them */
-  dnnl_primitive_t src_reorder, dst_reorder;         /* NULL: plain layout used as is */
-  dnnl_memory_t plain_src, plain_dst;
-  size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
-  cpu_packed_weights *packed_weights; /* in oneDNN's layout; NULL: input 1 read at run time */
-  uint32_t bias_input;   /* the launch input holding the bias */
-  /* Binary post-ops (fused residual Add): the launch input each reads. */
-  dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
-  int addend_args[NPU_HAL_MAX_ACTIVATIONS];      /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | SRC_1 */
-  uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
-  uint32_t addend_count;
-} dnnl_params;
+dnnl_engine_t cpu_dnnl_engine(void)
+{
+  pthread_once(&engine_once, create_engine);
+  return engine_status == dnnl_success ? engine : NULL;
+}
+
 
 /* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
 static const dnnl_format_tag_t layout_tags[][3] = {
@@ -56,9 +44,9 @@ static const dnnl_format_tag_t layout_tags[][3] = {
     [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
 };
 
-static void free_dnnl_params(void *data)
+void cpu_dnnl_free_params(void *data)
 {
-  dnnl_params *p = data;
+  cpu_dnnl_params *p = data;
   if (!p)
     return;
   dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
@@ -77,9 +65,9 @@ static void free_dnnl_params(void *data)
   free(p);
 }
 
-static void run_dnnl(const npu_hal_kernel *k, void *const *in, void *const *out)
+void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  const dnnl_params *p = k->params;
+  const cpu_dnnl_params *p = k->params;
   char *workspace = out[k->output_count];
   dnnl_memory_set_data_handle(p->src, p->src_reorder ? workspace + p->src_offset : in[0]);
   dnnl_memory_set_data_handle(p->dst, p->dst_reorder ? workspace + p->dst_offset : out[0]);
@@ -170,7 +158,7 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
  * output's axes; the addend then has the output's shape, plain. */
 static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
                           const npu_hal_activation *a, const dnnl_memory_desc_t *view,
-                          dnnl_params *p)
+                          cpu_dnnl_params *p)
 {
   static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
   if (a->input >= op->fused_input_count || p->addend_count >= NPU_HAL_MAX_ACTIVATIONS)
@@ -202,8 +190,8 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
 
 /* Primitive attributes: the scratchpad comes from the launch's workspace,
  * and the op's fused activations run as post-ops. */
-static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
-                                  dnnl_params *p, dnnl_primitive_attr_t *attr)
+npu_status cpu_dnnl_make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
+                                    cpu_dnnl_params *p, dnnl_primitive_attr_t *attr)
 {
   dnnl_post_ops_t post_ops = NULL;
   dnnl_status_t s = dnnl_primitive_attr_create(attr);
@@ -233,27 +221,19 @@ static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t
   return NPU_OK;
 }
 
-/* Geometry of a convolution or its transpose, in oneDNN's terms. */
-typedef struct window {
-  int spatial;                 /* 1 to 3 */
-  int64_t group;
-  dnnl_dims_t src, dst, weights, bias;
-  dnnl_dims_t strides, dilates, pad_begin, pad_end;
-} window;
 
 static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
 {
   return i < count ? values[i] : fallback;
 }
 
-/* Pads, strides and dilations; the output shape comes from shape inference. */
-static npu_status read_window(const npu_hal_op *op, bool transposed, window *g)
+npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc *w,
+                                bool transposed, cpu_dnnl_window *g)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1], *y = &op->outputs[0];
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   const npu_hal_attributes *a = &op->attributes;
-  if (x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3 ||
-      x->rank > 5 || w->rank != x->rank)
-    return cpu_unsupported(op, "oneDNN takes float32 1-D to 3-D windows");
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+    return cpu_unsupported(op, "oneDNN takes 1-D to 3-D windows");
   g->spatial = (int)x->rank - 2;
   g->group = a->get_int(a->node, "group", 1);
   int64_t in_channels = x->dims[1], out_channels = y->dims[1];
@@ -323,7 +303,7 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
 }
 
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
-static bool fast_implementation(const_dnnl_primitive_desc_t pd)
+bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd)
 {
   const char *name = NULL;
   return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success &&
@@ -397,17 +377,15 @@ static bool packing_layouts_equal(const void *a, const void *b)
   return dnnl_memory_desc_equal(&x->from, &y->from) && dnnl_memory_desc_equal(&x->to, &y->to);
 }
 
-/* The constant weights in the layout the primitive chose: packed once for
- * every kernel with the same values and layouts. */
-static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
-                               const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
-                               dnnl_params *p)
+npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
+                                 npu_hal_kernel *k, cpu_dnnl_params *p)
 {
   const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  weights_packing packing = {k->device, user_md, chosen, op->input_values[1]};
+  weights_packing packing = {k->device, user_md, chosen, values};
   packing_layouts layouts = {*user_md, *chosen};
   npu_status status = cpu_packed_weights_acquire(
-      op->input_values[1], dnnl_memory_desc_get_size(user_md), &layouts, sizeof layouts,
+      values, dnnl_memory_desc_get_size(user_md), &layouts, sizeof layouts,
       packing_layouts_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
       &p->packed_weights);
   if (status == NPU_ERROR_NOT_SUPPORTED)
@@ -417,7 +395,7 @@ static npu_status pack_weights(const npu_hal_op *op, dnnl_primitive_desc_t pd,
   if (dnnl_memory_create(&p->weights, chosen, engine,
                          cpu_packed_weights_data(p->packed_weights)) != dnnl_success)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot describe the packed weights");
-  k->packed_inputs |= 1u << 1;
+  k->packed_inputs |= 1u << input;
   return NPU_OK;
 }
 
@@ -426,11 +404,12 @@ static size_t align64(size_t bytes)
   return (bytes + 63) / 64 * 64;
 }
 
-static dnnl_status_t describe_window(const window *g, bool transposed, dnnl_alg_kind_t alg,
-                                     const dnnl_memory_desc_t *src,
-                                     const dnnl_memory_desc_t *weights,
-                                     const dnnl_memory_desc_t *bias, const dnnl_memory_desc_t *dst,
-                                     dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd)
+dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed,
+                                       dnnl_alg_kind_t alg, const dnnl_memory_desc_t *src,
+                                       const dnnl_memory_desc_t *weights,
+                                       const dnnl_memory_desc_t *bias,
+                                       const dnnl_memory_desc_t *dst, dnnl_primitive_attr_t attr,
+                                       dnnl_primitive_desc_t *pd)
 {
   dnnl_status_t s;
   if (transposed) {
@@ -454,7 +433,7 @@ static dnnl_status_t describe_window(const window *g, bool transposed, dnnl_alg_
  * ResNet-50 at batch 8 direct convolution is as fast, and Winograd's 16/9
  * larger weights and its workspace would cost 54 MiB. Its rounding error
  * stays near 1e-6 relative. */
-static bool wants_winograd(const window *g)
+static bool wants_winograd(const cpu_dnnl_window *g)
 {
   return g->spatial == 2 && g->group == 1 && g->weights[3] == 3 && g->weights[4] == 3 &&
          g->strides[0] == 1 && g->strides[1] == 1 && g->dilates[0] == 0 && g->dilates[1] == 0 &&
@@ -480,11 +459,11 @@ static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_mem
  * runs another layout (`run_src`, `run_dst`) than theirs (`src`, `dst`), a
  * copy in the workspace reordered on the way in or out. Sets the kernel's
  * workspace size (scratchpad first, then those copies). */
-static dnnl_status_t make_primitive(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *run_src,
-                                    const dnnl_memory_desc_t *src,
-                                    const dnnl_memory_desc_t *run_dst,
-                                    const dnnl_memory_desc_t *dst, dnnl_params *p,
-                                    npu_hal_kernel *k)
+dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *run_src,
+                                      const dnnl_memory_desc_t *src,
+                                      const dnnl_memory_desc_t *run_dst,
+                                      const dnnl_memory_desc_t *dst, cpu_dnnl_params *p,
+                                      npu_hal_kernel *k)
 {
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
@@ -521,8 +500,10 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   if (transposed && op->activation_count)
     return cpu_unsupported(op, "no fused activations on deconvolution");
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
-  window g;
-  npu_status status = read_window(op, transposed, &g);
+  cpu_dnnl_window g;
+  if (op->inputs[0].dtype != NPU_DTYPE_FLOAT32 || op->inputs[1].dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "oneDNN's float32 windows take float32 tensors");
+  npu_status status = cpu_dnnl_read_window(op, &op->inputs[1], transposed, &g);
   if (status != NPU_OK)
     return status;
   int rank = g.spatial + 2, tag = g.spatial - 1;
@@ -545,17 +526,17 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
                                dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&bias_md, 1, g.bias, dnnl_f32, dnnl_a);
 
-  dnnl_params *p = calloc(1, sizeof *p);
+  cpu_dnnl_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  k->free_params = free_dnnl_params;
+  k->free_params = cpu_dnnl_free_params;
   p->bias_input = 2;
 
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_status_t s = dnnl_success;
-  status = make_attributes(op, NULL, p, &attr);
+  status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   /* Unless that leaves oneDNN only its reference loops for this shape (say,
@@ -564,23 +545,24 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
    * whole block), else for both. */
   const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
   s = !transposed && wants_winograd(&g)
-          ? describe_window(&g, false, dnnl_convolution_winograd, &run_src_md, &any_weights_md,
-                            bias, &run_dst_md, attr, &pd)
+          ? cpu_dnnl_describe_window(&g, false, dnnl_convolution_winograd, &run_src_md,
+                                     &any_weights_md, bias, &run_dst_md, attr, &pd)
           : dnnl_unimplemented;
   if (s != dnnl_success)
-    s = describe_window(&g, transposed, dnnl_convolution_direct, &run_src_md, &any_weights_md,
-                        bias, &run_dst_md, attr, &pd);
+    s = cpu_dnnl_describe_window(&g, transposed, dnnl_convolution_direct, &run_src_md,
+                                 &any_weights_md, bias, &run_dst_md, attr, &pd);
   bool src_larger = dnnl_memory_desc_get_size(&src_md) >= dnnl_memory_desc_get_size(&dst_md);
   const dnnl_memory_desc_t *fallbacks[][2] = {
       {src_larger ? &run_src_md : &any_src_md, src_larger ? &any_dst_md : &run_dst_md},
       {src_larger ? &any_src_md : &run_src_md, src_larger ? &run_dst_md : &any_dst_md},
       {&any_src_md, &any_dst_md},
   };
-  for (size_t f = 0; f < 3 && (s != dnnl_success || !fast_implementation(pd)); f++) {
+  for (size_t f = 0; f < 3 && (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)); f++) {
     dnnl_primitive_desc_t chosen = NULL;
-    if (describe_window(&g, transposed, dnnl_convolution_direct, fallbacks[f][0], &any_weights_md,
-                        bias, fallbacks[f][1], attr, &chosen) == dnnl_success &&
-        (s != dnnl_success || fast_implementation(chosen))) {
+    if (cpu_dnnl_describe_window(&g, transposed, dnnl_convolution_direct, fallbacks[f][0],
+                                 &any_weights_md, bias, fallbacks[f][1], attr,
+                                 &chosen) == dnnl_success &&
+        (s != dnnl_success || cpu_dnnl_fast_implementation(chosen))) {
       if (pd)
         dnnl_primitive_desc_destroy(pd);
       pd = chosen;
@@ -593,17 +575,18 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
   }
-  status = pack_weights(op, pd, &user_weights_md, k, p);
+  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &user_weights_md, k, p);
   if (status != NPU_OK)
     goto done;
-  s = make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_md,
-                     dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &dst_md, p, k);
+  s = cpu_dnnl_make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
+                              &src_md, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                              &dst_md, p, k);
   if (s == dnnl_success && has_bias)
     s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);
-  k->run = run_dnnl;
+  k->run = cpu_dnnl_run;
 done:
   if (pd)
     dnnl_primitive_desc_destroy(pd);
@@ -690,32 +673,32 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     matrix_md(&bias_md, rank, bias_dims, false);
   }
 
-  dnnl_params *p = calloc(1, sizeof *p);
+  cpu_dnnl_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  k->free_params = free_dnnl_params;
+  k->free_params = cpu_dnnl_free_params;
   p->bias_input = bias_input >= 0 ? (uint32_t)bias_input : 0;
   npu_status status = NPU_OK;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_matmul_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, rank < (int)y->rank ? &y_md : NULL, p, &attr);
+  status = cpu_dnnl_make_attributes(op, rank < (int)y->rank ? &y_md : NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
-  if (s != dnnl_success || !fast_implementation(pd)) {
+  if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
   }
   if (packed)
-    status = pack_weights(op, pd, &user_b_md, k, p);
+    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &user_b_md, k, p);
   if (status != NPU_OK)
     goto done;
-  s = make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);
+  s = cpu_dnnl_make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);
   if (s == dnnl_success && !packed)
     s = dnnl_memory_create(&p->weights, &user_b_md, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success && bias_input >= 0)
@@ -723,7 +706,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);
-  k->run = run_dnnl;
+  k->run = cpu_dnnl_run;
 done:
   if (pd)
     dnnl_primitive_desc_destroy(pd);
@@ -735,7 +718,7 @@ done:
 /* oneDNN fixes a primitive's thread count when it is created, from the
  * creating thread's OpenMP setting: primitives are built under the device's
  * thread budget, and the caller's setting is given back. */
-static int enter_thread_budget(const npu_hal_kernel *k)
+int cpu_dnnl_enter_thread_budget(const npu_hal_kernel *k)
 {
   int saved = omp_get_max_threads();
   omp_set_num_threads((int)npu_cpu_thread_budget(k->device));
@@ -745,7 +728,7 @@ static int enter_thread_budget(const npu_hal_kernel *k)
 static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
                                  bool trans_b, int32_t bias_input)
 {
-  int saved = enter_thread_budget(k);
+  int saved = cpu_dnnl_enter_thread_budget(k);
   npu_status status = build_product(op, k, trans_a, trans_b, bias_input);
   omp_set_num_threads(saved);
   return status;
@@ -822,17 +805,17 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_alg_kind_t alg = max           ? dnnl_pooling_max
                         : include_pad ? dnnl_pooling_avg_include_padding
                                       : dnnl_pooling_avg_exclude_padding;
-  dnnl_params *p = calloc(1, sizeof *p);
+  cpu_dnnl_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  k->free_params = free_dnnl_params;
+  k->free_params = cpu_dnnl_free_params;
   npu_status status = NPU_OK;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_pooling_v2_desc_t desc;
   dnnl_status_t s;
-  status = make_attributes(op, NULL, p, &attr);
+  status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
   /* oneDNN's fast pooling writes the layout it reads: the output is pooled
@@ -850,11 +833,11 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "oneDNN cannot pool this shape");
     goto done;
   }
-  s = make_primitive(pd, &src_md, &src_md, &pooled_md, &dst_md, p, k);
+  s = cpu_dnnl_make_primitive(pd, &src_md, &src_md, &pooled_md, &dst_md, p, k);
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);
-  k->run = run_dnnl;
+  k->run = cpu_dnnl_run;
 done:
   if (pd)
     dnnl_primitive_desc_destroy(pd);
@@ -865,7 +848,7 @@ done:
 
 static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  int saved = enter_thread_budget(k);
+  int saved = cpu_dnnl_enter_thread_budget(k);
   npu_status status = build_pool(op, k);
   omp_set_num_threads(saved);
   return status;
@@ -873,7 +856,7 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
 
 static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
-  int saved = enter_thread_budget(k);
+  int saved = cpu_dnnl_enter_thread_budget(k);
   npu_status status = build_window(op, k, transposed);
   omp_set_num_threads(saved);
   return status;

@@ -1,0 +1,87 @@
+/* What the oneDNN kernels share (dnnl_kernels.c for float32, qlinear_dnnl.c
+ * for int8): the engine, primitive building blocks and the run function. */
+#ifndef NPU_CPU_DNNL_KERNELS_H
+#define NPU_CPU_DNNL_KERNELS_H
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "cpu_kernels.h"
+#include "packed_weights.h"
+
+/* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a
+ * blocked layout, the input is reordered into the workspace and the output
+ * reordered back from it (the post-ops still run inside the kernel). */
+typedef struct cpu_dnnl_params {
+  dnnl_primitive_t primitive;
+  dnnl_memory_t src, weights, bias, dst, scratchpad; /* as the primitive sees them */
+  dnnl_primitive_t src_reorder, dst_reorder;         /* NULL: plain layout used as is */
+  dnnl_memory_t plain_src, plain_dst;
+  size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
+  cpu_packed_weights *packed_weights; /* in oneDNN's layout; NULL: input 1 read at run time */
+  uint32_t bias_input;   /* the launch input holding the bias */
+  /* Binary post-ops (fused residual Add): the launch input each reads. */
+  dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
+  int addend_args[NPU_HAL_MAX_ACTIVATIONS];      /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | SRC_1 */
+  uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
+  uint32_t addend_count;
+} cpu_dnnl_params;
+
+/* Geometry of a convolution or its transpose, in oneDNN's terms. */
+typedef struct cpu_dnnl_window {
+  int spatial;                 /* 1 to 3 */
+  int64_t group;
+  dnnl_dims_t src, dst, weights, bias;
+  dnnl_dims_t strides, dilates, pad_begin, pad_end;
+} cpu_dnnl_window;
+
+/* The CPU engine, created once; NULL where oneDNN has none. */
+dnnl_engine_t cpu_dnnl_engine(void);
+
+/* Runs a kernel built on cpu_dnnl_params (src: input 0, dst: output 0,
+ * packed weights, bias: input bias_input); frees its params. */
+void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out);
+void cpu_dnnl_free_params(void *data);
+
+/* Primitive attributes: the scratchpad comes from the launch's workspace,
+ * and the op's fused activations run as post-ops. `view` (or NULL) is the
+ * destination's shape as the primitive sees it. */
+npu_status cpu_dnnl_make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
+                                    cpu_dnnl_params *p, dnnl_primitive_attr_t *attr);
+
+/* Pads, strides and dilations of a window with weights `w` (of any element
+ * type); the output shape comes from shape inference. */
+npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc *w,
+                                bool transposed, cpu_dnnl_window *g);
+
+dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed,
+                                       dnnl_alg_kind_t alg, const dnnl_memory_desc_t *src,
+                                       const dnnl_memory_desc_t *weights,
+                                       const dnnl_memory_desc_t *bias,
+                                       const dnnl_memory_desc_t *dst, dnnl_primitive_attr_t attr,
+                                       dnnl_primitive_desc_t *pd);
+
+/* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
+bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd);
+
+/* The constant weights `values` (of launch input `input`, laid out as
+ * `user_md`) in the layout the primitive chose: packed once for every
+ * kernel with the same values and layouts. */
+npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
+                                 npu_hal_kernel *k, cpu_dnnl_params *p);
+
+/* The primitive of `pd` and the memories bound to its src, dst and
+ * scratchpad when it runs (see dnnl_kernels.c); sets the kernel's workspace. */
+dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *run_src,
+                                      const dnnl_memory_desc_t *src,
+                                      const dnnl_memory_desc_t *run_dst,
+                                      const dnnl_memory_desc_t *dst, cpu_dnnl_params *p,
+                                      npu_hal_kernel *k);
+
+/* oneDNN fixes a primitive's thread count when it is created, from the
+ * creating thread's OpenMP setting: primitives are built under the device's
+ * thread budget; returns the caller's setting, to give back with
+ * omp_set_num_threads. */
+int cpu_dnnl_enter_thread_budget(const npu_hal_kernel *k);
+
+#endif
