@@ -11,7 +11,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   npu_build "$NPU_ROOT/build-asan" -Db_sanitize=address,undefined -Db_lundef=false
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   meson test -C "$NPU_ROOT/build-asan" --print-errorlogs --num-processes 2 \
-    --suite runtime --suite vpp --suite executor
+    --suite runtime --suite vpp --suite executor --suite analytics --no-suite gst
   # The element tests too: GStreamer loads the plugin in the test process
   # (its plugin scanner lacks the sanitizer runtime, which must be loaded
   # first); leaks are the leaks tracer test's job (GLib keeps allocations
