@@ -321,23 +321,23 @@ static void use_model(GstNpuInfer *self, GstNpuInferModel *model)
   update_policy(self);
 }
 
-/* Posts a warning (the pipeline goes on) and a "model-reload-failed" message. */
+/* Posts a warning (the pipeline goes on), then a "model-reload-failed" message. */
 static void post_reload_failure(GstNpuInfer *self, const gchar *path, const GError *error)
 {
   const gchar *newline = strchr(error->message, '\n');
   gchar *text = newline ? g_strndup(error->message, (gsize)(newline - error->message))
                         : g_strdup(error->message);
+  gst_element_message_full(GST_ELEMENT(self), GST_MESSAGE_WARNING, error->domain, error->code,
+                           g_strdup_printf("Model not reloaded, the old one keeps running: %s",
+                                           text),
+                           g_strdup(newline ? newline + 1 : NULL), __FILE__, GST_FUNCTION,
+                           __LINE__);
   gst_element_post_message(
       GST_ELEMENT(self),
       gst_message_new_element(GST_OBJECT(self),
                               gst_structure_new("model-reload-failed", "model", G_TYPE_STRING,
                                                 path, "error", G_TYPE_STRING, error->message,
                                                 NULL)));
-  gst_element_message_full(GST_ELEMENT(self), GST_MESSAGE_WARNING, error->domain, error->code,
-                           g_strdup_printf("Model not reloaded, the old one keeps running: %s",
-                                           text),
-                           g_strdup(newline ? newline + 1 : NULL), __FILE__, GST_FUNCTION,
-                           __LINE__);
   g_free(text);
 }
 

@@ -1,48 +1,36 @@
 #!/usr/bin/env bash
 # npuinfer's multi-stream benchmark: a MobileNetV2-structured model (224x224,
-# generated) fed by 1, 4 and 8 videotestsrc streams of 1080p NV12 through ONE
-# npuinfer at batch-size 1, 4 and 8, against (a) the model alone in npu-run
-# at the same batch and (b) one npuinfer per stream. Prints a table of
-# aggregate inferences/s (wall clock, model loading included once per run).
-#   tests/gst/bench_infer.sh [BUILD_DIR] [FRAMES_PER_STREAM]
+# generated) on 1, 4 and 8 streams of 1080p NV12 frames from memory
+# (bench_infer: pre-rendered frames pushed by appsrc, so the source costs
+# next to nothing) through ONE npuinfer at batch 1, 4 and 8, against the
+# model alone in npu-run at the same batch. Prints aggregate inferences/s,
+# their ratio, and each stream's latency through npuinfer (p50/p99).
+#   tests/gst/bench_infer.sh [BUILD_DIR] [FRAMES_PER_STREAM] [STREAMSxBATCH...]
+# NPU_BENCH_PLUGIN_DIR measures another build's plugin with the same tools.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 frames=${2:-60}
-export GST_PLUGIN_PATH=$build/gst GST_REGISTRY=$build/tests/gst/bench-registry.bin
+shift $(($# > 2 ? 2 : $#))
+cases=${*:-1x1 4x4 8x8}
+export GST_PLUGIN_PATH=${NPU_BENCH_PLUGIN_DIR:-$build/gst}
+export GST_REGISTRY=$build/tests/gst/bench-registry-$$.bin
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$GST_REGISTRY"' EXIT
 /usr/bin/python3 "$root/tests/models/make_vision_models.py" "$work" >/dev/null
 model=$work/mobilenet_v2.onnx
-# One 1080p NV12 source, teed to every stream (the frames are shared, not
-# copied: generating 1080p frames per stream would cost more than the model).
-source="videotestsrc num-buffers=$frames ! video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1 ! tee name=t"
-branch() { echo "t. ! queue max-size-buffers=4"; }
-run_rate() { # pipeline description, inferences -> inferences/s
-  local start end
-  start=$(date +%s.%N)
-  gst-launch-1.0 -q $1 >/dev/null
-  end=$(date +%s.%N)
-  echo "$2 / ($end - $start)" | bc -l
-}
-printf '%-8s %-6s %16s %16s %20s\n' streams batch "one npuinfer/s" "npu-run/s" "npuinfer per stream/s"
-for streams in 1 4 8; do
-  for batch in 1 4 8; do
-    [ "$batch" -gt "$streams" ] && continue # a batch no stream count can fill
-    one="$source npuinfer name=infer model=$model batch-size=$batch batch-timeout=50000"
-    each="$source"
-    for s in $(seq 0 $((streams - 1))); do
-      one+=" $(branch) ! infer.sink_$s infer.src_$s ! fakesink sync=false"
-      each+=" $(branch) ! npuinfer model=$model ! fakesink sync=false"
-    done
-    total=$((streams * frames))
-    shared=$(run_rate "$one" $total)
-    alone=$("$build/runtime/tools/npu-run" "$model" --batch "$batch" --iterations 20 --warmup 2 \
-      --json | sed -E 's/.*"throughput_per_s": ([0-9.]+).*/\1/')
-    separate=$([ "$batch" = 1 ] && run_rate "$each" $total || echo "")
-    printf '%-8s %-6s %16.1f %16.1f %20s\n' "$streams" "$batch" "$shared" "$alone" \
-      "${separate:+$(printf '%.1f' "$separate")}"
-  done
+printf '%-8s %-6s %14s %10s %7s  %s\n' streams batch "npuinfer/s" "npu-run/s" ratio \
+  "latency ms p50/p99 per stream"
+for case in $cases; do
+  streams=${case%x*} batch=${case#*x}
+  out=$("$build/tests/gst/bench_infer" "$model" "$streams" "$batch" "$frames")
+  shared=$(sed -n 's/^inferences\/s //p' <<<"$out")
+  latency=$(sed -n 's/^stream [0-9]* latency ms p50 \([0-9.]*\) p99 \([0-9.]*\).*/\1\/\2/p' \
+    <<<"$out" | paste -sd ' ')
+  alone=$("$build/runtime/tools/npu-run" "$model" --batch "$batch" --iterations 20 --warmup 2 \
+    --json | sed -E 's/.*"throughput_per_s": ([0-9.]+).*/\1/')
+  printf '%-8s %-6s %14.1f %10.1f %6.0f%%  %s\n' "$streams" "$batch" "$shared" "$alone" \
+    "$(echo "100 * $shared / $alone" | bc -l)" "$latency"
 done
-echo "npu-run/s: the model alone at that batch (frames/s); npuinfer also scales each 1080p NV12"
-echo "frame to 224x224 and normalises it (one VPP pass); one 1080p source is teed to all streams."
+echo "npu-run/s: the model alone at that batch; npuinfer also scales each 1080p NV12 frame to"
+echo "224x224 and normalises it (one VPP pass per pad's frames)."

@@ -4,7 +4,9 @@ channel_mean.onnx (N x 3 x 8 x 8 -> each channel's mean and max, N
 dynamic), batch2_mean.onnx (the same with N fixed at 2), grey_map.onnx
 (N x 3 x H x W -> the channels' mean per pixel, N x 1 x H x W, every axis
 open) and grey_rows.onnx (the same with H fixed at 16), not_image.onnx
-(a 2-D input) and corrupt.onnx (bytes that are no model)."""
+(a 2-D input), corrupt.onnx (bytes that are no model) and channel_double.onnx
+(channel_mean's outputs doubled, named double_mean and double_max: the model
+swapped in by the live reload test)."""
 import os
 import sys
 import warnings
@@ -43,7 +45,20 @@ def grey(height):
     return helper.make_graph([node], "grey", [x], [y])
 
 
+def channel_double():
+    x = helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, 8, 8])
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", 3])
+               for name in ("double_mean", "double_max")]
+    two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
+    nodes = [helper.make_node("ReduceMean", ["image"], ["m"], axes=[2, 3], keepdims=0),
+             helper.make_node("ReduceMax", ["image"], ["p"], axes=[2, 3], keepdims=0),
+             helper.make_node("Mul", ["m", "two"], ["double_mean"]),
+             helper.make_node("Mul", ["p", "two"], ["double_max"])]
+    return helper.make_graph(nodes, "channel_double", [x], outputs, initializer=[two])
+
+
 os.makedirs(OUT, exist_ok=True)
+save("channel_double.onnx", channel_double())
 save("grey_map.onnx", grey("H"))
 save("grey_rows.onnx", grey(16))
 save("channel_mean.onnx", channel_stats("N"))
