@@ -63,8 +63,14 @@ void npu_graph_clear(npu_graph *graph);
 /* Keeps `data` (malloc'd) until the graph is cleared; false when out of memory. */
 bool npu_graph_own(npu_graph *graph, void *data);
 
-/* Load-time rewrites: BatchNormalization after a Conv with constant
- * weights is merged into the weights and bias. */
+/* A new constant tensor holding `data` (owned by the graph: see
+ * npu_graph_own); its index, -1 when out of memory. Grows the tensor array. */
+int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dtype, void *data,
+                               const int64_t *dims, uint32_t rank);
+
+/* Load-time rewrites: QDQ Convs become QLinearConv (qdq_rewrite.h);
+ * BatchNormalization after a Conv with constant weights is merged into the
+ * weights and bias. */
 npu_status npu_graph_optimize(npu_graph *graph);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "fusion.h"
 #include "graph.h"
+#include "qdq_rewrite.h"
 
 static bool is_output(const npu_graph *g, int32_t tensor)
 {
@@ -29,9 +30,8 @@ static float epsilon_of(const npu_graph_node *n)
   return a ? a->f : 1e-5f;
 }
 
-/* A new constant tensor holding `data` (owned by the graph). */
-static int32_t add_constant(npu_graph *g, const char *name, float *data, const int64_t *dims,
-                            uint32_t rank)
+int32_t npu_graph_add_constant(npu_graph *g, const char *name, npu_dtype dtype, void *data,
+                               const int64_t *dims, uint32_t rank)
 {
   npu_graph_tensor *grown = realloc(g->tensors, (g->tensor_count + 2) * sizeof *grown);
   if (!grown)
@@ -41,9 +41,9 @@ static int32_t add_constant(npu_graph *g, const char *name, float *data, const i
   memset(t, 0, sizeof *t);
   size_t count = 0; /* (the dims of a weight or bias loaded already: valid) */
   npu_dims_elements(dims, rank, &count);
-  *t = (npu_graph_tensor){.name = name, .dtype = NPU_DTYPE_FLOAT32, .has_shape = true,
+  *t = (npu_graph_tensor){.name = name, .dtype = dtype, .has_shape = true,
                           .rank = rank, .constant = true, .data = data,
-                          .data_size = count * sizeof(float), .producer = -1};
+                          .data_size = count * npu_dtype_size(dtype), .producer = -1};
   memcpy(t->dims, dims, rank * sizeof *dims);
   return (int32_t)g->tensor_count++;
 }
@@ -157,8 +157,8 @@ static int32_t writable_constant(npu_graph *g, const npu_consumers *consumers,
     memcpy(data, g->tensors[tensor].data, count * sizeof(float));
   else
     memset(data, 0, count * sizeof(float));
-  /* add_constant grows the tensor array: `dims` must not point into it. */
-  return add_constant(g, name, data, dims, rank);
+  /* npu_graph_add_constant grows the tensor array: `dims` must not point into it. */
+  return npu_graph_add_constant(g, name, NPU_DTYPE_FLOAT32, data, dims, rank);
 }
 
 /* The output channels of a Conv's or (one-group) ConvTranspose's weights:
@@ -254,8 +254,11 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
 
 npu_status npu_graph_optimize(npu_graph *g)
 {
+  npu_status status = npu_graph_rewrite_qdq(g);
+  if (status != NPU_OK)
+    return status;
   npu_consumers consumers;
-  npu_status status = npu_consumers_build(g, &consumers);
+  status = npu_consumers_build(g, &consumers);
   size_t known_tensors = g->tensor_count;
   channel_affine a = {NULL, NULL};
   size_t most = 1;

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <npu/npu.h>
@@ -24,6 +25,9 @@ static npu_device *device;
 static npu_stream *stream;
 static guint unexpected_failures, expected_failures_seen;
 static gboolean verbose; /* NPU_NODE_TESTS_VERBOSE=1: say why each test was skipped */
+/* NPU_NODE_TESTS_INTEGER_TOLERANCE=N: 8-bit outputs may be N steps off (a
+ * quantised model computed through float and through integers). */
+static int integer_tolerance;
 
 static op_tally *tally_of(const char *op)
 {
@@ -78,6 +82,17 @@ static gboolean read_tensor(const char *path, npu_tensor_info *info, guint8 **da
 static gboolean close_enough(npu_dtype dtype, const guint8 *got, const guint8 *want, size_t size,
                              GString *why)
 {
+  if ((dtype == NPU_DTYPE_UINT8 || dtype == NPU_DTYPE_INT8) && integer_tolerance) {
+    for (size_t i = 0; i < size; i++) {
+      int a = dtype == NPU_DTYPE_INT8 ? (gint8)got[i] : got[i];
+      int b = dtype == NPU_DTYPE_INT8 ? (gint8)want[i] : want[i];
+      if (ABS(a - b) > integer_tolerance) {
+        g_string_append_printf(why, "element %zu: %d, expected %d", i, a, b);
+        return FALSE;
+      }
+    }
+    return TRUE;
+  }
   if (dtype != NPU_DTYPE_FLOAT32) {
     if (memcmp(got, want, size) != 0) {
       g_string_append(why, "integer outputs differ");
@@ -203,6 +218,22 @@ static const char *operator_of(const char *dir)
   return op_type;
 }
 
+/* A test's optional `kernels` file: the launches per run its plan must
+ * have (a rewrite that must happen, or must not). NULL when it matches. */
+static gchar *check_kernels(const char *dir, npu_context *ctx)
+{
+  gchar *file = g_build_filename(dir, "kernels", NULL), *text = NULL, *why = NULL;
+  npu_context_stats stats;
+  if (g_file_get_contents(file, &text, NULL, NULL)) {
+    guint64 want = g_ascii_strtoull(text, NULL, 10);
+    if (npu_context_get_stats(ctx, &stats) != NPU_OK || stats.kernels != want)
+      why = g_strdup_printf("%u kernels a run, expected %" G_GUINT64_FORMAT, stats.kernels, want);
+  }
+  g_free(text);
+  g_free(file);
+  return why;
+}
+
 /* One variant of a test: NULL when it passed, else why not; *skipped when
  * the runtime does not support it. */
 static gchar *run_variant(const char *dir, gboolean fold_tail, gboolean *skipped)
@@ -286,6 +317,8 @@ static gchar *run_variant(const char *dir, gboolean fold_tail, gboolean *skipped
     g_string_free(reason, TRUE);
     g_free(got);
   }
+  if (!why)
+    why = check_kernels(dir, ctx);
 done:
   for (uint32_t i = 0; i < 16; i++) {
     g_free(in_data[i]);
@@ -399,6 +432,7 @@ int main(int argc, char **argv)
   expected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   load_expected(argv[1]);
   verbose = g_strcmp0(g_getenv("NPU_NODE_TESTS_VERBOSE"), "1") == 0;
+  integer_tolerance = atoi(g_getenv("NPU_NODE_TESTS_INTEGER_TOLERANCE") ?: "0");
   if (npu_device_open_default(&device) != NPU_OK || npu_stream_create(device, &stream) != NPU_OK) {
     fprintf(stderr, "no device: %s\n", npu_last_error_message());
     return 1;

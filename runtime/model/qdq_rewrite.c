@@ -1,0 +1,332 @@
+/* QDQ rewriting (see qdq_rewrite.h). The fp32 graph computes
+ *   y = Q(act(conv(DQ(x_q), DQ(w_q)) + b))
+ * and QLinearConv computes
+ *   y = saturate(round((sum (x_q - x_zero)(w_q - w_zero) + b_q) * s) + y_zero),
+ *   s = x_scale * w_scale[m] / y_scale, b_q = round(b / (x_scale * w_scale[m])):
+ * the same real number up to float rounding and the bias's rounding (half
+ * a step of x_scale * w_scale, a small fraction of y's step), so the two
+ * agree within one quantisation step. An activation folds only where it is
+ * exactly the saturation QLinearConv does anyway: Relu when y's zero point
+ * is the type's lowest value, Clip when its bounds quantise at or beyond
+ * the type's range. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion.h"
+#include "qdq_rewrite.h"
+
+static bool op_is(const npu_graph *g, int32_t node, const char *type)
+{
+  return node >= 0 && !g->nodes[node].folded &&
+         strcmp(g->nodes[node].proto->op_type, type) == 0;
+}
+
+static bool is_output(const npu_graph *g, int32_t tensor)
+{
+  for (size_t i = 0; i < g->output_count; i++)
+    if (g->outputs[i] == tensor)
+      return true;
+  return false;
+}
+
+/* The one node reading `tensor`, not a graph output; -1 otherwise. */
+static int32_t only_reader(const npu_graph *g, const npu_consumers *c, int32_t tensor)
+{
+  if (tensor < 0 || is_output(g, tensor) || c->offsets[tensor + 1] - c->offsets[tensor] != 1)
+    return -1;
+  return (int32_t)c->nodes[c->offsets[tensor]];
+}
+
+static bool is_8bit(npu_dtype dtype)
+{
+  return dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8;
+}
+
+/* The elements of constant `tensor` when it has element type `dtype`
+ * (NPU_DTYPE_UNDEFINED: either 8-bit type) and `count` elements (0: any). */
+static const void *constant(const npu_graph *g, int32_t tensor, npu_dtype dtype, size_t count,
+                            size_t *elements)
+{
+  if (tensor < 0)
+    return NULL;
+  const npu_graph_tensor *t = &g->tensors[tensor];
+  size_t n = 0;
+  bool typed = dtype == NPU_DTYPE_UNDEFINED ? is_8bit(t->dtype) : t->dtype == dtype;
+  if (!t->constant || !t->data || !typed || !npu_dims_elements(t->dims, t->rank, &n) ||
+      n * npu_dtype_size(t->dtype) != t->data_size || (count && n != count))
+    return NULL;
+  if (elements)
+    *elements = n;
+  return t->data;
+}
+
+static int32_t load_8bit(const void *data, size_t i, npu_dtype dtype)
+{
+  return dtype == NPU_DTYPE_INT8 ? ((const int8_t *)data)[i] : ((const uint8_t *)data)[i];
+}
+
+static int64_t int_attribute(const npu_graph_node *n, const char *name, int64_t fallback)
+{
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, name) == 0)
+      return n->proto->attribute[i]->i;
+  return fallback;
+}
+
+static float float_attribute(const npu_graph_node *n, const char *name, float fallback)
+{
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, name) == 0)
+      return n->proto->attribute[i]->f;
+  return fallback;
+}
+
+/* The parameters of a DequantizeLinear or QuantizeLinear node: constant
+ * float scales and 8-bit zero points, one or one per index of `axis`. */
+typedef struct quant_params {
+  const float *scales;
+  const void *zeros;
+  npu_dtype zero_type;
+  size_t count;
+} quant_params;
+
+/* `node`'s scale and zero point: `count` of them (0: 1 or dims[axis] of
+ * input 0, where axis must be 0). */
+static bool read_params(const npu_graph *g, int32_t node, size_t count, quant_params *p)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  if (n->input_count < 3 || n->inputs[2] < 0 || n->output_count != 1 || n->outputs[0] < 0)
+    return false; /* (the zero point gives the 8-bit type) */
+  p->scales = constant(g, n->inputs[1], NPU_DTYPE_FLOAT32, count, &p->count);
+  p->zeros = constant(g, n->inputs[2], NPU_DTYPE_UNDEFINED, p->count, NULL);
+  p->zero_type = g->tensors[n->inputs[2]].dtype;
+  if (!p->scales || !p->zeros)
+    return false;
+  const npu_graph_tensor *x = &g->tensors[n->inputs[0]];
+  int64_t axis = int_attribute(n, "axis", 1);
+  axis = axis < 0 && x->has_shape ? axis + (int64_t)x->rank : axis;
+  for (size_t i = 0; i < p->count; i++)
+    if (!(p->scales[i] > 0) || !isfinite(p->scales[i]))
+      return false;
+  return p->count == 1 || (axis == 0 && x->has_shape && x->rank > 0 &&
+                           x->dims[0] == (int64_t)p->count);
+}
+
+/* Whether `tensor` holds int32 zeros (a bias's zero points). */
+static bool all_zero(const npu_graph *g, int32_t tensor)
+{
+  size_t n = 0;
+  const int32_t *zeros = constant(g, tensor, NPU_DTYPE_INT32, 0, &n);
+  for (size_t i = 0; zeros && i < n; i++)
+    if (zeros[i])
+      return false;
+  return zeros != NULL;
+}
+
+/* A Conv in the pattern, and the nodes around it. */
+typedef struct qdq_conv {
+  int32_t conv, x_dequantize, w_dequantize, bias_dequantize, activation, quantize;
+  quant_params x, w, y;
+  int64_t out_channels;
+} qdq_conv;
+
+/* Whether quantising with `y` saturates whatever the activation does
+ * (QLinearConv saturates to the 8-bit range anyway). */
+static bool activation_is_saturation(const npu_graph *g, const npu_graph_node *n,
+                                     const quant_params *y)
+{
+  int32_t zero = load_8bit(y->zeros, 0, y->zero_type);
+  int32_t lo = y->zero_type == NPU_DTYPE_INT8 ? -128 : 0;
+  int32_t hi = y->zero_type == NPU_DTYPE_INT8 ? 127 : 255;
+  float low = -INFINITY, high = INFINITY;
+  if (strcmp(n->proto->op_type, "Relu") == 0) {
+    low = 0;
+  } else if (g->opset < 11) {
+    low = float_attribute(n, "min", -INFINITY);
+    high = float_attribute(n, "max", INFINITY);
+  } else {
+    for (uint32_t i = 1; i < 3 && i < n->input_count; i++) {
+      if (n->inputs[i] < 0)
+        continue;
+      const float *bound = constant(g, n->inputs[i], NPU_DTYPE_FLOAT32, 1, NULL);
+      if (!bound)
+        return false;
+      *(i == 1 ? &low : &high) = *bound;
+    }
+  }
+  /* Quantised as QuantizeLinear does (rounded half to even), unsaturated. */
+  return rintf(low / y->scales[0]) + (float)zero <= (float)lo &&
+         rintf(high / y->scales[0]) + (float)zero >= (float)hi;
+}
+
+/* The QuantizeLinear after the Conv, through at most one saturating activation. */
+static bool match_output(const npu_graph *g, const npu_consumers *c, qdq_conv *m)
+{
+  int32_t next = only_reader(g, c, g->nodes[m->conv].outputs[0]);
+  m->activation = -1;
+  if (op_is(g, next, "Relu") || op_is(g, next, "Clip")) {
+    m->activation = next;
+    next = g->nodes[next].output_count == 1 ? only_reader(g, c, g->nodes[next].outputs[0]) : -1;
+  }
+  if (!op_is(g, next, "QuantizeLinear") || !read_params(g, next, 1, &m->y))
+    return false;
+  m->quantize = next;
+  return m->activation < 0 ||
+         activation_is_saturation(g, &g->nodes[m->activation], &m->y);
+}
+
+static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_conv *m)
+{
+  const npu_graph_node *n = &g->nodes[conv];
+  if (!op_is(g, conv, "Conv") || n->input_count < 2 || n->output_count != 1 ||
+      n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0)
+    return false;
+  m->conv = conv;
+  m->x_dequantize = g->tensors[n->inputs[0]].producer;
+  m->w_dequantize = g->tensors[n->inputs[1]].producer;
+  if (!op_is(g, m->x_dequantize, "DequantizeLinear") ||
+      !op_is(g, m->w_dequantize, "DequantizeLinear") ||
+      !read_params(g, m->x_dequantize, 1, &m->x) || !read_params(g, m->w_dequantize, 0, &m->w))
+    return false;
+  const npu_graph_tensor *w = &g->tensors[g->nodes[m->w_dequantize].inputs[0]];
+  if (!constant(g, g->nodes[m->w_dequantize].inputs[0], m->w.zero_type, 0, NULL) ||
+      w->rank < 3 || w->dims[0] <= 0)
+    return false;
+  m->out_channels = w->dims[0];
+  /* The bias: none, float constants, or dequantised int32 constants. */
+  int32_t bias = n->input_count > 2 ? n->inputs[2] : -1;
+  m->bias_dequantize = bias >= 0 ? g->tensors[bias].producer : -1;
+  if (bias >= 0 && !constant(g, bias, NPU_DTYPE_FLOAT32, (size_t)m->out_channels, NULL)) {
+    if (!op_is(g, m->bias_dequantize, "DequantizeLinear"))
+      return false;
+    const npu_graph_node *d = &g->nodes[m->bias_dequantize];
+    if (d->input_count < 2 || !constant(g, d->inputs[0], NPU_DTYPE_INT32, (size_t)m->out_channels, NULL) ||
+        (!constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, 1, NULL) &&
+         !constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, (size_t)m->out_channels, NULL)) ||
+        (d->input_count > 2 && d->inputs[2] >= 0 && !all_zero(g, d->inputs[2])))
+      return false;
+  }
+  return match_output(g, c, m);
+}
+
+/* Bias value m as a float: a constant, or an int32 one dequantised. */
+static float bias_value(const npu_graph *g, const qdq_conv *m, size_t channel)
+{
+  int32_t bias = g->nodes[m->conv].inputs[2];
+  if (m->bias_dequantize < 0 || g->tensors[bias].constant)
+    return ((const float *)g->tensors[bias].data)[channel];
+  const npu_graph_node *d = &g->nodes[m->bias_dequantize];
+  int32_t q = ((const int32_t *)g->tensors[d->inputs[0]].data)[channel];
+  const npu_graph_tensor *scales = &g->tensors[d->inputs[1]];
+  bool per_channel = scales->data_size > sizeof(float);
+  return (float)q * ((const float *)scales->data)[per_channel ? channel : 0];
+}
+
+/* The int32 bias at scale x_scale * w_scale[m] (as ONNX Runtime's
+ * quantiser makes it); -1 where a value does not fit, -2 out of memory. */
+static int32_t quantised_bias(npu_graph *g, const qdq_conv *m)
+{
+  size_t channels = (size_t)m->out_channels;
+  int32_t *values = malloc(channels * sizeof *values);
+  if (!values || !npu_graph_own(g, values)) {
+    free(values);
+    return -2;
+  }
+  for (size_t i = 0; i < channels; i++) {
+    double scale = (double)m->x.scales[0] * m->w.scales[m->w.count > 1 ? i : 0];
+    double q = nearbyint((double)bias_value(g, m, i) / scale);
+    if (!(q >= INT32_MIN && q <= INT32_MAX))
+      return -1;
+    values[i] = (int32_t)q;
+  }
+  int64_t dims[1] = {m->out_channels};
+  int32_t tensor = npu_graph_add_constant(g, "qdq_bias", NPU_DTYPE_INT32, values, dims, 1);
+  return tensor < 0 ? -2 : tensor;
+}
+
+/* The Conv becomes a QLinearConv writing the QuantizeLinear's output; the
+ * QuantizeLinear and the activation are folded. */
+static npu_status rewrite(npu_graph *g, const qdq_conv *m)
+{
+  int32_t bias = -1;
+  if (g->nodes[m->conv].input_count > 2 && g->nodes[m->conv].inputs[2] >= 0) {
+    bias = quantised_bias(g, m);
+    if (bias == -1)
+      return NPU_OK; /* the Conv stays in float */
+  }
+  Onnx__NodeProto *proto = malloc(sizeof *proto);
+  int32_t *inputs = bias == -2 ? NULL : malloc(9 * sizeof *inputs);
+  if (!proto || !inputs || !npu_graph_own(g, proto)) {
+    free(proto);
+    free(inputs);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Conv");
+  }
+  npu_graph_node *n = &g->nodes[m->conv];
+  const npu_graph_node *x = &g->nodes[m->x_dequantize], *w = &g->nodes[m->w_dequantize];
+  const npu_graph_node *q = &g->nodes[m->quantize];
+  /* Conv's attributes are QLinearConv's (kernel_shape, pads, strides...). */
+  *proto = *n->proto;
+  proto->op_type = "QLinearConv";
+  int32_t order[9] = {x->inputs[0], x->inputs[1], x->inputs[2], w->inputs[0], w->inputs[1],
+                      w->inputs[2], q->inputs[1], q->inputs[2], bias};
+  memcpy(inputs, order, sizeof order);
+  free(n->inputs);
+  n->inputs = inputs;
+  n->input_count = bias >= 0 ? 9 : 8;
+  n->proto = proto;
+  n->schema = npu_op_schema_find(NULL, "QLinearConv");
+  g->tensors[n->outputs[0]].producer = -1;
+  n->outputs[0] = q->outputs[0];
+  g->tensors[q->outputs[0]].producer = m->conv;
+  g->nodes[m->quantize].folded = true;
+  if (m->activation >= 0)
+    g->nodes[m->activation].folded = true;
+  return NPU_OK;
+}
+
+/* Whether a node that is not folded reads `tensor`. */
+static bool read_by_running_node(const npu_graph *g, const npu_consumers *c, int32_t tensor)
+{
+  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++)
+    if (!g->nodes[c->nodes[k]].folded)
+      return true;
+  return false;
+}
+
+/* DequantizeLinear nodes whose outputs only rewritten Convs read are folded. */
+static npu_status fold_unread_dequantize(npu_graph *g)
+{
+  npu_consumers c;
+  npu_status status = npu_consumers_build(g, &c);
+  for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
+    const npu_graph_node *n = &g->nodes[i];
+    if (op_is(g, (int32_t)i, "DequantizeLinear") && n->output_count == 1 && n->outputs[0] >= 0 &&
+        !is_output(g, n->outputs[0]) && !read_by_running_node(g, &c, n->outputs[0]))
+      g->nodes[i].folded = true;
+  }
+  npu_consumers_clear(&c);
+  return status;
+}
+
+npu_status npu_graph_rewrite_qdq(npu_graph *g)
+{
+  if (!npu_op_schema_find(NULL, "QLinearConv"))
+    return NPU_OK;
+  npu_consumers c;
+  npu_status status = npu_consumers_build(g, &c);
+  size_t rewritten = 0;
+  /* (A rewrite changes only the readers of the Conv's own inputs and of
+   * the tensors it folds away, which no other match looks at.) */
+  for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
+    qdq_conv m;
+    if (match(g, &c, (int32_t)i, &m)) {
+      status = rewrite(g, &m);
+      rewritten += g->nodes[m.quantize].folded; /* (not where the bias does not fit) */
+    }
+  }
+  npu_consumers_clear(&c);
+  if (status == NPU_OK && rewritten)
+    status = fold_unread_dequantize(g);
+  return status;
+}
