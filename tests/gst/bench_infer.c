@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     g_string_append_printf(description,
                            " appsrc name=a%u format=time block=true max-buffers=4 "
                            "caps=video/x-raw,format=NV12,width=%d,height=%d,framerate=30/1 ! "
-                           "infer.sink_%u infer.src_%u ! fakesink sync=false",
+                           "infer.sink_%u infer.src_%u ! fakesink sync=false async=false",
                            s, WIDTH, HEIGHT, s, s);
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch(description->str, &error);
@@ -176,7 +176,8 @@ int main(int argc, char **argv)
   gst_element_set_state(pipeline, GST_STATE_NULL);
   for (guint s = 0; s < streams; s++)
     g_thread_join(pushers[s]);
-  printf("inferences/s %.1f\n", streams * frames / ((end - start) / 1e6));
+  if (rc == 0)
+    printf("inferences/s %.1f\n", streams * frames / ((end - start) / 1e6));
   for (guint s = 0; s < streams; s++) {
     Stream *stream = &all[s];
     g_array_sort(stream->latencies, compare_latency);
