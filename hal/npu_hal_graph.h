@@ -69,8 +69,9 @@ typedef enum npu_hal_activation_kind {
   NPU_HAL_ACTIVATION_SWISH,        /* x * sigmoid(x) */
   NPU_HAL_ACTIVATION_TANH,
   NPU_HAL_ACTIVATION_LINEAR,       /* alpha x + beta */
-  NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input] (same shape and layout as x:
-                                      a residual connection) */
+  NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input]: same shape and layout as x
+                                      (a residual connection), or plain with x's last
+                                      axis only, all others 1 (a bias, as after MatMul) */
 } npu_hal_activation_kind;
 
 typedef struct npu_hal_activation {

@@ -123,8 +123,7 @@ static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tenso
   *addend = -1;
   if (op_is(n, "Add") && n->input_count == 2 && n->inputs[0] != n->inputs[1]) {
     int32_t other = n->inputs[n->inputs[0] == tensor ? 1 : 0];
-    if (other >= 0 && !m->env->constant_value(m->env->data, other) &&
-        m->env->addend_ready(m->env->data, other, tensor)) {
+    if (other >= 0 && m->env->addend_ready(m->env->data, other, tensor)) {
       *a = (npu_hal_activation){NPU_HAL_ACTIVATION_ADD, 0, 0, 0};
       *addend = other;
       return n->output_count >= 1 && n->outputs[0] >= 0;

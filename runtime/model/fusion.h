@@ -20,8 +20,9 @@ void npu_consumers_clear(npu_consumers *consumers);
 typedef struct npu_fusion_env {
   /* The host value of a constant tensor, NULL when not a constant. */
   const void *(*constant_value)(void *data, int32_t tensor);
-  /* Whether `tensor` is computed at run time before the kernel being fused
-   * runs (so a fused Add can read it) with the shape and layout of `like`. */
+  /* Whether a fused Add can read `tensor`: computed at run time before the
+   * kernel being fused runs, with the shape and layout of `like`; or a
+   * constant bias along `like`'s last axis. */
   bool (*addend_ready)(void *data, int32_t tensor, int32_t like);
   void *data;
 } npu_fusion_env;

@@ -306,13 +306,26 @@ static const void *constant_value(void *data, int32_t tensor)
   return ((shape_plan *)data)->tensors[tensor].value;
 }
 
+/* A constant of more than one value along `like`'s last axis, 1 on the others. */
+static bool is_bias(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *like)
+{
+  size_t count;
+  if (a->dtype != like->dtype || like->layout != NPU_HAL_LAYOUT_PLAIN || a->rank == 0 ||
+      like->rank == 0 || a->rank > like->rank || !npu_dims_elements(a->dims, a->rank, &count))
+    return false;
+  return count > 1 && (int64_t)count == a->dims[a->rank - 1] &&
+         a->dims[a->rank - 1] == like->dims[like->rank - 1];
+}
+
 /* Planning creates kernels in order: a tensor an earlier launch writes, or a
- * graph input, is there when this one runs. */
+ * graph input, is there when this one runs; constants always are. */
 static bool addend_ready(void *data, int32_t tensor, int32_t like)
 {
   const shape_plan *ctx = data;
   const npu_hal_tensor_desc *a = &ctx->tensors[tensor].desc, *b = &ctx->tensors[like].desc;
   tensor_location where = ctx->tensors[tensor].location;
+  if (where == LOC_CONSTANT)
+    return is_bias(a, b);
   return (where == LOC_ARENA || where == LOC_INPUT) &&
          ctx->tensors[tensor].on_host == ctx->creating_on_host && a->dtype == b->dtype &&
          a->rank == b->rank && a->layout == b->layout &&
@@ -989,9 +1002,12 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     ctx->addends[step].count = fusion.fused_input_count;
     memcpy(ctx->addends[step].tensors, fusion.fused_inputs,
            fusion.fused_input_count * sizeof fusion.fused_inputs[0]);
-    for (uint32_t i = 0; i < fusion.fused_input_count; i++)
-      if (ctx->tensors[fusion.fused_inputs[i]].last_step < step)
-        ctx->tensors[fusion.fused_inputs[i]].last_step = step;
+    for (uint32_t i = 0; i < fusion.fused_input_count; i++) {
+      ctx_tensor *addend = &ctx->tensors[fusion.fused_inputs[i]];
+      if (addend->last_step < step)
+        addend->last_step = step;
+      addend->used_on_device |= addend->location == LOC_CONSTANT && !on_host;
+    }
     uint32_t packed = backend->graph->kernel_packed_inputs
                           ? backend->graph->kernel_packed_inputs(kernel)
                           : 0;

@@ -444,3 +444,30 @@ def shared_weights_case(name):
 
 
 shared_weights_case("packed_weights_shared_only_when_equal")
+
+
+def matmul_bias_case(name, x_shape, bias_shape, residual):
+    """MatMul by constant weights, a constant bias Add along the last axis
+    (fused into the product), then Relu and, with `residual`, an Add of the
+    input's own projection: the batches of A fold into the product's rows."""
+    k, n = x_shape[-1], 12
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = (rng.standard_normal((k, n)) * 0.3).astype(np.float32)
+    bias = rng.standard_normal(bias_shape).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["product"]),
+             helper.make_node("Add", ["product", "bias"], ["biased"]),
+             helper.make_node("Relu", ["biased"], ["y" if not residual else "activated"])]
+    value = np.maximum(x.astype(np.float64) @ w + bias, 0)
+    if residual:
+        w2 = (rng.standard_normal((k, n)) * 0.3).astype(np.float32)
+        inits.append(numpy_helper.from_array(w2, "w2"))
+        nodes = [helper.make_node("MatMul", ["x", "w2"], ["skip"])] + nodes
+        nodes.append(helper.make_node("Add", ["activated", "skip"], ["y"]))
+        value = value + x.astype(np.float64) @ w2
+    write_case(name, nodes, inits, x, value)
+
+
+matmul_bias_case("fuse_matmul_bias_relu", (6, 8), (12,), False)
+matmul_bias_case("fuse_matmul_batches_bias_relu", (5, 1, 8), (1, 12), False)
+matmul_bias_case("fuse_matmul_batches_bias_relu_residual", (2, 5, 8), (1, 1, 12), True)

@@ -152,10 +152,10 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
   return false;
 }
 
-/* A binary post-op adding fused input `a->input` (a residual connection):
- * its memory is bound to that launch input at each run. `view` (or NULL)
- * is the destination's shape as the primitive sees it, when it regroups the
- * output's axes; the addend then has the output's shape, plain. */
+/* A binary post-op adding fused input `a->input`, a residual connection or a
+ * bias (see NPU_HAL_ACTIVATION_ADD): its memory is bound to that launch
+ * input at each run. `view` (or NULL) is the destination's shape as the
+ * primitive sees it, when it regroups the output's axes. */
 static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
                           const npu_hal_activation *a, const dnnl_memory_desc_t *view,
                           cpu_dnnl_params *p)
@@ -163,22 +163,24 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
   static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde};
   if (a->input >= op->fused_input_count || p->addend_count >= NPU_HAL_MAX_ACTIVATIONS)
     return false;
-  const npu_hal_tensor_desc *t = &op->fused_inputs[a->input];
-  if (t->dtype != NPU_DTYPE_FLOAT32 || t->rank < 1 || t->rank > 5 ||
-      (t->layout != NPU_HAL_LAYOUT_PLAIN && t->rank < 3))
+  const npu_hal_tensor_desc *t = &op->fused_inputs[a->input], *y = &op->outputs[0];
+  bool bias = cpu_tensor_elements(t) != cpu_tensor_elements(y);
+  int rank = view ? view->ndims : (int)y->rank;
+  if (t->dtype != NPU_DTYPE_FLOAT32 || t->rank < 1 || rank > 5 ||
+      (t->layout != NPU_HAL_LAYOUT_PLAIN && (t->rank < 3 || bias || view)) ||
+      (bias && (y->layout != NPU_HAL_LAYOUT_PLAIN ||
+                (int64_t)cpu_tensor_elements(t) != y->dims[y->rank - 1])))
     return false;
-  int rank = view ? view->ndims : (int)t->rank;
-  dnnl_dims_t dims;
+  dnnl_dims_t dims; /* a bias: 1 on every axis but the last */
   for (int d = 0; d < rank; d++)
-    dims[d] = view ? view->dims[d] : t->dims[d];
+    dims[d] = bias ? (d == rank - 1 ? y->dims[y->rank - 1] : 1)
+                   : view ? view->dims[d] : t->dims[d];
   dnnl_memory_desc_t md;
   dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1]
                                                            : layout_tags[t->layout][t->rank - 3];
   int index = dnnl_post_ops_len(post_ops);
   uint32_t n = p->addend_count;
-  if ((view && (t->layout != NPU_HAL_LAYOUT_PLAIN ||
-                cpu_tensor_elements(t) != cpu_tensor_elements(&op->outputs[0]))) ||
-      dnnl_memory_desc_init_by_tag(&md, rank, dims, dnnl_f32, tag) != dnnl_success ||
+  if (dnnl_memory_desc_init_by_tag(&md, rank, dims, dnnl_f32, tag) != dnnl_success ||
       dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &md) != dnnl_success ||
       dnnl_memory_create(&p->addends[n], &md, engine, DNNL_MEMORY_NONE) != dnnl_success)
     return false;
