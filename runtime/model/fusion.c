@@ -173,6 +173,30 @@ static bool only_reader(const matcher *m, int32_t tensor, uint32_t *node)
 
 /* x * g(x) where x has two readers: Swish (g = Sigmoid) and HardSwish, as
  * x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or x * HardSigmoid(x, 1/6, 1/2). */
+/* GELU's gate as exporters write it: Erf(x / sqrt 2) + 1 (or x * 1/sqrt 2),
+ * appended to `chain` after `gate` (chain[0]); *cur becomes the sum. */
+static bool erf_gate(const matcher *m, const npu_graph_node *gate, int32_t x, uint32_t *chain,
+                     uint32_t *length, int32_t *cur)
+{
+  float value;
+  bool first;
+  uint32_t erf, add;
+  bool scales = (op_is(gate, "Div") && scalar_operand(m, gate, x, &value, &first) && first &&
+                 fabsf(value - 1.41421356f) < 1e-6f) ||
+                (op_is(gate, "Mul") && scalar_operand(m, gate, x, &value, &first) &&
+                 fabsf(value - 0.70710678f) < 1e-7f);
+  if (!scales || !only_reader(m, gate->outputs[0], &erf) || !op_is(&m->g->nodes[erf], "Erf"))
+    return false;
+  int32_t erf_out = m->g->nodes[erf].outputs[0];
+  if (!only_reader(m, erf_out, &add) || !op_is(&m->g->nodes[add], "Add") ||
+      !scalar_operand(m, &m->g->nodes[add], erf_out, &value, &first) || value != 1)
+    return false;
+  chain[(*length)++] = erf;
+  chain[(*length)++] = add;
+  *cur = m->g->nodes[add].outputs[0];
+  return true;
+}
+
 static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint32_t *nodes,
                        uint32_t *node_count, int32_t *out)
 {
@@ -183,7 +207,7 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
     const npu_graph_node *gn = &m->g->nodes[gate], *pn = &m->g->nodes[product];
     if (!op_is(pn, "Mul") || pn->input_count != 2)
       continue;
-    uint32_t chain[3], length = 0, next;
+    uint32_t chain[4], length = 0, next;
     int32_t cur = gn->outputs[0];
     float value, low, high;
     bool first;
@@ -195,6 +219,8 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
                fabsf(float_attribute(gn, "alpha", 0.2f) - 1.0f / 6) < 1e-6f &&
                fabsf(float_attribute(gn, "beta", 0.5f) - 0.5f) < 1e-6f) {
       kind = NPU_HAL_ACTIVATION_HARD_SWISH;
+    } else if (erf_gate(m, gn, x, chain, &length, &cur)) {
+      kind = NPU_HAL_ACTIVATION_GELU; /* once halved, below */
     } else if (op_is(gn, "Add") && scalar_operand(m, gn, x, &value, &first) && value == 3 &&
                only_reader(m, cur, &next) && op_is(&m->g->nodes[next], "Clip") &&
                clip_bounds(m, &m->g->nodes[next], &low, &high) && low == 0 && high == 6) {
@@ -210,15 +236,16 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       continue;
     chain[length++] = product;
     cur = pn->outputs[0];
-    if (length == 3) { /* the Clip form still needs its / 6 */
+    if (length > 2) { /* the Clip form still needs its / 6, GELU's its / 2 */
+      float divisor = kind == NPU_HAL_ACTIVATION_GELU ? 2.0f : 6.0f;
       uint32_t scale;
       if (!only_reader(m, cur, &scale))
         continue;
       const npu_graph_node *sn = &m->g->nodes[scale];
       bool divides = op_is(sn, "Div") && scalar_operand(m, sn, cur, &value, &first) && first &&
-                     value == 6;
+                     value == divisor;
       bool multiplies = op_is(sn, "Mul") && scalar_operand(m, sn, cur, &value, &first) &&
-                        fabsf(value - 1.0f / 6) < 1e-7f;
+                        fabsf(value - 1.0f / divisor) < 1e-7f;
       if (!divides && !multiplies)
         continue;
       nodes[length] = scale;
@@ -243,7 +270,7 @@ void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
   int32_t cur = g->nodes[node].outputs[0];
   f->output = cur;
   while (f->count < NPU_HAL_MAX_ACTIVATIONS && cur >= 0) {
-    uint32_t next, nodes[4], node_count = 0;
+    uint32_t next, nodes[5], node_count = 0;
     npu_hal_activation a;
     int32_t out, addend = -1;
     if (only_reader(&m, cur, &next) && single_step(&m, &g->nodes[next], cur, &a, &addend)) {

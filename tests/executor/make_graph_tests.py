@@ -6,6 +6,7 @@ of elementwise nodes fused into convolutions (activations, scalar affine
 steps, the expanded HardSwish and Swish patterns exporters emit), and
 layouts planned across residual, squeeze-excitation, Split and Concat.
 Expected outputs come from a float64 numpy reference of the unfused graph."""
+import math
 import os
 import sys
 import warnings
@@ -74,6 +75,14 @@ STEPS = {
         helper.make_node("Mul", [t, o + "_c"], [o + "_m"]),
         helper.make_node("Div", [o + "_m", "six"], [o])],
         lambda v: v * np.clip(v + 3, 0, 6) / 6),
+    # x * (1 + Erf(x / sqrt 2)) * 0.5, as PyTorch exports GELU
+    "gelu_expanded": (lambda t, o: [
+        helper.make_node("Div", [t, "sqrt2"], [o + "_d"]),
+        helper.make_node("Erf", [o + "_d"], [o + "_e"]),
+        helper.make_node("Add", [o + "_e", "one"], [o + "_a"]),
+        helper.make_node("Mul", [t, o + "_a"], [o + "_m"]),
+        helper.make_node("Mul", [o + "_m", "half"], [o])],
+        lambda v: v * (1 + np.vectorize(math.erf)(v / math.sqrt(2))) * 0.5),
     "swish_expanded": (lambda t, o: [
         helper.make_node("Sigmoid", [t], [o + "_s"]),
         helper.make_node("Mul", [o + "_s", t], [o])],
@@ -82,6 +91,7 @@ STEPS = {
 
 K_CHANNEL = np.linspace(-1.5, 2.0, CHANNELS).astype(np.float32)
 CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0,
+             "sqrt2": math.sqrt(2), "one": 1.0, "half": 0.5,
              "k_channel": K_CHANNEL.reshape(-1, 1, 1)}
 
 
@@ -153,6 +163,7 @@ conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish
           group=CHANNELS)
 conv_case("fuse_conv_bn_swish_expanded", ["swish_expanded"], batch_norm=True)
 conv_case("fuse_conv_sigmoid_hardswish", ["sigmoid", "hardswish"])
+conv_case("fuse_conv_gelu_expanded", ["gelu_expanded"])
 
 
 def network_case(name):
@@ -471,3 +482,21 @@ def matmul_bias_case(name, x_shape, bias_shape, residual):
 matmul_bias_case("fuse_matmul_bias_relu", (6, 8), (12,), False)
 matmul_bias_case("fuse_matmul_batches_bias_relu", (5, 1, 8), (1, 12), False)
 matmul_bias_case("fuse_matmul_batches_bias_relu_residual", (2, 5, 8), (1, 1, 12), True)
+
+
+def matmul_gelu_case(name):
+    """A transformer's MLP: MatMul, bias, GELU as exported (Div, Erf, Add,
+    Mul, Mul), one launch."""
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 12)) * 0.3).astype(np.float32)
+    bias = rng.standard_normal(12).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k)
+              for k, v in (("sqrt2", math.sqrt(2)), ("one", 1.0), ("half", 0.5))]
+    make, reference = STEPS["gelu_expanded"]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["product"]),
+             helper.make_node("Add", ["product", "bias"], ["biased"])] + make("biased", "y")
+    write_case(name, nodes, inits, x, reference(x.astype(np.float64) @ w + bias))
+
+
+matmul_gelu_case("fuse_matmul_bias_gelu_expanded")
