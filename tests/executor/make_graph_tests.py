@@ -500,3 +500,23 @@ def matmul_gelu_case(name):
 
 
 matmul_gelu_case("fuse_matmul_bias_gelu_expanded")
+
+
+def transpose_case(name, shape, perm, dtype=np.float32):
+    """A Transpose moving the innermost axis (copied in tiles, several per
+    axis and partial ones at the ends), then a Slice reversing the new last
+    axis with a step of -2 and halving the first."""
+    x = rng.standard_normal(shape).astype(dtype)
+    moved = np.transpose(x, perm)
+    nodes = [helper.make_node("Transpose", ["x"], ["moved"], perm=list(perm)),
+             helper.make_node("Slice", ["moved", "starts", "ends", "axes", "steps"], ["y"])]
+    starts, ends, axes, steps = [-1, 0], [-(1 << 62), moved.shape[0] // 2 + 1], [-1, 0], [-2, 1]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), k)
+             for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))]
+    value = moved[:moved.shape[0] // 2 + 1, ..., ::-2]
+    write_case(name, nodes, inits, x, value)
+
+
+transpose_case("transpose_channels_last_to_first_tiles", (2, 37, 19, 21), (0, 3, 1, 2))
+transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2, 3, 1))
+transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))

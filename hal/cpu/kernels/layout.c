@@ -51,65 +51,141 @@ static npu_status create_dropout(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- Transpose ------------------------------------------------------------------ */
+/* ---- strided copies: Transpose and Slice ------------------------------------------ */
 
-/* The trailing output axes that are also contiguous, in the same order, in
- * the input are copied as one run (a whole row when the last axis stays
- * last); the other axes are walked as an odometer. */
-typedef struct transpose_params {
-  uint32_t rank;                           /* the odometer's axes */
-  int64_t out_dims[NPU_MAX_RANK];
-  int64_t in_strides_by_out[NPU_MAX_RANK]; /* input stride of each output axis */
-  size_t run_bytes;                        /* copied at each step */
-} transpose_params;
+/* The output is contiguous; each of its axes reads the input at a stride.
+ * The trailing output axes that are contiguous in the input too are copied
+ * as one run; the others are walked as an odometer. When that leaves runs
+ * of one element while another axis is contiguous in the input (a
+ * transpose of the innermost axis, NHWC <-> NCHW), the two axes are copied
+ * in square tiles, so that both sides stay in cache lines. */
+typedef struct strided_copy {
+  uint32_t rank;                 /* the walked axes, outermost first */
+  int64_t dims[NPU_MAX_RANK];
+  int64_t strides[NPU_MAX_RANK]; /* input elements from one index to the next */
+  int64_t first;                 /* the first input element read */
+  size_t esize, run_bytes;
+  int32_t tile_axis;             /* >= 0: tiled with the last walked axis */
+} strided_copy;
 
-static void run_transpose(const npu_hal_kernel *k, void *const *in, void *const *out)
+enum { TILE = 16 };
+
+/* The run: trailing axes whose input strides continue it (a Slice's partial
+ * axis ends it, the axes outside no longer being contiguous); then whether
+ * to tile. `whole[d]`: axis d is read entirely. */
+static void plan_strided_copy(strided_copy *c, const bool *whole)
 {
-  const transpose_params *p = k->params;
-  size_t element = element_size(&k->outputs[0]);
-  size_t bytes = cpu_tensor_elements(&k->outputs[0]) * element;
+  size_t run = 1;
+  while (c->rank > 0 && c->strides[c->rank - 1] == (int64_t)run) {
+    uint32_t d = --c->rank;
+    run *= (size_t)c->dims[d];
+    if (!whole[d])
+      break;
+  }
+  c->run_bytes = run * c->esize;
+  c->tile_axis = -1;
+  for (uint32_t d = 0; run == 1 && d + 1 < c->rank; d++)
+    if (c->strides[d] == 1 && c->dims[d] > 1)
+      c->tile_axis = (int32_t)d;
+}
+
+static void copy_element(uint8_t *to, const uint8_t *from, size_t esize)
+{
+  switch (esize) {
+  case 4: memcpy(to, from, 4); break; /* (fixed sizes: single moves) */
+  case 8: memcpy(to, from, 8); break;
+  case 2: memcpy(to, from, 2); break;
+  case 1: *to = *from; break;
+  default: memcpy(to, from, esize); break;
+  }
+}
+
+/* Axes `a` (input stride 1) and the last, at input offset src and output
+ * offset dst, in TILE x TILE blocks. */
+static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, int64_t src,
+                       int64_t dst, int64_t out_stride_a)
+{
+  uint32_t a = (uint32_t)c->tile_axis, last = c->rank - 1;
+  int64_t rows = c->dims[a], cols = c->dims[last], col_stride = c->strides[last];
+  size_t e = c->esize;
+  for (int64_t r0 = 0; r0 < rows; r0 += TILE)
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
+      int64_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+      for (int64_t r = r0; r < r1; r++)
+        for (int64_t q = c0; q < c1; q++)
+          copy_element(to + (size_t)(dst + r * out_stride_a + q) * e,
+                       from + (size_t)(src + r + q * col_stride) * e, e);
+    }
+}
+
+static void run_strided_copy(const strided_copy *c, const void *in, void *out, size_t bytes)
+{
   if (bytes == 0)
-    return; /* (an empty axis: no run to copy) */
-  size_t steps = bytes / p->run_bytes;
+    return; /* (an empty axis: nothing to copy) */
+  const uint8_t *from = in;
+  uint8_t *to = out;
+  int64_t out_strides[NPU_MAX_RANK], step = (int64_t)(c->run_bytes / c->esize);
+  for (uint32_t d = c->rank; d-- > 0;) {
+    out_strides[d] = step;
+    step *= c->dims[d];
+  }
+  /* The odometer skips the tiled axes; each of its positions is one run, or
+   * one pair of tiled axes. */
+  bool tiled = c->tile_axis >= 0;
+  int64_t positions = (int64_t)(bytes / c->run_bytes);
+  if (tiled)
+    positions /= c->dims[c->tile_axis] * c->dims[c->rank - 1];
   int64_t idx[NPU_MAX_RANK] = {0};
-  int64_t src = 0;
-  const uint8_t *from = in[0];
-  uint8_t *to = out[0];
-  for (size_t i = 0; i < steps; i++) {
-    memcpy(to + i * p->run_bytes, from + (size_t)src * element, p->run_bytes);
-    for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer increment */
-      src += p->in_strides_by_out[d];
-      if (++idx[d] < p->out_dims[d])
+  int64_t src = c->first, dst = 0;
+  uint32_t walked = tiled ? c->rank - 1 : c->rank;
+  for (int64_t i = 0; i < positions; i++) {
+    if (tiled)
+      copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis]);
+    else
+      memcpy(to + (size_t)dst * c->esize, from + (size_t)src * c->esize, c->run_bytes);
+    for (int d = (int)walked - 1; d >= 0; d--) { /* odometer increment */
+      if (d == c->tile_axis)
+        continue;
+      src += c->strides[d];
+      dst += out_strides[d];
+      if (++idx[d] < c->dims[d])
         break;
-      src -= p->in_strides_by_out[d] * p->out_dims[d];
+      src -= c->strides[d] * c->dims[d];
+      dst -= out_strides[d] * c->dims[d];
       idx[d] = 0;
     }
   }
 }
 
+static void run_transpose(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const strided_copy *c = k->params;
+  run_strided_copy(c, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * c->esize);
+}
+
 static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  transpose_params *p = calloc(1, sizeof *p);
-  if (!p)
+  strided_copy *c = calloc(1, sizeof *c);
+  if (!c)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  k->params = p;
+  k->params = c;
   const npu_hal_tensor_desc *in = &op->inputs[0];
-  p->rank = in->rank;
+  c->rank = in->rank;
+  c->esize = element_size(in);
   int64_t strides[NPU_MAX_RANK];
   cpu_strides(in, strides);
   const int64_t *perm;
   size_t n = op->attributes.get_ints(op->attributes.node, "perm", &perm);
-  for (uint32_t d = 0; d < p->rank; d++) {
-    int64_t axis = n == p->rank ? perm[d] : (int64_t)(p->rank - 1 - d);
-    if (axis < 0 || axis >= (int64_t)p->rank)
+  bool whole[NPU_MAX_RANK];
+  for (uint32_t d = 0; d < c->rank; d++) {
+    int64_t axis = n == c->rank ? perm[d] : (int64_t)(c->rank - 1 - d);
+    if (axis < 0 || axis >= (int64_t)c->rank)
       return cpu_unsupported(op, "perm out of range");
-    p->out_dims[d] = in->dims[axis];
-    p->in_strides_by_out[d] = strides[axis];
+    c->dims[d] = in->dims[axis];
+    c->strides[d] = strides[axis];
+    whole[d] = true;
   }
-  size_t run = 1;
-  while (p->rank > 0 && p->in_strides_by_out[p->rank - 1] == (int64_t)run)
-    run *= (size_t)p->out_dims[--p->rank];
-  p->run_bytes = run * element_size(in);
+  plan_strided_copy(c, whole);
   k->run = run_transpose;
   return NPU_OK;
 }
@@ -222,59 +298,16 @@ static npu_status create_split(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- Slice (steps of any sign) ------------------------------------------------------ */
 
-/* Like Transpose: the trailing axes that stay contiguous (step 1, and whole
- * axes inside the first partial one) are copied as one run; the other axes
- * are walked as an odometer of input strides. */
+/* A strided copy: per axis a start, a step of any sign and a count. */
 typedef struct slice_params {
-  uint32_t rank;
-  int64_t out_dims[NPU_MAX_RANK];
+  strided_copy copy;
   int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK];
-  int64_t in_strides[NPU_MAX_RANK];
-  size_t esize;
-  uint32_t walk_rank;        /* the odometer's axes, outermost first */
-  int64_t first;             /* the first element read */
-  size_t run_bytes;          /* copied at each step */
 } slice_params;
 
 static void run_slice(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const slice_params *p = k->params;
-  size_t bytes = cpu_tensor_elements(&k->outputs[0]) * p->esize;
-  if (bytes == 0)
-    return;
-  size_t steps = bytes / p->run_bytes;
-  int64_t idx[NPU_MAX_RANK] = {0};
-  int64_t src = p->first;
-  const uint8_t *from = in[0];
-  uint8_t *to = out[0];
-  for (size_t i = 0; i < steps; i++) {
-    memcpy(to + i * p->run_bytes, from + (size_t)src * p->esize, p->run_bytes);
-    for (int d = (int)p->walk_rank - 1; d >= 0; d--) { /* odometer increment */
-      int64_t stride = p->step[d] * p->in_strides[d];
-      src += stride;
-      if (++idx[d] < p->out_dims[d])
-        break;
-      src -= stride * p->out_dims[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-/* The trailing contiguous run and the first element, once the slice is known. */
-static void plan_slice_walk(slice_params *p, const npu_hal_tensor_desc *in)
-{
-  p->first = 0;
-  for (uint32_t d = 0; d < p->rank; d++)
-    p->first += p->start[d] * p->in_strides[d];
-  size_t run = 1;
-  p->walk_rank = p->rank;
-  while (p->walk_rank > 0 && p->step[p->walk_rank - 1] == 1) {
-    uint32_t d = --p->walk_rank;
-    run *= (size_t)p->out_dims[d];
-    if (p->out_dims[d] != in->dims[d])
-      break; /* a part of this axis: the axes outside it are no longer contiguous */
-  }
-  p->run_bytes = run * p->esize;
+  run_strided_copy(&p->copy, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * p->copy.esize);
 }
 
 /* Reads int64 or int32 index values. */
@@ -295,13 +328,15 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   const npu_hal_tensor_desc *in = &op->inputs[0];
-  p->rank = in->rank;
-  p->esize = element_size(in);
-  cpu_strides(in, p->in_strides);
-  for (uint32_t d = 0; d < p->rank; d++) {
+  strided_copy *c = &p->copy;
+  c->rank = in->rank;
+  c->esize = element_size(in);
+  int64_t in_strides[NPU_MAX_RANK];
+  cpu_strides(in, in_strides);
+  for (uint32_t d = 0; d < c->rank; d++) {
     p->start[d] = 0;
     p->step[d] = 1;
-    p->out_dims[d] = in->dims[d];
+    c->dims[d] = in->dims[d];
   }
   /* starts, ends, axes, steps: attributes before opset 10, constant inputs after. */
   const int64_t *attr_starts = NULL, *attr_ends = NULL, *attr_axes = NULL;
@@ -325,8 +360,8 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
   for (size_t i = 0; i < count; i++) {
     int64_t axis = attr_axes ? attr_axes[i] : axes ? index_value(&op->inputs[3], axes, i) : (int64_t)i;
     if (axis < 0)
-      axis += p->rank;
-    if (axis < 0 || axis >= (int64_t)p->rank)
+      axis += c->rank;
+    if (axis < 0 || axis >= (int64_t)c->rank)
       return cpu_unsupported(op, "axis out of range");
     int64_t dim = in->dims[axis];
     int64_t start = attr_starts ? attr_starts[i] : index_value(&op->inputs[1], starts, i);
@@ -347,12 +382,17 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
     }
     p->start[axis] = start;
     p->step[axis] = step;
-    p->out_dims[axis] = npu_strided_count(start, end, step);
+    c->dims[axis] = npu_strided_count(start, end, step);
   }
-  for (uint32_t d = 0; d < p->rank; d++)
-    if (p->out_dims[d] != op->outputs[0].dims[d])
+  bool whole[NPU_MAX_RANK];
+  for (uint32_t d = 0; d < c->rank; d++) {
+    if (c->dims[d] != op->outputs[0].dims[d])
       return cpu_unsupported(op, "output shape does not match the slice");
-  plan_slice_walk(p, in);
+    c->first += p->start[d] * in_strides[d];
+    c->strides[d] = p->step[d] * in_strides[d];
+    whole[d] = c->dims[d] == in->dims[d];
+  }
+  plan_strided_copy(c, whole);
   k->run = run_slice;
   return NPU_OK;
 }
