@@ -109,6 +109,23 @@ def write_case(name, nodes, inits, x, expected):
             f.write(numpy_helper.from_array(array).SerializeToString())
 
 
+def write_steps_case(name, nodes, inits, x, tensor, value, steps):
+    """Appends `steps` (STEPS names) after `tensor`, whose expected value is
+    `value`, the last one writing "y", with the constants they read."""
+    for i, step in enumerate(steps):
+        make, reference = STEPS[step]
+        out = "y" if i == len(steps) - 1 else f"s{i}"
+        nodes += make(tensor, out)
+        value = reference(value)
+        tensor = out
+    if not steps:
+        nodes[-1].output[0] = "y"
+    used = {i for n in nodes for i in n.input}
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k)
+              for k, v in CONSTANTS.items() if k in used]
+    write_case(name, nodes, inits, x, value)
+
+
 def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1):
     x = rng.standard_normal((2, CHANNELS, SIZE, SIZE)).astype(np.float32)
     w = (rng.standard_normal((CHANNELS, CHANNELS // group, 3, 3)) * 0.3).astype(np.float32)
@@ -134,18 +151,7 @@ def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1):
         value = ((value - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-3) *
                  gamma.reshape(shape) + beta.reshape(shape))
         tensor = "bn"
-    for i, step in enumerate(steps):
-        make, reference = STEPS[step]
-        out = "y" if i == len(steps) - 1 else f"s{i}"
-        nodes += make(tensor, out)
-        value = reference(value)
-        tensor = out
-    if not steps:
-        nodes[-1].output[0] = "y"
-    used = {i for n in nodes for i in n.input}
-    inits += [numpy_helper.from_array(np.array(v, np.float32), k)
-              for k, v in CONSTANTS.items() if k in used]
-    write_case(name, nodes, inits, x, value)
+    write_steps_case(name, nodes, inits, x, tensor, value, steps)
 
 
 conv_case("fold_conv_bn", [], batch_norm=True)
@@ -520,3 +526,23 @@ def transpose_case(name, shape, perm, dtype=np.float32):
 transpose_case("transpose_channels_last_to_first_tiles", (2, 37, 19, 21), (0, 3, 1, 2))
 transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2, 3, 1))
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
+
+
+def pointwise_case(name, steps):
+    """1x1 convolutions of one position (squeeze-and-excitation's), with
+    fused activations: the CPU backend's own small kernel runs them."""
+    x = rng.standard_normal((2, 24, 1, 1)).astype(np.float32)
+    w = (rng.standard_normal((16, 24, 1, 1)) * 0.5).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t0"])]
+    value = np.einsum("nc,mc->nm", x[:, :, 0, 0].astype(np.float64),
+                      w[:, :, 0, 0].astype(np.float64))[:, :, None, None] + b.reshape(1, -1, 1, 1)
+    write_steps_case(name, nodes, inits, x, "t0", value, steps)
+
+
+pointwise_case("pointwise_conv_swish_expanded", ["swish_expanded"])
+pointwise_case("pointwise_conv_hardswish_leaky", ["hardswish", "leaky"])
+pointwise_case("pointwise_conv_gelu_relu6", ["gelu_expanded", "relu6"])
+pointwise_case("pointwise_conv_tanh_mul_add", ["tanh", "mul", "add"])
+pointwise_case("pointwise_conv_sigmoid", ["sigmoid"])

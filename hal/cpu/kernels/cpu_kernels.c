@@ -47,6 +47,7 @@ npu_status cpu_unsupported(const npu_hal_op *op, const char *why)
 /* oneDNN first: where it takes an operator, it is the fast path. */
 static const cpu_kernel_entry *const tables[] = {
     cpu_deconv_patch_kernels, /* before oneDNN's ConvTranspose, for the cases it does badly */
+    cpu_pointwise_kernels,    /* before oneDNN's Conv, for products too small for it */
     cpu_dnnl_kernels,
     cpu_elementwise_kernels,
     cpu_layout_kernels,
@@ -185,10 +186,9 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   /* The first table whose kernel accepts this variant wins. */
   npu_status status = cpu_unsupported(op, "no CPU kernel");
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
-    if (op->activation_count && tables[t] != cpu_dnnl_kernels)
-      continue; /* only oneDNN's kernels take post-ops */
     for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++) {
-      if (strcmp(e->op_type, op->op_type) != 0 || !entry_takes_layouts(e, op))
+      if (strcmp(e->op_type, op->op_type) != 0 || !entry_takes_layouts(e, op) ||
+          (op->activation_count && !e->takes_activations))
         continue;
       npu_hal_kernel *kernel = calloc(1, sizeof *kernel);
       if (!kernel)

@@ -48,6 +48,7 @@ typedef struct cpu_kernel_entry {
   const char *op_type;
   cpu_kernel_create_fn create;
   cpu_layouts layouts;
+  bool takes_activations; /* fused activations (oneDNN's post-ops take them all) */
 } cpu_kernel_entry;
 
 /* Each operator file exports a NULL-terminated table. */
@@ -55,6 +56,7 @@ extern const cpu_kernel_entry cpu_elementwise_kernels[];
 extern const cpu_kernel_entry cpu_layout_kernels[];
 extern const cpu_kernel_entry cpu_nn_kernels[];
 extern const cpu_kernel_entry cpu_dnnl_kernels[];
+extern const cpu_kernel_entry cpu_pointwise_kernels[];
 extern const cpu_kernel_entry cpu_deconv_patch_kernels[];
 extern const cpu_kernel_entry cpu_reduce_kernels[];
 extern const cpu_kernel_entry cpu_resize_kernels[];

@@ -877,11 +877,11 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
-    {"Conv", create_conv, CPU_LAYOUTS_ANY},
-    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY},
-    {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN},
-    {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN},
-    {"MaxPool", create_pool, CPU_LAYOUTS_ANY},
-    {"AveragePool", create_pool, CPU_LAYOUTS_ANY},
+    {"Conv", create_conv, CPU_LAYOUTS_ANY, true},
+    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true},
+    {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN, true},
+    {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN, true},
+    {"MaxPool", create_pool, CPU_LAYOUTS_ANY, true},
+    {"AveragePool", create_pool, CPU_LAYOUTS_ANY, true},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };
