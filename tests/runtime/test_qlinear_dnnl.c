@@ -95,7 +95,8 @@ static float random_scale(float base)
 static void *describe(npu_hal_tensor_desc *d, npu_dtype dtype, uint32_t rank, const int64_t *dims)
 {
   *d = (npu_hal_tensor_desc){.dtype = dtype, .rank = rank};
-  memcpy(d->dims, dims, rank * sizeof *dims);
+  if (rank) /* (a scalar's dims may be NULL) */
+    memcpy(d->dims, dims, rank * sizeof *dims);
   return g_malloc0(cpu_tensor_elements(d) * npu_dtype_size(dtype));
 }
 
