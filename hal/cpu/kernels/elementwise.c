@@ -42,13 +42,10 @@ typedef struct unary_job {
   }                                                                                         \
   break
 
-static void unary_chunk(void *ctx, size_t index)
+NPU_VECTOR_CLONES
+static void unary_range(const unary_params *p, const float *restrict in, float *restrict out,
+                        size_t begin, size_t end)
 {
-  const unary_job *job = ctx;
-  const unary_params *p = job->p;
-  size_t begin = index * CHUNK, end = begin + CHUNK < p->count ? begin + CHUNK : p->count;
-  const float *restrict in = job->in;
-  float *restrict out = job->out;
   const float alpha = p->alpha, beta = p->beta;
   switch (p->kind) {
   case U_RELU: UNARY_LOOP(x > 0 ? x : 0);
@@ -77,6 +74,14 @@ static void unary_chunk(void *ctx, size_t index)
   case U_MISH: UNARY_LOOP(x * tanhf(x > 20.0f ? x : log1pf(expf(x))));
   case U_ROUND: UNARY_LOOP(rintf(x)); /* half to even, as ONNX rounds */
   }
+}
+
+static void unary_chunk(void *ctx, size_t index)
+{
+  const unary_job *job = ctx;
+  const unary_params *p = job->p;
+  size_t begin = index * CHUNK, end = begin + CHUNK < p->count ? begin + CHUNK : p->count;
+  unary_range(p, job->in, job->out, begin, end);
 }
 
 static void run_unary(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -261,6 +266,7 @@ static void cursor_next(const binary_params *p, row_cursor *c)
 }
 
 /* Output rows [first, last), columns [lo, hi). */
+NPU_VECTOR_CLONES
 static void binary_rows(const binary_job *job, int64_t first, int64_t last, int64_t lo,
                         int64_t hi)
 {

@@ -8,6 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Hot loops get an AVX2 build next to the baseline one, picked at load time
+ * (not under AddressSanitizer, whose runtime cannot resolve the clones). */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define NPU_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NPU_VECTOR_CLONES
+#endif
+
 /* e^x, within 2 ulp of expf over [-87.3, 88.7] (clamped outside): Cody-Waite
  * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
 static inline float cpu_expf(float x)

@@ -521,6 +521,7 @@ typedef struct softmax_job {
 enum { SOFTMAX_COLUMNS = 256 };
 
 /* One outer slice with the axis innermost: the values are contiguous. */
+NPU_VECTOR_CLONES
 static void softmax_row(const softmax_params *p, const float *x, float *restrict y)
 {
   size_t n = p->axis_length;
@@ -541,6 +542,7 @@ static void softmax_row(const softmax_params *p, const float *x, float *restrict
 
 /* `count` neighbouring columns of one outer slice, each normalised along
  * the axis (stride p->inner). */
+NPU_VECTOR_CLONES
 static void softmax_columns(const softmax_params *p, const float *x, float *restrict y,
                            size_t count)
 {
@@ -574,17 +576,27 @@ static void softmax_columns(const softmax_params *p, const float *x, float *rest
   }
 }
 
-/* Work item w: outer slice w (axis innermost), or a block of columns. */
+/* Rows (axis innermost) per work item: some 4096 values, so that short
+ * rows do not each cost a task. */
+static size_t softmax_rows_per_item(const softmax_params *p)
+{
+  return p->axis_length >= 4096 ? 1 : 4096 / (p->axis_length ? p->axis_length : 1);
+}
+
+/* Work item w: a few outer slices (axis innermost), or a block of columns. */
 static void softmax_item(void *ctx, size_t w)
 {
   const softmax_job *job = ctx;
   const softmax_params *p = job->p;
-  size_t slice = p->inner == 1 ? w : w / job->column_blocks;
-  size_t offset = slice * p->axis_length * p->inner;
   if (p->inner == 1) {
-    softmax_row(p, job->x + offset, job->y + offset);
+    size_t per_item = softmax_rows_per_item(p), first = w * per_item;
+    size_t last = first + per_item < p->outer ? first + per_item : p->outer;
+    for (size_t slice = first; slice < last; slice++)
+      softmax_row(p, job->x + slice * p->axis_length, job->y + slice * p->axis_length);
     return;
   }
+  size_t slice = w / job->column_blocks;
+  size_t offset = slice * p->axis_length * p->inner;
   size_t first = (w % job->column_blocks) * SOFTMAX_COLUMNS;
   size_t count = p->inner - first < SOFTMAX_COLUMNS ? p->inner - first : SOFTMAX_COLUMNS;
   softmax_columns(p, job->x + offset + first, job->y + offset + first, count);
@@ -594,7 +606,10 @@ static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *o
 {
   const softmax_params *p = k->params;
   softmax_job job = {p, in[0], out[0], (p->inner + SOFTMAX_COLUMNS - 1) / SOFTMAX_COLUMNS};
-  npu_cpu_parallel_for(k->device, p->inner == 1 ? p->outer : p->outer * job.column_blocks,
+  size_t per_item = softmax_rows_per_item(p);
+  npu_cpu_parallel_for(k->device,
+                       p->inner == 1 ? (p->outer + per_item - 1) / per_item
+                                     : p->outer * job.column_blocks,
                        softmax_item, &job);
 }
 

@@ -45,11 +45,9 @@ static float activate(const npu_hal_activation *a, float v)
   return v;
 }
 
-static void run_pointwise(const npu_hal_kernel *k, void *const *in, void *const *out)
+NPU_VECTOR_CLONES
+static void pointwise_products(const pointwise_params *p, const float *x, float *y)
 {
-  const pointwise_params *p = k->params;
-  const float *x = in[0];
-  float *y = out[0];
   for (int64_t n = 0; n < p->images; n++)
     for (int64_t o = 0; o < p->out_channels; o++) {
       const float *w = p->weights + o * p->in_channels, *xn = x + n * p->in_channels;
@@ -61,6 +59,11 @@ static void run_pointwise(const npu_hal_kernel *k, void *const *in, void *const 
         sum = activate(&p->activations[i], sum);
       y[n * p->out_channels + o] = sum;
     }
+}
+
+static void run_pointwise(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  pointwise_products(k->params, in[0], out[0]);
 }
 
 /* Whether every axis after the first two of `t` is 1. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "fast_math.h"
 
 /* A tensor seen as outer x axis x inner around one axis. */
 typedef struct axis_split {
@@ -309,28 +310,56 @@ typedef struct layer_norm_params {
   float *y, *mean, *inv_std;
 } layer_norm_params;
 
-static void layer_norm_row(void *ctx, size_t r)
+/* Mean and variance in 8 float lanes (cpu_sum's), then one pass that
+ * vectorises: scale and bias read per element or broadcast. */
+NPU_VECTOR_CLONES
+static void normalize_row(const layer_norm_params *p, const float *restrict x, float *restrict y,
+                          float *mean_out, float *inv_std_out)
+{
+  size_t n = p->width;
+  float mean = cpu_sum(x, n) / (float)n;
+  float lanes[8] = {0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t l = 0; l < 8; l++)
+      lanes[l] += (x[i + l] - mean) * (x[i + l] - mean);
+  float squares = 0;
+  for (; i < n; i++)
+    squares += (x[i] - mean) * (x[i] - mean);
+  for (size_t l = 0; l < 8; l++)
+    squares += lanes[l];
+  float inv_std = 1.0f / sqrtf(squares / (float)n + p->epsilon);
+  const float *scale = p->scale, *bias = p->bias;
+  if (p->scale_count != 1 && (!bias || p->bias_count != 1))
+    for (i = 0; i < n; i++)
+      y[i] = (x[i] - mean) * inv_std * scale[i] + (bias ? bias[i] : 0.0f);
+  else
+    for (i = 0; i < n; i++)
+      y[i] = (x[i] - mean) * inv_std * scale[p->scale_count == 1 ? 0 : i] +
+             (bias ? bias[p->bias_count == 1 ? 0 : i] : 0.0f);
+  *mean_out = mean;
+  *inv_std_out = inv_std;
+}
+
+/* Rows per task: some 4096 values, so that short rows do not each cost a task. */
+static size_t rows_per_task(const layer_norm_params *p)
+{
+  return p->width >= 4096 ? 1 : 4096 / (p->width ? p->width : 1);
+}
+
+static void layer_norm_rows(void *ctx, size_t task)
 {
   const layer_norm_params *p = ctx;
-  const float *x = p->x + r * p->width;
-  float *y = p->y + r * p->width;
-  double sum = 0, squares = 0;
-  for (size_t i = 0; i < p->width; i++)
-    sum += x[i];
-  double mean = sum / (double)p->width;
-  for (size_t i = 0; i < p->width; i++)
-    squares += (x[i] - mean) * (x[i] - mean);
-  float inv_std = (float)(1.0 / sqrt(squares / (double)p->width + p->epsilon));
-  float m = (float)mean;
-  for (size_t i = 0; i < p->width; i++) {
-    float scale = p->scale[p->scale_count == 1 ? 0 : i];
-    float bias = p->bias ? p->bias[p->bias_count == 1 ? 0 : i] : 0.0f;
-    y[i] = (x[i] - m) * inv_std * scale + bias;
+  size_t per_task = rows_per_task(p), first = task * per_task;
+  size_t last = first + per_task < p->rows ? first + per_task : p->rows;
+  for (size_t r = first; r < last; r++) {
+    float mean, inv_std;
+    normalize_row(p, p->x + r * p->width, p->y + r * p->width, &mean, &inv_std);
+    if (p->mean)
+      p->mean[r] = mean;
+    if (p->inv_std)
+      p->inv_std[r] = inv_std;
   }
-  if (p->mean)
-    p->mean[r] = m;
-  if (p->inv_std)
-    p->inv_std[r] = inv_std;
 }
 
 static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -342,7 +371,8 @@ static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const
   job.y = out[0];
   job.mean = k->output_count > 1 ? out[1] : NULL;
   job.inv_std = k->output_count > 2 ? out[2] : NULL;
-  npu_cpu_parallel_for(k->device, job.rows, layer_norm_row, &job);
+  size_t per_task = rows_per_task(&job);
+  npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, layer_norm_rows, &job);
 }
 
 static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
+#include "cpu/kernels/fast_math.h"
 #include "npu_hal_vpp.h"
 #include "cpu/vpp/cpu_vpp.h"
 
@@ -134,16 +135,9 @@ typedef struct row_scratch {
  * instead of four; not worth it when the span is much wider than the output. */
 #define VERTICAL_FIRST_MAX_RATIO 6
 
-/* Hot loops get an AVX2 build next to the baseline one, picked at load time. */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define VECTOR_CLONES
-#endif
-
 /* vertical[x] = the row blend of byte x, for x in span (a pointer based at
  * byte 0 of the row, valid over the span only). */
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void blend_rows(const uint8_t *restrict r0, const uint8_t *restrict r1, float fy,
                        const int32_t span[2], float *restrict vertical)
 {
@@ -153,7 +147,7 @@ static void blend_rows(const uint8_t *restrict r0, const uint8_t *restrict r1, f
 
 /* `vertical` (NULL: sample directly): scratch for blend_rows, based so
  * that the span's bytes index it. */
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *cols,
                        const taps *row, size_t n, float *out, const int32_t span[2],
                        float *vertical)
@@ -198,7 +192,7 @@ static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *co
 
 /* Two channels with the same geometry (U and V, or two of R, G, B) share
  * their taps: one pass, half the index loads. */
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_channel *ch_b,
                             const taps *cols, const taps *row, size_t n, float *out_a,
                             float *out_b, const int32_t span[2], float *vertical_a,
@@ -239,7 +233,7 @@ static bool same_geometry(const npu_hal_vpp_channel *a, const npu_hal_vpp_channe
          a->row_stride == b->row_stride;
 }
 
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void to_rgb(const npu_hal_vpp_image *src, row_scratch *s, size_t n)
 {
   const float(*m)[4] = src->matrix;
@@ -262,7 +256,7 @@ static void fill_rgb(row_scratch *s, size_t from, size_t to, const float pad[3])
       s->rgb[i][k] = pad[i];
 }
 
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_job *job,
                              uint32_t y, row_scratch *s)
 {
@@ -288,7 +282,7 @@ static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_j
 
 /* Packed RGB-family output: the values are already clamped RGB, so each
  * byte is a rounding of one of them, written in one interleaved pass. */
-VECTOR_CLONES
+NPU_VECTOR_CLONES
 static void write_packed_rgb_row(uint8_t *out, uint32_t pixel_stride, const int offsets[3],
                                  const row_scratch *s, size_t n)
 {
