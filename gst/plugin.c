@@ -8,6 +8,9 @@
 #include "gstnpudownload.h"
 #include "gstnpuinfer.h"
 #include "gstnpumetaconvert.h"
+#ifdef GST_NPU_HAVE_MQTT
+#include "gstnpupublish.h"
+#endif
 #include "gstnputrack.h"
 #include "gstnpuoverlay.h"
 #include "gstnpuupload.h"
@@ -24,6 +27,9 @@ static gboolean plugin_init(GstPlugin *plugin)
   ok &= GST_ELEMENT_REGISTER(npuoverlay, plugin);
   ok &= GST_ELEMENT_REGISTER(nputrack, plugin);
   ok &= GST_ELEMENT_REGISTER(npuanalytics, plugin);
+#ifdef GST_NPU_HAVE_MQTT
+  ok &= GST_ELEMENT_REGISTER(npupublish, plugin);
+#endif
   return ok;
 }
 
