@@ -16,7 +16,7 @@ typedef struct pointwise_params {
   uint32_t activation_count;
   npu_hal_activation activations[NPU_HAL_MAX_ACTIVATIONS];
   float *bias;       /* [out], zeros without one */
-  float weights[];   /* [out, in] */
+  float weights[];   /* [in, out]: transposed, so the loop over outputs vectorises */
 } pointwise_params;
 
 /* Larger products are oneDNN's: its threads pay off there. */
@@ -46,19 +46,24 @@ static float activate(const npu_hal_activation *a, float v)
 }
 
 NPU_VECTOR_CLONES
-static void pointwise_products(const pointwise_params *p, const float *x, float *y)
+static void pointwise_products(const pointwise_params *p, const float *restrict x,
+                               float *restrict y)
 {
-  for (int64_t n = 0; n < p->images; n++)
-    for (int64_t o = 0; o < p->out_channels; o++) {
-      const float *w = p->weights + o * p->in_channels, *xn = x + n * p->in_channels;
-      float sum = 0;
-      for (int64_t c = 0; c < p->in_channels; c++)
-        sum += w[c] * xn[c];
-      sum += p->bias[o];
-      for (uint32_t i = 0; i < p->activation_count; i++)
-        sum = activate(&p->activations[i], sum);
-      y[n * p->out_channels + o] = sum;
+  int64_t outs = p->out_channels;
+  for (int64_t n = 0; n < p->images; n++) {
+    const float *xn = x + n * p->in_channels;
+    float *restrict yn = y + n * outs;
+    memcpy(yn, p->bias, (size_t)outs * sizeof *yn);
+    for (int64_t c = 0; c < p->in_channels; c++) {
+      const float *restrict w = p->weights + c * outs;
+      float v = xn[c];
+      for (int64_t o = 0; o < outs; o++)
+        yn[o] += w[o] * v;
     }
+    for (uint32_t i = 0; i < p->activation_count; i++)
+      for (int64_t o = 0; o < outs; o++)
+        yn[o] = activate(&p->activations[i], yn[o]);
+  }
 }
 
 static void run_pointwise(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -105,7 +110,10 @@ static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
   p->in_channels = x->dims[1];
   p->out_channels = w->dims[0];
   p->bias = p->weights + weights;
-  memcpy(p->weights, op->input_values[1], weights * sizeof(float));
+  const float *given = op->input_values[1]; /* [out, in] */
+  for (int64_t o = 0; o < p->out_channels; o++)
+    for (int64_t c = 0; c < p->in_channels; c++)
+      p->weights[c * p->out_channels + o] = given[o * p->in_channels + c];
   if (has_bias)
     memcpy(p->bias, op->input_values[2], (size_t)p->out_channels * sizeof(float));
   p->activation_count = op->activation_count;
