@@ -117,7 +117,8 @@ static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
   if (has_bias)
     memcpy(p->bias, op->input_values[2], (size_t)p->out_channels * sizeof(float));
   p->activation_count = op->activation_count;
-  memcpy(p->activations, op->activations, op->activation_count * sizeof *op->activations);
+  if (op->activation_count) /* (none: op->activations may be NULL) */
+    memcpy(p->activations, op->activations, op->activation_count * sizeof *op->activations);
   k->packed_inputs = has_bias ? 0x6 : 0x2; /* its own copies: no device copy needed */
   k->run = run_pointwise;
   return NPU_OK;
