@@ -7,9 +7,15 @@
 
 #include "cpu/cpu_internal.h"
 #include "npu_hal.h"
+#ifdef NPU_HAVE_VULKAN
+#include "vulkan/vk_internal.h"
+#endif
 
 static const npu_hal_backend *const built_in[] = {
     &npu_cpu_backend,
+#ifdef NPU_HAVE_VULKAN
+    &npu_vulkan_backend,
+#endif
 };
 
 #define BUILT_IN (sizeof built_in / sizeof built_in[0])

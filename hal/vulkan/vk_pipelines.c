@@ -1,0 +1,174 @@
+/* Compute pipelines: the GLSL shaders in shaders/, compiled to SPIR-V by
+ * glslc when the library is built and embedded here; one pipeline per shader
+ * per device, made together on the first kernel through a VkPipelineCache
+ * (the driver's compile is the only one at run time). Every shader uses one
+ * layout: storage buffers 0-4 pushed per dispatch (VK_KHR_push_descriptor,
+ * since a plan's buffers are known only when it runs) and 128 bytes of push
+ * constants. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vk_internal.h"
+
+static const uint32_t unary_spirv[] =
+#include "vulkan/unary.spv.h"
+    ;
+static const uint32_t binary_spirv[] =
+#include "vulkan/binary.spv.h"
+    ;
+static const uint32_t conv2d_spirv[] =
+#include "vulkan/conv2d.spv.h"
+    ;
+static const uint32_t pool2d_spirv[] =
+#include "vulkan/pool2d.spv.h"
+    ;
+
+static const struct {
+  const char *name;
+  const uint32_t *code;
+  size_t bytes;
+} shaders[VK_SHADER_COUNT] = {
+    [VK_SHADER_UNARY] = {"unary", unary_spirv, sizeof unary_spirv},
+    [VK_SHADER_BINARY] = {"binary", binary_spirv, sizeof binary_spirv},
+    [VK_SHADER_CONV2D] = {"conv2d", conv2d_spirv, sizeof conv2d_spirv},
+    [VK_SHADER_POOL2D] = {"pool2d", pool2d_spirv, sizeof pool2d_spirv},
+};
+
+struct vk_pipelines {
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipelineCache cache;
+  VkPipeline pipelines[VK_SHADER_COUNT];
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
+};
+
+static void destroy_pipelines(VkDevice device, vk_pipelines *p)
+{
+  for (int s = 0; s < VK_SHADER_COUNT; s++)
+    if (p->pipelines[s])
+      vkDestroyPipeline(device, p->pipelines[s], NULL);
+  if (p->cache)
+    vkDestroyPipelineCache(device, p->cache, NULL);
+  if (p->layout)
+    vkDestroyPipelineLayout(device, p->layout, NULL);
+  if (p->set_layout)
+    vkDestroyDescriptorSetLayout(device, p->set_layout, NULL);
+  free(p);
+}
+
+static VkResult create_layouts(VkDevice device, vk_pipelines *p)
+{
+  VkDescriptorSetLayoutBinding bindings[VK_MAX_BINDINGS];
+  for (uint32_t b = 0; b < VK_MAX_BINDINGS; b++)
+    bindings[b] = (VkDescriptorSetLayoutBinding){
+        .binding = b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo set_info = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+      .bindingCount = VK_MAX_BINDINGS, .pBindings = bindings};
+  VkResult result = vkCreateDescriptorSetLayout(device, &set_info, NULL, &p->set_layout);
+  if (result != VK_SUCCESS)
+    return result;
+  VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                               .size = VK_PUSH_CONSTANT_BYTES};
+  VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                            .setLayoutCount = 1, .pSetLayouts = &p->set_layout,
+                                            .pushConstantRangeCount = 1,
+                                            .pPushConstantRanges = &range};
+  result = vkCreatePipelineLayout(device, &layout_info, NULL, &p->layout);
+  if (result != VK_SUCCESS)
+    return result;
+  VkPipelineCacheCreateInfo cache_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  return vkCreatePipelineCache(device, &cache_info, NULL, &p->cache);
+}
+
+static VkResult create_pipeline(VkDevice device, vk_pipelines *p, vk_shader shader)
+{
+  VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                          .codeSize = shaders[shader].bytes,
+                                          .pCode = shaders[shader].code};
+  VkShaderModule module;
+  VkResult result = vkCreateShaderModule(device, &module_info, NULL, &module);
+  if (result != VK_SUCCESS)
+    return result;
+  VkComputePipelineCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main"},
+      .layout = p->layout};
+  result = vkCreateComputePipelines(device, p->cache, 1, &info, NULL, &p->pipelines[shader]);
+  vkDestroyShaderModule(device, module, NULL);
+  return result;
+}
+
+npu_status vk_pipelines_ensure(npu_hal_device *device)
+{
+  npu_status status = NPU_OK;
+  pthread_mutex_lock(&device->pipelines_lock);
+  if (device->pipelines)
+    goto done;
+  if (!device->push_descriptors) {
+    status = npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Vulkan device '%s' has no "
+                           "VK_KHR_push_descriptor, which the backend's kernels need",
+                           device->properties.deviceName);
+    goto done;
+  }
+  vk_pipelines *p = calloc(1, sizeof *p);
+  if (!p) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
+    goto done;
+  }
+  p->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
+      device->device, "vkCmdPushDescriptorSetKHR");
+  char failed[64] = "the pipeline layout";
+  VkResult result = p->push_descriptor_set ? create_layouts(device->device, p)
+                                           : VK_ERROR_EXTENSION_NOT_PRESENT;
+  for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
+    snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
+    result = create_pipeline(device->device, p, (vk_shader)s);
+  }
+  if (result != VK_SUCCESS) {
+    destroy_pipelines(device->device, p);
+    status = npu_set_error(vk_status_of(result) == NPU_ERROR_OUT_OF_MEMORY
+                               ? NPU_ERROR_OUT_OF_MEMORY
+                               : NPU_ERROR_IO,
+                           "Vulkan device '%s' cannot create %s: %s",
+                           device->properties.deviceName, failed, vk_result_name(result));
+    goto done;
+  }
+  device->pipelines = p;
+done:
+  pthread_mutex_unlock(&device->pipelines_lock);
+  return status;
+}
+
+void vk_pipelines_destroy(npu_hal_device *device)
+{
+  if (device->pipelines)
+    destroy_pipelines(device->device, device->pipelines);
+  device->pipelines = NULL;
+}
+
+VkPipeline vk_pipeline(npu_hal_device *device, vk_shader shader)
+{
+  return device->pipelines->pipelines[shader];
+}
+
+VkPipelineLayout vk_pipeline_layout(npu_hal_device *device)
+{
+  return device->pipelines->layout;
+}
+
+void vk_cmd_push_buffers(npu_hal_device *device, VkCommandBuffer commands,
+                         const VkDescriptorBufferInfo *buffers, uint32_t count)
+{
+  VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
+  for (uint32_t b = 0; b < count; b++)
+    writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstBinding = b, .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &buffers[b]};
+  device->pipelines->push_descriptor_set(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                         device->pipelines->layout, 0, count, writes);
+}
