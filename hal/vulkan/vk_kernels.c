@@ -193,8 +193,8 @@ static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
   for (uint32_t a = 0; a < op->activation_count; a++) {
     const npu_hal_activation *act = &op->activations[a];
     kinds |= (uint32_t)act->kind << (8 * a);
-    put_float(k, OFFSET_WORDS + 23 + 2 * a, act->alpha);
-    put_float(k, OFFSET_WORDS + 24 + 2 * a, act->beta);
+    put_float(k, OFFSET_WORDS + 18 + 2 * a, act->alpha);
+    put_float(k, OFFSET_WORDS + 19 + 2 * a, act->beta);
     if (act->kind == NPU_HAL_ACTIVATION_ADD) {
       adds++;
       residual = op->input_count + act->input;
