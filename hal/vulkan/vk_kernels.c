@@ -171,6 +171,24 @@ static void put_window(npu_hal_kernel *k, uint32_t word, const window *win)
   memcpy(&k->push[word], values, sizeof values);
 }
 
+/* conv2d.comp's number for a fused activation; -1 where it has none. */
+static int shader_activation(npu_hal_activation_kind kind)
+{
+  switch (kind) {
+  case NPU_HAL_ACTIVATION_RELU: return 0;
+  case NPU_HAL_ACTIVATION_LEAKY_RELU: return 1;
+  case NPU_HAL_ACTIVATION_CLIP: return 2;
+  case NPU_HAL_ACTIVATION_SIGMOID: return 3;
+  case NPU_HAL_ACTIVATION_HARD_SIGMOID: return 4;
+  case NPU_HAL_ACTIVATION_HARD_SWISH: return 5;
+  case NPU_HAL_ACTIVATION_SWISH: return 6;
+  case NPU_HAL_ACTIVATION_TANH: return 7;
+  case NPU_HAL_ACTIVATION_LINEAR: return 8;
+  case NPU_HAL_ACTIVATION_ADD: return 9;
+  default: return -1; /* GELU: no erf in GLSL */
+  }
+}
+
 static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
   if (op->input_count < 2 || op->inputs[0].rank != 4 || op->inputs[1].rank != 4 ||
@@ -192,13 +210,19 @@ static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
   uint32_t kinds = 0, residual = 0, adds = 0;
   for (uint32_t a = 0; a < op->activation_count; a++) {
     const npu_hal_activation *act = &op->activations[a];
-    kinds |= (uint32_t)act->kind << (8 * a);
-    put_float(k, OFFSET_WORDS + 18 + 2 * a, act->alpha);
-    put_float(k, OFFSET_WORDS + 19 + 2 * a, act->beta);
+    int code = shader_activation(act->kind);
+    if (code < 0)
+      return "a fused activation the shader has not";
     if (act->kind == NPU_HAL_ACTIVATION_ADD) {
+      if (act->input >= op->fused_input_count ||
+          elements_of(&op->fused_inputs[act->input]) != elements_of(&op->outputs[0]))
+        return "a fused Add of another shape than the output (a bias)";
       adds++;
       residual = op->input_count + act->input;
     }
+    kinds |= (uint32_t)code << (8 * a);
+    put_float(k, OFFSET_WORDS + 18 + 2 * a, act->alpha);
+    put_float(k, OFFSET_WORDS + 19 + 2 * a, act->beta);
   }
   if (adds > 1)
     return "more than one fused residual Add";

@@ -1,7 +1,8 @@
 #version 450
 // Direct 2-D convolution on plain NCHW float32: one output element per
 // invocation, any kernel size, strides, pads, dilations and groups; bias and
-// up to two fused activations (the HAL's npu_hal_activation_kind numbers).
+// up to two fused activations (numbered as in activate(); vk_kernels.c maps
+// the HAL's kinds to them).
 layout(local_size_x = 64) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };

@@ -1,0 +1,219 @@
+/* Whole models on the Vulkan device: what its kernels take runs there, the
+ * rest on the CPU backend through the runtime's partitioning (copies on the
+ * Vulkan stream, waits both ways). Outputs must equal the CPU backend's
+ * alone within 1e-5 relative L2, or within twice the CPU's own difference
+ * where that is larger: the same model with every operator refused by the
+ * device ("vulkan-refusing", all on the host in the layouts a partitioned
+ * plan gives the host) differs from the CPU alone by rounding already
+ * (1.1e-5 on PP-OCRv4 det). The partition and each device's time per run
+ * are printed. The loader's test model always; PP-OCRv4 det/rec and
+ * a zoo model when they are cached. */
+#include <math.h>
+#include <string.h>
+
+#include "vk_test.h"
+#include "vulkan/vk_internal.h"
+
+#define MAX_OUTPUTS 8
+
+typedef struct model_outputs {
+  uint32_t count;
+  float *values[MAX_OUTPUTS];
+  size_t floats[MAX_OUTPUTS];
+  npu_context_stats stats;
+  double ms_per_run;
+} model_outputs;
+
+static size_t floats_in(const npu_tensor_info *info)
+{
+  size_t count = 1;
+  for (uint32_t d = 0; d < info->rank; d++)
+    count *= (size_t)info->dims[d];
+  return count;
+}
+
+/* Runs `model` on `device` at `shape` with `input` (runs times, on a
+ * stream of the device), keeping the outputs of the last run. */
+static void run_on(npu_model *model, npu_device *device, const npu_tensor_info *shape,
+                   const float *input, size_t input_floats, int runs, model_outputs *out)
+{
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, shape, 1, &context));
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  npu_buffer *in, *outs[MAX_OUTPUTS];
+  NPU_ASSERT_OK(npu_buffer_alloc(device, input_floats * sizeof(float), &in));
+  NPU_ASSERT_OK(npu_memcpy_h2d(in, 0, input, input_floats * sizeof(float)));
+  NPU_ASSERT_OK(npu_model_output_count(model, &out->count));
+  g_assert_cmpuint(out->count, <=, MAX_OUTPUTS);
+  for (uint32_t o = 0; o < out->count; o++) {
+    npu_tensor_info info;
+    NPU_ASSERT_OK(npu_context_output_info(context, o, &info));
+    g_assert_cmpint(info.dtype, ==, NPU_DTYPE_FLOAT32);
+    out->floats[o] = floats_in(&info);
+    NPU_ASSERT_OK(npu_buffer_alloc(device, out->floats[o] * sizeof(float), &outs[o]));
+  }
+  /* The first run warms up (pipelines, plans); the others are timed. */
+  gint64 start = 0;
+  for (int r = 0; r < runs; r++) {
+    if (r == 1)
+      start = g_get_monotonic_time();
+    NPU_ASSERT_OK(npu_context_run(context, stream, &in, outs));
+  }
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  out->ms_per_run = runs > 1 ? (double)(g_get_monotonic_time() - start) / 1000.0 / (runs - 1)
+                             : 0;
+  for (uint32_t o = 0; o < out->count; o++) {
+    out->values[o] = g_new(float, out->floats[o]);
+    NPU_ASSERT_OK(npu_memcpy_d2h(out->values[o], outs[o], 0, out->floats[o] * sizeof(float)));
+    NPU_ASSERT_OK(npu_buffer_release(outs[o]));
+  }
+  NPU_ASSERT_OK(npu_context_get_stats(context, &out->stats));
+  NPU_ASSERT_OK(npu_buffer_release(in));
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+}
+
+static double relative_l2(const float *reference, const float *other, size_t count)
+{
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < count; i++) {
+    double d = (double)reference[i] - other[i];
+    diff += d * d;
+    norm += (double)reference[i] * reference[i];
+  }
+  return sqrt(diff / (norm > 1e-20 ? norm : 1.0));
+}
+
+/* The model on the CPU and on the Vulkan device: the same outputs. Returns
+ * the Vulkan run's statistics. */
+static npu_context_stats compare_with_cpu(npu_device *device, const char *path,
+                                          const int64_t *dims, uint32_t rank)
+{
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+  shape.rank = rank;
+  memcpy(shape.dims, dims, rank * sizeof *dims);
+  size_t input_floats = floats_in(&shape);
+  float *input = g_new(float, input_floats);
+  GRand *rand = g_rand_new_with_seed(16);
+  for (size_t i = 0; i < input_floats; i++)
+    input[i] = (float)g_rand_double_range(rand, -1.0, 1.0);
+  g_rand_free(rand);
+  npu_device *cpu;
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  npu_device *refusing;
+  NPU_ASSERT_OK(npu_device_open_by_backend("vulkan-refusing", 0, &refusing));
+  model_outputs on_cpu = {0}, on_host = {0}, on_vulkan = {0};
+  run_on(model, cpu, &shape, input, input_floats, 2, &on_cpu);
+  run_on(model, refusing, &shape, input, input_floats, 1, &on_host);
+  run_on(model, device, &shape, input, input_floats, 2, &on_vulkan);
+  const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  for (uint32_t o = 0; o < on_cpu.count; o++) {
+    double error = relative_l2(on_cpu.values[o], on_vulkan.values[o], on_cpu.floats[o]);
+    double floor = relative_l2(on_cpu.values[o], on_host.values[o], on_cpu.floats[o]);
+    g_test_message("%s output %u: relative L2 difference %.2e (the CPU's own: %.2e)", name, o,
+                   error, floor);
+    g_assert_cmpfloat(error, <=, MAX(1e-5, 2 * floor));
+    g_free(on_cpu.values[o]);
+    g_free(on_host.values[o]);
+    g_free(on_vulkan.values[o]);
+  }
+  g_assert_cmpuint(on_host.stats.host_kernels, ==, on_host.stats.kernels);
+  NPU_ASSERT_OK(npu_device_release(refusing));
+  const npu_context_stats *s = &on_vulkan.stats;
+  g_test_message("%s on Vulkan: %u subgraphs, %u of %u kernels on the CPU, %llu bytes copied "
+                 "per run; %.1f ms a run (CPU backend alone: %.1f ms)",
+                 name, s->subgraphs, s->host_kernels, s->kernels,
+                 (unsigned long long)s->transfer_bytes, on_vulkan.ms_per_run, on_cpu.ms_per_run);
+  g_assert_cmpuint(on_cpu.stats.host_kernels, ==, 0);
+  g_assert_cmpuint(s->host_kernels, <, s->kernels); /* some of it ran on the device */
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(input);
+  return on_vulkan.stats;
+}
+
+/* Conv + Relu and the pooling on the device, Reshape and Gemm on the CPU. */
+static void test_small_model(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  const int64_t dims[] = {2, 3, 8, 8};
+  npu_context_stats stats = compare_with_cpu(device, path, dims, 4);
+  g_assert_cmpuint(stats.subgraphs, ==, 2);
+  g_assert_cmpuint(stats.host_kernels, >, 0);
+  g_free(path);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static gchar *cached_model(const char *subdir, const char *file)
+{
+  gchar *path = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", subdir, file, NULL);
+  if (g_file_test(path, G_FILE_TEST_EXISTS))
+    return path;
+  g_free(path);
+  return NULL;
+}
+
+/* Real models, small inputs where they take any (lavapipe is slow). */
+static void test_cached_models(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  static const struct {
+    const char *subdir, *file;
+    int64_t dims[4];
+  } models[] = {
+      {"ocr/package/assets", "ch_PP-OCRv4_det_infer.onnx", {1, 3, 96, 160}},
+      {"ocr/package/assets", "ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 96}},
+      {"zoo", "squeezenet1_1.onnx", {1, 3, 224, 224}},
+  };
+  guint done = 0;
+  for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+    gchar *path = cached_model(models[m].subdir, models[m].file);
+    if (!path)
+      continue;
+    compare_with_cpu(device, path, models[m].dims, 4);
+    done++;
+    g_free(path);
+  }
+  if (!done)
+    g_test_skip("neither the PP-OCR models nor the zoo are cached "
+                "(tests/models/fetch_assets.sh, tests/models/make_zoo.py)");
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static bool refuse_every_operator(npu_hal_device *device, const npu_hal_op *op)
+{
+  (void)device;
+  (void)op;
+  return false;
+}
+
+/* The Vulkan backend that runs nothing of a model: every kernel on the host. */
+static void add_refusing_backend(void)
+{
+  static npu_hal_graph_ops graph;
+  static npu_hal_backend backend;
+  graph = npu_vulkan_graph_ops;
+  graph.op_supported = refuse_every_operator;
+  backend = npu_vulkan_backend;
+  backend.name = "vulkan-refusing";
+  backend.graph = &graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(&backend));
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  add_refusing_backend();
+  g_test_add_func("/vulkan/small-model", test_small_model);
+  g_test_add_func("/vulkan/cached-models", test_cached_models);
+  return g_test_run();
+}
