@@ -17,6 +17,7 @@ NPU_DEBIAN_PACKAGES=(
   python3-dev python3-pytest python3-gi gobject-introspection libgirepository1.0-dev
   gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   mosquitto libmosquitto-dev mosquitto-clients
+  mesa-vulkan-drivers libvulkan-dev glslc
 )
 
 # npu_install_debian_packages PKG...: installs those of the packages that are

@@ -159,8 +159,8 @@ int main(int argc, char **argv)
   if (drm_status != NPU_OK)
     printf("  not available: %s\n", npu_last_error_message());
   else if (node_count == 0)
-    printf("  none found (no /dev/dri render nodes, no /dev/accel nodes): only the CPU backend "
-           "can run here\n");
+    printf("  none found (no /dev/dri render nodes, no /dev/accel nodes): no hardware "
+           "accelerator here\n");
   for (uint32_t i = 0; i < node_count; i++)
     printf("  %s  %-6s driver=%s %s vendor=0x%04x device=0x%04x\n", nodes[i].path, nodes[i].kind,
            nodes[i].driver[0] ? nodes[i].driver : "?", nodes[i].bus, nodes[i].vendor_id,
