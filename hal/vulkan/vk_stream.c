@@ -129,6 +129,19 @@ static void event_unref(npu_hal_event *event)
   free(event);
 }
 
+/* The event's last recorded point: its timeline (a reference the caller
+ * releases; NULL when never recorded) and *value. */
+static vk_timeline *event_point(npu_hal_event *event, uint64_t *value)
+{
+  pthread_mutex_lock(&event->lock);
+  vk_timeline *timeline = event->timeline;
+  *value = event->value;
+  if (timeline)
+    atomic_fetch_add(&timeline->refcount, 1);
+  pthread_mutex_unlock(&event->lock);
+  return timeline;
+}
+
 /* ---- the worker ------------------------------------------------------------ */
 
 static void note_failure(npu_hal_stream *stream, npu_status status, const char *what,
@@ -585,12 +598,8 @@ void vk_stream_stats(npu_hal_stream *stream, npu_stream_stats *stats)
 
 npu_status vk_stream_wait_event(npu_hal_stream *stream, npu_hal_event *event)
 {
-  pthread_mutex_lock(&event->lock);
-  vk_timeline *timeline = event->timeline;
-  uint64_t value = event->value;
-  if (timeline)
-    atomic_fetch_add(&timeline->refcount, 1);
-  pthread_mutex_unlock(&event->lock);
+  uint64_t value;
+  vk_timeline *timeline = event_point(event, &value);
   /* Never recorded, already reached, or this stream's own earlier work. */
   if (!timeline || timeline == stream->timeline || timeline_reached(timeline) >= value) {
     timeline_unref(timeline);
@@ -672,12 +681,8 @@ npu_status vk_event_record(npu_hal_event *event, npu_hal_stream *stream)
 
 npu_status vk_event_synchronize(npu_hal_event *event)
 {
-  pthread_mutex_lock(&event->lock);
-  vk_timeline *timeline = event->timeline;
-  uint64_t value = event->value;
-  if (timeline)
-    atomic_fetch_add(&timeline->refcount, 1);
-  pthread_mutex_unlock(&event->lock);
+  uint64_t value;
+  vk_timeline *timeline = event_point(event, &value);
   if (!timeline)
     return NPU_OK;
   VkResult result = timeline_wait(timeline, value);
