@@ -389,7 +389,8 @@ static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
     if (c->dims[d] != op->outputs[0].dims[d])
       return cpu_unsupported(op, "output shape does not match the slice");
     c->first += p->start[d] * in_strides[d];
-    c->strides[d] = p->step[d] * in_strides[d];
+    /* One index only: the step is never taken (and may be huge). */
+    c->strides[d] = c->dims[d] > 1 ? p->step[d] * in_strides[d] : in_strides[d];
     whole[d] = c->dims[d] == in->dims[d];
   }
   plan_strided_copy(c, whole);
