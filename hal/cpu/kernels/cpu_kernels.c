@@ -1,6 +1,7 @@
 /* CPU graph kernels: creation by operator name, and running a plan's
  * launches as one task on the stream (kernels parallelise inside with the
  * device's worker pool). */
+#include <omp.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -176,6 +177,19 @@ static void cpu_kernel_destroy(npu_hal_kernel *kernel)
   free(kernel);
 }
 
+/* oneDNN fixes a primitive's thread count when it is created, from the
+ * creating thread's OpenMP setting: kernels are created under the device's
+ * thread budget, and the caller's setting is given back. */
+static npu_status create_in_thread_budget(const cpu_kernel_entry *e, const npu_hal_op *op,
+                                          npu_hal_kernel *kernel)
+{
+  int saved = omp_get_max_threads();
+  omp_set_num_threads((int)npu_cpu_thread_budget(kernel->device));
+  npu_status status = e->create(op, kernel);
+  omp_set_num_threads(saved);
+  return status;
+}
+
 static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
                                     npu_hal_kernel **out)
 {
@@ -201,7 +215,7 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
         kernel->inputs[i] = op->inputs[i];
       for (uint32_t i = 0; i < op->output_count && i < 8; i++)
         kernel->outputs[i] = op->outputs[i];
-      status = e->create(op, kernel);
+      status = create_in_thread_budget(e, op, kernel);
       if (status == NPU_OK) {
         *out = kernel;
         return NPU_OK;

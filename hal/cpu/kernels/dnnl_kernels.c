@@ -8,7 +8,6 @@
  * Debian's oneDNN uses OpenMP: primitives are created for a team of the
  * device's thread budget and run, like every kernel, on the device's
  * compute engine (cpu_engine.c), whose thread owns that one team. */
-#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -719,23 +718,10 @@ done:
   return status;
 }
 
-/* oneDNN fixes a primitive's thread count when it is created, from the
- * creating thread's OpenMP setting: primitives are built under the device's
- * thread budget, and the caller's setting is given back. */
-int cpu_dnnl_enter_thread_budget(const npu_hal_kernel *k)
-{
-  int saved = omp_get_max_threads();
-  omp_set_num_threads((int)npu_cpu_thread_budget(k->device));
-  return saved;
-}
-
 static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
                                  bool trans_b, int32_t bias_input)
 {
-  int saved = cpu_dnnl_enter_thread_budget(k);
-  npu_status status = build_product(op, k, trans_a, trans_b, bias_input);
-  omp_set_num_threads(saved);
-  return status;
+  return build_product(op, k, trans_a, trans_b, bias_input);
 }
 
 static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
@@ -850,30 +836,15 @@ done:
   return status;
 }
 
-static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  int saved = cpu_dnnl_enter_thread_budget(k);
-  npu_status status = build_pool(op, k);
-  omp_set_num_threads(saved);
-  return status;
-}
-
-static npu_status create_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
-{
-  int saved = cpu_dnnl_enter_thread_budget(k);
-  npu_status status = build_window(op, k, transposed);
-  omp_set_num_threads(saved);
-  return status;
-}
 
 static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return create_window(op, k, false);
+  return build_window(op, k, false);
 }
 
 static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return create_window(op, k, true);
+  return build_window(op, k, true);
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
@@ -881,7 +852,7 @@ const cpu_kernel_entry cpu_dnnl_kernels[] = {
     {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true},
     {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN, true},
     {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN, true},
-    {"MaxPool", create_pool, CPU_LAYOUTS_ANY, true},
-    {"AveragePool", create_pool, CPU_LAYOUTS_ANY, true},
+    {"MaxPool", build_pool, CPU_LAYOUTS_ANY, true},
+    {"AveragePool", build_pool, CPU_LAYOUTS_ANY, true},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

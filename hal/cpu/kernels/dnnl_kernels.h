@@ -78,10 +78,4 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
                                       const dnnl_memory_desc_t *dst, cpu_dnnl_params *p,
                                       npu_hal_kernel *k);
 
-/* oneDNN fixes a primitive's thread count when it is created, from the
- * creating thread's OpenMP setting: primitives are built under the device's
- * thread budget; returns the caller's setting, to give back with
- * omp_set_num_threads. */
-int cpu_dnnl_enter_thread_budget(const npu_hal_kernel *k);
-
 #endif

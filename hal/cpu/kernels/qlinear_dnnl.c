@@ -15,7 +15,6 @@
  * Everything else (weights computed at run time, parameters that are not
  * constants, weights that do not fit int8) is refused, and the reference
  * loops run it. */
-#include <omp.h>
 #include <stdlib.h>
 
 #include "dnnl_kernels.h"
@@ -184,15 +183,7 @@ done:
   return status;
 }
 
-static npu_status create_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  int saved = cpu_dnnl_enter_thread_budget(k);
-  npu_status status = build_qlinear_conv(op, k);
-  omp_set_num_threads(saved);
-  return status;
-}
-
 const cpu_kernel_entry cpu_qdnnl_kernels[] = {
-    {"QLinearConv", create_qlinear_conv, CPU_LAYOUTS_PLAIN},
+    {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_PLAIN},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };
