@@ -66,6 +66,11 @@ size_t cpu_channel_block(npu_hal_layout layout)
   return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
 }
 
+size_t cpu_rows_per_task(size_t width)
+{
+  return width >= 4096 ? 1 : 4096 / (width ? width : 1);
+}
+
 /* Whether every tensor of `op` of rank 3 or more is in one relaid layout. */
 static bool same_relaid_layout(const npu_hal_op *op)
 {

@@ -71,6 +71,10 @@ size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
 
 /* Channels per block of a channel-block layout (8 or 16); 1 for the others. */
 size_t cpu_channel_block(npu_hal_layout layout);
+
+/* Rows of `width` values per parallel task: some 4096 values, so that short
+ * rows do not each cost a task (1 for rows that long or longer). */
+size_t cpu_rows_per_task(size_t width);
 npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
 
 /* Row-major strides (in elements) of a tensor. */

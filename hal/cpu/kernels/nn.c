@@ -576,20 +576,13 @@ static void softmax_columns(const softmax_params *p, const float *x, float *rest
   }
 }
 
-/* Rows (axis innermost) per work item: some 4096 values, so that short
- * rows do not each cost a task. */
-static size_t softmax_rows_per_item(const softmax_params *p)
-{
-  return p->axis_length >= 4096 ? 1 : 4096 / (p->axis_length ? p->axis_length : 1);
-}
-
 /* Work item w: a few outer slices (axis innermost), or a block of columns. */
 static void softmax_item(void *ctx, size_t w)
 {
   const softmax_job *job = ctx;
   const softmax_params *p = job->p;
   if (p->inner == 1) {
-    size_t per_item = softmax_rows_per_item(p), first = w * per_item;
+    size_t per_item = cpu_rows_per_task(p->axis_length), first = w * per_item;
     size_t last = first + per_item < p->outer ? first + per_item : p->outer;
     for (size_t slice = first; slice < last; slice++)
       softmax_row(p, job->x + slice * p->axis_length, job->y + slice * p->axis_length);
@@ -606,7 +599,7 @@ static void run_softmax(const npu_hal_kernel *k, void *const *in, void *const *o
 {
   const softmax_params *p = k->params;
   softmax_job job = {p, in[0], out[0], (p->inner + SOFTMAX_COLUMNS - 1) / SOFTMAX_COLUMNS};
-  size_t per_item = softmax_rows_per_item(p);
+  size_t per_item = cpu_rows_per_task(p->axis_length);
   npu_cpu_parallel_for(k->device,
                        p->inner == 1 ? (p->outer + per_item - 1) / per_item
                                      : p->outer * job.column_blocks,

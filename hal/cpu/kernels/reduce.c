@@ -341,16 +341,10 @@ static void normalize_row(const layer_norm_params *p, const float *restrict x, f
   *inv_std_out = inv_std;
 }
 
-/* Rows per task: some 4096 values, so that short rows do not each cost a task. */
-static size_t rows_per_task(const layer_norm_params *p)
-{
-  return p->width >= 4096 ? 1 : 4096 / (p->width ? p->width : 1);
-}
-
 static void layer_norm_rows(void *ctx, size_t task)
 {
   const layer_norm_params *p = ctx;
-  size_t per_task = rows_per_task(p), first = task * per_task;
+  size_t per_task = cpu_rows_per_task(p->width), first = task * per_task;
   size_t last = first + per_task < p->rows ? first + per_task : p->rows;
   for (size_t r = first; r < last; r++) {
     float mean, inv_std;
@@ -371,7 +365,7 @@ static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const
   job.y = out[0];
   job.mean = k->output_count > 1 ? out[1] : NULL;
   job.inv_std = k->output_count > 2 ? out[2] : NULL;
-  size_t per_task = rows_per_task(&job);
+  size_t per_task = cpu_rows_per_task(job.width);
   npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, layer_norm_rows, &job);
 }
 
