@@ -46,6 +46,21 @@ npu_install_missing_packages() {
   npu_install_debian_packages "${NPU_DEBIAN_PACKAGES[@]}" "${npm[@]}"
 }
 
+# What only the test suite needs: the model zoo's exporter (torchvision) and
+# what the OCR suite renders and decodes with. Installed before meson test
+# starts, since tests installing packages side by side would contend for
+# dpkg's lock (the loser skips).
+NPU_TEST_DEBIAN_PACKAGES=(
+  python3-torchvision python3-pil
+  fonts-dejavu-core fonts-liberation fonts-freefont-ttf
+  gstreamer1.0-plugins-ugly gstreamer1.0-libav
+)
+
+npu_install_test_packages() {
+  npu_install_debian_packages "${NPU_TEST_DEBIAN_PACKAGES[@]}" ||
+    echo "gst-npu: cannot install ${NPU_TEST_DEBIAN_PACKAGES[*]}: the tests that need them skip" >&2
+}
+
 # npu_build DIR [meson options...]: configure once, then build.
 npu_build() {
   local dir="$1"

@@ -21,6 +21,7 @@ if [ "${1:-}" = "--sanitize" ]; then
     --print-errorlogs --num-processes 2 --suite gst \
     --wrapper "env LD_PRELOAD=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
 else
+  npu_install_test_packages
   npu_build "$NPU_ROOT/build"
   meson test -C "$NPU_ROOT/build" --print-errorlogs --num-processes 2
 fi
