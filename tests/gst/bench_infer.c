@@ -1,9 +1,11 @@
 /* npuinfer's multi-stream benchmark with frames from memory: each stream is
  * an appsrc pushing pre-rendered 1080p NV12 frames (rendered once, pushed as
  * shallow copies: the source costs next to nothing) into one npuinfer. It
- * prints the aggregate inferences/s (from PLAYING to the last EOS: model
- * loading excluded) and each stream's latency through npuinfer, p50 and p99
- * (a sink pad probe to the src pad probe of the same frame).
+ * prints the aggregate inferences/s in the steady state (from the moment the
+ * first two batches' worth of frames have left npuinfer to the last frame
+ * out, as npu-run leaves out its warm-up runs; model loading excluded) and
+ * each stream's latency through npuinfer, p50 and p99 (a sink pad probe to
+ * the src pad probe of the same frame).
  *   bench_infer MODEL STREAMS BATCH FRAMES_PER_STREAM [EXTRA NPUINFER PROPERTIES...] */
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
@@ -15,7 +17,15 @@
 #define HEIGHT 1080
 #define DISTINCT_FRAMES 8
 
+/* Frames out of npuinfer, all streams together: the steady-state clock. */
 typedef struct {
+  GMutex lock;
+  guint warmup, left;
+  gint64 warm, last; /* monotonic us when frame `warmup` and the last frame left */
+} Output;
+
+typedef struct {
+  Output *output;
   GstElement *src;
   guint frames;
   GstBuffer **rendered;
@@ -65,6 +75,12 @@ static GstPadProbeReturn left(GstPad *pad, GstPadProbeInfo *info, gpointer data)
     g_array_append_val(stream->latencies, latency);
     g_mutex_unlock(&stream->lock);
   }
+  Output *output = stream->output;
+  g_mutex_lock(&output->lock);
+  output->last = g_get_monotonic_time();
+  if (++output->left == output->warmup)
+    output->warm = output->last;
+  g_mutex_unlock(&output->lock);
   return GST_PAD_PROBE_OK;
 }
 
@@ -129,8 +145,11 @@ int main(int argc, char **argv)
     rendered[n] = render_frame(n);
   GstElement *infer = gst_bin_get_by_name(GST_BIN(pipeline), "infer");
   Stream *all = g_new0(Stream, streams);
+  Output output = {.warmup = 2 * batch};
+  g_mutex_init(&output.lock);
   for (guint s = 0; s < streams; s++) {
     Stream *stream = &all[s];
+    stream->output = &output;
     gchar *name = g_strdup_printf("a%u", s);
     stream->src = gst_bin_get_by_name(GST_BIN(pipeline), name);
     g_free(name);
@@ -156,7 +175,6 @@ int main(int argc, char **argv)
     return 1;
   }
   gst_element_get_state(pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
-  gint64 start = g_get_monotonic_time();
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   GThread **pushers = g_new(GThread *, streams);
   for (guint s = 0; s < streams; s++)
@@ -164,7 +182,6 @@ int main(int argc, char **argv)
   GstBus *bus = gst_element_get_bus(pipeline);
   GstMessage *msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE,
                                                GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  gint64 end = g_get_monotonic_time();
   int rc = GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS ? 0 : 1;
   if (rc) {
     GError *err;
@@ -176,8 +193,11 @@ int main(int argc, char **argv)
   gst_element_set_state(pipeline, GST_STATE_NULL);
   for (guint s = 0; s < streams; s++)
     g_thread_join(pushers[s]);
-  if (rc == 0)
-    printf("inferences/s %.1f\n", streams * frames / ((end - start) / 1e6));
+  if (rc == 0 && output.left > output.warmup && output.last > output.warm)
+    printf("inferences/s %.1f\n",
+           (output.left - output.warmup) / ((output.last - output.warm) / 1e6));
+  else if (rc == 0)
+    fprintf(stderr, "bench_infer: too few frames for a steady state (%u out)\n", output.left);
   for (guint s = 0; s < streams; s++) {
     Stream *stream = &all[s];
     g_array_sort(stream->latencies, compare_latency);
@@ -193,6 +213,7 @@ int main(int argc, char **argv)
     gst_buffer_unref(rendered[n]);
   g_free(pushers);
   g_free(all);
+  g_mutex_clear(&output.lock);
   gst_object_unref(bus);
   gst_object_unref(infer);
   gst_object_unref(pipeline);
