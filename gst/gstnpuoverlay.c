@@ -569,8 +569,9 @@ static void gst_npu_overlay_class_init(GstNpuOverlayClass *klass)
                           "Least confidence of a keypoint drawn (and of both ends of a limb)", 0,
                           1, DEFAULT_KEYPOINT_THRESHOLD, flags));
   g_object_class_install_property(object_class, PROP_DRAW,
-      g_param_spec_flags("draw", "Draw", "What is drawn", GST_TYPE_NPU_OVERLAY_DRAW, DRAW_ALL,
-                         flags));
+      g_param_spec_flags("draw", "Draw",
+                         "Which results are drawn (boxes+trails+lines+zones+masks+keypoints)",
+                         GST_TYPE_NPU_OVERLAY_DRAW, DRAW_ALL, flags));
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
