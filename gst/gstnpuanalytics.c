@@ -9,8 +9,10 @@
  * the side where cross(b - a, p - a) > 0). Each stream counts on its own.
  *
  * Each frame gets a GstNpuAnalyticsMeta ("analytics": "lines" with each
- * line's forward and backward totals, "zones" with each zone's occupancy,
- * entered and left totals, and "events" of this frame: type "cross"
+ * line's points and forward and backward totals, "zones" with each zone's
+ * points (its corners), occupancy, entered and left totals, points as
+ * [[x, y], ...] in pixels, for npuoverlay to draw them, and "events" of
+ * this frame: type "cross"
  * (with direction), "enter" or "leave" (with dwell, seconds), name and
  * object-id), which npumetaconvert writes as "analytics"; a frame with
  * events also posts them as an element message "npuanalytics" (stream,
@@ -159,27 +161,53 @@ static GstStructure *event_structure(GstNpuAnalytics *self, const npu_event *e)
   return s;
 }
 
+/* [[x, y], ...]: a line's ends or a zone's corners, pixels. */
+static GstStructure *with_points(GstStructure *entry, const npu_point *points, guint count)
+{
+  GValue list = G_VALUE_INIT;
+  g_value_init(&list, GST_TYPE_ARRAY);
+  for (guint i = 0; i < count; i++) {
+    GValue point = G_VALUE_INIT, coordinate = G_VALUE_INIT;
+    g_value_init(&point, GST_TYPE_ARRAY);
+    g_value_init(&coordinate, G_TYPE_DOUBLE);
+    g_value_set_double(&coordinate, points[i].x);
+    gst_value_array_append_value(&point, &coordinate);
+    g_value_set_double(&coordinate, points[i].y);
+    gst_value_array_append_value(&point, &coordinate);
+    gst_value_array_append_and_take_value(&list, &point);
+  }
+  gst_structure_take_value(entry, "points", &list);
+  return entry;
+}
+
 static void attach_results(GstNpuAnalytics *self, AnalyticsStream *stream, gint stream_index,
                            GstBuffer *frame)
 {
   GstStructure *results = gst_npu_frame_meta_get_or_add(frame, GST_NPU_ANALYTICS_META_NAME);
   const npu_line_counts *lines = npu_analytics_line_counts(stream->analytics);
-  for (guint l = 0; l < self->config->lines->len; l++)
+  for (guint l = 0; l < self->config->lines->len; l++) {
+    const npu_line *line = &g_array_index(self->config->lines, npu_line, l);
+    const npu_point ends[] = {line->a, line->b};
     gst_npu_structure_append(
         results, "lines",
-        gst_structure_new("line", "name", G_TYPE_STRING,
-                          g_ptr_array_index(self->config->line_names, l), "forward",
-                          G_TYPE_UINT64, (guint64)lines[l].forward, "backward", G_TYPE_UINT64,
-                          (guint64)lines[l].backward, NULL));
+        with_points(gst_structure_new("line", "name", G_TYPE_STRING,
+                                      g_ptr_array_index(self->config->line_names, l), "forward",
+                                      G_TYPE_UINT64, (guint64)lines[l].forward, "backward",
+                                      G_TYPE_UINT64, (guint64)lines[l].backward, NULL),
+                    ends, 2));
+  }
   const npu_zone_counts *zones = npu_analytics_zone_counts(stream->analytics);
-  for (guint z = 0; z < self->config->zone_names->len; z++)
+  for (guint z = 0; z < self->config->zone_names->len; z++) {
+    GArray *corners = g_ptr_array_index(self->config->zone_corners, z);
     gst_npu_structure_append(
         results, "zones",
-        gst_structure_new("zone", "name", G_TYPE_STRING,
-                          g_ptr_array_index(self->config->zone_names, z), "occupancy",
-                          G_TYPE_UINT64, (guint64)zones[z].occupancy, "entered", G_TYPE_UINT64,
-                          (guint64)zones[z].entered, "left", G_TYPE_UINT64,
-                          (guint64)zones[z].left, NULL));
+        with_points(gst_structure_new("zone", "name", G_TYPE_STRING,
+                                      g_ptr_array_index(self->config->zone_names, z),
+                                      "occupancy", G_TYPE_UINT64, (guint64)zones[z].occupancy,
+                                      "entered", G_TYPE_UINT64, (guint64)zones[z].entered,
+                                      "left", G_TYPE_UINT64, (guint64)zones[z].left, NULL),
+                    (const npu_point *)corners->data, corners->len));
+  }
   size_t count;
   const npu_event *events = npu_analytics_events(stream->analytics, &count);
   GValue list = G_VALUE_INIT;

@@ -51,6 +51,21 @@ static guint64 count_of(const GstStructure *s, const gchar *field)
   return value;
 }
 
+/* The entry's "points" are @expected (x, y pairs). */
+static void check_points(const GstStructure *entry, const gdouble *expected, guint count)
+{
+  const GValue *points = gst_structure_get_value(entry, "points");
+  fail_unless(points && GST_VALUE_HOLDS_ARRAY(points));
+  fail_unless_equals_int(gst_value_array_get_size(points), count);
+  for (guint i = 0; i < count; i++) {
+    const GValue *point = gst_value_array_get_value(points, i);
+    fail_unless_equals_int(gst_value_array_get_size(point), 2);
+    for (guint c = 0; c < 2; c++)
+      fail_unless_equals_float(g_value_get_double(gst_value_array_get_value(point, c)),
+                               expected[2 * i + c]);
+  }
+}
+
 static guint n_events(GstBuffer *frame)
 {
   return gst_value_array_get_size(gst_structure_get_value(analytics_of(frame), "events"));
@@ -98,6 +113,10 @@ static void check_walkers(GPtrArray *out, GPtrArray *messages)
   fail_unless_equals_uint64(count_of(lobby, "entered"), 2);
   fail_unless_equals_uint64(count_of(lobby, "left"), 2);
   fail_unless_equals_uint64(count_of(lobby, "occupancy"), 0);
+  /* the geometry, for npuoverlay */
+  const gdouble door[] = {320, 0, 320, 480}, corners[] = {0, 0, 200, 0, 200, 480, 0, 480};
+  check_points(item(last, "lines", 0), door, 2);
+  check_points(lobby, corners, 4);
   /* mid-way: A left, B not in yet */
   fail_unless_equals_uint64(count_of(item(analytics_of(out->pdata[10]), "zones", 0),
                                      "occupancy"), 0);
