@@ -165,7 +165,7 @@ static guint count_rois(GstBuffer *buffer)
 }
 
 /* A param as print-results shows it: byte fields (masks, class maps) as
- * their size, not their bytes. */
+ * their size in bytes, not their bytes. */
 static gchar *printable(const GstStructure *param)
 {
   GstStructure *shown = gst_structure_copy(param);
@@ -174,9 +174,8 @@ static gchar *printable(const GstStructure *param)
     const GValue *value = gst_structure_get_value(shown, field);
     if (G_VALUE_HOLDS(value, G_TYPE_BYTES)) {
       GBytes *bytes = g_value_get_boxed(value);
-      gchar *size = g_strdup_printf("%" G_GSIZE_FORMAT " bytes", bytes ? g_bytes_get_size(bytes) : 0);
-      gst_structure_set(shown, field, G_TYPE_STRING, size, NULL);
-      g_free(size);
+      gst_structure_set(shown, field, G_TYPE_UINT64,
+                        (guint64)(bytes ? g_bytes_get_size(bytes) : 0), NULL);
     }
   }
   gchar *text = gst_structure_to_string(shown);
@@ -702,7 +701,8 @@ static gchar *shape_problem(GstNpuDecode *self, const GstNpuTensor *t)
  * of class scores. */
 static gboolean holds_class_ids(GstNpuDecode *self, const GstNpuTensor *t)
 {
-  return self->method == METHOD_SEGMENTATION && (t->rank == 3 || t->dims[1] == 1);
+  return self->method == METHOD_SEGMENTATION &&
+         (t->rank == 3 || (t->rank == 4 && t->dims[1] == 1));
 }
 
 /* The element count of `t`'s shape; FALSE for a negative dim or overflow. */

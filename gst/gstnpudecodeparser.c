@@ -16,7 +16,8 @@ static void parsed_region_free(gpointer data)
 {
   GstNpuParsedRegion *region = data;
   g_free(region->label);
-  gst_structure_free(region->param);
+  if (region->param) /* NULL once npudecode took it */
+    gst_structure_free(region->param);
   g_free(region);
 }
 
