@@ -121,13 +121,23 @@ static GType gst_npu_decode_method_get_type(void)
       {METHOD_YOLO, "YOLOv5/YOLOv8 boxes with NMS", "yolo"},
       {METHOD_DBNET, "PP-OCR (DBNet) text regions from a probability map", "dbnet"},
       {METHOD_CTC, "Greedy CTC text from recogniser scores", "ctc"},
-      {METHOD_SSD, "SSD boxes and class scores (two outputs) with NMS", "ssd"},
+      {METHOD_SSD,
+       "SSD boxes [1, N, 4] (x0 y0 x1 y1, 0..1) and scores [1, N, classes], two outputs told "
+       "apart by shape, with NMS",
+       "ssd"},
       {METHOD_SEGMENTATION,
-       "Semantic segmentation: a class-id byte map from class scores or class ids",
+       "Semantic segmentation: scores [1, classes, H, W] or class ids [1, H, W] into one "
+       "'segmentation' ROI with a class-id byte map",
        "segmentation"},
-      {METHOD_YOLO_POSE, "YOLOv8-pose people with their keypoints", "yolo-pose"},
-      {METHOD_YOLO_SEG, "YOLOv8-seg detections with their instance masks", "yolo-seg"},
-      {METHOD_CUSTOM, "A parser library's regions (see 'parser')", "custom"},
+      {METHOD_YOLO_POSE,
+       "YOLOv8-pose [1, 5 + 3 x keypoints, boxes]: people with a 'keypoints' param",
+       "yolo-pose"},
+      {METHOD_YOLO_SEG,
+       "YOLOv8-seg [1, 4 + classes + 32, boxes] and prototypes [1, 32, MH, MW]: detections "
+       "with a 'mask' param",
+       "yolo-seg"},
+      {METHOD_CUSTOM, "A parser library's regions (see 'parser' and gst/npu/npu-decoder.h)",
+       "custom"},
       {0, NULL, NULL},
   };
   if (g_once_init_enter(&type))
@@ -1205,7 +1215,8 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
   g_object_class_install_property(object_class, PROP_TENSOR,
       g_param_spec_string("tensor", "Tensor",
                           "Output tensor to decode (NULL: the first output of the newest "
-                          "inference on the frame)", NULL, ready));
+                          "inference on the frame); ssd's and yolo-seg's second output is the "
+                          "same inference's other one, found by shape", NULL, ready));
   g_object_class_install_property(object_class, PROP_LABELS,
       g_param_spec_string("labels", "Labels",
                           "File with one class label per line (ctc: the dictionary, blank "
@@ -1268,7 +1279,8 @@ static void gst_npu_decode_class_init(GstNpuDecodeClass *klass)
                           "custom: a string handed to the parser's create()", NULL, ready));
   g_object_class_install_property(object_class, PROP_PRINT_RESULTS,
       g_param_spec_boolean("print-results", "Print results",
-                           "Print every result (element name, time, ROI, params) on stdout",
+                           "Print every result (element name, time, ROI, params) on stdout; masks' and "
+                           "class maps' bytes as their size",
                            FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                       GST_PARAM_MUTABLE_PLAYING));
   gst_element_class_add_static_pad_template(element_class, &sink_template);

@@ -95,40 +95,47 @@ static int add_region(const GstNpuDecoderOutput *out, const char *param, const c
   return (int)regions->len - 1;
 }
 
-static int set_int(const GstNpuDecoderOutput *out, int region, const char *field, int value)
+/* Takes `value` onto the region's param as `field`. */
+static int set_field(const GstNpuDecoderOutput *out, int region, const char *field, GValue *value)
 {
   GstStructure *param = param_of(out, region, field);
-  if (!param)
+  if (!param) {
+    g_value_unset(value);
     return -1;
-  gst_structure_set(param, field, G_TYPE_INT, value, NULL);
+  }
+  gst_structure_take_value(param, field, value);
   return 0;
+}
+
+static int set_int(const GstNpuDecoderOutput *out, int region, const char *field, int value)
+{
+  GValue number = G_VALUE_INIT;
+  g_value_set_int(g_value_init(&number, G_TYPE_INT), value);
+  return set_field(out, region, field, &number);
 }
 
 static int set_double(const GstNpuDecoderOutput *out, int region, const char *field,
                       double value)
 {
-  GstStructure *param = param_of(out, region, field);
-  if (!param)
-    return -1;
-  gst_structure_set(param, field, G_TYPE_DOUBLE, value, NULL);
-  return 0;
+  GValue number = G_VALUE_INIT;
+  g_value_set_double(g_value_init(&number, G_TYPE_DOUBLE), value);
+  return set_field(out, region, field, &number);
 }
 
 static int set_string(const GstNpuDecoderOutput *out, int region, const char *field,
                       const char *value)
 {
-  GstStructure *param = param_of(out, region, field);
-  if (!param || !value)
+  if (!value)
     return -1;
-  gst_structure_set(param, field, G_TYPE_STRING, value, NULL);
-  return 0;
+  GValue text = G_VALUE_INIT;
+  g_value_set_string(g_value_init(&text, G_TYPE_STRING), value);
+  return set_field(out, region, field, &text);
 }
 
 static int set_doubles(const GstNpuDecoderOutput *out, int region, const char *field,
                        const double *values, size_t count)
 {
-  GstStructure *param = param_of(out, region, field);
-  if (!param || (count && !values))
+  if (count && !values)
     return -1;
   GValue array = G_VALUE_INIT, number = G_VALUE_INIT;
   g_value_init(&array, GST_TYPE_ARRAY);
@@ -137,9 +144,8 @@ static int set_doubles(const GstNpuDecoderOutput *out, int region, const char *f
     g_value_set_double(&number, values[i]);
     gst_value_array_append_value(&array, &number);
   }
-  gst_structure_take_value(param, field, &array);
   g_value_unset(&number);
-  return 0;
+  return set_field(out, region, field, &array);
 }
 
 GPtrArray *gst_npu_decode_parser_run(GstNpuDecodeParser *parser, const GstNpuTensorMeta *meta,
