@@ -46,7 +46,7 @@ NPU_API npu_status npu_yolo_decode(const float *output, npu_yolo_layout layout, 
           h = box[3 * field_stride];
     emit(out, capacity, count,
          (npu_detection){cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, confidence,
-                         (int32_t)best});
+                         (int32_t)best, (uint32_t)b});
   }
   return NPU_OK;
 }
@@ -69,7 +69,7 @@ NPU_API npu_status npu_ssd_decode(const float *boxes_xyxy, const float *scores, 
         continue;
       emit(out, capacity, count,
            (npu_detection){box[0] * width, box[1] * height, box[2] * width, box[3] * height,
-                           row[c], (int32_t)c});
+                           row[c], (int32_t)c, (uint32_t)b});
     }
   }
   return NPU_OK;

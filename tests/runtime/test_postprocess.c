@@ -40,6 +40,7 @@ static void test_yolo_decode_both_layouts(void)
   g_assert_cmpfloat_with_epsilon(dets[0].y1, 110, 1e-4);
   g_assert_cmpfloat_with_epsilon(dets[0].confidence, 0.72, 1e-6);
   g_assert_cmpint(dets[0].class_id, ==, 1);
+  g_assert_cmpuint(dets[1].candidate, ==, 1);
 
   /* YOLOv8: transposed, no objectness. */
   float v8[6][3];
@@ -52,6 +53,7 @@ static void test_yolo_decode_both_layouts(void)
   NPU_ASSERT_OK(npu_yolo_decode(&v8[0][0], NPU_YOLO_V8, 3, 2, 0.5f, dets, 3, &count));
   g_assert_cmpuint(count, ==, 3);
   g_assert_cmpint(dets[2].class_id, ==, 0);
+  g_assert_cmpuint(dets[2].candidate, ==, 2);
   g_assert_cmpfloat_with_epsilon(dets[2].confidence, 0.9, 1e-6);
   g_assert_cmpfloat_with_epsilon(dets[2].x0, 295, 1e-4);
   /* Capacity smaller than the result: count tells the truth. */
@@ -116,6 +118,8 @@ static void test_unletterbox_and_ssd(void)
   g_assert_cmpfloat_with_epsilon(out[0].y1, 180, 1e-4);
   g_assert_cmpint(out[0].class_id, ==, 1);
   g_assert_cmpint(out[1].class_id, ==, 2);
+  g_assert_cmpuint(out[0].candidate, ==, 1); /* both from box 2 */
+  g_assert_cmpuint(out[1].candidate, ==, 1);
 }
 
 static void test_ctc(void)

@@ -18,11 +18,14 @@
 extern "C" {
 #endif
 
-/* An axis-aligned detection in pixel coordinates ([x0, x1) x [y0, y1)). */
+/* An axis-aligned detection in pixel coordinates ([x0, x1) x [y0, y1)).
+ * `candidate` is the output row (box) it was decoded from, so a model's
+ * per-box extras (keypoints, mask coefficients) can be read after NMS. */
 typedef struct npu_detection {
   float x0, y0, x1, y1;
   float confidence;
   int32_t class_id;
+  uint32_t candidate;
 } npu_detection;
 
 /* How a frame was fitted into the model input: model = frame * scale + pad. */

@@ -2,7 +2,8 @@
  * typelib: Python's gi.repository.GstNpu), which cannot iterate a buffer's
  * metas nor read a region's params list: npudecode's results are
  * GstVideoRegionOfInterestMeta params (classification, detection,
- * text-region, text). C code uses GStreamer's own calls instead. */
+ * text-region, text, segmentation, keypoints, mask). C code uses
+ * GStreamer's own calls instead. */
 #ifndef GST_NPU_REGIONS_H
 #define GST_NPU_REGIONS_H
 
