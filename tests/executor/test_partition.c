@@ -205,6 +205,8 @@ static model_run compare_partitioned(const char *path, const npu_tensor_info *sh
   return compare_partitioned_on("conv-only", path, shape);
 }
 
+static model_run compare_compiled(const char *path, const npu_tensor_info *shape);
+
 /* Conv (Relu fused) on the device; pooling, Reshape and Gemm on the host:
  * the convolution's output goes over, the scores come back. */
 static void test_small_model_splits_in_two(void)
@@ -245,6 +247,10 @@ static void test_ocr_models(void)
     model_run split = compare_partitioned(path, &models[m].shape);
     g_assert_cmpuint(split.stats.subgraphs, >=, 3);
     model_run_clear(&split);
+    split = compare_compiled(path, &models[m].shape);
+    g_assert_cmpuint(split.stats.subgraphs, >=, 3);
+    g_assert_cmpuint(split.stats.host_kernels, >, 0);
+    model_run_clear(&split);
     g_free(path);
   }
   g_free(fallback);
@@ -272,6 +278,8 @@ static void test_zoo_models(void)
       NPU_ASSERT_OK(npu_model_release(model));
       shape.dims[0] = 1;
       model_run split = compare_partitioned(path, &shape);
+      model_run_clear(&split);
+      split = compare_compiled(path, &shape);
       model_run_clear(&split);
       done++;
     }
@@ -371,25 +379,31 @@ static void test_compiled_whole_model(void)
   g_free(path);
 }
 
-/* A backend that declines some operators: each of its subgraphs compiled
- * once, the rest on the host, the outputs those of the CPU alone. */
-static void compare_compiled_partition(const char *path, const npu_tensor_info *shape)
+/* A backend that declines some operators (host_operators): each of its
+ * subgraphs compiled once, the outputs those of the CPU alone. */
+static model_run compare_compiled(const char *path, const npu_tensor_info *shape)
 {
   reset_compiler(host_operators);
-  model_run split = compare_partitioned_on("compiler", path, shape);
+  model_run split = compare_with_cpu("compiler", path, shape);
   g_assert_cmpuint(split.stats.compiled_subgraphs, >=, 1);
   g_assert_cmpuint(compiling_stats.compiles, ==, split.stats.compiled_subgraphs);
   g_assert_cmpuint(compiling_stats.nodes_compiled, ==, split.stats.compiled_nodes);
   g_assert_cmpuint(compiling_stats.runs, ==, 2 * split.stats.compiled_subgraphs);
   assert_compiler_served();
-  model_run_clear(&split);
+  return split;
 }
 
+/* Conv and Relu compiled; pooling, Reshape and Gemm on the host. */
 static void test_compiled_partition(void)
 {
   gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
   npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
-  compare_compiled_partition(path, &shape);
+  model_run split = compare_compiled(path, &shape);
+  g_assert_cmpuint(split.stats.subgraphs, ==, 2);
+  g_assert_cmpuint(split.stats.compiled_subgraphs, ==, 1);
+  g_assert_cmpuint(split.stats.compiled_nodes, ==, 2);
+  g_assert_cmpuint(split.stats.host_kernels, ==, split.stats.kernels);
+  model_run_clear(&split);
   g_free(path);
 }
 
