@@ -425,6 +425,106 @@ static void test_refused_subgraph_falls_back(void)
   g_free(path);
 }
 
+/* The context on `device` made current for `dims`; the time it took (ms). */
+static double reshape_to(npu_context *context, const npu_tensor_info *model_input,
+                         const int64_t *dims)
+{
+  npu_tensor_info shape = *model_input;
+  memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
+  gint64 start = g_get_monotonic_time();
+  NPU_ASSERT_OK(npu_context_reshape(context, &shape, 1));
+  return (double)(g_get_monotonic_time() - start) / 1000.0;
+}
+
+/* The context's outputs for its current shape equal the CPU's. */
+static void assert_context_matches_cpu(const char *path, npu_model *model, npu_device *device,
+                                       npu_context *context)
+{
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_context_input_info(context, 0, &shape));
+  npu_device *cpu;
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  model_run reference = {0}, compiled = {0};
+  run_model(model, cpu, &shape, &reference);
+  run_context(model, device, context, &compiled);
+  assert_same_outputs(path, &reference, &compiled);
+  model_run_clear(&reference);
+  model_run_clear(&compiled);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+}
+
+/* Three shapes of the model's input on the compiling backend, which takes
+ * every operator: the second is reshaped from the first's executable
+ * (packing nothing again), going back to the first costs nothing, and the
+ * third, with reshaping off, is compiled again (packing its own copy). */
+static void check_compiled_reshape(const char *path, const int64_t shapes[3][NPU_MAX_RANK])
+{
+  reset_compiler(NULL);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  npu_device *device;
+  NPU_ASSERT_OK(npu_device_open_by_backend("compiler", 0, &device));
+  npu_tensor_info first = input;
+  memcpy(first.dims, shapes[0], first.rank * sizeof first.dims[0]);
+  npu_context *context;
+  gint64 start = g_get_monotonic_time();
+  NPU_ASSERT_OK(npu_context_create(model, device, &first, 1, &context));
+  double plan_ms = (double)(g_get_monotonic_time() - start) / 1000.0;
+  g_assert_cmpuint(compiling_stats.compiles, ==, 1);
+  guint64 packed = compiling_stats.packed_bytes;
+  g_assert_cmpuint(packed, >, 0);
+
+  double replan_ms = reshape_to(context, &input, shapes[1]);
+  g_assert_cmpuint(compiling_stats.compiles, ==, 1);
+  g_assert_cmpuint(compiling_stats.reshapes, ==, 1);
+  g_assert_cmpuint(compiling_stats.packed_bytes, ==, packed);
+  assert_context_matches_cpu(path, model, device, context);
+  g_test_message("%s: first plan %.1f ms (compiled), another shape %.1f ms (reshaped, %.0f%%), "
+                 "%llu bytes packed once", path, plan_ms, replan_ms, 100.0 * replan_ms / plan_ms,
+                 (unsigned long long)packed);
+
+  reshape_to(context, &input, shapes[0]);
+  g_assert_cmpuint(compiling_stats.compiles + compiling_stats.reshapes, ==, 2);
+
+  compiling_settings.no_reshape = true;
+  reshape_to(context, &input, shapes[2]);
+  g_assert_cmpuint(compiling_stats.compiles, ==, 2);
+  g_assert_cmpuint(compiling_stats.packed_bytes, ==, 2 * packed);
+  assert_context_matches_cpu(path, model, device, context);
+
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  assert_compiler_served();
+  NPU_ASSERT_OK(npu_device_release(device));
+  NPU_ASSERT_OK(npu_model_release(model));
+}
+
+static void test_compiled_reshape(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  static const int64_t batches[3][NPU_MAX_RANK] = {{2, 3, 8, 8}, {3, 3, 8, 8}, {4, 3, 8, 8}};
+  check_compiled_reshape(path, batches);
+  g_free(path);
+}
+
+/* PP-OCR's detector at three image sizes, when cached. */
+static void test_compiled_reshape_ocr(void)
+{
+  const char *dir = g_getenv("NPU_OCR_MODELS");
+  gchar *fallback = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", "ocr", "package",
+                                     "assets", NULL);
+  gchar *path = g_build_filename(dir ? dir : fallback, "ch_PP-OCRv4_det_infer.onnx", NULL);
+  static const int64_t sizes[3][NPU_MAX_RANK] = {
+      {1, 3, 96, 160}, {1, 3, 128, 160}, {1, 3, 96, 192}};
+  if (g_file_test(path, G_FILE_TEST_EXISTS))
+    check_compiled_reshape(path, sizes);
+  else
+    g_test_skip("the PP-OCR models are not cached (tests/models/fetch_assets.sh fetches them)");
+  g_free(path);
+  g_free(fallback);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -440,5 +540,7 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/compiled/partition", test_compiled_partition);
   g_test_add_func("/partition/compiled/refused-subgraph-falls-back",
                   test_refused_subgraph_falls_back);
+  g_test_add_func("/partition/compiled/reshape", test_compiled_reshape);
+  g_test_add_func("/partition/compiled/reshape-ocr", test_compiled_reshape_ocr);
   return g_test_run();
 }
