@@ -1,7 +1,8 @@
 /* Planning one input shape (shape_plan.h). Planning walks the nodes in
  * order: it infers every shape, computes nodes whose inputs are all
  * constants once (on the host, with the CPU backend's kernels), creates a
- * backend kernel for the rest, finds the model's weights in the context's
+ * backend kernel for the rest (where the device's backend compiles
+ * subgraphs, one executable per subgraph instead: subgraph.c), finds the model's weights in the context's
  * device copy (uploading them with the first plan), puts folded constants in
  * a device buffer of the plan's own and plans the intermediates into one
  * arena. A run binds the caller's buffers and queues the launches. */
