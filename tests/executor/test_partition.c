@@ -140,8 +140,17 @@ static double relative_error(const float *a, const float *b, size_t count)
   return norm > 1e-10 ? sqrt(diff / norm) : sqrt(diff);
 }
 
+/* Partitions run the same kernels as the CPU alone; the compiling backend
+ * runs its nodes unfused, so fused activations (Swish, Sigmoid) round
+ * differently there (6.6e-5 on efficientnet_b0, 1.5e-4 on
+ * lraspp_mobilenet_v3_large). */
+static double tolerance_of(const char *backend)
+{
+  return strcmp(backend, "compiler") == 0 ? 5e-4 : 1e-5;
+}
+
 static void assert_same_outputs(const char *path, const model_run *reference,
-                                const model_run *other)
+                                const model_run *other, double tolerance)
 {
   g_assert_cmpuint(reference->output_count, ==, other->output_count);
   for (uint32_t o = 0; o < reference->output_count; o++) {
@@ -149,7 +158,7 @@ static void assert_same_outputs(const char *path, const model_run *reference,
     double error = relative_error(reference->outputs[o], other->outputs[o],
                                   reference->output_floats[o]);
     g_test_message("%s output %u: relative L2 error %.2e", path, o, error);
-    g_assert_cmpfloat(error, <=, 1e-5);
+    g_assert_cmpfloat(error, <=, tolerance);
   }
 }
 
@@ -175,7 +184,7 @@ static model_run compare_with_cpu(const char *partial_backend, const char *path,
   g_assert_cmpuint(reference.stats.subgraphs, ==, 1);
   g_assert_cmpuint(reference.stats.host_kernels, ==, 0);
   g_assert_cmpuint(reference.stats.compiled_subgraphs, ==, 0);
-  assert_same_outputs(path, &reference, &split);
+  assert_same_outputs(path, &reference, &split, tolerance_of(partial_backend));
   g_test_message("%s: %u subgraphs (%u compiled, of %u nodes), %u of %u kernels on the host, "
                  "%llu bytes copied per run", path, split.stats.subgraphs,
                  split.stats.compiled_subgraphs, split.stats.compiled_nodes,
@@ -447,7 +456,7 @@ static void assert_context_matches_cpu(const char *path, npu_model *model, npu_d
   model_run reference = {0}, compiled = {0};
   run_model(model, cpu, &shape, &reference);
   run_context(model, device, context, &compiled);
-  assert_same_outputs(path, &reference, &compiled);
+  assert_same_outputs(path, &reference, &compiled, tolerance_of("compiler"));
   model_run_clear(&reference);
   model_run_clear(&compiled);
   NPU_ASSERT_OK(npu_device_release(cpu));
