@@ -111,6 +111,10 @@ typedef struct npu_hal_launch {
   npu_hal_mem_ref workspace; /* kernel_workspace() bytes, planned in the arena */
 } npu_hal_launch;
 
+/* Compiled subgraphs: defined at the end. */
+typedef struct npu_hal_executable npu_hal_executable;
+typedef struct npu_hal_subgraph npu_hal_subgraph;
+
 struct npu_hal_graph_ops {
   /* Capability: whether the backend runs `op` with the shapes, element types
    * and layouts its tensors carry, asked before any kernel is made. The
@@ -143,6 +147,78 @@ struct npu_hal_graph_ops {
   npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
                     const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
                     void *done_data);
+
+  /* Compiled subgraphs (npu_hal_subgraph below). Optional: a backend
+   * chooses them by setting subgraph_compile (and executable_destroy and
+   * executable_run), and the runtime then offers it each of its subgraphs
+   * whole, falling back to the per-op entries above for one it refuses
+   * (NPU_ERROR_NOT_SUPPORTED); without it (the CPU backend), every
+   * operator gets a kernel of its own. */
+  npu_status (*subgraph_compile)(npu_hal_device *device, const npu_hal_subgraph *graph,
+                                 npu_hal_executable **executable);
+  /* The same subgraph (same nodes, same tensor numbering) with other shapes,
+   * from an executable compiled for earlier ones, sharing what does not
+   * depend on shapes (its packed constants: a constant with the same host
+   * address and desc as in `compiled` holds the same values). The result
+   * keeps what it shares alive itself: `compiled` may be destroyed first.
+   * Optional (NULL or NPU_ERROR_NOT_SUPPORTED: subgraph_compile again). */
+  npu_status (*executable_reshape)(npu_hal_device *device,
+                                   const npu_hal_executable *compiled,
+                                   const npu_hal_subgraph *graph,
+                                   npu_hal_executable **executable);
+  void (*executable_destroy)(npu_hal_executable *executable);
+  /* Device memory the executable needs while it runs (its intermediates,
+   * laid out as it likes); planned in the runtime's arena. Optional (NULL: none). */
+  size_t (*executable_workspace)(const npu_hal_executable *executable);
+  /* Whether the executable keeps its own copy of constant `constant` (an
+   * index into graph->constants): the runtime then keeps no device copy and
+   * passes a NULL reference for it. Optional (NULL: none is packed). */
+  bool (*executable_packed_constant)(const npu_hal_executable *executable,
+                                     uint32_t constant);
+  /* Queues one run of the whole subgraph on `stream`: inputs, constants and
+   * outputs in the order of graph->inputs, ->constants and ->outputs;
+   * `workspace` holds executable_workspace() bytes. `done` runs after it. */
+  npu_status (*executable_run)(npu_hal_device *device, npu_hal_stream *stream,
+                               npu_hal_executable *executable, const npu_hal_mem_ref *inputs,
+                               const npu_hal_mem_ref *constants, const npu_hal_mem_ref *outputs,
+                               npu_hal_mem_ref workspace, npu_hal_task_fn done,
+                               void *done_data);
+};
+
+/* ---- Compiled subgraphs ---------------------------------------------------
+ * A backend may take a whole subgraph (operators it runs, consecutive in the
+ * plan) and compile it into one executable, as an NPU's model compiler or a
+ * GPU graph compiler does: its own fusion, kernels, memory layout and
+ * binary format. The runtime plans only the subgraph's boundary (its inputs
+ * and outputs, in the runtime's memory) and one workspace the executable
+ * asks for; everything inside is the backend's. The description is whole:
+ * a backend needs nothing from the runtime's model or ONNX to compile it. */
+
+#define NPU_HAL_SUBGRAPH_ABSENT UINT32_MAX
+
+/* One operator of a subgraph. op's descs and input_values are the
+ * subgraph's (op.activations: none, the backend fuses what it likes);
+ * inputs and outputs name subgraph tensors (NPU_HAL_SUBGRAPH_ABSENT: an
+ * optional input left out, or an output nothing names). */
+typedef struct npu_hal_subgraph_node {
+  npu_hal_op op;
+  const uint32_t *inputs;   /* op.input_count */
+  const uint32_t *outputs;  /* op.output_count */
+} npu_hal_subgraph_node;
+
+struct npu_hal_subgraph {
+  uint32_t node_count;
+  const npu_hal_subgraph_node *nodes; /* producers before consumers */
+  uint32_t tensor_count;
+  const npu_hal_tensor_desc *tensors; /* every tensor a node reads or writes */
+  /* Per tensor: the host value of a constant (weights, folded values), NULL
+   * for the others; valid while the executable lives. */
+  const void *const *values;
+  uint32_t input_count, output_count, constant_count;
+  const uint32_t *inputs;    /* written before the subgraph runs, read in it */
+  const uint32_t *outputs;   /* written in it, read after it (or the model's outputs) */
+  const uint32_t *constants; /* read in it, with host values */
+  /* The other tensors are internal: only the executable sees them. */
 };
 
 #endif

@@ -24,6 +24,7 @@ struct npu_context {
   npu_model *model;
   npu_plan_env env;
   npu_device_weights weights;
+  npu_subgraph_registry compiled;
   kept_plan plans[MAX_SHAPE_PLANS];
   shape_plan *current;
   uint64_t uses;
@@ -48,6 +49,7 @@ static void destroy_context(npu_context *ctx)
   release_held(ctx);
   for (size_t p = 0; p < MAX_SHAPE_PLANS; p++)
     npu_shape_plan_destroy(ctx->plans[p].plan);
+  npu_subgraph_registry_clear(&ctx->compiled);
   if (ctx->weights.buffer)
     npu_buffer_release(ctx->weights.buffer);
   free(ctx->weights.offsets);
@@ -127,7 +129,7 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   npu_model_retain(model);
   npu_device_retain(device);
   ctx->model = model;
-  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights};
+  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights, &ctx->compiled};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,
                      sizeof *ctx->held);

@@ -1,7 +1,8 @@
 /* Planning one input shape (shape_plan.h). Planning walks the nodes in
  * order: it infers every shape, computes nodes whose inputs are all
  * constants once (on the host, with the CPU backend's kernels), creates a
- * backend kernel for the rest, finds the model's weights in the context's
+ * backend kernel for the rest (where the device's backend compiles
+ * subgraphs, one executable per subgraph instead: subgraph.c), finds the model's weights in the context's
  * device copy (uploading them with the first plan), puts folded constants in
  * a device buffer of the plan's own and plans the intermediates into one
  * arena. A run binds the caller's buffers and queues the launches. */
@@ -19,13 +20,15 @@
 #include "planner.h"
 #include "shape_inference.h"
 #include "shape_plan.h"
+#include "subgraph.h"
 
 #define ALIGNMENT 64
 
 /* LOC_CONSTANT: a host value, on the device in the plan's own buffer;
- * LOC_WEIGHT: a graph constant in the context's shared device copy. */
+ * LOC_WEIGHT: a graph constant in the context's shared device copy;
+ * LOC_INTERNAL: inside a compiled subgraph, in the executable's own memory. */
 typedef enum {
-  LOC_NONE, LOC_INPUT, LOC_OUTPUT, LOC_ARENA, LOC_CONSTANT, LOC_WEIGHT
+  LOC_NONE, LOC_INPUT, LOC_OUTPUT, LOC_ARENA, LOC_CONSTANT, LOC_WEIGHT, LOC_INTERNAL
 } tensor_location;
 
 typedef struct ctx_tensor {
@@ -84,12 +87,15 @@ struct shape_plan {
   uint32_t *launch_nodes;     /* the node each launch runs */
   int32_t *launch_outputs;    /* the tensor each launch's output 0 writes (fusion) */
   launch_addends *addends;    /* per launch: tensors fused Adds read, after its inputs */
-  bool *absorbed;             /* nodes fused into an earlier launch */
+  bool *absorbed;             /* nodes an earlier launch runs (fused, or compiled with it) */
   npu_consumers consumers;
   size_t launch_count;
   output_fixup *fixups;
   size_t fixup_count;
   npu_hal_kernel **kernels;
+  /* Per launch: the compiled subgraph it runs (.executable NULL: a kernel). */
+  npu_compiled_subgraph *compiled;
+  npu_subgraph_registry *registry;
   size_t *workspace_bytes;    /* per launch */
   size_t *workspace_offsets;  /* per launch, in the arena */
   npu_attribute_source *attribute_sources;
@@ -745,6 +751,36 @@ static npu_hal_mem_ref ref_on(shape_plan *ctx, const ctx_tensor *t, bool on_host
                  : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, copy->offset};
 }
 
+/* A device reference to `tensor`, noted for patching when the caller binds it. */
+static void bind_device_ref(shape_plan *ctx, int32_t tensor, npu_hal_mem_ref *ref)
+{
+  const ctx_tensor *t = &ctx->tensors[tensor];
+  *ref = ref_on(ctx, t, false);
+  if ((t->location == LOC_INPUT || t->location == LOC_OUTPUT) && !t->on_host)
+    ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
+}
+
+/* A compiled subgraph's launch: its inputs, then its constants (none for
+ * those it packed), then its outputs, from `next` on; returns what follows. */
+static npu_hal_mem_ref *compiled_launch_refs(shape_plan *ctx, const npu_compiled_subgraph *c,
+                                             npu_hal_launch *launch, npu_hal_mem_ref *next)
+{
+  const npu_hal_subgraph *h = &c->graph.hal;
+  const int32_t *tensors = c->graph.graph_tensors;
+  launch->input_count = h->input_count + h->constant_count;
+  launch->output_count = h->output_count;
+  launch->inputs = next;
+  launch->outputs = next + launch->input_count;
+  for (uint32_t i = 0; i < h->input_count; i++)
+    bind_device_ref(ctx, tensors[h->inputs[i]], &launch->inputs[i]);
+  for (uint32_t i = 0; i < h->constant_count; i++)
+    if (!c->packed_constants[i])
+      bind_device_ref(ctx, tensors[h->constants[i]], &launch->inputs[h->input_count + i]);
+  for (uint32_t o = 0; o < h->output_count; o++)
+    bind_device_ref(ctx, tensors[h->outputs[o]], &launch->outputs[o]);
+  return launch->outputs + launch->output_count;
+}
+
 /* Gives every launch its input/output references; caller buffers are
  * patched in at each run through io_refs. */
 static npu_status build_launch_refs(shape_plan *ctx)
@@ -753,7 +789,10 @@ static npu_status build_launch_refs(shape_plan *ctx)
   size_t total = 0;
   for (size_t l = 0; l < ctx->launch_count; l++) {
     const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
-    total += n->input_count + ctx->addends[l].count + n->output_count;
+    const npu_hal_subgraph *h = &ctx->compiled[l].graph.hal;
+    total += ctx->compiled[l].executable
+                 ? h->input_count + h->constant_count + h->output_count
+                 : n->input_count + ctx->addends[l].count + n->output_count;
   }
   ctx->refs = calloc(total + 1, sizeof *ctx->refs);
   ctx->io_refs = calloc(total + 1, sizeof *ctx->io_refs);
@@ -763,6 +802,15 @@ static npu_status build_launch_refs(shape_plan *ctx)
   for (size_t l = 0; l < ctx->launch_count; l++) {
     const npu_graph_node *n = &g->nodes[ctx->launch_nodes[l]];
     npu_hal_launch *launch = &ctx->launches[l];
+    if (ctx->workspace_bytes[l])
+      launch->workspace =
+          ctx->launch_on_host[l]
+              ? (npu_hal_mem_ref){NULL, ctx->host_arena + ctx->workspace_offsets[l], 0}
+              : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
+    if (ctx->compiled[l].executable) {
+      next = compiled_launch_refs(ctx, &ctx->compiled[l], launch, next);
+      continue;
+    }
     const launch_addends *addends = &ctx->addends[l];
     launch->input_count = n->input_count + addends->count;
     launch->output_count = n->output_count;
@@ -778,10 +826,6 @@ static npu_status build_launch_refs(shape_plan *ctx)
       if (t->location == LOC_INPUT && !on_host)
         ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, false};
     }
-    if (ctx->workspace_bytes[l])
-      launch->workspace =
-          on_host ? (npu_hal_mem_ref){NULL, ctx->host_arena + ctx->workspace_offsets[l], 0}
-                  : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, ctx->workspace_offsets[l]};
     for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
       bool output = k >= n->input_count;
       int32_t id = !output ? n->inputs[k]
@@ -939,6 +983,132 @@ static npu_status build_segments(shape_plan *ctx)
   return status;
 }
 
+/* One kernel for node `index`, with what it fuses: the next launch. */
+static npu_status add_kernel_launch(shape_plan *ctx, uint32_t index, node_io *io)
+{
+  npu_hal_kernel *kernel;
+  npu_fusion fusion;
+  npu_status status = create_kernel(ctx, index, io, &kernel, &fusion);
+  if (status != NPU_OK)
+    return status;
+  uint32_t step = (uint32_t)ctx->launch_count++;
+  bool on_host = ctx->on_host[index];
+  const npu_hal_backend *backend = npu_device_backend(node_device(ctx, index));
+  ctx->launch_on_host[step] = on_host;
+  ctx->workspace_bytes[step] =
+      backend->graph->kernel_workspace ? backend->graph->kernel_workspace(kernel) : 0;
+  ctx->kernels[step] = kernel;
+  ctx->launches[step].kernel = kernel;
+  ctx->launch_nodes[step] = index;
+  ctx->launch_outputs[step] = fusion.count ? fusion.output : ctx->graph->nodes[index].outputs[0];
+  ctx->addends[step].count = fusion.fused_input_count;
+  memcpy(ctx->addends[step].tensors, fusion.fused_inputs,
+         fusion.fused_input_count * sizeof fusion.fused_inputs[0]);
+  for (uint32_t i = 0; i < fusion.fused_input_count; i++) {
+    ctx_tensor *addend = &ctx->tensors[fusion.fused_inputs[i]];
+    if (addend->last_step < step)
+      addend->last_step = step;
+    addend->used_on_device |= addend->location == LOC_CONSTANT && !on_host;
+  }
+  uint32_t packed = backend->graph->kernel_packed_inputs
+                        ? backend->graph->kernel_packed_inputs(kernel)
+                        : 0;
+  return mark_uses(ctx, index, step, ctx->launch_outputs[step], packed, on_host);
+}
+
+static const npu_hal_tensor_desc *planned_tensor(void *data, int32_t tensor, const void **value)
+{
+  const ctx_tensor *t = &((shape_plan *)data)->tensors[tensor];
+  *value = t->value;
+  return &t->desc;
+}
+
+static npu_hal_attributes node_attributes(void *data, uint32_t node)
+{
+  shape_plan *ctx = data;
+  npu_attribute_source *source = &ctx->attribute_sources[node];
+  source->node = ctx->graph->nodes[node].proto;
+  return npu_attributes_of(source);
+}
+
+/* The node's inputs (bit i: input i) that a compiled subgraph keeps its own copy of. */
+static uint32_t packed_inputs(const npu_compiled_subgraph *compiled, uint32_t k)
+{
+  const npu_hal_subgraph *h = &compiled->graph.hal;
+  const npu_hal_subgraph_node *n = &h->nodes[k];
+  uint32_t packed = 0;
+  for (uint32_t i = 0; i < n->op.input_count && i < 32; i++)
+    for (uint32_t c = 0; c < h->constant_count; c++)
+      if (compiled->packed_constants[c] && h->constants[c] == n->inputs[i])
+        packed |= 1u << i;
+  return packed;
+}
+
+/* The device's subgraph from order position `first` on (its consecutive
+ * running nodes), compiled by the backend into one launch. Where the
+ * backend refuses, its nodes are marked in `per_op` and get kernels. */
+static npu_status add_compiled_launch(shape_plan *ctx, const bool *runs, size_t first,
+                                      bool *per_op)
+{
+  const npu_graph *g = ctx->graph;
+  uint32_t *nodes = malloc((g->node_count + 1) * sizeof *nodes);
+  if (!nodes)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning a subgraph");
+  uint32_t count = 0;
+  for (size_t k = first; k < g->node_count; k++) {
+    uint32_t index = g->order[k];
+    if (!runs[index] || ctx->absorbed[index])
+      continue;
+    if (ctx->on_host[index])
+      break;
+    nodes[count++] = index;
+  }
+  npu_subgraph_source source = {g, &ctx->consumers, runs, planned_tensor, node_attributes, ctx};
+  npu_subgraph subgraph;
+  uint32_t step = (uint32_t)ctx->launch_count;
+  npu_compiled_subgraph *compiled = &ctx->compiled[step];
+  npu_status status = npu_subgraph_describe(&source, nodes, count, &subgraph);
+  if (status == NPU_OK)
+    status = npu_subgraph_compile(ctx->registry, ctx->device, &subgraph, compiled);
+  if (status == NPU_ERROR_NOT_SUPPORTED) {
+    for (uint32_t k = 0; k < count; k++)
+      per_op[nodes[k]] = true;
+    free(nodes);
+    return NPU_OK;
+  }
+  if (status != NPU_OK) {
+    char reason[400];
+    snprintf(reason, sizeof reason, "%s", npu_last_error_message());
+    free(nodes);
+    return npu_set_error(status, "compiling a subgraph of %u nodes: %s", count, reason);
+  }
+  ctx->launch_count++;
+  ctx->launch_nodes[step] = nodes[0];
+  ctx->workspace_bytes[step] = compiled->workspace;
+  ctx->stats.compiled_subgraphs++;
+  ctx->stats.compiled_nodes += count;
+  for (uint32_t k = 0; k < count && status == NPU_OK; k++) {
+    ctx->absorbed[nodes[k]] = true;
+    status = mark_uses(ctx, nodes[k], step, g->nodes[nodes[k]].outputs[0],
+                       packed_inputs(compiled, k), false);
+  }
+  /* What only the subgraph reads is the executable's own. */
+  const npu_hal_subgraph *h = &compiled->graph.hal;
+  bool *boundary = calloc(h->tensor_count + 1, sizeof *boundary);
+  if (!boundary && status == NPU_OK)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning a subgraph");
+  for (uint32_t o = 0; o < h->output_count && status == NPU_OK; o++)
+    boundary[h->outputs[o]] = true;
+  for (uint32_t t = 0; t < h->tensor_count && status == NPU_OK; t++) {
+    ctx_tensor *tensor = &ctx->tensors[compiled->graph.graph_tensors[t]];
+    if (tensor->location == LOC_ARENA && tensor->first_step == step && !boundary[t])
+      tensor->location = LOC_INTERNAL;
+  }
+  free(boundary);
+  free(nodes);
+  return status;
+}
+
 static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
 {
   const npu_graph *g = ctx->graph;
@@ -980,43 +1150,26 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     assign_devices(ctx, runs, io);
     status = choose_layouts(ctx, runs, io);
   }
+  bool *per_op = calloc(g->node_count + 1, sizeof *per_op);
+  if (!per_op)
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  bool compiles = npu_device_backend(ctx->device)->graph->subgraph_compile != NULL;
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
     if (!runs[index] || ctx->absorbed[index])
       continue;
-    npu_hal_kernel *kernel;
-    npu_fusion fusion;
-    status = create_kernel(ctx, index, io, &kernel, &fusion);
-    if (status != NPU_OK)
-      break;
-    uint32_t step = (uint32_t)ctx->launch_count++;
-    bool on_host = ctx->on_host[index];
-    const npu_hal_backend *backend = npu_device_backend(node_device(ctx, index));
-    ctx->launch_on_host[step] = on_host;
-    ctx->workspace_bytes[step] =
-        backend->graph->kernel_workspace ? backend->graph->kernel_workspace(kernel) : 0;
-    ctx->kernels[step] = kernel;
-    ctx->launches[step].kernel = kernel;
-    ctx->launch_nodes[step] = index;
-    ctx->launch_outputs[step] = fusion.count ? fusion.output : g->nodes[index].outputs[0];
-    ctx->addends[step].count = fusion.fused_input_count;
-    memcpy(ctx->addends[step].tensors, fusion.fused_inputs,
-           fusion.fused_input_count * sizeof fusion.fused_inputs[0]);
-    for (uint32_t i = 0; i < fusion.fused_input_count; i++) {
-      ctx_tensor *addend = &ctx->tensors[fusion.fused_inputs[i]];
-      if (addend->last_step < step)
-        addend->last_step = step;
-      addend->used_on_device |= addend->location == LOC_CONSTANT && !on_host;
+    if (compiles && !ctx->on_host[index] && !per_op[index]) {
+      status = add_compiled_launch(ctx, runs, k, per_op);
+      if (status != NPU_OK || !per_op[index])
+        continue;
     }
-    uint32_t packed = backend->graph->kernel_packed_inputs
-                          ? backend->graph->kernel_packed_inputs(kernel)
-                          : 0;
-    status = mark_uses(ctx, index, step, ctx->launch_outputs[step], packed, on_host);
+    status = add_kernel_launch(ctx, index, io);
   }
+  free(per_op);
   free(runs);
   free(io);
   npu_stream_destroy(fold_stream);
-  ctx->stats.kernels = (uint32_t)ctx->launch_count;
+  ctx->stats.kernels = (uint32_t)ctx->launch_count - ctx->stats.compiled_subgraphs;
   if (status == NPU_OK)
     status = bind_outputs(ctx);
   if (status == NPU_OK)
@@ -1040,9 +1193,13 @@ void npu_shape_plan_destroy(shape_plan *ctx)
     return;
   if (ctx->host_stream)
     npu_stream_destroy(ctx->host_stream);
-  for (size_t l = 0; l < ctx->launch_count; l++)
-    npu_device_backend(ctx->launch_on_host[l] ? ctx->host : ctx->device)
-        ->graph->kernel_destroy(ctx->kernels[l]);
+  for (size_t l = 0; l < ctx->launch_count; l++) {
+    if (ctx->compiled[l].executable)
+      npu_compiled_subgraph_clear(ctx->registry, &ctx->compiled[l]);
+    else
+      npu_device_backend(ctx->launch_on_host[l] ? ctx->host : ctx->device)
+          ->graph->kernel_destroy(ctx->kernels[l]);
+  }
   for (size_t k = 0; k < ctx->segment_count; k++) {
     if (ctx->segments[k].ready)
       npu_event_destroy(ctx->segments[k].ready);
@@ -1070,6 +1227,7 @@ void npu_shape_plan_destroy(shape_plan *ctx)
   free(ctx->io_refs);
   free(ctx->attribute_sources);
   free(ctx->kernels);
+  free(ctx->compiled);
   free(ctx->workspace_bytes);
   free(ctx->workspace_offsets);
   free(ctx->launch_nodes);
@@ -1097,6 +1255,7 @@ static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_i
   ctx->host = env->host;
   ctx->graph = env->graph;
   ctx->weights = env->weights;
+  ctx->registry = env->registry;
   npu_device_properties properties;
   npu_device_properties_of(env->device, &properties);
   ctx->memory_total = properties.memory_total;
@@ -1108,13 +1267,14 @@ static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_i
   ctx->addends = calloc(nodes, sizeof *ctx->addends);
   ctx->absorbed = calloc(nodes, sizeof *ctx->absorbed);
   ctx->kernels = calloc(nodes, sizeof *ctx->kernels);
+  ctx->compiled = calloc(nodes, sizeof *ctx->compiled);
   ctx->workspace_bytes = calloc(nodes, sizeof *ctx->workspace_bytes);
   ctx->workspace_offsets = calloc(nodes, sizeof *ctx->workspace_offsets);
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
   ctx->on_host = calloc(nodes, sizeof *ctx->on_host);
   ctx->launch_on_host = calloc(nodes, sizeof *ctx->launch_on_host);
   npu_status status = NPU_OK;
-  if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels ||
+  if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels || !ctx->compiled ||
       !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
       !ctx->addends || !ctx->absorbed || !ctx->attribute_sources || !ctx->on_host ||
       !ctx->launch_on_host)
@@ -1238,12 +1398,32 @@ static npu_status copy_across(shape_plan *ctx, const shadow *copy, npu_stream *s
                               t->location == LOC_ARENA ? t->offset : 0, bytes, stream);
 }
 
+/* Queues launches [first, first + count) of one device: runs of kernels in
+ * one call each, compiled subgraphs one by one. */
 static npu_status run_launches(shape_plan *ctx, bool on_host, npu_stream *stream, uint32_t first,
                                uint32_t count)
 {
   npu_device *device = on_host ? ctx->host : ctx->device;
-  return npu_device_backend(device)->graph->run(npu_device_hal(device), npu_stream_hal(stream),
-                                                ctx->launches + first, count, NULL, NULL);
+  const npu_hal_graph_ops *ops = npu_device_backend(device)->graph;
+  npu_status status = NPU_OK;
+  uint32_t end = first + count;
+  for (uint32_t l = first; l < end && status == NPU_OK;) {
+    const npu_compiled_subgraph *c = &ctx->compiled[l];
+    if (c->executable) {
+      const npu_hal_launch *launch = &ctx->launches[l++];
+      status = ops->executable_run(npu_device_hal(device), npu_stream_hal(stream), c->executable,
+                                   launch->inputs, launch->inputs + c->graph.hal.input_count,
+                                   launch->outputs, launch->workspace, NULL, NULL);
+      continue;
+    }
+    uint32_t kernels = l;
+    while (kernels < end && !ctx->compiled[kernels].executable)
+      kernels++;
+    status = ops->run(npu_device_hal(device), npu_stream_hal(stream), ctx->launches + l,
+                      kernels - l, NULL, NULL);
+    l = kernels;
+  }
+  return status;
 }
 
 /* A partitioned run: each host subgraph waits (on the host stream) for an

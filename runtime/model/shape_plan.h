@@ -13,6 +13,7 @@
 #include <npu/stream.h>
 
 #include "graph.h"
+#include "subgraph.h"
 
 /* Device copies of the graph's constants (initializers, Constant nodes),
  * shared by every plan of a context: the first plan uploads those its
@@ -30,6 +31,7 @@ typedef struct npu_plan_env {
   npu_device *device;       /* where the model runs */
   npu_device *host;         /* a CPU-backend device: constant folding (may be `device`) */
   npu_device_weights *weights;
+  npu_subgraph_registry *registry; /* the context's compiled subgraphs */
 } npu_plan_env;
 
 typedef struct shape_plan shape_plan;

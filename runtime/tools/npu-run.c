@@ -261,12 +261,13 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
-           PRIu64 ", \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
+           PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
            r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
+           s->compiled_subgraphs, s->compiled_nodes,
            r->allocations_after_warmup, r->peak_rss_kib);
     return;
   }
@@ -295,6 +296,9 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     printf("partition:    %u subgraphs, %u of %u kernels on the host (the CPU backend), "
            "%.2f MiB copied per run\n", s->subgraphs, s->host_kernels, s->kernels,
            (double)s->transfer_bytes / 1048576.0);
+  if (s->compiled_subgraphs)
+    printf("compiled:     %u subgraphs compiled by the backend (%u nodes), %u per-op kernels\n",
+           s->compiled_subgraphs, s->compiled_nodes, s->kernels);
   printf("allocations:  %" PRIu64 " after warm-up\n", r->allocations_after_warmup);
   printf("peak RSS:     %.1f MiB\n", (double)r->peak_rss_kib / 1024.0);
 }

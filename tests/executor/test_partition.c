@@ -5,11 +5,14 @@
  * streams. Its outputs must equal the CPU backend's alone, on the loader's
  * test model and on the PP-OCR models when they are cached. The test
  * backend has no pitched copy either: the runtime's row-by-row one is
- * tested on it. */
+ * tested on it. Compiled subgraphs are tested the same way on a backend
+ * that compiles each of its subgraphs into one executable
+ * (compiling_backend.c). */
 #include <math.h>
 #include <string.h>
 
 #include "../runtime/npu_test.h"
+#include "compiling_backend.h"
 #include "cpu/cpu_internal.h"
 #include "npu_hal_graph.h"
 
@@ -52,6 +55,8 @@ static void add_test_backend(void)
   convolutions_backend.copy_2d = NULL;
   convolutions_backend.graph = &convolutions_graph;
   NPU_ASSERT_OK(npu_hal_backend_add(&convolutions_backend));
+
+  compiling_backend_add("compiler");
 }
 
 typedef struct model_run {
@@ -69,13 +74,10 @@ static size_t elements_of(const npu_tensor_info *info)
   return count;
 }
 
-/* Runs the model on `device` with input dims `shape` (NULL: the model's)
- * and fixed-seed inputs in [-1, 1). */
-static void run_model(npu_model *model, npu_device *device, const npu_tensor_info *shape,
-                      model_run *run)
+/* Runs the context for its current shapes on fixed-seed inputs in [-1, 1). */
+static void run_context(npu_model *model, npu_device *device, npu_context *context,
+                        model_run *run)
 {
-  npu_context *context;
-  NPU_ASSERT_OK(npu_context_create(model, device, shape, shape ? 1 : 0, &context));
   npu_tensor_info in_info, out_info;
   NPU_ASSERT_OK(npu_context_input_info(context, 0, &in_info));
   g_assert_cmpint(in_info.dtype, ==, NPU_DTYPE_FLOAT32);
@@ -108,8 +110,17 @@ static void run_model(npu_model *model, npu_device *device, const npu_tensor_inf
   }
   NPU_ASSERT_OK(npu_context_get_stats(context, &run->stats));
   NPU_ASSERT_OK(npu_buffer_release(input));
-  NPU_ASSERT_OK(npu_context_destroy(context));
   g_free(pixels);
+}
+
+/* Runs the model on `device` with input dims `shape` (NULL: the model's). */
+static void run_model(npu_model *model, npu_device *device, const npu_tensor_info *shape,
+                      model_run *run)
+{
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, shape, shape ? 1 : 0, &context));
+  run_context(model, device, context, run);
+  NPU_ASSERT_OK(npu_context_destroy(context));
 }
 
 static void model_run_clear(model_run *run)
@@ -129,10 +140,32 @@ static double relative_error(const float *a, const float *b, size_t count)
   return norm > 1e-10 ? sqrt(diff / norm) : sqrt(diff);
 }
 
-/* The model on the CPU alone and partitioned by backend `partial_backend`:
- * the same outputs. */
-static model_run compare_partitioned_on(const char *partial_backend, const char *path,
-                                        const npu_tensor_info *shape)
+/* Partitions run the same kernels as the CPU alone; the compiling backend
+ * runs its nodes unfused, so fused activations (Swish, Sigmoid) round
+ * differently there (6.6e-5 on efficientnet_b0, 1.5e-4 on
+ * lraspp_mobilenet_v3_large). */
+static double tolerance_of(const char *backend)
+{
+  return strcmp(backend, "compiler") == 0 ? 5e-4 : 1e-5;
+}
+
+static void assert_same_outputs(const char *path, const model_run *reference,
+                                const model_run *other, double tolerance)
+{
+  g_assert_cmpuint(reference->output_count, ==, other->output_count);
+  for (uint32_t o = 0; o < reference->output_count; o++) {
+    g_assert_cmpuint(reference->output_floats[o], ==, other->output_floats[o]);
+    double error = relative_error(reference->outputs[o], other->outputs[o],
+                                  reference->output_floats[o]);
+    g_test_message("%s output %u: relative L2 error %.2e", path, o, error);
+    g_assert_cmpfloat(error, <=, tolerance);
+  }
+}
+
+/* The model on the CPU alone and on backend `partial_backend`: the same
+ * outputs. */
+static model_run compare_with_cpu(const char *partial_backend, const char *path,
+                                  const npu_tensor_info *shape)
 {
   npu_model *model;
   NPU_ASSERT_OK(npu_model_load_file(path, &model));
@@ -150,17 +183,12 @@ static model_run compare_partitioned_on(const char *partial_backend, const char 
   run_model(model, partial, shape, &split);
   g_assert_cmpuint(reference.stats.subgraphs, ==, 1);
   g_assert_cmpuint(reference.stats.host_kernels, ==, 0);
-  g_assert_cmpuint(split.stats.subgraphs, >, 1);
-  g_assert_cmpuint(split.stats.host_kernels, >, 0);
-  g_assert_cmpuint(split.stats.host_kernels, <, split.stats.kernels);
-  for (uint32_t o = 0; o < reference.output_count; o++) {
-    double error = relative_error(reference.outputs[o], split.outputs[o],
-                                  reference.output_floats[o]);
-    g_test_message("%s output %u: relative L2 error %.2e", path, o, error);
-    g_assert_cmpfloat(error, <=, 1e-5);
-  }
-  g_test_message("%s: %u subgraphs, %u of %u kernels on the host, %llu bytes copied per run",
-                 path, split.stats.subgraphs, split.stats.host_kernels, split.stats.kernels,
+  g_assert_cmpuint(reference.stats.compiled_subgraphs, ==, 0);
+  assert_same_outputs(path, &reference, &split, tolerance_of(partial_backend));
+  g_test_message("%s: %u subgraphs (%u compiled, of %u nodes), %u of %u kernels on the host, "
+                 "%llu bytes copied per run", path, split.stats.subgraphs,
+                 split.stats.compiled_subgraphs, split.stats.compiled_nodes,
+                 split.stats.host_kernels, split.stats.kernels,
                  (unsigned long long)split.stats.transfer_bytes);
   model_run_clear(&reference);
   NPU_ASSERT_OK(npu_device_release(partial));
@@ -169,10 +197,24 @@ static model_run compare_partitioned_on(const char *partial_backend, const char 
   return split;
 }
 
+/* The same, split between the backend and the host. */
+static model_run compare_partitioned_on(const char *partial_backend, const char *path,
+                                        const npu_tensor_info *shape)
+{
+  model_run split = compare_with_cpu(partial_backend, path, shape);
+  g_assert_cmpuint(split.stats.subgraphs, >, 1);
+  g_assert_cmpuint(split.stats.host_kernels, >, 0);
+  g_assert_cmpuint(split.stats.host_kernels, <,
+                   split.stats.kernels + split.stats.compiled_subgraphs);
+  return split;
+}
+
 static model_run compare_partitioned(const char *path, const npu_tensor_info *shape)
 {
   return compare_partitioned_on("conv-only", path, shape);
 }
+
+static model_run compare_compiled(const char *path, const npu_tensor_info *shape);
 
 /* Conv (Relu fused) on the device; pooling, Reshape and Gemm on the host:
  * the convolution's output goes over, the scores come back. */
@@ -214,6 +256,10 @@ static void test_ocr_models(void)
     model_run split = compare_partitioned(path, &models[m].shape);
     g_assert_cmpuint(split.stats.subgraphs, >=, 3);
     model_run_clear(&split);
+    split = compare_compiled(path, &models[m].shape);
+    g_assert_cmpuint(split.stats.subgraphs, >=, 3);
+    g_assert_cmpuint(split.stats.host_kernels, >, 0);
+    model_run_clear(&split);
     g_free(path);
   }
   g_free(fallback);
@@ -241,6 +287,8 @@ static void test_zoo_models(void)
       NPU_ASSERT_OK(npu_model_release(model));
       shape.dims[0] = 1;
       model_run split = compare_partitioned(path, &shape);
+      model_run_clear(&split);
+      split = compare_compiled(path, &shape);
       model_run_clear(&split);
       done++;
     }
@@ -295,6 +343,197 @@ static void test_pitched_copy_without_backend_support(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+/* ---- compiled subgraphs ------------------------------------------------------------ */
+
+/* What the compiling backend declines in the partitioned tests: heads,
+ * resizes, concatenations and attention go to the host. */
+static const char *const host_operators[] = {
+    "Gemm", "MatMul", "GlobalAveragePool", "Resize", "Concat", "Softmax", "Transpose", "Reshape",
+    NULL,
+};
+
+static void reset_compiler(const char *const *unsupported)
+{
+  memset(&compiling_stats, 0, sizeof compiling_stats);
+  compiling_settings = (compiling_backend_settings){false, false, unsupported};
+}
+
+/* What every compiled run must have seen: host values for every constant,
+ * its own workspace apart from the boundary, no reference to a constant it
+ * packed, and nothing left packed once the contexts are gone. */
+static void assert_compiler_served(void)
+{
+  g_assert_cmpuint(compiling_stats.constants_without_value, ==, 0);
+  g_assert_cmpuint(compiling_stats.bad_workspaces, ==, 0);
+  g_assert_cmpuint(compiling_stats.bad_constants, ==, 0);
+  g_assert_cmpuint(compiling_stats.packed_bytes, ==, 0);
+}
+
+/* A backend that takes every operator gets the whole model as one
+ * subgraph, compiled once and run as one launch. */
+static void test_compiled_whole_model(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
+  reset_compiler(NULL);
+  model_run compiled = compare_with_cpu("compiler", path, &shape);
+  g_assert_cmpuint(compiled.stats.subgraphs, ==, 1);
+  g_assert_cmpuint(compiled.stats.compiled_subgraphs, ==, 1);
+  g_assert_cmpuint(compiled.stats.kernels, ==, 0);
+  g_assert_cmpuint(compiled.stats.compiled_nodes, ==, compiling_stats.nodes_compiled);
+  g_assert_cmpuint(compiling_stats.compiles, ==, 1);
+  g_assert_cmpuint(compiling_stats.runs, ==, 2);
+  assert_compiler_served();
+  model_run_clear(&compiled);
+  g_free(path);
+}
+
+/* A backend that declines some operators (host_operators): each of its
+ * subgraphs compiled once, the outputs those of the CPU alone. */
+static model_run compare_compiled(const char *path, const npu_tensor_info *shape)
+{
+  reset_compiler(host_operators);
+  model_run split = compare_with_cpu("compiler", path, shape);
+  g_assert_cmpuint(split.stats.compiled_subgraphs, >=, 1);
+  g_assert_cmpuint(compiling_stats.compiles, ==, split.stats.compiled_subgraphs);
+  g_assert_cmpuint(compiling_stats.nodes_compiled, ==, split.stats.compiled_nodes);
+  g_assert_cmpuint(compiling_stats.runs, ==, 2 * split.stats.compiled_subgraphs);
+  assert_compiler_served();
+  return split;
+}
+
+/* Conv and Relu compiled; pooling, Reshape and Gemm on the host. */
+static void test_compiled_partition(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
+  model_run split = compare_compiled(path, &shape);
+  g_assert_cmpuint(split.stats.subgraphs, ==, 2);
+  g_assert_cmpuint(split.stats.compiled_subgraphs, ==, 1);
+  g_assert_cmpuint(split.stats.compiled_nodes, ==, 2);
+  g_assert_cmpuint(split.stats.host_kernels, ==, split.stats.kernels);
+  model_run_clear(&split);
+  g_free(path);
+}
+
+/* A subgraph the backend refuses runs on per-op kernels of the same
+ * device: the same kernels as the CPU backend's alone. */
+static void test_refused_subgraph_falls_back(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_tensor_info shape = {.rank = 4, .dims = {2, 3, 8, 8}};
+  reset_compiler(NULL);
+  compiling_settings.refuse = true;
+  model_run fallback = compare_with_cpu("compiler", path, &shape);
+  reset_compiler(NULL);
+  g_assert_cmpuint(fallback.stats.compiled_subgraphs, ==, 0);
+  g_assert_cmpuint(fallback.stats.subgraphs, ==, 1);
+  g_assert_cmpuint(fallback.stats.host_kernels, ==, 0);
+  g_assert_cmpuint(fallback.stats.kernels, >, 0);
+  model_run_clear(&fallback);
+  g_free(path);
+}
+
+/* The context on `device` made current for `dims`; the time it took (ms). */
+static double reshape_to(npu_context *context, const npu_tensor_info *model_input,
+                         const int64_t *dims)
+{
+  npu_tensor_info shape = *model_input;
+  memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
+  gint64 start = g_get_monotonic_time();
+  NPU_ASSERT_OK(npu_context_reshape(context, &shape, 1));
+  return (double)(g_get_monotonic_time() - start) / 1000.0;
+}
+
+/* The context's outputs for its current shape equal the CPU's. */
+static void assert_context_matches_cpu(const char *path, npu_model *model, npu_device *device,
+                                       npu_context *context)
+{
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_context_input_info(context, 0, &shape));
+  npu_device *cpu;
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  model_run reference = {0}, compiled = {0};
+  run_model(model, cpu, &shape, &reference);
+  run_context(model, device, context, &compiled);
+  assert_same_outputs(path, &reference, &compiled, tolerance_of("compiler"));
+  model_run_clear(&reference);
+  model_run_clear(&compiled);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+}
+
+/* Three shapes of the model's input on the compiling backend, which takes
+ * every operator: the second is reshaped from the first's executable
+ * (packing nothing again), going back to the first costs nothing, and the
+ * third, with reshaping off, is compiled again (packing its own copy). */
+static void check_compiled_reshape(const char *path, const int64_t shapes[3][NPU_MAX_RANK])
+{
+  reset_compiler(NULL);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  npu_device *device;
+  NPU_ASSERT_OK(npu_device_open_by_backend("compiler", 0, &device));
+  npu_tensor_info first = input;
+  memcpy(first.dims, shapes[0], first.rank * sizeof first.dims[0]);
+  npu_context *context;
+  gint64 start = g_get_monotonic_time();
+  NPU_ASSERT_OK(npu_context_create(model, device, &first, 1, &context));
+  double plan_ms = (double)(g_get_monotonic_time() - start) / 1000.0;
+  g_assert_cmpuint(compiling_stats.compiles, ==, 1);
+  guint64 packed = compiling_stats.packed_bytes;
+  g_assert_cmpuint(packed, >, 0);
+
+  double replan_ms = reshape_to(context, &input, shapes[1]);
+  g_assert_cmpuint(compiling_stats.compiles, ==, 1);
+  g_assert_cmpuint(compiling_stats.reshapes, ==, 1);
+  g_assert_cmpuint(compiling_stats.packed_bytes, ==, packed);
+  assert_context_matches_cpu(path, model, device, context);
+  g_test_message("%s: first plan %.1f ms (compiled), another shape %.1f ms (reshaped, %.0f%%), "
+                 "%llu bytes packed once", path, plan_ms, replan_ms, 100.0 * replan_ms / plan_ms,
+                 (unsigned long long)packed);
+
+  reshape_to(context, &input, shapes[0]);
+  g_assert_cmpuint(compiling_stats.compiles + compiling_stats.reshapes, ==, 2);
+
+  compiling_settings.no_reshape = true;
+  reshape_to(context, &input, shapes[2]);
+  g_assert_cmpuint(compiling_stats.compiles, ==, 2);
+  g_assert_cmpuint(compiling_stats.packed_bytes, ==, 2 * packed);
+  assert_context_matches_cpu(path, model, device, context);
+
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  assert_compiler_served();
+  NPU_ASSERT_OK(npu_device_release(device));
+  NPU_ASSERT_OK(npu_model_release(model));
+}
+
+static void test_compiled_reshape(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  static const int64_t batches[3][NPU_MAX_RANK] = {{2, 3, 8, 8}, {3, 3, 8, 8}, {4, 3, 8, 8}};
+  check_compiled_reshape(path, batches);
+  g_free(path);
+}
+
+/* PP-OCR's detector at three image sizes, when cached. */
+static void test_compiled_reshape_ocr(void)
+{
+  const char *dir = g_getenv("NPU_OCR_MODELS");
+  gchar *fallback = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", "ocr", "package",
+                                     "assets", NULL);
+  gchar *path = g_build_filename(dir ? dir : fallback, "ch_PP-OCRv4_det_infer.onnx", NULL);
+  static const int64_t sizes[3][NPU_MAX_RANK] = {
+      {1, 3, 96, 160}, {1, 3, 128, 160}, {1, 3, 96, 192}};
+  if (g_file_test(path, G_FILE_TEST_EXISTS))
+    check_compiled_reshape(path, sizes);
+  else
+    g_test_skip("the PP-OCR models are not cached (tests/models/fetch_assets.sh fetches them)");
+  g_free(path);
+  g_free(fallback);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -306,5 +545,11 @@ int main(int argc, char **argv)
                   test_refused_kernels_run_on_the_host);
   g_test_add_func("/partition/pitched-copy-without-backend-support",
                   test_pitched_copy_without_backend_support);
+  g_test_add_func("/partition/compiled/whole-model", test_compiled_whole_model);
+  g_test_add_func("/partition/compiled/partition", test_compiled_partition);
+  g_test_add_func("/partition/compiled/refused-subgraph-falls-back",
+                  test_refused_subgraph_falls_back);
+  g_test_add_func("/partition/compiled/reshape", test_compiled_reshape);
+  g_test_add_func("/partition/compiled/reshape-ocr", test_compiled_reshape_ocr);
   return g_test_run();
 }

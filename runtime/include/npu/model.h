@@ -85,7 +85,7 @@ typedef struct npu_context_stats {
   uint64_t arena_bytes;      /* planned intermediate memory */
   uint64_t naive_bytes;      /* what one buffer per intermediate tensor would take */
   uint64_t constant_bytes;   /* weights and folded constants on the device */
-  uint32_t kernels;          /* launches per run */
+  uint32_t kernels;          /* kernel launches per run (compiled subgraphs apart) */
   uint32_t folded_nodes;     /* nodes computed once while planning */
   uint32_t fused_nodes;      /* elementwise nodes run inside another kernel */
   uint32_t relaid_tensors;   /* intermediates kept in the backend's own layout
@@ -95,6 +95,10 @@ typedef struct npu_context_stats {
   uint32_t subgraphs;        /* runs of consecutive kernels on one device (1: no split) */
   uint32_t host_kernels;     /* kernels the CPU backend runs for the device */
   uint64_t transfer_bytes;   /* copied between the device and the host per run */
+  /* Subgraphs the device's backend compiled whole (npu_hal_graph.h); their
+   * nodes are not among `kernels`: */
+  uint32_t compiled_subgraphs; /* executables launched per run */
+  uint32_t compiled_nodes;     /* nodes they run */
 } npu_context_stats;
 
 /* `shapes` (may be NULL when every input is static) gives each model input's
