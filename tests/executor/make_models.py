@@ -295,13 +295,13 @@ crafted["scatternd_updates_misshaped"] = single(
 crafted["scatternd_max_before_18"] = single(
     "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [2, 1], [0, 1]), updates2],
     graph_inputs=data42, opset=16, reduction="max")
-for reduction in ("none", "add"):
+for reduction in ("none", "add", "mul", "max", "min"):
     crafted["scatternd_fed_" + reduction] = model_of(
         [helper.make_node("ScatterND", ["d", "i", "u"], ["y"], name="n", reduction=reduction)],
         [helper.make_tensor_value_info("i", TensorProto.INT64, [3, 1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
         [const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7]),
-         const("u", TensorProto.FLOAT, [3, 2], [10, 20, 30, 40, 50, 60])], opset=16)
+         const("u", TensorProto.FLOAT, [3, 2], [10, 20, 30, 40, 50, 60])], opset=18)
 for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
                  ("uint8", TensorProto.UINT8)):
     crafted["cast_to_" + name] = model_of(

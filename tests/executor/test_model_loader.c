@@ -595,40 +595,52 @@ static npu_status run_fed_scatter(npu_device *device, npu_context *context,
 }
 
 /* ScatterND with indices known only at run time: negative ones count from
- * the end, repeated ones give the last update (none) or their sum (add),
- * and an out-of-range one fails the run with a message naming the node,
- * the output left unwritten; the context then runs right again. */
+ * the end, repeated ones give the last update (none) or combine them all
+ * (add, mul, max, min), and an out-of-range one fails the run with a
+ * message naming the node, the output left unwritten; the context then
+ * runs right again. */
 static void test_scatter_nd_indices_fed_at_run_time(void)
 {
   npu_device *device = npu_test_open_device();
-  npu_model *replacing, *adding;
-  npu_context *replace = fed_scatter_context(device, "none", &replacing);
-  npu_context *add = fed_scatter_context(device, "add", &adding);
+  const int64_t repeated[3] = {-1, 0, 3}; /* rows 3, 0, 3 get updates 10 20, 30 40, 50 60 */
+  static const struct {
+    const char *reduction;
+    float expected[8];
+  } cases[] = {
+      {"none", {30, 40, 2, 3, 4, 5, 50, 60}}, {"add", {30, 41, 2, 3, 4, 5, 66, 87}},
+      {"mul", {0, 40, 2, 3, 4, 5, 3000, 8400}}, {"max", {30, 40, 2, 3, 4, 5, 50, 60}},
+      {"min", {0, 1, 2, 3, 4, 5, 6, 7}},
+  };
   float y[8];
   char message[512];
-  const int64_t repeated[3] = {-1, 0, 3}; /* rows 3, 0, 3 */
-  const float last_wins[8] = {30, 40, 2, 3, 4, 5, 50, 60};
-  const float summed[8] = {30, 41, 2, 3, 4, 5, 66, 87};
-  NPU_ASSERT_OK(run_fed_scatter(device, add, repeated, y, message));
-  for (int i = 0; i < 8; i++)
-    g_assert_cmpfloat(y[i], ==, summed[i]);
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    npu_model *model;
+    npu_context *context = fed_scatter_context(device, cases[c].reduction, &model);
+    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
+    for (int i = 0; i < 8; i++)
+      if (y[i] != cases[c].expected[i])
+        g_error("%s: element %d is %g, expected %g", cases[c].reduction, i, y[i],
+                cases[c].expected[i]);
+    NPU_ASSERT_OK(npu_context_destroy(context));
+    NPU_ASSERT_OK(npu_model_release(model));
+  }
+  npu_model *model;
+  npu_context *context = fed_scatter_context(device, "none", &model);
   static const int64_t outside[][3] = {{0, 4, 1}, {0, 1, -5}, {INT64_MIN, 0, 0}};
   for (size_t c = 0; c < G_N_ELEMENTS(outside); c++) {
-    g_assert_cmpint(run_fed_scatter(device, replace, outside[c], y, message), ==,
+    g_assert_cmpint(run_fed_scatter(device, context, outside[c], y, message), ==,
                     NPU_ERROR_INVALID_ARGUMENT);
     if (!strstr(message, "node 'n' (ScatterND): index ") ||
         !strstr(message, "is out of range for axis 0 of the data, of size 4"))
       g_error("indices outside: message \"%s\"", message);
     for (int i = 0; i < 8; i++)
       g_assert_cmpfloat(y[i], ==, -1.0f);
-    NPU_ASSERT_OK(run_fed_scatter(device, replace, repeated, y, message));
+    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
     for (int i = 0; i < 8; i++)
-      g_assert_cmpfloat(y[i], ==, last_wins[i]);
+      g_assert_cmpfloat(y[i], ==, cases[0].expected[i]);
   }
-  NPU_ASSERT_OK(npu_context_destroy(replace));
-  NPU_ASSERT_OK(npu_context_destroy(add));
-  NPU_ASSERT_OK(npu_model_release(replacing));
-  NPU_ASSERT_OK(npu_model_release(adding));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_model_release(model));
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
