@@ -72,6 +72,28 @@ static inline int64_t npu_double_to_integer(double v, int64_t min, int64_t max)
   return v >= -(double)min ? max : (int64_t)v;
 }
 
+/* The row-major position, among the slices of a tensor of `dims` that fix
+ * its first k axes, of the one index tuple `tuple` (k values, each counting
+ * from the end of its axis when negative) addresses; false, with *axis the
+ * first axis it leaves, when it is out of range. (ScatterND: the runtime
+ * checks constant indices when planning, the CPU kernel the others.) */
+static inline bool npu_index_tuple_position(const int64_t *tuple, uint32_t k,
+                                            const int64_t *dims, int64_t *position,
+                                            uint32_t *axis)
+{
+  int64_t at = 0;
+  for (uint32_t d = 0; d < k; d++) {
+    int64_t i = tuple[d] < 0 ? tuple[d] + dims[d] : tuple[d];
+    if (i < 0 || i >= dims[d]) {
+      *axis = d;
+      return false;
+    }
+    at = at * dims[d] + i; /* (below the tensor's element count) */
+  }
+  *position = at;
+  return true;
+}
+
 /* How many of start, start + step, ... lie before `end` (after it for a
  * negative step): a slice's length. start and end are clamped to [-1, dim]
  * already; the step may be anything but 0, +-2^63 included. */

@@ -100,6 +100,8 @@ typedef struct npu_hal_op {
    * op's own inputs. */
   const npu_hal_tensor_desc *fused_inputs;
   uint32_t fused_input_count;
+  /* The node's name, for messages (NULL or empty: none). */
+  const char *name;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */

@@ -5,6 +5,7 @@
  * submitting thread never blocks. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +57,8 @@ struct npu_hal_stream {
   uint64_t submitted, completed;
   uint64_t busy_ns;
   bool stopping;
+  npu_status failure;       /* what a task reported (cpu_stream_fail), until synchronize */
+  char failure_message[256];
 };
 
 static uint64_t monotonic_ns(void)
@@ -237,8 +240,22 @@ npu_status cpu_stream_synchronize(npu_hal_stream *stream)
   uint64_t target = stream->submitted;
   while (stream->completed < target)
     pthread_cond_wait(&stream->drained, &stream->lock);
+  npu_status failure = stream->failure;
+  char message[sizeof stream->failure_message];
+  memcpy(message, stream->failure_message, sizeof message);
+  stream->failure = NPU_OK;
   pthread_mutex_unlock(&stream->lock);
-  return NPU_OK;
+  return failure == NPU_OK ? NPU_OK : npu_set_error(failure, "%s", message);
+}
+
+void cpu_stream_fail(npu_hal_stream *stream, npu_status status, const char *message)
+{
+  pthread_mutex_lock(&stream->lock);
+  if (stream->failure == NPU_OK) {
+    stream->failure = status;
+    snprintf(stream->failure_message, sizeof stream->failure_message, "%s", message);
+  }
+  pthread_mutex_unlock(&stream->lock);
 }
 
 bool cpu_stream_idle(npu_hal_stream *stream)

@@ -11,7 +11,11 @@ npu_status cpu_stream_submit_copy(npu_hal_stream *stream, void *dst, const void 
 npu_status cpu_stream_create(npu_hal_device *device, npu_hal_stream **stream);
 void cpu_stream_destroy(npu_hal_stream *stream);
 npu_status cpu_stream_submit(npu_hal_stream *stream, npu_hal_task_fn fn, void *user_data);
+/* Waits for the queued work; returns the failure a task recorded since the
+ * last synchronize (cpu_stream_fail), if any, and forgets it. */
 npu_status cpu_stream_synchronize(npu_hal_stream *stream);
+/* From a task: the stream's work failed (the first failure is kept). */
+void cpu_stream_fail(npu_hal_stream *stream, npu_status status, const char *message);
 bool cpu_stream_idle(npu_hal_stream *stream);
 npu_status cpu_stream_wait_event(npu_hal_stream *stream, npu_hal_event *event);
 void cpu_stream_stats(npu_hal_stream *stream, npu_stream_stats *stats);

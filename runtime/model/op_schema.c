@@ -17,6 +17,10 @@ static npu_status window_relation(const npu_hal_op *op, const char *const *input
                                   const char *label);
 static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_names,
                                 const char *label);
+static npu_status mod_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label);
+static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -105,8 +109,10 @@ static const npu_op_schema schemas[] = {
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}},
     {"Min", 1, V, 1, 1, 8, ALIKE},
     {"Mish", 1, 1, 1, 1, 18},
+    {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation},
     {"Mul", 2, 2, 1, 1, 1, ALIKE},
     {"Neg", 1, 1, 1, 1, 1},
+    {"Not", 1, 1, 1, 1, 1, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
     {"PRelu", 2, 2, 1, 1, 9, ALIKE},
     {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
      .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
@@ -137,6 +143,8 @@ static const npu_op_schema schemas[] = {
     {"Resize", 1, 4, 1, 1, 10,
      .inputs = {{1, FLOAT32, RANK, .before = 11}, {2, FLOAT32, RANK_OR_EMPTY},
                 {3, INT64, RANK_OR_EMPTY}}},
+    {"ScatterND", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}},
+     .relation = scatter_nd_relation},
     {"Selu", 1, 1, 1, 1, 1},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1},
@@ -392,4 +400,73 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
               : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: C '%s' does not broadcast to the "
                               "%lld x %lld result", label, input_names[2],
                               (long long)result[0], (long long)result[1]);
+}
+
+/* Mod: ONNX defines a floating-point Mod only as C's fmod (fmod = 1). */
+static npu_status mod_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label)
+{
+  int64_t fmod = op->attributes.get_int(op->attributes.node, "fmod", 0);
+  npu_dtype dtype = op->inputs[0].dtype;
+  bool floating = dtype == NPU_DTYPE_FLOAT32 || dtype == NPU_DTYPE_FLOAT64 ||
+                  dtype == NPU_DTYPE_FLOAT16;
+  if (fmod != 0 && fmod != 1)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: fmod %lld, expected 0 or 1", label,
+                         (long long)fmod);
+  if (floating && !fmod)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' is %s, which Mod takes only "
+                         "with fmod = 1", label, input_names[0], npu_dtype_name(dtype));
+  return NPU_OK;
+}
+
+/* ScatterND: indices [..., k] are tuples fixing the first k axes of the
+ * data (1 <= k <= its rank), the updates have the indices' leading shape
+ * then the data's trailing one, the reduction is one of the opset's, and
+ * constant indices are in range (the kernel checks computed ones). */
+static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label)
+{
+  const npu_hal_tensor_desc *data = &op->inputs[0], *indices = &op->inputs[1];
+  const npu_hal_tensor_desc *updates = &op->inputs[2];
+  if (updates->dtype != data->dtype)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: updates '%s' are %s, the data '%s' %s",
+                         label, input_names[2], npu_dtype_name(updates->dtype), input_names[0],
+                         npu_dtype_name(data->dtype));
+  int64_t k = indices->rank ? indices->dims[indices->rank - 1] : 0;
+  if (k < 1 || k > data->rank)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: indices '%s' end in tuples of %lld, "
+                         "expected 1 to the data's rank %u", label, input_names[1],
+                         (long long)k, data->rank);
+  uint32_t want_rank = indices->rank - 1 + data->rank - (uint32_t)k;
+  bool fits = updates->rank == want_rank;
+  for (uint32_t d = 0; d < want_rank && fits; d++)
+    fits = updates->dims[d] == (d < indices->rank - 1 ? indices->dims[d]
+                                                      : data->dims[d - (indices->rank - 1) + k]);
+  if (!fits)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: updates '%s' are not shaped as the "
+                         "indices '%s' less their last axis, then the data '%s' past axis %lld",
+                         label, input_names[2], input_names[1], input_names[0], (long long)k);
+  const char *reduction = op->attributes.get_string(op->attributes.node, "reduction", "none");
+  bool known = strcmp(reduction, "none") == 0 ||
+               (op->opset >= 16 && (!strcmp(reduction, "add") || !strcmp(reduction, "mul"))) ||
+               (op->opset >= 18 && (!strcmp(reduction, "max") || !strcmp(reduction, "min")));
+  if (!known)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: reduction '%s' (opset %lld has none, "
+                         "%s)", label, reduction, (long long)op->opset,
+                         op->opset >= 18   ? "add, mul, max and min"
+                         : op->opset >= 16 ? "add and mul"
+                                           : "no other");
+  const int64_t *values = op->input_values[1];
+  size_t count = elements_of(indices);
+  for (size_t t = 0; values && t < count / (size_t)k; t++) {
+    int64_t position;
+    uint32_t axis;
+    const int64_t *tuple = values + t * (size_t)k;
+    if (!npu_index_tuple_position(tuple, (uint32_t)k, data->dims, &position, &axis))
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: index %lld (tuple %zu of indices '%s') "
+                           "is out of range for axis %u of the data '%s', of size %lld", label,
+                           (long long)tuple[axis], t, input_names[1], axis, input_names[0],
+                           (long long)data->dims[axis]);
+  }
+  return NPU_OK;
 }

@@ -489,7 +489,8 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor",
       "Ceil", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Identity", "Elu", "Selu",
       "Celu", "Softplus", "Softsign", "Sign", "ThresholdedRelu", "Mish", "Round",
-      "BatchNormalization", "Softmax", "LogSoftmax"};
+      "BatchNormalization", "Softmax", "LogSoftmax", "Not",
+      "ScatterND" /* (op_schema.c checked indices and updates against the data) */};
   for (size_t i = 0; i < sizeof same_shape / sizeof same_shape[0]; i++)
     if (strcmp(type, same_shape[i]) == 0)
       return NPU_OK;
@@ -497,7 +498,7 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   if (!strcmp(type, "Add") || !strcmp(type, "Sub") || !strcmp(type, "Mul") ||
       !strcmp(type, "Div") || !strcmp(type, "Pow") || !strcmp(type, "Max") ||
       !strcmp(type, "Min") || !strcmp(type, "Equal") || !strcmp(type, "Less") ||
-      !strcmp(type, "Greater") || !strcmp(type, "PRelu")) {
+      !strcmp(type, "Greater") || !strcmp(type, "PRelu") || !strcmp(type, "Mod")) {
     if (type[0] == 'E' || type[0] == 'L' || type[0] == 'G')
       y->dtype = NPU_DTYPE_BOOL;
     return broadcast(op, 0, op->input_count, y, label);

@@ -401,7 +401,8 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   npu_attribute_source *source = &ctx->attribute_sources[index];
   source->node = n->proto;
   return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
-                      n->output_count, io->inputs, io->outputs, io->values};
+                      n->output_count, io->inputs, io->outputs, io->values,
+                      .name = n->proto->name};
 }
 
 static bool outputs_empty(const shape_plan *ctx, const npu_graph_node *n)

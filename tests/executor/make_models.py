@@ -264,6 +264,44 @@ for op in ("Add", "Div", "Pow"):
         [helper.make_node(op, ["a", "b"], ["y"], name="n")],
         [helper.make_tensor_value_info("a", TensorProto.INT64, [4])],
         [helper.make_tensor_value_info("y", TensorProto.INT64, [4])], [int_b])
+crafted["int_fmod"] = model_of(
+    [helper.make_node("Mod", ["a", "b"], ["y"], name="n", fmod=1)],
+    [helper.make_tensor_value_info("a", TensorProto.INT64, [4])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [4])], [int_b])
+crafted["int_mod"] = model_of(
+    [helper.make_node("Mod", ["a", "b"], ["y"], name="n")],
+    [helper.make_tensor_value_info("a", TensorProto.INT64, [4])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [4])], [int_b])
+crafted["mod_float_without_fmod"] = single(
+    "Mod", ["x", "x"], ["y"], graph_inputs=f4)
+# ScatterND into a 4 x 2 float tensor: constant indices are checked when
+# planning; indices fed at run time are checked by the kernel (scatternd_fed_*).
+data42 = [float_input("x", [4, 2])]
+updates2 = const("u", TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])
+crafted["scatternd_index_out_of_range"] = single(
+    "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [2, 1], [1, 4]), updates2],
+    graph_inputs=data42, opset=16)
+crafted["scatternd_negative_index_out_of_range"] = single(
+    "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [2, 1], [-5, 0]), updates2],
+    graph_inputs=data42, opset=16)
+crafted["scatternd_long_tuples"] = single(
+    "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [1, 3], [0, 0, 0]),
+                                          const("u", TensorProto.FLOAT, [1], [1])],
+    graph_inputs=data42, opset=16)
+crafted["scatternd_updates_misshaped"] = single(
+    "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [2, 1], [0, 1]),
+                                          const("u", TensorProto.FLOAT, [2, 3], [0] * 6)],
+    graph_inputs=data42, opset=16)
+crafted["scatternd_max_before_18"] = single(
+    "ScatterND", ["x", "i", "u"], ["y"], [const("i", TensorProto.INT64, [2, 1], [0, 1]), updates2],
+    graph_inputs=data42, opset=16, reduction="max")
+for reduction in ("none", "add", "mul", "max", "min"):
+    crafted["scatternd_fed_" + reduction] = model_of(
+        [helper.make_node("ScatterND", ["d", "i", "u"], ["y"], name="n", reduction=reduction)],
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [3, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
+        [const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7]),
+         const("u", TensorProto.FLOAT, [3, 2], [10, 20, 30, 40, 50, 60])], opset=18)
 for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
                  ("uint8", TensorProto.UINT8)):
     crafted["cast_to_" + name] = model_of(

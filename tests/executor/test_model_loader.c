@@ -361,6 +361,14 @@ static void test_crafted_models_are_refused(void)
       {"qlinearconv_weight_scales", {"'ws' has 3 values for 2 indices of axis 0", "node 'n'"}},
       {"qlinearmatmul_float_operand", {"input 'b' is float32", "int8 or uint8"}},
       {"qlinearconcat_loose_triple", {"QLinearConcat takes Y's scale and zero point", "6 inputs"}},
+      {"mod_float_without_fmod", {"input 'x' is float32, which Mod takes only with fmod = 1",
+                                  "node 'n'"}},
+      {"scatternd_index_out_of_range", {"node 'n'", "index 4 (tuple 1 of indices 'i') is out of "
+                                        "range for axis 0 of the data 'x', of size 4"}},
+      {"scatternd_negative_index_out_of_range", {"node 'n'", "index -5 (tuple 0 of indices 'i')"}},
+      {"scatternd_long_tuples", {"indices 'i' end in tuples of 3", "the data's rank 2"}},
+      {"scatternd_updates_misshaped", {"updates 'u' are not shaped as the indices 'i'", "node 'n'"}},
+      {"scatternd_max_before_18", {"reduction 'max' (opset 16 has none, add and mul)", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -497,6 +505,9 @@ static void test_integer_arithmetic_wraps(void)
       {"int_add", {INT64_MIN, INT64_MAX, 3, (INT64_C(1) << 62) + 3}},
       {"int_div", {INT64_MAX, INT64_MIN, 0, 0}},
       {"int_pow", {INT64_MAX, 0, 1, 0}},
+      /* MIN % -1 overflows in C: 0, its value; % 0 is undefined in ONNX: 0, as Div gives */
+      {"int_mod", {0, 0, 0, 2}},
+      {"int_fmod", {0, 0, 0, 2}},
   };
   for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
     size_t n;
@@ -545,6 +556,91 @@ static void test_casts_saturate(void)
   g_assert_cmpuint(u8[2], ==, 0);
   g_assert_cmpuint(u8[3], ==, 44);
   g_free(u8);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* A context of scatternd_fed_REDUCTION: data 4 x 2 = 0..7, updates 3 x 2 =
+ * 10..60, three index tuples fed at run time. */
+static npu_context *fed_scatter_context(npu_device *device, const char *reduction,
+                                        npu_model **model)
+{
+  char *file = g_strdup_printf("crafted_scatternd_fed_%s.onnx", reduction);
+  char *path = model_path(file);
+  NPU_ASSERT_OK(npu_model_load_file(path, model));
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(*model, device, NULL, 0, &context));
+  g_free(path);
+  g_free(file);
+  return context;
+}
+
+/* Runs it on `indices`; returns the run's status, and the output in `y`
+ * (which starts as -1s), and the message in `message` when it failed. */
+static npu_status run_fed_scatter(npu_device *device, npu_context *context,
+                                  const int64_t indices[3], float y[8], char message[512])
+{
+  npu_buffer *input, *output;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, 3 * sizeof(int64_t), &input));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, 8 * sizeof(float), &output));
+  NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, indices, 3 * sizeof(int64_t)));
+  for (int i = 0; i < 8; i++)
+    y[i] = -1.0f;
+  NPU_ASSERT_OK(npu_memcpy_h2d(output, 0, y, 8 * sizeof(float)));
+  npu_status status = npu_context_run_sync(context, &input, &output);
+  g_strlcpy(message, status == NPU_OK ? "" : npu_last_error_message(), 512);
+  NPU_ASSERT_OK(npu_memcpy_d2h(y, output, 0, 8 * sizeof(float)));
+  NPU_ASSERT_OK(npu_buffer_release(input));
+  NPU_ASSERT_OK(npu_buffer_release(output));
+  return status;
+}
+
+/* ScatterND with indices known only at run time: negative ones count from
+ * the end, repeated ones give the last update (none) or combine them all
+ * (add, mul, max, min), and an out-of-range one fails the run with a
+ * message naming the node, the output left unwritten; the context then
+ * runs right again. */
+static void test_scatter_nd_indices_fed_at_run_time(void)
+{
+  npu_device *device = npu_test_open_device();
+  const int64_t repeated[3] = {-1, 0, 3}; /* rows 3, 0, 3 get updates 10 20, 30 40, 50 60 */
+  static const struct {
+    const char *reduction;
+    float expected[8];
+  } cases[] = {
+      {"none", {30, 40, 2, 3, 4, 5, 50, 60}}, {"add", {30, 41, 2, 3, 4, 5, 66, 87}},
+      {"mul", {0, 40, 2, 3, 4, 5, 3000, 8400}}, {"max", {30, 40, 2, 3, 4, 5, 50, 60}},
+      {"min", {0, 1, 2, 3, 4, 5, 6, 7}},
+  };
+  float y[8];
+  char message[512];
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    npu_model *model;
+    npu_context *context = fed_scatter_context(device, cases[c].reduction, &model);
+    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
+    for (int i = 0; i < 8; i++)
+      if (y[i] != cases[c].expected[i])
+        g_error("%s: element %d is %g, expected %g", cases[c].reduction, i, y[i],
+                cases[c].expected[i]);
+    NPU_ASSERT_OK(npu_context_destroy(context));
+    NPU_ASSERT_OK(npu_model_release(model));
+  }
+  npu_model *model;
+  npu_context *context = fed_scatter_context(device, "none", &model);
+  static const int64_t outside[][3] = {{0, 4, 1}, {0, 1, -5}, {INT64_MIN, 0, 0}};
+  for (size_t c = 0; c < G_N_ELEMENTS(outside); c++) {
+    g_assert_cmpint(run_fed_scatter(device, context, outside[c], y, message), ==,
+                    NPU_ERROR_INVALID_ARGUMENT);
+    if (!strstr(message, "node 'n' (ScatterND): index ") ||
+        !strstr(message, "is out of range for axis 0 of the data, of size 4"))
+      g_error("indices outside: message \"%s\"", message);
+    for (int i = 0; i < 8; i++)
+      g_assert_cmpfloat(y[i], ==, -1.0f);
+    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
+    for (int i = 0; i < 8; i++)
+      g_assert_cmpfloat(y[i], ==, cases[0].expected[i]);
+  }
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_model_release(model));
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
@@ -651,6 +747,8 @@ int main(int argc, char **argv)
   g_test_add_func("/model/crafted-models-run", test_crafted_models_run);
   g_test_add_func("/model/integer-arithmetic-wraps", test_integer_arithmetic_wraps);
   g_test_add_func("/model/casts-saturate", test_casts_saturate);
+  g_test_add_func("/model/scatter-nd-indices-fed-at-run-time",
+                  test_scatter_nd_indices_fed_at_run_time);
   g_test_add_func("/model/directory-is-refused", test_directory_is_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);

@@ -3,6 +3,7 @@
  * device's worker pool). */
 #include <omp.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_reduce_kernels,
     cpu_resize_kernels,
     cpu_index_map_kernels,
+    cpu_scatter_kernels,
     cpu_quantize_kernels,
     cpu_qdnnl_kernels, /* oneDNN's int8 convolution, before the reference loops */
     cpu_integer_kernels,
@@ -214,6 +216,11 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
         return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
       kernel->device = device;
       snprintf(kernel->op_type, sizeof kernel->op_type, "%s", op->op_type);
+      if (op->name && *op->name)
+        snprintf(kernel->label, sizeof kernel->label, "node '%.80s' (%s)", op->name,
+                 kernel->op_type);
+      else
+        snprintf(kernel->label, sizeof kernel->label, "%s", kernel->op_type);
       kernel->input_count = op->input_count;
       kernel->output_count = op->output_count;
       for (uint32_t i = 0; i < op->input_count && i < 8; i++)
@@ -336,13 +343,39 @@ static void record_launch(const npu_hal_kernel *kernel, double seconds)
   pthread_mutex_unlock(&profile_lock);
 }
 
+/* A launch's failure (cpu_kernel_fail), on the thread that ran its kernel:
+ * run functions return nothing, and parallel parts of a kernel report
+ * through the function that started them. */
+typedef struct launch_failure {
+  npu_status status; /* NPU_OK: none */
+  char message[256];
+} launch_failure;
+
+static _Thread_local launch_failure current_failure;
+
+void cpu_kernel_fail(const npu_hal_kernel *kernel, npu_status status, const char *format, ...)
+{
+  if (current_failure.status != NPU_OK)
+    return;
+  current_failure.status = status;
+  int at = snprintf(current_failure.message, sizeof current_failure.message, "%s: ",
+                    kernel->label);
+  va_list args;
+  va_start(args, format);
+  vsnprintf(current_failure.message + at, sizeof current_failure.message - (size_t)at, format,
+            args);
+  va_end(args);
+}
+
 typedef struct plan_run {
   npu_hal_device *device;
+  npu_hal_stream *stream;
   const npu_hal_launch *launches;
   size_t count;
   npu_hal_task_fn done;
   void *done_data;
-  size_t next; /* the launch the engine runs next */
+  size_t next;            /* the launch the engine runs next */
+  launch_failure failure; /* the launch that failed, ending the run */
 } plan_run;
 
 /* Empty tensors have no memory: their kernels get this address, so that
@@ -380,6 +413,11 @@ static bool run_next_launch(void *data)
   launch->kernel->run(launch->kernel, inputs, outputs);
   if (profiling)
     record_launch(launch->kernel, seconds_now() - start);
+  if (current_failure.status != NPU_OK) { /* what follows would read what it left unwritten */
+    run->failure = current_failure;
+    current_failure.status = NPU_OK;
+    return false;
+  }
   return run->next < run->count;
 }
 
@@ -388,6 +426,8 @@ static void run_launches(void *data)
 {
   plan_run *run = data;
   npu_cpu_run_steps_on_engine(run->device, run_next_launch, run);
+  if (run->failure.status != NPU_OK)
+    cpu_stream_fail(run->stream, run->failure.status, run->failure.message);
   npu_hal_task_fn done = run->done;
   void *done_data = run->done_data;
   free(run);
@@ -403,7 +443,7 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
   plan_run *run = malloc(sizeof *run);
   if (!run)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");
-  *run = (plan_run){device, launches, count, done, done_data, 0};
+  *run = (plan_run){device, stream, launches, count, done, done_data, 0, {NPU_OK, ""}};
   npu_status status = cpu_stream_submit(stream, run_launches, run);
   if (status != NPU_OK)
     free(run);

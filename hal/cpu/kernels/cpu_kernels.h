@@ -12,6 +12,7 @@ typedef void (*cpu_kernel_fn)(const npu_hal_kernel *kernel, void *const *inputs,
 struct npu_hal_kernel {
   cpu_kernel_fn run;
   char op_type[32];                          /* for the profile */
+  char label[128];                           /* "node 'NAME' (OP)" or "OP": for messages */
   npu_hal_device *device;
   uint32_t input_count, output_count;
   npu_hal_tensor_desc inputs[8], outputs[8]; /* the first 8 (variadic ops see input_count) */
@@ -61,6 +62,7 @@ extern const cpu_kernel_entry cpu_deconv_patch_kernels[];
 extern const cpu_kernel_entry cpu_reduce_kernels[];
 extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
+extern const cpu_kernel_entry cpu_scatter_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
@@ -76,6 +78,15 @@ size_t cpu_channel_block(npu_hal_layout layout);
  * rows do not each cost a task (1 for rows that long or longer). */
 size_t cpu_rows_per_task(size_t width);
 npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
+
+/* A kernel that finds its inputs invalid while it runs (values only known
+ * then: ScatterND's computed indices) calls this from its run function, on
+ * the thread that called it, after leaving its outputs unwritten: the
+ * plan's later launches are skipped, and the stream's next synchronize
+ * returns `status` with the message (prefixed with the kernel's label). The
+ * first failure of a launch is the one reported. */
+void cpu_kernel_fail(const npu_hal_kernel *kernel, npu_status status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);

@@ -1,5 +1,5 @@
 /* Elementwise kernels: unary activations, binary arithmetic and comparisons
- * with NumPy broadcasting, Clip, Where, Cast. The innermost dimension is a
+ * with NumPy broadcasting, Clip, Mod, Not, Cast. The innermost dimension is a
  * plain loop (contiguous or broadcast scalar) that the compiler vectorises;
  * outer rows are spread over the worker pool. */
 #include <math.h>
@@ -161,6 +161,8 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
 
 typedef enum {
   B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER, B_PRELU,
+  B_MOD,  /* Mod: the remainder takes the divisor's sign (Python's %) */
+  B_FMOD, /* Mod with fmod = 1: the dividend's (C's fmod and %) */
 } binary_kind;
 
 typedef struct binary_params {
@@ -195,7 +197,7 @@ typedef struct binary_params {
 /* T the element type, U the type its +, -, * are computed in: floats
  * themselves, integers their unsigned twin (wrapping, as two's complement
  * hardware and NumPy do: a signed overflow is undefined behaviour). */
-#define BINARY_KINDS(T, U, DIV, POW, MAX, MIN)                                              \
+#define BINARY_KINDS(T, U, DIV, POW, MAX, MIN, MOD, FMOD)                                   \
   switch (p->kind) {                                                                        \
   case B_ADD: BINARY_LOOP(T, T, (T)((U)u + (U)v)); break;                                   \
   case B_SUB: BINARY_LOOP(T, T, (T)((U)u - (U)v)); break;                                   \
@@ -208,6 +210,16 @@ typedef struct binary_params {
   case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
   case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
   case B_PRELU: BINARY_LOOP(T, T, u < 0 ? (T)((U)u * (U)v) : u); break;                     \
+  case B_MOD: BINARY_LOOP(T, T, MOD(u, v)); break;                                          \
+  case B_FMOD: BINARY_LOOP(T, T, FMOD(u, v)); break;                                        \
+  }
+
+/* The element types only Mod takes (the other operators take float32, int32, int64). */
+#define MOD_KINDS(T, MOD, FMOD)                                                             \
+  if (p->kind == B_MOD) {                                                                   \
+    BINARY_LOOP(T, T, MOD(u, v));                                                           \
+  } else {                                                                                  \
+    BINARY_LOOP(T, T, FMOD(u, v));                                                          \
   }
 
 /* Integer u^v by squaring, wrapping; a negative exponent gives the integer
@@ -227,6 +239,38 @@ static int64_t pow_i64(int64_t u, int64_t v)
 #define FLOAT_DIV(T, U, u, v) ((u) / (v))
 /* Integer division by 0 is undefined (0 here), and MIN / -1 overflows (it wraps here). */
 #define INT_DIV(T, U, u, v) ((v) == 0 ? 0 : (v) == -1 ? (T)((U)0 - (U)(u)) : (u) / (v))
+
+/* Remainders. C's (fmod = 1) takes the dividend's sign; ONNX's default Mod
+ * the divisor's, as Python's % does: a non-zero remainder of the other sign
+ * moves by one divisor. A remainder by 0 is undefined (0 here, as Div
+ * gives), and MIN % -1 overflows in C (0 here, its value). */
+static inline int64_t truncated_mod_i64(int64_t u, int64_t v)
+{
+  return v == 0 || v == -1 ? 0 : u % v;
+}
+
+static inline int64_t floored_mod_i64(int64_t u, int64_t v)
+{
+  int64_t r = truncated_mod_i64(u, v);
+  return r != 0 && (r < 0) != (v < 0) ? r + v : r; /* |r| < |v|: no overflow */
+}
+
+static inline uint32_t mod_u32(uint32_t u, uint32_t v)
+{
+  return v == 0 ? 0 : u % v; /* (no sign: both remainders agree) */
+}
+
+static inline float floored_mod_f32(float u, float v)
+{
+  float r = fmodf(u, v);
+  return r != 0 && (r < 0) != (v < 0) ? r + v : r;
+}
+
+static inline double floored_mod_f64(double u, double v)
+{
+  double r = fmod(u, v);
+  return r != 0 && (r < 0) != (v < 0) ? r + v : r;
+}
 
 typedef struct binary_job {
   const binary_params *p;
@@ -277,12 +321,26 @@ static void binary_rows(const binary_job *job, int64_t first, int64_t last, int6
   int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];
   row_cursor c;
   cursor_at(p, first, &c);
-  if (p->dtype == NPU_DTYPE_FLOAT32) {
-    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf)
-  } else if (p->dtype == NPU_DTYPE_INT64) {
-    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF)
-  } else {
-    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF)
+  switch (p->dtype) {
+  case NPU_DTYPE_FLOAT32:
+    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf, floored_mod_f32, fmodf)
+    break;
+  case NPU_DTYPE_INT64:
+    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF, floored_mod_i64,
+                 truncated_mod_i64)
+    break;
+  case NPU_DTYPE_INT32:
+    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF,
+                 (int32_t)floored_mod_i64, (int32_t)truncated_mod_i64)
+    break;
+  case NPU_DTYPE_FLOAT64: MOD_KINDS(double, floored_mod_f64, fmod) break;
+  case NPU_DTYPE_INT16:
+    MOD_KINDS(int16_t, (int16_t)floored_mod_i64, (int16_t)truncated_mod_i64)
+    break;
+  case NPU_DTYPE_INT8: MOD_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64) break;
+  case NPU_DTYPE_UINT16: MOD_KINDS(uint16_t, (uint16_t)mod_u32, (uint16_t)mod_u32) break;
+  case NPU_DTYPE_UINT8: MOD_KINDS(uint8_t, (uint8_t)mod_u32, (uint8_t)mod_u32) break;
+  default: break; /* (refused when the kernel was made) */
   }
 }
 
@@ -421,26 +479,48 @@ static const struct {
 } binary_ops[] = {
     {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
     {"Max", B_MAX}, {"Min", B_MIN}, {"Equal", B_EQUAL}, {"Less", B_LESS},
-    {"Greater", B_GREATER}, {"PRelu", B_PRELU},
+    {"Greater", B_GREATER}, {"PRelu", B_PRELU}, {"Mod", B_MOD},
 };
+
+/* Whether the binary kernel computes `kind` on `dtype`. */
+static bool binary_dtype_supported(binary_kind kind, npu_dtype dtype)
+{
+  switch (dtype) {
+  case NPU_DTYPE_FLOAT32:
+  case NPU_DTYPE_INT64:
+  case NPU_DTYPE_INT32: return true;
+  case NPU_DTYPE_FLOAT64:
+  case NPU_DTYPE_INT16:
+  case NPU_DTYPE_INT8:
+  case NPU_DTYPE_UINT16:
+  case NPU_DTYPE_UINT8: return kind == B_MOD || kind == B_FMOD;
+  default: return false;
+  }
+}
 
 static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
 {
   if (op->input_count != 2)
     return cpu_unsupported(op, "exactly two inputs are supported");
   npu_dtype dtype = op->inputs[0].dtype;
-  if ((dtype != NPU_DTYPE_FLOAT32 && dtype != NPU_DTYPE_INT64 && dtype != NPU_DTYPE_INT32) ||
-      op->inputs[1].dtype != dtype)
-    return cpu_unsupported(op, "inputs must both be float32, int32 or int64");
+  binary_kind kind = B_ADD;
+  for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
+    if (strcmp(binary_ops[i].name, op->op_type) == 0)
+      kind = binary_ops[i].kind;
+  if (kind == B_MOD && op->attributes.get_int(op->attributes.node, "fmod", 0))
+    kind = B_FMOD;
+  if (!binary_dtype_supported(kind, dtype) || op->inputs[1].dtype != dtype)
+    return cpu_unsupported(op, kind == B_MOD || kind == B_FMOD
+                                   ? "inputs must both be float32, float64, int8, int16, "
+                                     "int32, int64, uint8 or uint16"
+                                   : "inputs must both be float32, int32 or int64");
   if (op->opset < 7 && op->attributes.get_int(op->attributes.node, "broadcast", 0))
     return cpu_unsupported(op, "legacy (opset < 7) broadcasting");
   binary_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
-    if (strcmp(binary_ops[i].name, op->op_type) == 0)
-      p->kind = binary_ops[i].kind;
+  p->kind = kind;
   p->dtype = dtype;
   const npu_hal_tensor_desc *y = &op->outputs[0];
   physical_axis axes[NPU_MAX_RANK + 1];
@@ -466,7 +546,24 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- Where, Cast ------------------------------------------------------------------- */
+/* ---- Not, Cast -------------------------------------------------------------------- */
+
+static void run_not(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  size_t n = cpu_tensor_elements(&k->outputs[0]);
+  const uint8_t *x = in[0];
+  uint8_t *y = out[0];
+  for (size_t i = 0; i < n; i++)
+    y[i] = !x[i]; /* (a bool is one byte, 0 or 1) */
+}
+
+static npu_status create_not(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  if (op->inputs[0].dtype != NPU_DTYPE_BOOL)
+    return cpu_unsupported(op, "only bool inputs");
+  k->run = run_not;
+  return NPU_OK;
+}
 
 static void run_cast(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
@@ -554,6 +651,8 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Less", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Greater", create_binary, CPU_LAYOUTS_BROADCAST},
     {"PRelu", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Mod", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Not", create_not, CPU_LAYOUTS_SHARED},
     {"Cast", create_cast},
     {"CastLike", create_cast},
     {NULL, NULL},

@@ -30,12 +30,28 @@ static npu_status create_copy(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 /* Dropout at inference: the data passes unchanged and the optional mask is
- * all true. Training mode would draw random numbers: refused. */
+ * all true. Training mode would draw random numbers: refused, unless the
+ * ratio is a constant 0, which drops nothing (ONNX: the identity then;
+ * torchvision's Swin exports its attention dropout so). */
 static void run_dropout(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   run_copy(k, in, out);
   if (k->output_count > 1 && out[1])
     memset(out[1], 1, cpu_tensor_elements(&k->outputs[1]));
+}
+
+/* Whether the ratio input is a constant 0 (of any of its float types; -0 too). */
+static bool drops_nothing(const npu_hal_op *op)
+{
+  const void *ratio = op->input_values[1];
+  if (op->input_count < 2 || !ratio)
+    return false; /* the default ratio is 0.5 */
+  switch (op->inputs[1].dtype) {
+  case NPU_DTYPE_FLOAT32: return *(const float *)ratio == 0.0f;
+  case NPU_DTYPE_FLOAT64: return *(const double *)ratio == 0.0;
+  case NPU_DTYPE_FLOAT16: return (*(const uint16_t *)ratio & 0x7fff) == 0;
+  default: return false;
+  }
 }
 
 static npu_status create_dropout(const npu_hal_op *op, npu_hal_kernel *k)
@@ -44,7 +60,7 @@ static npu_status create_dropout(const npu_hal_op *op, npu_hal_kernel *k)
     const uint8_t *training = op->input_values[2];
     if (!training)
       return cpu_unsupported(op, "training_mode given at run time");
-    if (*training)
+    if (*training && !drops_nothing(op))
       return cpu_unsupported(op, "training mode (random dropout) is not an inference operation");
   }
   k->run = run_dropout;
