@@ -83,6 +83,28 @@ typedef struct npu_hal_activation {
 
 #define NPU_HAL_MAX_ACTIVATIONS 8
 
+#define NPU_HAL_MAX_SPATIAL (NPU_MAX_RANK - 2)
+
+/* The sliding window of a convolution or pooling (Conv, ConvTranspose,
+ * MaxPool, AveragePool and their integer forms), resolved once by the
+ * runtime from the attributes and the input's shape: a backend reads
+ * these numbers and no attribute of the window. Padding is the model's
+ * (auto_pad already applied); an engine that needs the end padding that
+ * gives the output size exactly (floor, ceil_mode, output_padding)
+ * derives it from the output's dims. */
+typedef struct npu_hal_window {
+  uint32_t spatial;                          /* axes after N and C */
+  int64_t kernel[NPU_HAL_MAX_SPATIAL];       /* the weights' or kernel_shape */
+  int64_t strides[NPU_HAL_MAX_SPATIAL];
+  int64_t dilations[NPU_HAL_MAX_SPATIAL];
+  int64_t pad_begin[NPU_HAL_MAX_SPATIAL];
+  int64_t pad_end[NPU_HAL_MAX_SPATIAL];
+  int64_t output_padding[NPU_HAL_MAX_SPATIAL]; /* ConvTranspose; 0 elsewhere */
+  int64_t output[NPU_HAL_MAX_SPATIAL];       /* the output's spatial dims */
+  int64_t group;                             /* 1 for pooling */
+  bool ceil_mode;                            /* pooling: the last partial window counts */
+} npu_hal_window;
+
 typedef struct npu_hal_op {
   const char *op_type;
   int64_t opset;
@@ -100,6 +122,8 @@ typedef struct npu_hal_op {
    * op's own inputs. */
   const npu_hal_tensor_desc *fused_inputs;
   uint32_t fused_input_count;
+  /* Window operators: their resolved window (NULL elsewhere). */
+  const npu_hal_window *window;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */

@@ -19,6 +19,7 @@
 #include "planner.h"
 #include "shape_inference.h"
 #include "shape_plan.h"
+#include "window.h"
 
 #define ALIGNMENT 64
 
@@ -212,6 +213,7 @@ typedef struct node_io {
   const void *values[64];
   const char *input_names[64];
   uint32_t input_count, output_count;
+  npu_hal_window window;
 } node_io;
 
 /* Computes a node whose inputs are all known now, on the host with the
@@ -394,8 +396,12 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   }
   npu_attribute_source *source = &ctx->attribute_sources[index];
   source->node = n->proto;
-  return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
-                      n->output_count, io->inputs, io->outputs, io->values};
+  npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
+                   n->output_count, io->inputs, io->outputs, io->values};
+  /* A window that does not resolve fails shape inference, with the node's name. */
+  if (npu_window_op(op.op_type) && npu_window_resolve(&op, &io->window, "") == NPU_OK)
+    op.window = &io->window;
+  return op;
 }
 
 static bool outputs_empty(const shape_plan *ctx, const npu_graph_node *n)

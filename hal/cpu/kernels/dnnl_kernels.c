@@ -225,30 +225,18 @@ npu_status cpu_dnnl_make_attributes(const npu_hal_op *op, const dnnl_memory_desc
 }
 
 
-static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
-{
-  return i < count ? values[i] : fallback;
-}
-
 npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc *w,
                                 bool transposed, cpu_dnnl_window *g)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
-  const npu_hal_attributes *a = &op->attributes;
-  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+  const npu_hal_window *window = op->window;
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || !window)
     return cpu_unsupported(op, "oneDNN takes 1-D to 3-D windows");
   g->spatial = (int)x->rank - 2;
-  g->group = a->get_int(a->node, "group", 1);
+  g->group = window->group;
   int64_t in_channels = x->dims[1], out_channels = y->dims[1];
   if (g->group <= 0 || in_channels % g->group || out_channels % g->group)
     return cpu_unsupported(op, "channels do not divide into the groups");
-  const int64_t *strides, *dilations, *pads;
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  size_t nd = a->get_ints(a->node, "dilations", &dilations);
-  size_t np = a->get_ints(a->node, "pads", &pads);
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
-  bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
   for (int d = 0; d < (int)x->rank; d++) {
     g->src[d] = x->dims[d];
     g->dst[d] = y->dims[d];
@@ -266,18 +254,11 @@ npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc 
   g->bias[0] = out_channels;
   for (int d = 0; d < g->spatial; d++) {
     int64_t kernel = w->dims[2 + d], in = x->dims[2 + d], outd = y->dims[2 + d];
-    int64_t stride = attr_at(strides, ns, (size_t)d, 1), dilation = attr_at(dilations, nd, (size_t)d, 1);
+    int64_t stride = window->strides[d], dilation = window->dilations[d];
     g->weights[3 + d] = kernel;
     g->strides[d] = stride;
     g->dilates[d] = dilation - 1;
-    int64_t extent = (kernel - 1) * dilation + 1;
-    int64_t begin = attr_at(pads, np, (size_t)d, 0);
-    if (same) {
-      int64_t total = transposed ? (in - 1) * stride + extent - outd
-                                 : (outd - 1) * stride + extent - in;
-      total = total > 0 ? total : 0;
-      begin = lower ? (total + 1) / 2 : total / 2;
-    }
+    int64_t extent = (kernel - 1) * dilation + 1, begin = window->pad_begin[d];
     g->pad_begin[d] = begin;
     /* The end padding that makes oneDNN produce the inferred size (it
      * absorbs ConvTranspose's output_padding and Conv's floor). */
@@ -759,33 +740,25 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
   bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
   bool include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
   int spatial = (int)x->rank - 2, tag = spatial - 1;
-  const int64_t *kernel = NULL, *strides = NULL, *pads = NULL, *dilations = NULL;
-  size_t nk = 0, ns = 0, np = 0, nd = 0;
-  if (!global) {
-    nk = a->get_ints(a->node, "kernel_shape", &kernel);
-    ns = a->get_ints(a->node, "strides", &strides);
-    np = a->get_ints(a->node, "pads", &pads);
-    nd = a->get_ints(a->node, "dilations", &dilations);
-  }
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  bool same = strncmp(auto_pad, "SAME", 4) == 0, lower = strcmp(auto_pad, "SAME_LOWER") == 0;
-  dnnl_dims_t src_dims, dst_dims, window, stride, dilate, pad_begin, pad_end;
+  const npu_hal_window *window = op->window;
+  if (!global && !window)
+    return cpu_unsupported(op, "no resolved window");
+  dnnl_dims_t src_dims, dst_dims, kernel, stride, dilate, pad_begin, pad_end;
   for (int d = 0; d < (int)x->rank; d++) {
     src_dims[d] = x->dims[d];
     dst_dims[d] = y->dims[d];
   }
   for (int d = 0; d < spatial; d++) {
     int64_t in = x->dims[2 + d], out = y->dims[2 + d];
-    window[d] = global ? in : attr_at(kernel, nk, (size_t)d, 1);
-    stride[d] = global ? 1 : attr_at(strides, ns, (size_t)d, 1);
-    int64_t dilation = global ? 1 : attr_at(dilations, nd, (size_t)d, 1);
+    kernel[d] = global ? in : window->kernel[d];
+    stride[d] = global ? 1 : window->strides[d];
+    int64_t dilation = global ? 1 : window->dilations[d];
     dilate[d] = dilation - 1;
-    int64_t extent = (window[d] - 1) * dilation + 1, total = (out - 1) * stride[d] + extent - in;
-    pad_begin[d] = global ? 0 : same ? (total > 0 ? (lower ? (total + 1) / 2 : total / 2) : 0)
-                                     : attr_at(pads, np, (size_t)d, 0);
+    int64_t extent = (kernel[d] - 1) * dilation + 1, total = (out - 1) * stride[d] + extent - in;
+    pad_begin[d] = global ? 0 : window->pad_begin[d];
     /* The end padding that gives the inferred size (ceil_mode adds some). */
     pad_end[d] = total - pad_begin[d] > 0 ? total - pad_begin[d] : 0;
-    int64_t given_end = same || global ? pad_end[d] : attr_at(pads, np, (size_t)(spatial + d), 0);
+    int64_t given_end = global ? pad_end[d] : window->pad_end[d];
     if (!max && include_pad && pad_end[d] > given_end)
       return cpu_unsupported(op, "ceil_mode windows past the padding counted as padding");
   }
@@ -816,7 +789,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32,
                                layout_tags[x->layout][tag]);
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
-                                        stride, window, dilate, pad_begin, pad_end);
+                                        stride, kernel, dilate, pad_begin, pad_end);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
   if (s != dnnl_success) {
