@@ -39,7 +39,7 @@ static channel_walk walk_of(const npu_hal_tensor_desc *t)
   size_t channels = (size_t)t->dims[1], pixels = (size_t)t->dims[2] * (size_t)t->dims[3];
   if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
     return (channel_walk){channels * pixels, channels, 0, 0};
-  size_t block = cpu_channel_block(t->layout); /* plain: blocks of one channel */
+  size_t block = npu_hal_channel_block(t); /* plain: blocks of one channel */
   return (channel_walk){channels * pixels, block, pixels * block, block};
 }
 
@@ -130,6 +130,8 @@ static npu_status create_patch(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_deconv_patch_kernels[] = {
-    {"ConvTranspose", create_patch, CPU_LAYOUTS_ANY},
+    /* (It walks any block, but claims only those oneDNN's ConvTranspose,
+     * which takes what it refuses, has formats for.) */
+    {"ConvTranspose", create_patch, CPU_LAYOUTS_ANY, false, CPU_ONEDNN_BLOCKS},
     {NULL, NULL},
 };

@@ -35,13 +35,31 @@ dnnl_engine_t cpu_dnnl_engine(void)
 }
 
 
-/* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
-static const dnnl_format_tag_t layout_tags[][3] = {
-    [NPU_HAL_LAYOUT_PLAIN] = {dnnl_abc, dnnl_abcd, dnnl_abcde},
-    [NPU_HAL_LAYOUT_CHANNELS_LAST] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
-    [NPU_HAL_LAYOUT_CHANNELS_8] = {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
-    [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
-};
+/* oneDNN's name for the layout of a 1-D to 3-D activation (rank 3 to 5);
+ * dnnl_format_tag_undef for channel blocks it has no format for (the
+ * entries' CPU_ONEDNN_BLOCKS keep those away). */
+static dnnl_format_tag_t layout_tag(const npu_hal_tensor_desc *t)
+{
+  static const dnnl_format_tag_t plain[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+  static const dnnl_format_tag_t channels_last[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+  static const dnnl_format_tag_t blocks[][3] = {
+      {dnnl_aBc4b, dnnl_aBcd4b, dnnl_aBcde4b},
+      {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+      {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
+      {dnnl_aBc32b, dnnl_aBcd32b, dnnl_aBcde32b},
+  };
+  int r = (int)t->rank - 3;
+  if (r < 0 || r > 2)
+    return dnnl_format_tag_undef;
+  if (t->layout == NPU_HAL_LAYOUT_PLAIN)
+    return plain[r];
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return channels_last[r];
+  for (int i = 0; i < 4; i++)
+    if (t->block == 4u << i)
+      return blocks[i][r];
+  return dnnl_format_tag_undef;
+}
 
 void cpu_dnnl_free_params(void *data)
 {
@@ -177,8 +195,7 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
     dims[d] = bias ? (d == rank - 1 ? y->dims[y->rank - 1] : 1)
                    : view ? view->dims[d] : t->dims[d];
   dnnl_memory_desc_t md;
-  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1]
-                                                           : layout_tags[t->layout][t->rank - 3];
+  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1] : layout_tag(t);
   int index = dnnl_post_ops_len(post_ops);
   uint32_t n = p->addend_count;
   if (dnnl_memory_desc_init_by_tag(&md, rank, dims, dnnl_f32, tag) != dnnl_success ||
@@ -270,7 +287,7 @@ npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc 
   return NPU_OK;
 }
 
-npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
+npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t *block)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
@@ -279,11 +296,8 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
   dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
               isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
-  if (wide && t->dims[1] % 16 == 0)
-    return NPU_HAL_LAYOUT_CHANNELS_16;
-  if (t->dims[1] % 8 == 0)
-    return NPU_HAL_LAYOUT_CHANNELS_8;
-  return NPU_HAL_LAYOUT_CHANNELS_LAST;
+  *block = wide && t->dims[1] % 16 == 0 ? 16 : 8;
+  return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
@@ -493,10 +507,8 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   int rank = g.spatial + 2, tag = g.spatial - 1;
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32,
-                               layout_tags[op->inputs[0].layout][tag]);
-  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32,
-                               layout_tags[op->outputs[0].layout][tag]);
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, layout_tag(&op->inputs[0]));
+  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, layout_tag(&op->outputs[0]));
   /* Relaid tensors are run as they are (the runtime chose their layout for
    * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
   dnnl_memory_desc_t run_src_md, run_dst_md;
@@ -739,7 +751,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return cpu_unsupported(op, "oneDNN pools float32 1-D to 3-D windows, no indices");
   bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
   bool include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
-  int spatial = (int)x->rank - 2, tag = spatial - 1;
+  int spatial = (int)x->rank - 2;
   const npu_hal_window *window = op->window;
   if (!global && !window)
     return cpu_unsupported(op, "no resolved window");
@@ -763,8 +775,8 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
       return cpu_unsupported(op, "ceil_mode windows past the padding counted as padding");
   }
   dnnl_memory_desc_t src_md, dst_md;
-  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tags[x->layout][tag]);
-  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tags[y->layout][tag]);
+  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tag(x));
+  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(y));
   dnnl_alg_kind_t alg = max           ? dnnl_pooling_max
                         : include_pad ? dnnl_pooling_avg_include_padding
                                       : dnnl_pooling_avg_exclude_padding;
@@ -786,8 +798,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
    * planned another one for it. Any implementation will do: the runtime
    * chose these layouts for the kernels around. */
   dnnl_memory_desc_t pooled_md;
-  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32,
-                               layout_tags[x->layout][tag]);
+  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(x));
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
                                         stride, kernel, dilate, pad_begin, pad_end);
   if (s == dnnl_success)
@@ -821,11 +832,11 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
-    {"Conv", create_conv, CPU_LAYOUTS_ANY, true},
-    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true},
+    {"Conv", create_conv, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN, true},
     {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN, true},
-    {"MaxPool", build_pool, CPU_LAYOUTS_ANY, true},
-    {"AveragePool", build_pool, CPU_LAYOUTS_ANY, true},
+    {"MaxPool", build_pool, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"AveragePool", build_pool, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

@@ -392,7 +392,7 @@ static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
 typedef struct global_pool_params {
   bool max;
   int64_t images, channels, positions;
-  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, 8/16 blocked */
+  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, C0 blocked */
   int64_t position_step;  /* elements from one position to the next */
   int64_t group_step;     /* elements from one lane group to the next within an image */
   int64_t groups;         /* lane groups per image */
@@ -462,9 +462,8 @@ static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
     p->lanes = p->position_step = p->channels;
     p->group_step = 0;
     break;
-  case NPU_HAL_LAYOUT_CHANNELS_8:
-  case NPU_HAL_LAYOUT_CHANNELS_16:
-    p->lanes = p->position_step = cpu_channel_block(x->layout);
+  case NPU_HAL_LAYOUT_CHANNEL_BLOCKS:
+    p->lanes = p->position_step = npu_hal_channel_block(x);
     p->group_step = p->lanes * p->positions;
     break;
   default:
