@@ -19,7 +19,7 @@ static const npu_hal_backend *const built_in[] = {
 };
 
 #define BUILT_IN (sizeof built_in / sizeof built_in[0])
-#define MAX_ADDED 4
+#define MAX_ADDED 8
 
 static const npu_hal_backend *_Atomic added[MAX_ADDED];
 static atomic_uint added_count;

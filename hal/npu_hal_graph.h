@@ -15,12 +15,13 @@ typedef struct npu_hal_kernel npu_hal_kernel;
  * logical order (N, C, spatial...). Convolution engines run fastest on
  * channels-last or channel-blocked activations, so the runtime keeps them in
  * the backend's preferred layout between kernels that take it. Channel
- * blocks (NC1HWC0, C0 = 8 or 16) only hold whole blocks: C % C0 == 0. */
+ * blocks (NC1HWC0) have the block size C0 the backend asks for (the
+ * tensor's `block`: 4, 8, 16, 32...) and only hold whole blocks:
+ * C % C0 == 0. */
 typedef enum npu_hal_layout {
-  NPU_HAL_LAYOUT_PLAIN = 0,      /* row-major in dims order */
-  NPU_HAL_LAYOUT_CHANNELS_LAST,  /* rank >= 3: (N, spatial..., C) */
-  NPU_HAL_LAYOUT_CHANNELS_8,     /* rank >= 3: (N, C/8, spatial..., 8) */
-  NPU_HAL_LAYOUT_CHANNELS_16,    /* rank >= 3: (N, C/16, spatial..., 16) */
+  NPU_HAL_LAYOUT_PLAIN = 0,       /* row-major in dims order */
+  NPU_HAL_LAYOUT_CHANNELS_LAST,   /* rank >= 3: (N, spatial..., C) */
+  NPU_HAL_LAYOUT_CHANNEL_BLOCKS,  /* rank >= 3: (N, C/C0, spatial..., C0) */
 } npu_hal_layout;
 
 /* How an integer tensor's elements stand for real numbers:
@@ -42,7 +43,21 @@ typedef struct npu_hal_tensor_desc {
   int64_t dims[NPU_MAX_RANK];
   npu_hal_layout layout;
   npu_hal_quant quant;
+  uint32_t block;       /* NPU_HAL_LAYOUT_CHANNEL_BLOCKS: channels per block (C0) */
 } npu_hal_tensor_desc;
+
+/* Channels per block of a tensor's layout: its block in channel blocks, 1
+ * in the others. */
+static inline uint32_t npu_hal_channel_block(const npu_hal_tensor_desc *t)
+{
+  return t->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS ? t->block : 1;
+}
+
+/* Whether two tensors lie in one layout (with one block size). */
+static inline bool npu_hal_same_layout(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *b)
+{
+  return a->layout == b->layout && npu_hal_channel_block(a) == npu_hal_channel_block(b);
+}
 
 /* Operator attributes, read by name with a fallback when absent. A tensor-
  * valued attribute NAME answers get_int/get_float with its first element,
@@ -83,6 +98,28 @@ typedef struct npu_hal_activation {
 
 #define NPU_HAL_MAX_ACTIVATIONS 8
 
+#define NPU_HAL_MAX_SPATIAL (NPU_MAX_RANK - 2)
+
+/* The sliding window of a convolution or pooling (Conv, ConvTranspose,
+ * MaxPool, AveragePool and their integer forms), resolved once by the
+ * runtime from the attributes and the input's shape: a backend reads
+ * these numbers and no attribute of the window. Padding is the model's
+ * (auto_pad already applied); an engine that needs the end padding that
+ * gives the output size exactly (floor, ceil_mode, output_padding)
+ * derives it from the output's dims. */
+typedef struct npu_hal_window {
+  uint32_t spatial;                          /* axes after N and C */
+  int64_t kernel[NPU_HAL_MAX_SPATIAL];       /* the weights' or kernel_shape */
+  int64_t strides[NPU_HAL_MAX_SPATIAL];
+  int64_t dilations[NPU_HAL_MAX_SPATIAL];
+  int64_t pad_begin[NPU_HAL_MAX_SPATIAL];
+  int64_t pad_end[NPU_HAL_MAX_SPATIAL];
+  int64_t output_padding[NPU_HAL_MAX_SPATIAL]; /* ConvTranspose; 0 elsewhere */
+  int64_t output[NPU_HAL_MAX_SPATIAL];       /* the output's spatial dims */
+  int64_t group;                             /* 1 for pooling */
+  bool ceil_mode;                            /* pooling: the last partial window counts */
+} npu_hal_window;
+
 typedef struct npu_hal_op {
   const char *op_type;
   int64_t opset;
@@ -102,6 +139,8 @@ typedef struct npu_hal_op {
   uint32_t fused_input_count;
   /* The node's name, for messages (NULL or empty: none). */
   const char *name;
+  /* Window operators: their resolved window (NULL elsewhere). */
+  const npu_hal_window *window;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */
@@ -134,9 +173,12 @@ struct npu_hal_graph_ops {
    * (NULL: plain layouts only). */
   bool (*layout_supported)(npu_hal_device *device, const npu_hal_op *op);
   /* The layout the backend's kernels run fastest on for this activation
-   * tensor (the runtime falls back to channels-last, then plain, where a
-   * kernel around it does not take it). Optional (NULL: channels-last). */
-  npu_hal_layout (*preferred_layout)(npu_hal_device *device, const npu_hal_tensor_desc *tensor);
+   * tensor, and for channel blocks their size in *block (the runtime falls
+   * back to halves of that block down to 8, then channels-last, then plain,
+   * where a kernel around it does not take it). Optional (NULL:
+   * channels-last). */
+  npu_hal_layout (*preferred_layout)(npu_hal_device *device, const npu_hal_tensor_desc *tensor,
+                                     uint32_t *block);
   /* The inputs (bit i: input i) that the kernel copied from op->input_values
    * when it was created (packed weights) and never reads when it runs: the
    * runtime keeps no device copy of constants only such kernels read.

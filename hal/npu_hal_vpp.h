@@ -16,7 +16,23 @@ typedef struct npu_hal_vpp_channel {
   uint8_t sub_x, sub_y;
 } npu_hal_vpp_channel;
 
+/* The image as a format and colorimetry: what a fixed-function VPP takes
+ * instead of the channel views (vpp/ resolves those from it). Plane p
+ * starts at planes[p], its rows pitches[p] bytes apart; width and height
+ * are the frame's, before the rotation a source's view applies. */
+typedef struct npu_hal_vpp_format {
+  uint32_t fourcc;          /* NPU_FORMAT_*: DRM fourcc codes */
+  uint32_t width, height;
+  uint32_t plane_count;
+  npu_hal_mem_ref planes[3];
+  uint32_t pitches[3];
+  npu_color_matrix matrix;  /* YUV: the frame's; RGB: BT.601; gray: BT.601 luma */
+  npu_color_range range;    /* YUV: the frame's; RGB and gray: full */
+  npu_rotation rotation;    /* sources: the view's rotation; destinations: none */
+} npu_hal_vpp_format;
+
 typedef struct npu_hal_vpp_image {
+  npu_hal_vpp_format format;
   uint32_t width, height;
   uint32_t channel_count;          /* 1 (gray) or 3 */
   npu_hal_vpp_channel channels[3]; /* Y,U,V or R,G,B or gray */

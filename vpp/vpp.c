@@ -156,6 +156,16 @@ static void resolve_image(const npu_image *image, const vpp_format_info *f, bool
                           npu_hal_vpp_image *out)
 {
   memset(out, 0, sizeof *out);
+  bool yuv = f->family == VPP_FAMILY_YUV;
+  out->format = (npu_hal_vpp_format){f->fourcc, image->width, image->height, f->plane_count,
+                                     .matrix = yuv ? image->matrix : NPU_COLOR_BT601,
+                                     .range = yuv ? image->range : NPU_RANGE_FULL,
+                                     .rotation = NPU_ROTATE_NONE};
+  for (uint32_t p = 0; p < f->plane_count; p++) {
+    out->format.planes[p] = (npu_hal_mem_ref){npu_buffer_hal(image->planes[p]), NULL,
+                                              image->offsets[p]};
+    out->format.pitches[p] = (uint32_t)image->strides[p];
+  }
   out->width = image->width;
   out->height = image->height;
   out->channel_count = f->channel_count;
@@ -224,6 +234,7 @@ static npu_status resolve_crop(const npu_vpp_job *job, size_t index, npu_hal_vpp
  * reversed; 180 degrees reverses both. */
 static void rotate_view(npu_rotation rotation, npu_hal_vpp_job *job)
 {
+  job->src.format.rotation = rotation;
   if (rotation == NPU_ROTATE_90_CCW || rotation == NPU_ROTATE_90_CW) {
     npu_hal_vpp_image *src = &job->src;
     uint32_t width = src->width;

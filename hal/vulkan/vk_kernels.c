@@ -357,10 +357,11 @@ static bool vk_layout_supported(npu_hal_device *device, const npu_hal_op *op)
 }
 
 static npu_hal_layout vk_preferred_layout(npu_hal_device *device,
-                                          const npu_hal_tensor_desc *tensor)
+                                          const npu_hal_tensor_desc *tensor, uint32_t *block)
 {
   (void)device;
   (void)tensor;
+  (void)block;
   return NPU_HAL_LAYOUT_PLAIN;
 }
 

@@ -97,7 +97,7 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
 /* Whether every kernel around the group takes its layouts, and one of
  * them is not elementwise (else nothing would gain). */
 static bool group_accepted(const npu_layout_query *q, const int32_t *members, size_t count,
-                           const npu_hal_layout *layouts)
+                           const npu_layout *layouts)
 {
   const npu_graph *g = q->graph;
   const npu_consumers *c = q->consumers;
@@ -124,17 +124,17 @@ static bool group_accepted(const npu_layout_query *q, const int32_t *members, si
 
 /* Tries `layout` for the group; true when every kernel around takes it. */
 static bool try_layout(const npu_layout_query *q, const int32_t *members, size_t count,
-                       npu_hal_layout layout, npu_hal_layout *layouts)
+                       npu_layout layout, npu_layout *layouts)
 {
   for (size_t m = 0; m < count; m++)
     layouts[members[m]] = layout;
   bool accepted = group_accepted(q, members, count, layouts);
   for (size_t m = 0; m < count && !accepted; m++)
-    layouts[members[m]] = NPU_HAL_LAYOUT_PLAIN;
+    layouts[members[m]] = (npu_layout){NPU_HAL_LAYOUT_PLAIN, 0};
   return accepted;
 }
 
-npu_status npu_layout_plan(const npu_layout_query *q, npu_hal_layout *layouts,
+npu_status npu_layout_plan(const npu_layout_query *q, npu_layout *layouts,
                            uint32_t *moved)
 {
   size_t count = q->graph->tensor_count;
@@ -149,7 +149,7 @@ npu_status npu_layout_plan(const npu_layout_query *q, npu_hal_layout *layouts,
   }
   *moved = 0;
   for (size_t t = 0; t < count; t++)
-    layouts[t] = NPU_HAL_LAYOUT_PLAIN;
+    layouts[t] = (npu_layout){NPU_HAL_LAYOUT_PLAIN, 0};
   group_tensors(q, parent, bad);
   for (size_t t = 0; t < count; t++)
     if (bad[t])
@@ -161,14 +161,18 @@ npu_status npu_layout_plan(const npu_layout_query *q, npu_hal_layout *layouts,
     for (size_t t = 0; t < count; t++)
       if (find(parent, (int32_t)t) == (int32_t)root)
         members[size++] = (int32_t)t;
-    /* The first member's preference, then narrower channel blocks (a Concat
-     * of 16 and 8 channels takes blocks of 8), then channels-last. */
-    npu_hal_layout best = q->preferred(q->data, q->activation(q->data, members[0]));
-    bool accepted = best != NPU_HAL_LAYOUT_PLAIN && try_layout(q, members, size, best, layouts);
-    if (!accepted && best == NPU_HAL_LAYOUT_CHANNELS_16)
-      accepted = try_layout(q, members, size, NPU_HAL_LAYOUT_CHANNELS_8, layouts);
-    if (!accepted && best != NPU_HAL_LAYOUT_CHANNELS_LAST)
-      accepted = try_layout(q, members, size, NPU_HAL_LAYOUT_CHANNELS_LAST, layouts);
+    /* The first member's preference, then halves of its channel blocks down
+     * to 8 (a Concat of 16 and 8 channels takes blocks of 8; a kernel may
+     * take fewer block sizes), then channels-last. */
+    npu_layout best = q->preferred(q->data, q->activation(q->data, members[0]));
+    bool blocked = best.kind == NPU_HAL_LAYOUT_CHANNEL_BLOCKS;
+    bool accepted = best.kind != NPU_HAL_LAYOUT_PLAIN && (!blocked || best.block > 0) &&
+                    try_layout(q, members, size, best, layouts);
+    for (uint32_t block = best.block / 2; blocked && !accepted && block >= 8; block /= 2)
+      accepted = try_layout(q, members, size, (npu_layout){best.kind, block}, layouts);
+    if (!accepted && best.kind != NPU_HAL_LAYOUT_CHANNELS_LAST)
+      accepted = try_layout(q, members, size, (npu_layout){NPU_HAL_LAYOUT_CHANNELS_LAST, 0},
+                            layouts);
     *moved += accepted ? (uint32_t)size : 0;
   }
   free(parent);

@@ -14,6 +14,12 @@
 #include "graph.h"
 #include "npu_hal_graph.h"
 
+/* A tensor's planned layout (npu_hal_tensor_desc's layout and block). */
+typedef struct npu_layout {
+  npu_hal_layout kind;
+  uint32_t block; /* channel blocks: channels per block */
+} npu_layout;
+
 typedef struct npu_layout_query {
   const npu_graph *graph;
   const npu_consumers *consumers;
@@ -23,14 +29,14 @@ typedef struct npu_layout_query {
   /* Whether a kernel runs `node` (false: folded away). */
   bool (*runs)(void *data, uint32_t node);
   /* Whether the backend takes `node` with its tensors in `layouts`. */
-  bool (*accepts)(void *data, uint32_t node, const npu_hal_layout *layouts);
+  bool (*accepts)(void *data, uint32_t node, const npu_layout *layouts);
   /* The backend's favourite layout for an activation. */
-  npu_hal_layout (*preferred)(void *data, const npu_hal_tensor_desc *tensor);
+  npu_layout (*preferred)(void *data, const npu_hal_tensor_desc *tensor);
   void *data;
 } npu_layout_query;
 
 /* Fills layouts[tensor_count]; *moved counts the tensors not plain. */
-npu_status npu_layout_plan(const npu_layout_query *query, npu_hal_layout *layouts,
+npu_status npu_layout_plan(const npu_layout_query *query, npu_layout *layouts,
                            uint32_t *moved);
 
 #endif

@@ -6,6 +6,7 @@
 #include "npu_hal.h"
 #include "quant_ops.h"
 #include "shape_inference.h"
+#include "window.h"
 
 #define FAIL(...) npu_set_error(NPU_ERROR_INVALID_MODEL, __VA_ARGS__)
 /* Output dimensions are computed with checked arithmetic (attribute and
@@ -93,103 +94,24 @@ static npu_status broadcast(const npu_hal_op *op, uint32_t first, uint32_t count
 static npu_status window_output(const npu_hal_op *op, bool pooling, npu_hal_tensor_desc *out,
                                 const char *label)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0];
-  uint32_t spatial = x->rank - 2;
-  const int64_t *kernel, *strides, *pads, *dilations;
-  size_t nk = pooling ? attr_ints(op, "kernel_shape", &kernel) : 0;
-  if (!pooling) {
-    nk = attr_ints(op, "kernel_shape", &kernel);
-    if (nk == 0) { /* from the weights */
-      kernel = op->inputs[1].dims + 2;
-      nk = op->inputs[1].rank - 2;
-    }
-  }
-  size_t ns = attr_ints(op, "strides", &strides);
-  size_t np = attr_ints(op, "pads", &pads);
-  size_t nd = attr_ints(op, "dilations", &dilations);
-  const char *auto_pad = op->attributes.get_string(op->attributes.node, "auto_pad", "NOTSET");
-  bool ceil_mode = pooling && attr_int(op, "ceil_mode", 0);
-  if (nk != spatial)
-    return FAIL("%s: kernel has %zu dimensions for %u spatial axes", label, nk, spatial);
-  for (uint32_t s = 0; s < spatial; s++) {
-    int64_t in = x->dims[2 + s], k = kernel[s];
-    int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
-    int64_t begin = np ? pads[s] : 0, end = np ? pads[s + spatial] : 0;
-    if (stride <= 0 || dil <= 0 || k <= 0)
-      return FAIL("%s: kernel, stride and dilation must be positive", label);
-    int64_t span, padded, dim, last;
-    if (!npu_mul_i64(dil, k - 1, &span) || !npu_add_i64(span, 1, &span) ||
-        !npu_add_i64(in, begin, &padded) || !npu_add_i64(padded, end, &padded))
-      return TOO_LARGE(label);
-    if (strncmp(auto_pad, "SAME", 4) == 0)
-      dim = in / stride + (in % stride != 0);
-    else if (strcmp(auto_pad, "VALID") == 0)
-      dim = in < span ? 0 : (in - span) / stride + 1;
-    else if (padded < span)
-      dim = 0;
-    else if (ceil_mode) {
-      dim = (padded - span) / stride + 1 + ((padded - span) % stride != 0);
-      /* the last window may not start in the end padding */
-      if (!npu_mul_i64(dim - 1, stride, &last) || last >= in + begin)
-        dim--;
-    } else
-      dim = (padded - span) / stride + 1;
-    if (dim <= 0)
-      return FAIL("%s: window larger than its padded input", label);
-    out->dims[2 + s] = dim;
-  }
+  npu_hal_window window;
+  npu_status status = npu_window_resolve(op, &window, label);
+  if (status != NPU_OK)
+    return status;
+  for (uint32_t s = 0; s < window.spatial; s++)
+    out->dims[2 + s] = window.output[s];
   /* A pooling window visits every position of its kernel, padding included:
-   * a kernel of 2^31 on a 5-pixel input (auto_pad SAME) ran for minutes.
+   * a kernel of 2^31 on a 5-pixel input (SAME padding) ran for minutes.
    * (A convolution's kernel is its weights: as large as the model file.) */
-  int64_t window = 1, work = 1; /* positions per window, and in all */
+  int64_t positions = 1, work = 1; /* positions per window, and in all */
   for (uint32_t d = 0; pooling && d < out->rank; d++) {
-    int64_t k = d >= 2 ? kernel[d - 2] : 1;
-    if (!npu_mul_i64(window, k, &window) || !npu_mul_i64(work, out->dims[d], &work) ||
-        !npu_mul_i64(work, k, &work) || window > MAX_POOLING_WINDOW || work > MAX_POOLING_WORK)
+    int64_t k = d >= 2 ? window.kernel[d - 2] : 1;
+    if (!npu_mul_i64(positions, k, &positions) || !npu_mul_i64(work, out->dims[d], &work) ||
+        !npu_mul_i64(work, k, &work) || positions > MAX_POOLING_WINDOW ||
+        work > MAX_POOLING_WORK)
       return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: pooling windows larger than %lld "
                            "positions, or more than %lld in all", label,
                            (long long)MAX_POOLING_WINDOW, (long long)MAX_POOLING_WORK);
-  }
-  return NPU_OK;
-}
-
-/* ConvTranspose: output_shape when given, else
- * stride * (in - 1) + output_padding + span - pads (SAME: in * stride). */
-static npu_status transposed_window_output(const npu_hal_op *op, npu_hal_tensor_desc *out,
-                                           const char *label)
-{
-  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
-  uint32_t spatial = x->rank - 2;
-  const int64_t *strides, *pads, *dilations, *output_padding, *output_shape;
-  size_t ns = attr_ints(op, "strides", &strides);
-  size_t np = attr_ints(op, "pads", &pads);
-  size_t nd = attr_ints(op, "dilations", &dilations);
-  size_t nop = attr_ints(op, "output_padding", &output_padding);
-  size_t nos = attr_ints(op, "output_shape", &output_shape);
-  const char *auto_pad = op->attributes.get_string(op->attributes.node, "auto_pad", "NOTSET");
-  if (!npu_mul_i64(w->dims[1], attr_int(op, "group", 1), &out->dims[1]))
-    return TOO_LARGE(label);
-  for (uint32_t s = 0; s < spatial; s++) {
-    int64_t in = x->dims[2 + s], k = w->dims[2 + s];
-    int64_t stride = s < ns ? strides[s] : 1, dil = s < nd ? dilations[s] : 1;
-    if (stride <= 0 || dil <= 0 || k <= 0)
-      return FAIL("%s: kernel, stride and dilation must be positive", label);
-    int64_t dim, span, pad = 0;
-    if (nos)
-      dim = output_shape[nos - spatial + s];
-    else if (strncmp(auto_pad, "SAME", 4) == 0) {
-      if (!npu_mul_i64(in, stride, &dim))
-        return TOO_LARGE(label);
-    } else if (!npu_mul_i64(stride, in - 1, &dim) ||
-               !npu_add_i64(dim, s < nop ? output_padding[s] : 0, &dim) ||
-               !npu_mul_i64(dil, k - 1, &span) || !npu_add_i64(dim, span, &dim) ||
-               !npu_add_i64(dim, 1, &dim) ||
-               (np && !npu_add_i64(pads[s], pads[s + spatial], &pad)) ||
-               !npu_sub_i64(dim, pad, &dim))
-      return TOO_LARGE(label);
-    if (dim <= 0)
-      return FAIL("%s: empty output", label);
-    out->dims[2 + s] = dim;
   }
   return NPU_OK;
 }
@@ -533,8 +455,11 @@ npu_status npu_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
       y->dims[1] = op->inputs[1].dims[0];
     return window_output(op, pooling, y, label);
   }
-  if (!strcmp(type, "ConvTranspose"))
-    return transposed_window_output(op, y, label);
+  if (!strcmp(type, "ConvTranspose")) {
+    if (!npu_mul_i64(op->inputs[1].dims[1], attr_int(op, "group", 1), &y->dims[1]))
+      return TOO_LARGE(label);
+    return window_output(op, false, y, label);
+  }
   if (!strcmp(type, "GlobalAveragePool") || !strcmp(type, "GlobalMaxPool")) {
     for (uint32_t d = 2; d < y->rank; d++)
       y->dims[d] = 1;

@@ -21,6 +21,7 @@
 #include "shape_inference.h"
 #include "shape_plan.h"
 #include "subgraph.h"
+#include "window.h"
 
 #define ALIGNMENT 64
 
@@ -218,6 +219,7 @@ typedef struct node_io {
   const void *values[64];
   const char *input_names[64];
   uint32_t input_count, output_count;
+  npu_hal_window window;
 } node_io;
 
 /* Computes a node whose inputs are all known now, on the host with the
@@ -334,7 +336,7 @@ static bool addend_ready(void *data, int32_t tensor, int32_t like)
     return is_bias(a, b);
   return (where == LOC_ARENA || where == LOC_INPUT) &&
          ctx->tensors[tensor].on_host == ctx->creating_on_host && a->dtype == b->dtype &&
-         a->rank == b->rank && a->layout == b->layout &&
+         a->rank == b->rank && npu_hal_same_layout(a, b) &&
          memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
 }
 
@@ -400,9 +402,12 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   }
   npu_attribute_source *source = &ctx->attribute_sources[index];
   source->node = n->proto;
-  return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
-                      n->output_count, io->inputs, io->outputs, io->values,
-                      .name = n->proto->name};
+  npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
+                   n->output_count, io->inputs, io->outputs, io->values, .name = n->proto->name};
+  /* A window that does not resolve fails shape inference, with the node's name. */
+  if (npu_window_op(op.op_type) && npu_window_resolve(&op, &io->window, "") == NPU_OK)
+    op.window = &io->window;
+  return op;
 }
 
 static bool outputs_empty(const shape_plan *ctx, const npu_graph_node *n)
@@ -528,7 +533,13 @@ static bool node_runs(void *data, uint32_t node)
   return ((layout_scope *)data)->runs[node];
 }
 
-static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *layouts)
+static void set_layout(npu_hal_tensor_desc *t, npu_layout layout)
+{
+  t->layout = layout.kind;
+  t->block = layout.kind == NPU_HAL_LAYOUT_CHANNEL_BLOCKS ? layout.block : 0;
+}
+
+static bool backend_accepts(void *data, uint32_t node, const npu_layout *layouts)
 {
   layout_scope *scope = data;
   shape_plan *ctx = scope->ctx;
@@ -540,26 +551,28 @@ static bool backend_accepts(void *data, uint32_t node, const npu_hal_layout *lay
   npu_hal_op op = node_op(ctx, node, scope->io);
   for (uint32_t i = 0; i < n->input_count; i++)
     if (n->inputs[i] >= 0)
-      scope->io->inputs[i].layout = layouts[n->inputs[i]];
+      set_layout(&scope->io->inputs[i], layouts[n->inputs[i]]);
   for (uint32_t o = 0; o < n->output_count; o++)
     if (n->outputs[o] >= 0)
-      scope->io->outputs[o].layout = layouts[n->outputs[o]];
+      set_layout(&scope->io->outputs[o], layouts[n->outputs[o]]);
   return backend->graph->layout_supported(npu_device_hal(device), &op);
 }
 
-static npu_hal_layout backend_prefers(void *data, const npu_hal_tensor_desc *tensor)
+static npu_layout backend_prefers(void *data, const npu_hal_tensor_desc *tensor)
 {
   const shape_plan *ctx = ((layout_scope *)data)->ctx;
   const npu_hal_backend *backend = npu_device_backend(ctx->device);
-  return backend->graph->preferred_layout
-             ? backend->graph->preferred_layout(npu_device_hal(ctx->device), tensor)
-             : NPU_HAL_LAYOUT_CHANNELS_LAST;
+  npu_layout layout = {NPU_HAL_LAYOUT_CHANNELS_LAST, 0};
+  if (backend->graph->preferred_layout)
+    layout.kind = backend->graph->preferred_layout(npu_device_hal(ctx->device), tensor,
+                                                   &layout.block);
+  return layout;
 }
 
 static npu_status choose_layouts(shape_plan *ctx, const bool *runs, node_io *io)
 {
   const npu_graph *g = ctx->graph;
-  npu_hal_layout *layouts = malloc((g->tensor_count + 1) * sizeof *layouts);
+  npu_layout *layouts = malloc((g->tensor_count + 1) * sizeof *layouts);
   if (!layouts)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning layouts");
   layout_scope scope = {ctx, runs, io};
@@ -567,7 +580,7 @@ static npu_status choose_layouts(shape_plan *ctx, const bool *runs, node_io *io)
                             backend_accepts, backend_prefers, &scope};
   npu_status status = npu_layout_plan(&query, layouts, &ctx->stats.relaid_tensors);
   for (size_t t = 0; t < g->tensor_count && status == NPU_OK; t++)
-    ctx->tensors[t].desc.layout = layouts[t];
+    set_layout(&ctx->tensors[t].desc, layouts[t]);
   free(layouts);
   return status;
 }

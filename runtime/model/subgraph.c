@@ -4,6 +4,7 @@
 
 #include "npu_internal.h"
 #include "subgraph.h"
+#include "window.h"
 
 struct registered_executable {
   uint32_t *nodes;
@@ -19,6 +20,7 @@ void npu_subgraph_clear(npu_subgraph *subgraph)
   free(subgraph->descs);
   free(subgraph->values);
   free(subgraph->indices);
+  free(subgraph->windows);
   memset(subgraph, 0, sizeof *subgraph);
 }
 
@@ -82,9 +84,10 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
   sg->descs = calloc(2 * io + 1, sizeof *sg->descs);
   sg->values = calloc(io + inputs + 1, sizeof *sg->values);
   sg->indices = malloc((2 * io + 1) * sizeof *sg->indices);
+  sg->windows = calloc(count + 1, sizeof *sg->windows);
   npu_status status = NPU_OK;
   if (!numbers || !roles || !inside || !sg->nodes || !sg->graph_tensors || !sg->hal_nodes ||
-      !sg->descs || !sg->values || !sg->indices)
+      !sg->descs || !sg->values || !sg->indices || !sg->windows)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory describing a subgraph");
   if (status != NPU_OK) {
     free(numbers);
@@ -113,7 +116,7 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
     hn->outputs = ends + n->input_count;
     hn->op = (npu_hal_op){n->proto->op_type, g->opset, source->attributes(source->data, nodes[k]),
                           n->input_count, n->output_count, op_descs, op_descs + n->input_count,
-                          op_values};
+                          op_values, .name = n->proto->name};
     for (uint32_t i = 0; i < n->input_count + n->output_count; i++) {
       bool output = i >= n->input_count;
       int32_t id = output ? n->outputs[i - n->input_count] : n->inputs[i];
@@ -123,6 +126,9 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
       if (id >= 0 && !output)
         op_values[i] = sg->values[numbers[id]];
     }
+    /* planned shapes: the window resolves (shape inference resolved it already) */
+    if (npu_window_op(hn->op.op_type) && npu_window_resolve(&hn->op, &sg->windows[k], "") == NPU_OK)
+      hn->op.window = &sg->windows[k];
     ends += n->input_count + n->output_count;
     op_descs += n->input_count + n->output_count;
     op_values += n->input_count;

@@ -366,7 +366,7 @@ static bool supported(npu_hal_device *device, const npu_hal_op *op)
 static npu_hal_graph_ops compiling_graph;
 static npu_hal_backend compiling_backend;
 
-void compiling_backend_add(const char *name)
+npu_status compiling_backend_add(const char *name)
 {
   compiling_graph = *npu_cpu_backend.graph;
   compiling_graph.op_supported = supported;
@@ -379,5 +379,5 @@ void compiling_backend_add(const char *name)
   compiling_backend = npu_cpu_backend;
   compiling_backend.name = name;
   compiling_backend.graph = &compiling_graph;
-  npu_hal_backend_add(&compiling_backend);
+  return npu_hal_backend_add(&compiling_backend);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <npu/status.h>
 
 typedef struct compiling_backend_stats {
   uint32_t compiles;        /* subgraph_compile calls that made an executable */
@@ -32,6 +33,6 @@ extern compiling_backend_stats compiling_stats;
 extern compiling_backend_settings compiling_settings;
 
 /* Registers the backend under `name` (once per process). */
-void compiling_backend_add(const char *name);
+npu_status compiling_backend_add(const char *name);
 
 #endif

@@ -64,6 +64,43 @@ escape.CopyFrom(external)
 escape.graph.initializer[0].external_data[0].value = "../outside.bin"
 save(escape, "escape_external.onnx")
 
+
+def weight(name, shape):
+    return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+
+# Every kind of kernel that takes relaid activations, over 64 and 32 channels (whole
+# blocks of 4 to 32): convolutions plain -> blocked -> blocked, pools, a 1x1
+# convolution of one position, a gate (Sigmoid, Mul), Concat, Resize, a residual Add,
+# a global pool to the plain output.
+block_nodes = [
+    helper.make_node("Conv", ["image", "stem_w", "stem_b"], ["stem"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["stem"], ["stem_relu"]),
+    helper.make_node("MaxPool", ["stem_relu"], ["pooled"], kernel_shape=[3, 3], strides=[2, 2],
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("GlobalAveragePool", ["pooled"], ["squeeze"]),
+    helper.make_node("Conv", ["squeeze", "excite_w"], ["excite"]),
+    helper.make_node("Sigmoid", ["excite"], ["gate"]),
+    helper.make_node("Mul", ["pooled", "gate"], ["gated"]),
+    helper.make_node("Conv", ["gated", "left_w"], ["left"]),
+    helper.make_node("Conv", ["gated", "right_w"], ["right"], pads=[1, 1, 1, 1]),
+    helper.make_node("Concat", ["left", "right"], ["joined"], axis=1),
+    helper.make_node("AveragePool", ["joined"], ["smooth"], kernel_shape=[3, 3],
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["smooth", "gated"], ["residual"]),
+    helper.make_node("Resize", ["residual", "", "scales"], ["upsampled"], mode="nearest"),
+    helper.make_node("Conv", ["upsampled", "head_w"], ["head"], strides=[2, 2], pads=[0, 0, 1, 1]),
+    helper.make_node("GlobalMaxPool", ["head"], ["summary"]),
+]
+save(model_of(block_nodes, [helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                                          [1, 3, 16, 16])],
+              [helper.make_tensor_value_info("summary", TensorProto.FLOAT, [1, 64, 1, 1])],
+              [weight("stem_w", (64, 3, 3, 3)), weight("stem_b", (64,)),
+               weight("excite_w", (64, 64, 1, 1)), weight("left_w", (32, 64, 1, 1)),
+               weight("right_w", (32, 64, 3, 3)), weight("head_w", (64, 64, 3, 3)),
+               numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]),
+     "channel_blocks.onnx")
+
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
 broken = {

@@ -5,9 +5,10 @@
  * streams. Its outputs must equal the CPU backend's alone, on the loader's
  * test model and on the PP-OCR models when they are cached. The test
  * backend has no pitched copy either: the runtime's row-by-row one is
- * tested on it. Compiled subgraphs are tested the same way on a backend
- * that compiles each of its subgraphs into one executable
- * (compiling_backend.c). */
+ * tested on it. Two more test backends plan layouts their own way: one
+ * with plain tensors only, one asking for channel blocks of a size the test
+ * chooses. Compiled subgraphs are tested the same way on a backend that
+ * compiles each of its subgraphs into one executable (compiling_backend.c). */
 #include <math.h>
 #include <string.h>
 
@@ -38,8 +39,57 @@ static npu_status create_convolutions_only(npu_hal_device *device, const npu_hal
   return npu_cpu_backend.graph->kernel_create(device, op, kernel);
 }
 
+/* The channel-block backend: the CPU backend asking for blocks of
+ * `wanted_block` channels, counting the blocks its kernels get. */
+static npu_hal_graph_ops blocks_graph, plain_graph;
+static npu_hal_backend blocks_backend, plain_backend;
+static uint32_t wanted_block;
+static guint kernel_tensors_in_blocks[65]; /* by block size */
+
+static npu_hal_layout prefer_wanted_block(npu_hal_device *device,
+                                          const npu_hal_tensor_desc *tensor, uint32_t *block)
+{
+  (void)device, (void)tensor;
+  *block = wanted_block;
+  return NPU_HAL_LAYOUT_CHANNEL_BLOCKS;
+}
+
+static npu_status create_counting_blocks(npu_hal_device *device, const npu_hal_op *op,
+                                         npu_hal_kernel **kernel)
+{
+  for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
+    const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
+                                                       : &op->outputs[i - op->input_count];
+    if (d->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS) {
+      g_assert_cmpuint(d->block, <=, 64);
+      kernel_tensors_in_blocks[d->block]++;
+    }
+  }
+  return npu_cpu_backend.graph->kernel_create(device, op, kernel);
+}
+
+static void add_layout_backends(void)
+{
+  blocks_graph = *npu_cpu_backend.graph;
+  blocks_graph.preferred_layout = prefer_wanted_block;
+  blocks_graph.kernel_create = create_counting_blocks;
+  blocks_backend = npu_cpu_backend;
+  blocks_backend.name = "channel-blocks";
+  blocks_backend.graph = &blocks_graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(&blocks_backend));
+
+  plain_graph = *npu_cpu_backend.graph;
+  plain_graph.layout_supported = NULL;
+  plain_graph.preferred_layout = NULL;
+  plain_backend = npu_cpu_backend;
+  plain_backend.name = "plain-layouts";
+  plain_backend.graph = &plain_graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(&plain_backend));
+}
+
 static void add_test_backend(void)
 {
+  add_layout_backends();
   late_refusals_graph = *npu_cpu_backend.graph;
   late_refusals_graph.op_supported = NULL;
   late_refusals_graph.kernel_create = create_convolutions_only;
@@ -56,7 +106,7 @@ static void add_test_backend(void)
   convolutions_backend.graph = &convolutions_graph;
   NPU_ASSERT_OK(npu_hal_backend_add(&convolutions_backend));
 
-  compiling_backend_add("compiler");
+  NPU_ASSERT_OK(compiling_backend_add("compiler"));
 }
 
 typedef struct model_run {
@@ -316,6 +366,47 @@ static void test_refused_kernels_run_on_the_host(void)
   g_free(path);
 }
 
+/* Channel blocks of the size a backend asks for (4, 32) run every kernel
+ * that takes relaid tensors, the conversions from and to plain ones
+ * included: the outputs of the plain run. Blocks of 64, for which oneDNN's
+ * kernels have no format, are refused by the capability answer, and the
+ * runtime falls back to 32. */
+static void test_any_channel_block(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "channel_blocks.onnx", NULL);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *plain_device, *blocks_device;
+  NPU_ASSERT_OK(npu_device_open_by_backend("plain-layouts", 0, &plain_device));
+  NPU_ASSERT_OK(npu_device_open_by_backend("channel-blocks", 0, &blocks_device));
+  model_run plain = {0};
+  run_model(model, plain_device, NULL, &plain);
+  g_assert_cmpuint(plain.stats.relaid_tensors, ==, 0);
+  static const struct {
+    uint32_t wanted, planned;
+  } cases[] = {{4, 4}, {32, 32}, {64, 32}};
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    wanted_block = cases[c].wanted;
+    memset(kernel_tensors_in_blocks, 0, sizeof kernel_tensors_in_blocks);
+    model_run blocked = {0};
+    run_model(model, blocks_device, NULL, &blocked);
+    double error = relative_error(plain.outputs[0], blocked.outputs[0], plain.output_floats[0]);
+    g_test_message("C0 = %u: %u tensors relaid, %u kernel tensors in blocks of %u, relative L2 "
+                   "error %.2e", cases[c].wanted, blocked.stats.relaid_tensors,
+                   kernel_tensors_in_blocks[cases[c].planned], cases[c].planned, error);
+    g_assert_cmpfloat(error, <=, 1e-5);
+    g_assert_cmpuint(blocked.stats.relaid_tensors, >=, 8);
+    g_assert_cmpuint(kernel_tensors_in_blocks[cases[c].planned], >=, 8);
+    g_assert_cmpuint(kernel_tensors_in_blocks[64], ==, 0);
+    model_run_clear(&blocked);
+  }
+  model_run_clear(&plain);
+  NPU_ASSERT_OK(npu_device_release(blocks_device));
+  NPU_ASSERT_OK(npu_device_release(plain_device));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 /* Without the backend's pitched copy, the runtime copies row by row: the
  * same bytes, on a stream too. */
 static void test_pitched_copy_without_backend_support(void)
@@ -543,6 +634,7 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/zoo-models", test_zoo_models);
   g_test_add_func("/partition/refused-kernels-run-on-the-host",
                   test_refused_kernels_run_on_the_host);
+  g_test_add_func("/partition/any-channel-block", test_any_channel_block);
   g_test_add_func("/partition/pitched-copy-without-backend-support",
                   test_pitched_copy_without_backend_support);
   g_test_add_func("/partition/compiled/whole-model", test_compiled_whole_model);

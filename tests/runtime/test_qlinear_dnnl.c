@@ -15,6 +15,7 @@
 #include "cpu/kernels/quant_kernels.h"
 #include "npu_internal.h"
 #include "npu_test.h"
+#include "window.h"
 
 static npu_device *shared_device;
 
@@ -69,6 +70,7 @@ typedef struct conv_model {
   npu_hal_tensor_desc inputs[INPUTS], output;
   const void *values[INPUTS];
   void *data[INPUTS];
+  npu_hal_window window;
   npu_hal_op op;
 } conv_model;
 
@@ -180,6 +182,8 @@ static void make_model(const conv_case *c, conv_model *m)
       .outputs = &m->output,
       .input_values = m->values,
   };
+  NPU_ASSERT_OK(npu_window_resolve(&m->op, &m->window, "QLinearConv"));
+  m->op.window = &m->window;
 }
 
 static void free_model(conv_model *m)

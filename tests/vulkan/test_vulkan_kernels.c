@@ -12,6 +12,7 @@
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
 #include "vk_test.h"
+#include "window.h"
 
 /* The attributes a case sets; everything else answers the fallback. */
 typedef struct test_node {
@@ -127,6 +128,7 @@ static size_t count_of(const npu_hal_tensor_desc *t)
 
 typedef struct case_data {
   npu_hal_op op;
+  npu_hal_window window;
   test_node node;
   npu_hal_tensor_desc inputs[3], fused;
   const void *values[3];
@@ -158,6 +160,10 @@ static void case_setup(const kernel_case *c, GRand *rand, case_data *d)
                        c->input_count, 1, d->inputs, &c->output, d->values,
                        c->activations, c->activation_count,
                        c->residual ? &d->fused : NULL, c->residual ? 1 : 0};
+  if (npu_window_op(c->op_type)) {
+    NPU_ASSERT_OK(npu_window_resolve(&d->op, &d->window, c->name));
+    d->op.window = &d->window;
+  }
 }
 
 static void case_clear(case_data *d)

@@ -63,11 +63,6 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_integer_kernels,
 };
 
-size_t cpu_channel_block(npu_hal_layout layout)
-{
-  return layout == NPU_HAL_LAYOUT_CHANNELS_8 ? 8 : layout == NPU_HAL_LAYOUT_CHANNELS_16 ? 16 : 1;
-}
-
 size_t cpu_rows_per_task(size_t width)
 {
   return width >= 4096 ? 1 : 4096 / (width ? width : 1);
@@ -76,13 +71,13 @@ size_t cpu_rows_per_task(size_t width)
 /* Whether every tensor of `op` of rank 3 or more is in one relaid layout. */
 static bool same_relaid_layout(const npu_hal_op *op)
 {
-  npu_hal_layout layout = op->outputs[0].layout;
-  if (layout == NPU_HAL_LAYOUT_PLAIN)
+  const npu_hal_tensor_desc *out = &op->outputs[0];
+  if (out->layout == NPU_HAL_LAYOUT_PLAIN)
     return false;
   for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
     const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
                                                        : &op->outputs[i - op->input_count];
-    if (d->dtype != NPU_DTYPE_UNDEFINED && d->rank >= 3 && d->layout != layout)
+    if (d->dtype != NPU_DTYPE_UNDEFINED && d->rank >= 3 && !npu_hal_same_layout(d, out))
       return false; /* (lower ranks: Split's sizes) */
   }
   return true;
@@ -97,7 +92,7 @@ static bool same_layout_batch_channels(const npu_hal_op *op)
     const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
                                                        : &op->outputs[i - op->input_count];
     if (d->dtype != NPU_DTYPE_UNDEFINED && d->rank >= 3 &&
-        (d->layout != first->layout || d->rank != first->rank || d->dims[0] != first->dims[0] ||
+        (!npu_hal_same_layout(d, first) || d->rank != first->rank || d->dims[0] != first->dims[0] ||
          d->dims[1] != first->dims[1]))
       return false;
   }
@@ -116,8 +111,8 @@ static bool broadcast_layouts_fit(const npu_hal_op *op)
       continue;
     bool same_shape = d->rank == out->rank &&
                       memcmp(d->dims, out->dims, d->rank * sizeof d->dims[0]) == 0;
-    bool blocked = d->rank >= 3 && cpu_channel_block(d->layout) > 1;
-    if ((same_shape || blocked) && (d->layout != out->layout || d->rank != out->rank))
+    bool blocked = d->rank >= 3 && npu_hal_channel_block(d) > 1;
+    if ((same_shape || blocked) && (!npu_hal_same_layout(d, out) || d->rank != out->rank))
       return false;
   }
   return true;
@@ -141,10 +136,13 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
     if (d->dtype == NPU_DTYPE_UNDEFINED || cpu_tensor_elements(d) == 1)
       continue; /* left out, or a scalar: the same in every layout */
     relaid |= d->layout != NPU_HAL_LAYOUT_PLAIN;
-    if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || d->dims[1] % cpu_channel_block(d->layout)))
+    uint32_t block = npu_hal_channel_block(d);
+    if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || block == 0 || d->dims[1] % block))
       return false; /* no layout for it, or a partial channel block */
+    if (e->blocks && block > 1 && ((block & (block - 1)) || !(e->blocks & block)))
+      return false; /* a block size the kernel has no format for */
     if (first)
-      shared &= d->layout == first->layout && d->rank == first->rank &&
+      shared &= npu_hal_same_layout(d, first) && d->rank == first->rank &&
                 memcmp(d->dims, first->dims, d->rank * sizeof d->dims[0]) == 0;
     else
       first = d;
@@ -159,10 +157,10 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
 
 
 static npu_hal_layout cpu_preferred_layout(npu_hal_device *device,
-                                           const npu_hal_tensor_desc *tensor)
+                                           const npu_hal_tensor_desc *tensor, uint32_t *block)
 {
   (void)device;
-  return cpu_dnnl_preferred_layout(tensor);
+  return cpu_dnnl_preferred_layout(tensor, block);
 }
 
 static bool cpu_layout_supported(npu_hal_device *device, const npu_hal_op *op)
@@ -303,12 +301,13 @@ static double seconds_now(void)
 /* "1x96x56x56/c16": dims, and the layout when not plain. */
 static size_t describe_tensor(const npu_hal_tensor_desc *t, char *to, size_t size)
 {
-  static const char *const layouts[] = {"", "/nhwc", "/c8", "/c16"};
   size_t at = 0;
   for (uint32_t d = 0; d < t->rank && at < size; d++)
     at += (size_t)snprintf(to + at, size - at, "%s%lld", d ? "x" : "", (long long)t->dims[d]);
-  if (at < size && (unsigned)t->layout < 4)
-    at += (size_t)snprintf(to + at, size - at, "%s", layouts[t->layout]);
+  if (at < size && t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    at += (size_t)snprintf(to + at, size - at, "/nhwc");
+  else if (at < size && t->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS)
+    at += (size_t)snprintf(to + at, size - at, "/c%u", t->block);
   return at < size ? at : size;
 }
 

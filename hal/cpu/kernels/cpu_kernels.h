@@ -50,7 +50,11 @@ typedef struct cpu_kernel_entry {
   cpu_kernel_create_fn create;
   cpu_layouts layouts;
   bool takes_activations; /* fused activations (oneDNN's post-ops take them all) */
+  uint32_t blocks;        /* the channel-block sizes it takes, one bit each (oneDNN's
+                             formats: CPU_ONEDNN_BLOCKS); 0: any */
 } cpu_kernel_entry;
+
+#define CPU_ONEDNN_BLOCKS (4u | 8u | 16u | 32u)
 
 /* Each operator file exports a NULL-terminated table. */
 extern const cpu_kernel_entry cpu_elementwise_kernels[];
@@ -67,12 +71,10 @@ extern const cpu_kernel_entry cpu_scatter_kernels[];
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
 /* The activation layout oneDNN's convolutions run fastest on here. */
-npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor);
+npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor, uint32_t *block);
 
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
 
-/* Channels per block of a channel-block layout (8 or 16); 1 for the others. */
-size_t cpu_channel_block(npu_hal_layout layout);
 
 /* Rows of `width` values per parallel task: some 4096 values, so that short
  * rows do not each cost a task (1 for rows that long or longer). */

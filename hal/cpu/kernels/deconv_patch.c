@@ -39,7 +39,7 @@ static channel_walk walk_of(const npu_hal_tensor_desc *t)
   size_t channels = (size_t)t->dims[1], pixels = (size_t)t->dims[2] * (size_t)t->dims[3];
   if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
     return (channel_walk){channels * pixels, channels, 0, 0};
-  size_t block = cpu_channel_block(t->layout); /* plain: blocks of one channel */
+  size_t block = npu_hal_channel_block(t); /* plain: blocks of one channel */
   return (channel_walk){channels * pixels, block, pixels * block, block};
 }
 
@@ -90,35 +90,21 @@ static void run_patch(const npu_hal_kernel *k, void *const *in, void *const *out
   npu_cpu_parallel_for(k->device, batch * job.out_channels * job.height, paint_row, &job);
 }
 
-static bool all_equal(const int64_t *values, size_t count, int64_t expected)
-{
-  for (size_t i = 0; i < count; i++)
-    if (values[i] != expected)
-      return false;
-  return true;
-}
-
 static npu_status create_patch(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1], *y = &op->outputs[0];
-  const npu_hal_attributes *a = &op->attributes;
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
   if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank != 4 || !op->input_values[1] ||
       (has_bias && !op->input_values[2]))
     return cpu_unsupported(op, "2-D float32 with constant weights only");
   size_t in_channels = (size_t)x->dims[1], out_channels = (size_t)w->dims[1];
   size_t patch_h = (size_t)w->dims[2], patch_w = (size_t)w->dims[3];
-  const int64_t *strides, *values;
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  bool patches = ns == 2 && (size_t)strides[0] == patch_h && (size_t)strides[1] == patch_w &&
-                 a->get_int(a->node, "group", 1) == 1 &&
-                 strcmp(a->get_string(a->node, "auto_pad", "NOTSET"), "NOTSET") == 0;
-  size_t count = a->get_ints(a->node, "pads", &values);
-  patches &= all_equal(values, count, 0);
-  count = a->get_ints(a->node, "dilations", &values);
-  patches &= all_equal(values, count, 1);
-  count = a->get_ints(a->node, "output_padding", &values);
-  patches &= all_equal(values, count, 0);
+  const npu_hal_window *window = op->window;
+  bool patches = window && window->strides[0] == (int64_t)patch_h &&
+                 window->strides[1] == (int64_t)patch_w && window->group == 1;
+  for (uint32_t s = 0; patches && s < window->spatial; s++)
+    patches = window->pad_begin[s] == 0 && window->pad_end[s] == 0 &&
+              window->dilations[s] == 1 && window->output_padding[s] == 0;
   patches &= out_channels <= MAX_OUT_CHANNELS && patch_h <= MAX_PATCH && patch_w <= MAX_PATCH &&
              (size_t)y->dims[1] == out_channels && (size_t)y->dims[2] == x->dims[2] * patch_h &&
              (size_t)y->dims[3] == x->dims[3] * patch_w;
@@ -144,6 +130,8 @@ static npu_status create_patch(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_deconv_patch_kernels[] = {
-    {"ConvTranspose", create_patch, CPU_LAYOUTS_ANY},
+    /* (It walks any block, but claims only those oneDNN's ConvTranspose,
+     * which takes what it refuses, has formats for.) */
+    {"ConvTranspose", create_patch, CPU_LAYOUTS_ANY, false, CPU_ONEDNN_BLOCKS},
     {NULL, NULL},
 };

@@ -35,13 +35,31 @@ dnnl_engine_t cpu_dnnl_engine(void)
 }
 
 
-/* oneDNN's name for each npu_hal_layout of a 1-D to 3-D activation. */
-static const dnnl_format_tag_t layout_tags[][3] = {
-    [NPU_HAL_LAYOUT_PLAIN] = {dnnl_abc, dnnl_abcd, dnnl_abcde},
-    [NPU_HAL_LAYOUT_CHANNELS_LAST] = {dnnl_acb, dnnl_acdb, dnnl_acdeb},
-    [NPU_HAL_LAYOUT_CHANNELS_8] = {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
-    [NPU_HAL_LAYOUT_CHANNELS_16] = {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
-};
+/* oneDNN's name for the layout of a 1-D to 3-D activation (rank 3 to 5);
+ * dnnl_format_tag_undef for channel blocks it has no format for (the
+ * entries' CPU_ONEDNN_BLOCKS keep those away). */
+static dnnl_format_tag_t layout_tag(const npu_hal_tensor_desc *t)
+{
+  static const dnnl_format_tag_t plain[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
+  static const dnnl_format_tag_t channels_last[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+  static const dnnl_format_tag_t blocks[][3] = {
+      {dnnl_aBc4b, dnnl_aBcd4b, dnnl_aBcde4b},
+      {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+      {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
+      {dnnl_aBc32b, dnnl_aBcd32b, dnnl_aBcde32b},
+  };
+  int r = (int)t->rank - 3;
+  if (r < 0 || r > 2)
+    return dnnl_format_tag_undef;
+  if (t->layout == NPU_HAL_LAYOUT_PLAIN)
+    return plain[r];
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return channels_last[r];
+  for (int i = 0; i < 4; i++)
+    if (t->block == 4u << i)
+      return blocks[i][r];
+  return dnnl_format_tag_undef;
+}
 
 void cpu_dnnl_free_params(void *data)
 {
@@ -177,8 +195,7 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
     dims[d] = bias ? (d == rank - 1 ? y->dims[y->rank - 1] : 1)
                    : view ? view->dims[d] : t->dims[d];
   dnnl_memory_desc_t md;
-  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1]
-                                                           : layout_tags[t->layout][t->rank - 3];
+  dnnl_format_tag_t tag = t->layout == NPU_HAL_LAYOUT_PLAIN ? plain[rank - 1] : layout_tag(t);
   int index = dnnl_post_ops_len(post_ops);
   uint32_t n = p->addend_count;
   if (dnnl_memory_desc_init_by_tag(&md, rank, dims, dnnl_f32, tag) != dnnl_success ||
@@ -225,30 +242,18 @@ npu_status cpu_dnnl_make_attributes(const npu_hal_op *op, const dnnl_memory_desc
 }
 
 
-static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
-{
-  return i < count ? values[i] : fallback;
-}
-
 npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc *w,
                                 bool transposed, cpu_dnnl_window *g)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
-  const npu_hal_attributes *a = &op->attributes;
-  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+  const npu_hal_window *window = op->window;
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || !window)
     return cpu_unsupported(op, "oneDNN takes 1-D to 3-D windows");
   g->spatial = (int)x->rank - 2;
-  g->group = a->get_int(a->node, "group", 1);
+  g->group = window->group;
   int64_t in_channels = x->dims[1], out_channels = y->dims[1];
   if (g->group <= 0 || in_channels % g->group || out_channels % g->group)
     return cpu_unsupported(op, "channels do not divide into the groups");
-  const int64_t *strides, *dilations, *pads;
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  size_t nd = a->get_ints(a->node, "dilations", &dilations);
-  size_t np = a->get_ints(a->node, "pads", &pads);
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
-  bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
   for (int d = 0; d < (int)x->rank; d++) {
     g->src[d] = x->dims[d];
     g->dst[d] = y->dims[d];
@@ -266,18 +271,11 @@ npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc 
   g->bias[0] = out_channels;
   for (int d = 0; d < g->spatial; d++) {
     int64_t kernel = w->dims[2 + d], in = x->dims[2 + d], outd = y->dims[2 + d];
-    int64_t stride = attr_at(strides, ns, (size_t)d, 1), dilation = attr_at(dilations, nd, (size_t)d, 1);
+    int64_t stride = window->strides[d], dilation = window->dilations[d];
     g->weights[3 + d] = kernel;
     g->strides[d] = stride;
     g->dilates[d] = dilation - 1;
-    int64_t extent = (kernel - 1) * dilation + 1;
-    int64_t begin = attr_at(pads, np, (size_t)d, 0);
-    if (same) {
-      int64_t total = transposed ? (in - 1) * stride + extent - outd
-                                 : (outd - 1) * stride + extent - in;
-      total = total > 0 ? total : 0;
-      begin = lower ? (total + 1) / 2 : total / 2;
-    }
+    int64_t extent = (kernel - 1) * dilation + 1, begin = window->pad_begin[d];
     g->pad_begin[d] = begin;
     /* The end padding that makes oneDNN produce the inferred size (it
      * absorbs ConvTranspose's output_padding and Conv's floor). */
@@ -289,7 +287,7 @@ npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc 
   return NPU_OK;
 }
 
-npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
+npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t *block)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
@@ -298,11 +296,8 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t)
   dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
               isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
-  if (wide && t->dims[1] % 16 == 0)
-    return NPU_HAL_LAYOUT_CHANNELS_16;
-  if (t->dims[1] % 8 == 0)
-    return NPU_HAL_LAYOUT_CHANNELS_8;
-  return NPU_HAL_LAYOUT_CHANNELS_LAST;
+  *block = wide && t->dims[1] % 16 == 0 ? 16 : 8;
+  return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
@@ -512,10 +507,8 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   int rank = g.spatial + 2, tag = g.spatial - 1;
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32,
-                               layout_tags[op->inputs[0].layout][tag]);
-  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32,
-                               layout_tags[op->outputs[0].layout][tag]);
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, layout_tag(&op->inputs[0]));
+  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, layout_tag(&op->outputs[0]));
   /* Relaid tensors are run as they are (the runtime chose their layout for
    * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
   dnnl_memory_desc_t run_src_md, run_dst_md;
@@ -758,40 +751,32 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return cpu_unsupported(op, "oneDNN pools float32 1-D to 3-D windows, no indices");
   bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
   bool include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
-  int spatial = (int)x->rank - 2, tag = spatial - 1;
-  const int64_t *kernel = NULL, *strides = NULL, *pads = NULL, *dilations = NULL;
-  size_t nk = 0, ns = 0, np = 0, nd = 0;
-  if (!global) {
-    nk = a->get_ints(a->node, "kernel_shape", &kernel);
-    ns = a->get_ints(a->node, "strides", &strides);
-    np = a->get_ints(a->node, "pads", &pads);
-    nd = a->get_ints(a->node, "dilations", &dilations);
-  }
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  bool same = strncmp(auto_pad, "SAME", 4) == 0, lower = strcmp(auto_pad, "SAME_LOWER") == 0;
-  dnnl_dims_t src_dims, dst_dims, window, stride, dilate, pad_begin, pad_end;
+  int spatial = (int)x->rank - 2;
+  const npu_hal_window *window = op->window;
+  if (!global && !window)
+    return cpu_unsupported(op, "no resolved window");
+  dnnl_dims_t src_dims, dst_dims, kernel, stride, dilate, pad_begin, pad_end;
   for (int d = 0; d < (int)x->rank; d++) {
     src_dims[d] = x->dims[d];
     dst_dims[d] = y->dims[d];
   }
   for (int d = 0; d < spatial; d++) {
     int64_t in = x->dims[2 + d], out = y->dims[2 + d];
-    window[d] = global ? in : attr_at(kernel, nk, (size_t)d, 1);
-    stride[d] = global ? 1 : attr_at(strides, ns, (size_t)d, 1);
-    int64_t dilation = global ? 1 : attr_at(dilations, nd, (size_t)d, 1);
+    kernel[d] = global ? in : window->kernel[d];
+    stride[d] = global ? 1 : window->strides[d];
+    int64_t dilation = global ? 1 : window->dilations[d];
     dilate[d] = dilation - 1;
-    int64_t extent = (window[d] - 1) * dilation + 1, total = (out - 1) * stride[d] + extent - in;
-    pad_begin[d] = global ? 0 : same ? (total > 0 ? (lower ? (total + 1) / 2 : total / 2) : 0)
-                                     : attr_at(pads, np, (size_t)d, 0);
+    int64_t extent = (kernel[d] - 1) * dilation + 1, total = (out - 1) * stride[d] + extent - in;
+    pad_begin[d] = global ? 0 : window->pad_begin[d];
     /* The end padding that gives the inferred size (ceil_mode adds some). */
     pad_end[d] = total - pad_begin[d] > 0 ? total - pad_begin[d] : 0;
-    int64_t given_end = same || global ? pad_end[d] : attr_at(pads, np, (size_t)(spatial + d), 0);
+    int64_t given_end = global ? pad_end[d] : window->pad_end[d];
     if (!max && include_pad && pad_end[d] > given_end)
       return cpu_unsupported(op, "ceil_mode windows past the padding counted as padding");
   }
   dnnl_memory_desc_t src_md, dst_md;
-  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tags[x->layout][tag]);
-  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tags[y->layout][tag]);
+  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tag(x));
+  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(y));
   dnnl_alg_kind_t alg = max           ? dnnl_pooling_max
                         : include_pad ? dnnl_pooling_avg_include_padding
                                       : dnnl_pooling_avg_exclude_padding;
@@ -813,10 +798,9 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
    * planned another one for it. Any implementation will do: the runtime
    * chose these layouts for the kernels around. */
   dnnl_memory_desc_t pooled_md;
-  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32,
-                               layout_tags[x->layout][tag]);
+  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(x));
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
-                                        stride, window, dilate, pad_begin, pad_end);
+                                        stride, kernel, dilate, pad_begin, pad_end);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
   if (s != dnnl_success) {
@@ -848,11 +832,11 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
-    {"Conv", create_conv, CPU_LAYOUTS_ANY, true},
-    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true},
+    {"Conv", create_conv, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN, true},
     {"Gemm", create_gemm, CPU_LAYOUTS_PLAIN, true},
-    {"MaxPool", build_pool, CPU_LAYOUTS_ANY, true},
-    {"AveragePool", build_pool, CPU_LAYOUTS_ANY, true},
+    {"MaxPool", build_pool, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"AveragePool", build_pool, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

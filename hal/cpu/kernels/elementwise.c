@@ -391,7 +391,7 @@ static uint32_t physical_axes(const npu_hal_tensor_desc *t, physical_axis *axes)
       axes[n++] = (physical_axis){d, AXIS_WHOLE};
     return n;
   }
-  bool blocked = cpu_channel_block(t->layout) > 1;
+  bool blocked = npu_hal_channel_block(t) > 1;
   axes[n++] = (physical_axis){0, AXIS_WHOLE};
   if (blocked)
     axes[n++] = (physical_axis){1, AXIS_BLOCKS};
@@ -409,7 +409,7 @@ static void layout_strides(const npu_hal_tensor_desc *t, int64_t *strides)
     cpu_strides(t, strides);
     return;
   }
-  int64_t block = (int64_t)cpu_channel_block(t->layout);
+  int64_t block = (int64_t)npu_hal_channel_block(t);
   int64_t s = block > 1 ? block : t->dims[1];
   for (uint32_t d = t->rank; d-- > 2;) {
     strides[d] = s;
@@ -425,9 +425,9 @@ static void layout_strides(const npu_hal_tensor_desc *t, int64_t *strides)
 static bool operand_strides(const npu_hal_tensor_desc *in, const npu_hal_tensor_desc *out,
                             const physical_axis *axes, uint32_t count, int64_t *strides)
 {
-  int64_t in_block = relaid(in) ? (int64_t)cpu_channel_block(in->layout) : 1;
-  int64_t out_block = relaid(out) ? (int64_t)cpu_channel_block(out->layout) : 1;
-  if (in_block > 1 && (in->layout != out->layout || in->rank != out->rank))
+  int64_t in_block = relaid(in) ? (int64_t)npu_hal_channel_block(in) : 1;
+  int64_t out_block = relaid(out) ? (int64_t)npu_hal_channel_block(out) : 1;
+  if (in_block > 1 && (!npu_hal_same_layout(in, out) || in->rank != out->rank))
     return false;
   int64_t own[NPU_MAX_RANK];
   layout_strides(in, own);
@@ -527,7 +527,7 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
   p->rank = physical_axes(y, axes);
   if (p->rank > NPU_MAX_RANK)
     return cpu_unsupported(op, "too many axes");
-  int64_t block = relaid(y) ? (int64_t)cpu_channel_block(y->layout) : 1;
+  int64_t block = relaid(y) ? (int64_t)npu_hal_channel_block(y) : 1;
   for (uint32_t i = 0; i < p->rank; i++)
     p->dims[i] = axes[i].part == AXIS_WHOLE    ? y->dims[axes[i].axis]
                  : axes[i].part == AXIS_BLOCKS ? y->dims[1] / block

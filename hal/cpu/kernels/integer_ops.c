@@ -156,37 +156,26 @@ static void run_integer(const npu_hal_kernel *k, void *const *in, void *const *o
     requantise(k, p, in, job.acc, out[0]);
 }
 
-/* Pads, strides and dilations on 3 spatial axes; auto_pad as ONNX says. */
+/* The window on 3 spatial axes (1-D and 2-D ones lead with unit axes). */
 static void read_conv(const npu_hal_op *op, integer_params *p)
 {
   const npu_hal_tensor_desc *x = &op->inputs[p->at.x], *w = &op->inputs[p->at.w];
   const npu_hal_tensor_desc *y = &op->outputs[0];
-  const npu_hal_attributes *a = &op->attributes;
-  const int64_t *strides, *dilations, *pads;
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  size_t nd = a->get_ints(a->node, "dilations", &dilations);
-  size_t np = a->get_ints(a->node, "pads", &pads);
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  uint32_t spatial = x->rank - 2, unit = SPATIAL - spatial;
+  const npu_hal_window *window = op->window;
+  uint32_t unit = SPATIAL - window->spatial;
   p->images = (size_t)x->dims[0];
   p->channels = x->dims[1];
   p->out_channels = w->dims[0];
-  p->group = a->get_int(a->node, "group", 1);
+  p->group = window->group;
   for (uint32_t d = 0; d < SPATIAL; d++) {
     bool real = d >= unit;
     uint32_t s = d - unit;
     p->in[d] = real ? x->dims[2 + s] : 1;
     p->out[d] = real ? y->dims[2 + s] : 1;
-    p->kernel[d] = real ? w->dims[2 + s] : 1;
-    p->stride[d] = real && s < ns ? strides[s] : 1;
-    p->dilation[d] = real && s < nd ? dilations[s] : 1;
-    p->pad[d] = real && s < np ? pads[s] : 0;
-    if (real && strncmp(auto_pad, "SAME", 4) == 0) {
-      int64_t total = (p->out[d] - 1) * p->stride[d] + (p->kernel[d] - 1) * p->dilation[d] + 1 -
-                      p->in[d];
-      total = total > 0 ? total : 0;
-      p->pad[d] = strcmp(auto_pad, "SAME_LOWER") == 0 ? (total + 1) / 2 : total / 2;
-    }
+    p->kernel[d] = real ? window->kernel[s] : 1;
+    p->stride[d] = real ? window->strides[s] : 1;
+    p->dilation[d] = real ? window->dilations[s] : 1;
+    p->pad[d] = real ? window->pad_begin[s] : 0;
   }
 }
 
@@ -238,6 +227,8 @@ static npu_status create_integer(const npu_hal_op *op, npu_hal_kernel *k)
   p->qlinear = op->op_type[0] == 'Q';
   p->conv = strstr(op->op_type, "Conv") != NULL;
   p->at = p->qlinear ? qlinear_layout : integer_layout;
+  if (p->conv && !op->window)
+    return cpu_unsupported(op, "no resolved window");
   if (p->conv)
     read_conv(op, p);
   else if (!read_matmul(op, p))

@@ -97,11 +97,6 @@ static void run_conv(const npu_hal_kernel *k, void *const *in, void *const *out)
     }
 }
 
-static int64_t attr_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
-{
-  return i < count ? values[i] : fallback;
-}
-
 static void free_conv_params(void *params)
 {
   conv_params *p = params;
@@ -115,41 +110,32 @@ static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
   if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
     return cpu_unsupported(op, "only float32 1-D and 2-D convolutions");
-  const npu_hal_attributes *a = &op->attributes;
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
+  const npu_hal_window *window = op->window;
+  if (!window)
+    return cpu_unsupported(op, "no resolved window");
   conv_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   k->free_params = free_conv_params;
   bool two_d = x->rank == 4;
+  uint32_t last = window->spatial - 1; /* the row axis */
   p->n = x->dims[0];
   p->c = x->dims[1];
   p->h = two_d ? x->dims[2] : 1;
   p->w = x->dims[x->rank - 1];
   p->m = w->dims[0];
-  p->kh = two_d ? w->dims[2] : 1;
-  p->kw = w->dims[w->rank - 1];
+  p->kh = two_d ? window->kernel[0] : 1;
+  p->kw = window->kernel[last];
   p->oh = two_d ? op->outputs[0].dims[2] : 1;
   p->ow = op->outputs[0].dims[x->rank - 1];
-  p->group = a->get_int(a->node, "group", 1);
-  const int64_t *strides, *dilations, *pads;
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  size_t nd = a->get_ints(a->node, "dilations", &dilations);
-  size_t np = a->get_ints(a->node, "pads", &pads);
-  p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
-  p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
-  p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
-  p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
-  p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
-  p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
-  if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-    int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
-    int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
-    bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
-    p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
-    p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
-  }
+  p->group = window->group;
+  p->stride_h = two_d ? window->strides[0] : 1;
+  p->stride_w = window->strides[last];
+  p->dil_h = two_d ? window->dilations[0] : 1;
+  p->dil_w = window->dilations[last];
+  p->pad_top = two_d ? window->pad_begin[0] : 0;
+  p->pad_left = window->pad_begin[last];
   if (p->group <= 0 || p->c % p->group || p->m % p->group || w->dims[1] * p->group != p->c)
     return cpu_unsupported(op, "channels do not divide into the groups");
   p->has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
@@ -334,11 +320,14 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return cpu_unsupported(op, "float32 1-D and 2-D pooling only");
   if (op->output_count > 1)
     return cpu_unsupported(op, "MaxPool indices output");
+  if (!op->window)
+    return cpu_unsupported(op, "no resolved window");
   pool_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  const npu_hal_attributes *a = &op->attributes;
+  const npu_hal_window *window = op->window;
+  uint32_t last = window->spatial - 1; /* the row axis */
   bool two_d = x->rank == 4;
   p->max = strstr(op->op_type, "Max") != NULL;
   p->planes = x->dims[0] * x->dims[1];
@@ -346,28 +335,15 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   p->w = x->dims[x->rank - 1];
   p->oh = two_d ? y->dims[2] : 1;
   p->ow = y->dims[y->rank - 1];
-  const int64_t *kernel, *strides, *pads, *dilations;
-  size_t nk = a->get_ints(a->node, "kernel_shape", &kernel);
-  size_t ns = a->get_ints(a->node, "strides", &strides);
-  size_t np = a->get_ints(a->node, "pads", &pads);
-  size_t nd = a->get_ints(a->node, "dilations", &dilations);
-  p->kh = two_d ? attr_at(kernel, nk, 0, 1) : 1;
-  p->kw = attr_at(kernel, nk, two_d ? 1 : 0, 1);
-  p->stride_h = two_d ? attr_at(strides, ns, 0, 1) : 1;
-  p->stride_w = attr_at(strides, ns, two_d ? 1 : 0, 1);
-  p->pad_top = two_d ? attr_at(pads, np, 0, 0) : 0;
-  p->pad_left = attr_at(pads, np, two_d ? 1 : 0, 0);
-  p->dil_h = two_d ? attr_at(dilations, nd, 0, 1) : 1;
-  p->dil_w = attr_at(dilations, nd, two_d ? 1 : 0, 1);
-  p->count_include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  if (strncmp(auto_pad, "SAME", 4) == 0) {
-    int64_t total_h = (p->oh - 1) * p->stride_h + (p->kh - 1) * p->dil_h + 1 - p->h;
-    int64_t total_w = (p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1 - p->w;
-    bool lower = strcmp(auto_pad, "SAME_LOWER") == 0;
-    p->pad_top = total_h > 0 ? (lower ? (total_h + 1) / 2 : total_h / 2) : 0;
-    p->pad_left = total_w > 0 ? (lower ? (total_w + 1) / 2 : total_w / 2) : 0;
-  }
+  p->kh = two_d ? window->kernel[0] : 1;
+  p->kw = window->kernel[last];
+  p->stride_h = two_d ? window->strides[0] : 1;
+  p->stride_w = window->strides[last];
+  p->pad_top = two_d ? window->pad_begin[0] : 0;
+  p->pad_left = window->pad_begin[last];
+  p->dil_h = two_d ? window->dilations[0] : 1;
+  p->dil_w = window->dilations[last];
+  p->count_include_pad = op->attributes.get_int(op->attributes.node, "count_include_pad", 0) != 0;
   k->run = run_pool;
   return NPU_OK;
 }
@@ -416,7 +392,7 @@ static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
 typedef struct global_pool_params {
   bool max;
   int64_t images, channels, positions;
-  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, 8/16 blocked */
+  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, C0 blocked */
   int64_t position_step;  /* elements from one position to the next */
   int64_t group_step;     /* elements from one lane group to the next within an image */
   int64_t groups;         /* lane groups per image */
@@ -486,9 +462,8 @@ static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
     p->lanes = p->position_step = p->channels;
     p->group_step = 0;
     break;
-  case NPU_HAL_LAYOUT_CHANNELS_8:
-  case NPU_HAL_LAYOUT_CHANNELS_16:
-    p->lanes = p->position_step = cpu_channel_block(x->layout);
+  case NPU_HAL_LAYOUT_CHANNEL_BLOCKS:
+    p->lanes = p->position_step = npu_hal_channel_block(x);
     p->group_step = p->lanes * p->positions;
     break;
   default:

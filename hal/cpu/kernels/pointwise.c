@@ -125,6 +125,8 @@ static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
 }
 
 const cpu_kernel_entry cpu_pointwise_kernels[] = {
-    {"Conv", create_pointwise, CPU_LAYOUTS_ANY, true},
+    /* (Any block is the same bytes here, but it claims only those oneDNN's
+     * Conv, which takes what it refuses, has formats for.) */
+    {"Conv", create_pointwise, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN, false},
 };

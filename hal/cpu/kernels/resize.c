@@ -158,7 +158,7 @@ typedef struct pixel_grid {
 static pixel_grid grid_of(const npu_hal_tensor_desc *x, const npu_hal_tensor_desc *y)
 {
   pixel_grid g = {.pixel = 1};
-  size_t block = cpu_channel_block(x->layout) > 1 ? cpu_channel_block(x->layout) : 0;
+  size_t block = npu_hal_channel_block(x) > 1 ? npu_hal_channel_block(x) : 0;
   for (uint32_t d = 0; d < x->rank; d++) {
     bool channels = d == 1 && x->layout != NPU_HAL_LAYOUT_PLAIN;
     if (channels && block) { /* the blocks of channels stay, each a run of pixels */
