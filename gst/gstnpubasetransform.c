@@ -179,14 +179,21 @@ gboolean gst_npu_base_transform_offer_pool(GstNpuBaseTransform *self, GstQuery *
   GstStructure *config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&info), 2, 0);
   gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config(pool, config)) {
+  guint size = 0;
+  if (gst_buffer_pool_set_config(pool, config)) {
+    /* The pool's layout for the device may take more than the caps' default. */
+    config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_get_params(config, NULL, &size, NULL, NULL);
+    gst_structure_free(config);
+  }
+  if (size == 0) {
     gst_object_unref(pool);
     return FALSE;
   }
   /* Replace whatever pools were proposed: ours is the device-memory one. */
   while (gst_query_get_n_allocation_pools(query) > 0)
     gst_query_remove_nth_allocation_pool(query, 0);
-  gst_query_add_allocation_pool(query, pool, (guint)GST_VIDEO_INFO_SIZE(&info), 2, 0);
+  gst_query_add_allocation_pool(query, pool, size, 2, 0);
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
   if (remember_for_stats) {
     GST_OBJECT_LOCK(self);
@@ -205,6 +212,7 @@ static GstStructure *build_stats(GstNpuBaseTransform *self)
   gst_structure_set(s, "frames-zero-copy", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_ZERO_COPY],
                     "frames-copied", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_COPIED],
                     "frames-processed", G_TYPE_UINT64, priv->frames[GST_NPU_FRAME_PROCESSED],
+                    "planes-copied-2d", G_TYPE_UINT64, priv->frames[GST_NPU_PLANE_COPIED_2D],
                     NULL);
   refresh_stats(priv);
   if (priv->have_device_stats)
@@ -266,7 +274,8 @@ static void gst_npu_base_transform_class_init(GstNpuBaseTransformClass *klass)
   g_object_class_install_property(
       object_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
-                         "Frames passed zero-copy / copied / processed by this element, and the "
+                         "Frames passed zero-copy / copied / processed by this element, planes "
+                         "it copied between layouts with one pitched (2D) copy each, and the "
                          "device's bytes copied per direction, allocations and pool hits",
                          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   GST_ELEMENT_CLASS(klass)->set_context = gst_npu_base_transform_set_context;

@@ -32,11 +32,12 @@ GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self);
  * returns FALSE if the stream fails. */
 gboolean gst_npu_base_transform_end_frame(GstNpuBaseTransform *self);
 
-/* Frame counters shown in `stats`. */
+/* Counters shown in `stats`. */
 typedef enum {
   GST_NPU_FRAME_ZERO_COPY, /* passed on in place or imported without copy */
   GST_NPU_FRAME_COPIED,    /* went through a copy */
   GST_NPU_FRAME_PROCESSED, /* ran a device kernel */
+  GST_NPU_PLANE_COPIED_2D, /* a plane copied between layouts in one pitched (2D) copy */
   GST_NPU_FRAME_COUNTER_COUNT,
 } GstNpuFrameCounter;
 

@@ -1,11 +1,14 @@
-/* GstNpuBufferPool. Each buffer holds one NPU memory sized for the
- * configured video info (planes at GstVideoInfo offsets, described by a
- * GstVideoMeta); the memory comes from a runtime npu_mem_pool, so buffers
- * the GstBufferPool frees on reconfiguration are reused by the device pool
- * instead of being allocated again. */
+/* GstNpuBufferPool. Each buffer holds one NPU memory laid out for the
+ * device: every plane's stride rounded up to the device's row alignment and
+ * every plane starting at a multiple of it (more where upstream asks, with
+ * GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT), described by a GstVideoMeta. The
+ * memory comes from a runtime npu_mem_pool, so buffers the GstBufferPool
+ * frees on reconfiguration are reused by the device pool instead of being
+ * allocated again. */
 #include "gstnpubufferpool.h"
 
 #include "gstnpumemory.h"
+#include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_buffer_pool_debug);
 #define GST_CAT_DEFAULT gst_npu_buffer_pool_debug
@@ -15,7 +18,9 @@ struct _GstNpuBufferPool {
   npu_device *device;
   npu_mem_pool *memory;
   GstAllocator *allocator;
-  GstVideoInfo info;
+  guint row_alignment;     /* the device's, in bytes */
+  GstVideoInfo info;       /* the caps' frame in this pool's layout */
+  GstVideoAlignment align; /* that layout's alignment, for the video meta */
   gboolean add_video_meta;
   GWeakRef owner; /* the element that offered the pool: posts its errors */
 };
@@ -25,7 +30,8 @@ G_DEFINE_TYPE(GstNpuBufferPool, gst_npu_buffer_pool, GST_TYPE_BUFFER_POOL)
 static const gchar **npu_pool_get_options(GstBufferPool *pool)
 {
   (void)pool;
-  static const gchar *options[] = {GST_BUFFER_POOL_OPTION_VIDEO_META, NULL};
+  static const gchar *options[] = {GST_BUFFER_POOL_OPTION_VIDEO_META,
+                                   GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT, NULL};
   return options;
 }
 
@@ -44,7 +50,25 @@ static gboolean npu_pool_set_config(GstBufferPool *pool, GstStructure *config)
   }
   self->add_video_meta =
       gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  /* The device memory is sized by the video info, whatever was asked. */
+  gboolean asks_alignment =
+      gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
+  gst_video_alignment_reset(&self->align);
+  if (asks_alignment)
+    gst_buffer_pool_config_get_video_alignment(config, &self->align);
+  if (!gst_npu_video_info_align_rows(&self->info, self->row_alignment, &self->align)) {
+    GST_WARNING_OBJECT(pool, "cannot lay out %ux%u %s with %u-byte rows",
+                       GST_VIDEO_INFO_WIDTH(&self->info), GST_VIDEO_INFO_HEIGHT(&self->info),
+                       GST_VIDEO_INFO_NAME(&self->info), self->row_alignment);
+    return FALSE;
+  }
+  if (asks_alignment) /* tells upstream what it got */
+    gst_buffer_pool_config_set_video_alignment(config, &self->align);
+  GST_DEBUG_OBJECT(pool, "%s planes: strides %d %d %d, offsets %" G_GSIZE_FORMAT " %"
+                   G_GSIZE_FORMAT " %" G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT " bytes",
+                   GST_VIDEO_INFO_NAME(&self->info), self->info.stride[0], self->info.stride[1],
+                   self->info.stride[2], self->info.offset[0], self->info.offset[1],
+                   self->info.offset[2], GST_VIDEO_INFO_SIZE(&self->info));
+  /* The device memory is sized by the laid-out video info, whatever was asked. */
   gst_buffer_pool_config_set_params(config, caps, (guint)GST_VIDEO_INFO_SIZE(&self->info), min,
                                     max);
   return GST_BUFFER_POOL_CLASS(gst_npu_buffer_pool_parent_class)->set_config(pool, config);
@@ -76,13 +100,15 @@ static GstFlowReturn npu_pool_alloc_buffer(GstBufferPool *pool, GstBuffer **out,
   }
   GstBuffer *gst_buffer = gst_buffer_new();
   gst_buffer_append_memory(gst_buffer, gst_npu_memory_wrap(self->allocator, buffer, size));
-  if (self->add_video_meta)
-    gst_buffer_add_video_meta_full(gst_buffer, GST_VIDEO_FRAME_FLAG_NONE,
-                                   GST_VIDEO_INFO_FORMAT(&self->info),
-                                   GST_VIDEO_INFO_WIDTH(&self->info),
-                                   GST_VIDEO_INFO_HEIGHT(&self->info),
-                                   GST_VIDEO_INFO_N_PLANES(&self->info), self->info.offset,
-                                   self->info.stride);
+  if (self->add_video_meta) {
+    GstVideoMeta *meta = gst_buffer_add_video_meta_full(
+        gst_buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&self->info),
+        GST_VIDEO_INFO_WIDTH(&self->info), GST_VIDEO_INFO_HEIGHT(&self->info),
+        GST_VIDEO_INFO_N_PLANES(&self->info), self->info.offset, self->info.stride);
+    /* Set as is: gst_video_meta_set_alignment() checks strides against
+     * gst_video_info_align()'s wider layout, not this tighter one. */
+    meta->alignment = self->align;
+  }
   *out = gst_buffer;
   return GST_FLOW_OK;
 }
@@ -115,10 +141,13 @@ static void gst_npu_buffer_pool_init(GstNpuBufferPool *self)
 GstBufferPool *gst_npu_buffer_pool_new(npu_device *device, GstElement *owner)
 {
   npu_mem_pool *memory;
-  if (npu_mem_pool_create(device, NULL, &memory) != NPU_OK)
+  npu_device_properties props;
+  if (npu_device_properties_of(device, &props) != NPU_OK ||
+      npu_mem_pool_create(device, NULL, &memory) != NPU_OK)
     return NULL;
   GstNpuBufferPool *self = g_object_new(GST_TYPE_NPU_BUFFER_POOL, NULL);
   gst_object_ref_sink(self);
+  self->row_alignment = props.row_alignment;
   npu_device_retain(device);
   self->device = device;
   self->memory = memory;

@@ -16,9 +16,11 @@
  * (host memory npuupload imported) is first copied once on the device.
  *
  * Frames whose video meta places the planes elsewhere than the caps'
- * default layout (frames npuupload imported with their own strides and
- * offsets) keep that meta when passed on or exported, and are copied row by
- * row into the default layout when downloaded.
+ * default layout (NPU pool frames with strides rounded up to the device's
+ * row alignment, frames npuupload imported with their own strides and
+ * offsets) keep that meta when passed on or exported, and are copied with
+ * one pitched (2D) copy per plane into the output's layout when downloaded
+ * (counted in `stats` as planes-copied-2d).
  *
  * |[
  * gst-launch-1.0 videotestsrc ! npuupload ! npuvpp ! video/x-raw(memory:NPUMemory),format=RGB,width=320,height=240 ! npudownload ! videoconvert ! autovideosink
@@ -197,11 +199,12 @@ static GstFlowReturn gst_npu_download_prepare_output_buffer(GstBaseTransform *tr
       ->prepare_output_buffer(trans, inbuf, outbuf);
 }
 
-/* Copies the rows of each plane, placed in `in_mem` by `in_meta`, to where
- * the output frame has them. */
-static npu_status download_rows(GstNpuDownload *self, GstMemory *in_mem,
-                                const GstVideoMeta *in_meta, GstVideoFrame *out)
+/* Copies each plane, placed in `in_mem` by `in_meta`, to where the output
+ * frame has it: one pitched copy a plane. */
+static npu_status download_planes(GstNpuDownload *self, GstMemory *in_mem,
+                                  const GstVideoMeta *in_meta, GstVideoFrame *out)
 {
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(self);
   npu_status status = NPU_OK;
   npu_buffer *buffer = gst_npu_memory_get_buffer(in_mem);
   for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(out) && status == NPU_OK; p++) {
@@ -209,10 +212,13 @@ static npu_status download_rows(GstNpuDownload *self, GstMemory *in_mem,
     guint rows;
     gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
                              GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
+    gsize offset = in_meta ? in_meta->offset[p] : self->info.offset[p];
+    gint stride = in_meta ? in_meta->stride[p] : self->info.stride[p];
     status = npu_memcpy_2d_d2h(GST_VIDEO_FRAME_PLANE_DATA(out, p),
-                               GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
-                               in_mem->offset + in_meta->offset[p], in_meta->stride[p], row_bytes,
-                               rows, NULL);
+                               (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
+                               in_mem->offset + offset, (size_t)stride, row_bytes, rows, NULL);
+    if (status == NPU_OK)
+      gst_npu_base_transform_count_frame(base, GST_NPU_PLANE_COPIED_2D);
   }
   return status;
 }
@@ -232,8 +238,8 @@ static GstFlowReturn gst_npu_download_transform(GstBaseTransform *trans, GstBuff
   npu_status status = NPU_ERROR_INTERNAL;
   gboolean mapped = FALSE;
   const GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
-  if (!in_meta || gst_npu_video_meta_is_default(&self->info, in_meta)) {
-    /* The caps' layout on both sides: one copy of the whole frame. */
+  if (gst_npu_video_layouts_equal(&self->info, in_meta, gst_buffer_get_video_meta(outbuf))) {
+    /* The same layout on both sides: one copy of the whole frame. */
     GstMapInfo map;
     if ((mapped = gst_buffer_map(outbuf, &map, GST_MAP_WRITE))) {
       if (gst_npu_memory_sync_for_device(in_mem, NULL))
@@ -242,13 +248,13 @@ static GstFlowReturn gst_npu_download_transform(GstBaseTransform *trans, GstBuff
       gst_buffer_unmap(outbuf, &map);
     }
   } else {
-    /* Planes where the input's meta puts them (an imported frame with
-     * strides or offsets of its own): copied row by row into the caps'
-     * layout, which is what the output buffer has. */
+    /* Planes where the input's meta puts them (the device's row alignment,
+     * or an imported frame's own strides and offsets): each copied with
+     * one pitched copy into the output's layout. */
     GstVideoFrame out;
     if ((mapped = gst_video_frame_map(&out, &self->info, outbuf, GST_MAP_WRITE))) {
       if (gst_npu_memory_sync_for_device(in_mem, NULL))
-        status = download_rows(self, in_mem, in_meta, &out);
+        status = download_planes(self, in_mem, in_meta, &out);
       gst_video_frame_unmap(&out);
     }
   }

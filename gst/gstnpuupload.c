@@ -17,7 +17,11 @@
  *
  * A frame's planes may sit wherever its GstVideoMeta says (strides and
  * offsets of its own, planes in several memories): imported frames keep the
- * meta, copies land in the caps' default layout. A frame smaller than its
+ * meta; copies land in the layout of this element's NPU pool, whose strides
+ * and plane offsets are rounded up to the device's row alignment (see
+ * npu-info), and carry its GstVideoMeta. Where the layouts are the same the
+ * frame is one copy; where they differ each plane is one pitched (2D) copy,
+ * counted in `stats` as planes-copied-2d. A frame smaller than its
  * caps (no meta) or its meta say, or a meta that contradicts the caps, is an
  * element error.
  *
@@ -177,6 +181,31 @@ static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *tran
       ->prepare_output_buffer(trans, inbuf, outbuf);
 }
 
+/* Copies each plane of `in` (mapped system memory) to where `out_meta` (or,
+ * without one, the caps' layout) puts it in `out_mem`, one pitched copy a
+ * plane whatever the strides on either side. */
+static npu_status upload_planes(GstNpuUpload *self, GstVideoFrame *in, GstMemory *out_mem,
+                                const GstVideoMeta *out_meta)
+{
+  GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(self);
+  npu_buffer *buffer = gst_npu_memory_get_buffer(out_mem);
+  npu_status status = NPU_OK;
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(in) && status == NPU_OK; p++) {
+    gsize row_bytes;
+    guint rows;
+    gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
+                             GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
+    gsize offset = out_meta ? out_meta->offset[p] : self->info.offset[p];
+    gint stride = out_meta ? out_meta->stride[p] : self->info.stride[p];
+    status = npu_memcpy_2d_h2d(buffer, out_mem->offset + offset, (size_t)stride,
+                               GST_VIDEO_FRAME_PLANE_DATA(in, p),
+                               (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(in, p), row_bytes, rows, NULL);
+    if (status == NPU_OK)
+      gst_npu_base_transform_count_frame(base, GST_NPU_PLANE_COPIED_2D);
+  }
+  return status;
+}
+
 static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer *inbuf,
                                               GstBuffer *outbuf)
 {
@@ -185,7 +214,7 @@ static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer
   if (self->output_ready)
     return GST_FLOW_OK; /* zero-copy cases were handled when preparing the output */
 
-  GstVideoFrame in_frame, out_frame;
+  GstVideoFrame in_frame;
   if (!gst_video_frame_map(&in_frame, &self->info, inbuf, GST_MAP_READ)) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Cannot read the input frame"),
                       ("%" G_GSIZE_FORMAT " bytes for %ux%u %s: not mappable, or smaller than "
@@ -195,26 +224,26 @@ static GstFlowReturn gst_npu_upload_transform(GstBaseTransform *trans, GstBuffer
     return GST_FLOW_ERROR;
   }
   GstMemory *out_mem = gst_buffer_peek_memory(outbuf, 0);
-  npu_status status = NPU_OK;
-  gboolean ok = TRUE;
-  GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
-  /* Every plane where the output has it (any stride or offset may differ). */
-  gboolean same_layout = gst_buffer_n_memory(inbuf) == 1 &&
-                         (!in_meta || gst_npu_video_meta_is_default(&self->info, in_meta));
-  if (same_layout) { /* one device copy, counted in the device statistics */
+  npu_status status;
+  const GstVideoMeta *in_meta = gst_buffer_get_video_meta(inbuf);
+  const GstVideoMeta *out_meta = gst_buffer_get_video_meta(outbuf);
+  if (gst_buffer_n_memory(inbuf) == 1 &&
+      gst_npu_video_layouts_equal(&self->info, in_meta, out_meta)) {
+    /* Every plane where the output has it: one device copy of the frame. */
     GstMapInfo map;
     gst_buffer_map(inbuf, &map, GST_MAP_READ);
     gsize size = MIN(map.size, out_mem->size);
     status = npu_memcpy_h2d(gst_npu_memory_get_buffer(out_mem), out_mem->offset, map.data, size);
     gst_buffer_unmap(inbuf, &map);
-  } else if ((ok = gst_video_frame_map(&out_frame, &self->info, outbuf, GST_MAP_WRITE))) {
-    ok = gst_video_frame_copy(&out_frame, &in_frame);
-    gst_video_frame_unmap(&out_frame);
+  } else {
+    /* Strides or offsets differ (the device's row alignment, or the
+     * input's own layout), or the planes sit in several memories. */
+    status = upload_planes(self, &in_frame, out_mem, out_meta);
   }
   gst_video_frame_unmap(&in_frame);
-  if (status != NPU_OK || !ok) {
+  if (status != NPU_OK) {
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Upload to the NPU failed"),
-                      ("%s", status != NPU_OK ? npu_last_error_message() : "frame copy failed"));
+                      ("%s", npu_last_error_message()));
     return GST_FLOW_ERROR;
   }
   gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_COPIED);

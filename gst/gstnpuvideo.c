@@ -65,11 +65,69 @@ void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guin
   *rows = (guint)GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(finfo, comp, height);
 }
 
-gboolean gst_npu_video_meta_is_default(const GstVideoInfo *info, const GstVideoMeta *meta)
+gboolean gst_npu_video_layouts_equal(const GstVideoInfo *info, const GstVideoMeta *a,
+                                     const GstVideoMeta *b)
 {
-  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++)
-    if (meta->offset[p] != info->offset[p] || meta->stride[p] != info->stride[p])
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++) {
+    gsize offset_a = a ? a->offset[p] : info->offset[p];
+    gsize offset_b = b ? b->offset[p] : info->offset[p];
+    gint stride_a = a ? a->stride[p] : info->stride[p];
+    gint stride_b = b ? b->stride[p] : info->stride[p];
+    if (offset_a != offset_b || stride_a != stride_b)
       return FALSE;
+  }
+  return TRUE;
+}
+
+static gsize round_up(gsize value, gsize alignment)
+{
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+gboolean gst_npu_video_info_align_rows(GstVideoInfo *info, guint row_alignment,
+                                       GstVideoAlignment *align)
+{
+  guint n_planes = GST_VIDEO_INFO_N_PLANES(info);
+  gboolean masks_ok = TRUE;
+  for (guint p = 0; p < n_planes; p++) {
+    align->stride_align[p] |= row_alignment - 1;
+    masks_ok &= (align->stride_align[p] & (align->stride_align[p] + 1)) == 0;
+  }
+  /* Padding moves the visible pixels inside the planes: GStreamer's own
+   * layout knows how (it may widen rows more than the alignment needs). */
+  if (align->padding_top || align->padding_bottom || align->padding_left ||
+      align->padding_right || !masks_ok)
+    return gst_video_info_align(info, align);
+
+  /* The planes in memory order (YV12 has V before U). */
+  guint order[GST_VIDEO_MAX_PLANES];
+  for (guint p = 0; p < n_planes; p++) {
+    guint i = p;
+    for (; i > 0 && info->offset[order[i - 1]] > info->offset[p]; i--)
+      order[i] = order[i - 1];
+    order[i] = p;
+  }
+  gsize new_offset[GST_VIDEO_MAX_PLANES];
+  gint new_stride[GST_VIDEO_MAX_PLANES];
+  gsize end = 0;
+  for (guint i = 0; i < n_planes; i++) {
+    guint p = order[i];
+    gsize alignment = (gsize)align->stride_align[p] + 1;
+    gsize extent = (i + 1 < n_planes ? info->offset[order[i + 1]] : info->size) - info->offset[p];
+    gsize rows = extent / (gsize)info->stride[p];
+    gsize stride = round_up((gsize)info->stride[p], alignment);
+    if (stride > G_MAXINT)
+      return FALSE;
+    new_stride[p] = (gint)stride;
+    new_offset[p] = round_up(end, alignment);
+    /* Bytes past the last whole row (none in GStreamer's layouts) stay. */
+    end = new_offset[p] + stride * rows + (extent - rows * (gsize)info->stride[p]);
+  }
+  for (guint p = 0; p < n_planes; p++) {
+    info->offset[p] = new_offset[p];
+    info->stride[p] = new_stride[p];
+  }
+  info->size = end;
   return TRUE;
 }
 

@@ -20,8 +20,19 @@ gboolean gst_npu_image_describe(const GstVideoInfo *info, const GstVideoMeta *me
 void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guint width,
                               guint height, gsize *row_bytes, guint *rows);
 
-/* Whether `meta` places the planes of a frame of `info` where `info` does. */
-gboolean gst_npu_video_meta_is_default(const GstVideoInfo *info, const GstVideoMeta *meta);
+/* Whether two frames of `info` have their planes in the same places: each
+ * placed by its video meta, or (meta NULL) by `info`. */
+gboolean gst_npu_video_layouts_equal(const GstVideoInfo *info, const GstVideoMeta *a,
+                                     const GstVideoMeta *b);
+
+/* Lays out `info` (a default layout, from caps) for a device that wants
+ * image rows at multiples of `row_alignment` bytes (a power of two), on top
+ * of what `align` asks (a pool's GstVideoAlignment, updated to what the
+ * layout gives): each plane's stride rounded up to its alignment and each
+ * plane starting at a multiple of it, the planes in their order. Padding
+ * in `align` is laid out by gst_video_info_align(). FALSE if that fails. */
+gboolean gst_npu_video_info_align_rows(GstVideoInfo *info, guint row_alignment,
+                                       GstVideoAlignment *align);
 
 /* Checks a frame of `info` in a buffer of `size` bytes, its planes placed by
  * `meta` (or by `info` when NULL). NULL when it is whole; else what is

@@ -199,6 +199,9 @@ NPU_API npu_status npu_device_properties_of(npu_device *device, npu_device_prope
   memset(props, 0, sizeof *props);
   device->backend->device_properties(device->hal, props);
   props->index = device->index;
+  /* A backend that names no alignment (or not a power of two) takes rows as they come. */
+  if (props->row_alignment == 0 || (props->row_alignment & (props->row_alignment - 1)) != 0)
+    props->row_alignment = 1;
   return NPU_OK;
 }
 

@@ -22,6 +22,7 @@
 struct npu_hal_device {
   uint32_t thread_budget;
   bool opaque_memory;           /* NPU_CPU_DEVICE_MEMORY=opaque: act like a discrete device */
+  uint32_t row_alignment;       /* bytes; NPU_CPU_ROW_ALIGNMENT overrides the default */
   uint64_t memory_limit;        /* bytes the device may hand out */
   atomic_uint_fast64_t bytes_in_use;
   cpu_engine *engine;
@@ -71,6 +72,33 @@ static npu_status env_bytes(const char *name, uint64_t *value)
                          "%s='%s' is not a byte count: give digits with an optional k, M or G "
                          "suffix (e.g. 512M), at most 2^64 - 1 bytes", name, text);
   *value = (uint64_t)number << shift;
+  return NPU_OK;
+}
+
+/* The CPU reads rows wherever they are; 4 bytes is what GStreamer's default
+ * video layouts already give every plane, so by default no frame changes. */
+#define CPU_DEFAULT_ROW_ALIGNMENT 4
+#define CPU_MAX_ROW_ALIGNMENT 4096
+
+/* NPU_CPU_ROW_ALIGNMENT: the row alignment the device asks of image planes,
+ * so that tests can make pools lay frames out with strides of their own. A
+ * power of two from 1 to 4096 bytes (k suffix allowed); anything else is
+ * refused, naming it. */
+static npu_status env_row_alignment(uint32_t *alignment)
+{
+  uint64_t value;
+  npu_status status = env_bytes("NPU_CPU_ROW_ALIGNMENT", &value);
+  *alignment = CPU_DEFAULT_ROW_ALIGNMENT;
+  if (status != NPU_OK)
+    return status;
+  const char *text = getenv("NPU_CPU_ROW_ALIGNMENT");
+  if (!text || !*text)
+    return NPU_OK;
+  if (value == 0 || value > CPU_MAX_ROW_ALIGNMENT || (value & (value - 1)) != 0)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                         "NPU_CPU_ROW_ALIGNMENT='%s' is not a row alignment: give a power of two "
+                         "from 1 to %d bytes", text, CPU_MAX_ROW_ALIGNMENT);
+  *alignment = (uint32_t)value;
   return NPU_OK;
 }
 
@@ -132,6 +160,8 @@ static npu_status cpu_device_open(uint32_t index, npu_hal_device **out)
                            (unsigned long long)budget);
   if (status == NPU_OK)
     status = env_bytes("NPU_CPU_MEMORY_LIMIT", &limit);
+  if (status == NPU_OK)
+    status = env_row_alignment(&device->row_alignment);
   if (status != NPU_OK) {
     free(device);
     return status;
@@ -169,6 +199,7 @@ static void cpu_device_properties(npu_hal_device *device, npu_device_properties 
   uint64_t available = meminfo_kib("MemAvailable") * 1024;
   props->memory_free = available && available < free_bytes ? available : free_bytes;
   props->compute_units = device->thread_budget;
+  props->row_alignment = device->row_alignment;
   props->caps = (npu_device_caps){
       .host_visible_memory = !device->opaque_memory,
       .host_import = !device->opaque_memory,

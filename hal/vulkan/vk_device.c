@@ -323,6 +323,9 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
   props->memory_total = total;
   props->memory_free = in_use < total ? total - in_use : 0;
   props->compute_units = 1; /* one compute queue */
+  /* Image planes are bound as storage buffers at their offsets. */
+  VkDeviceSize align = device->properties.limits.minStorageBufferOffsetAlignment;
+  props->row_alignment = align > 0 && align <= 4096 ? (uint32_t)align : 1;
   props->caps = (npu_device_caps){
       .host_visible_memory = device->host_visible,
       .async_copy = true,

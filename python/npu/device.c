@@ -85,10 +85,11 @@ static PyObject *properties_dict(const npu_device_properties *p)
   PyObject *caps = caps_dict(&p->caps);
   if (!caps)
     return NULL;
-  return Py_BuildValue("{s:s,s:s,s:I,s:K,s:K,s:I,s:N}", "name", p->name, "backend", p->backend,
-                       "index", p->index, "memory_total", (unsigned long long)p->memory_total,
-                       "memory_free", (unsigned long long)p->memory_free, "compute_units",
-                       p->compute_units, "caps", caps);
+  return Py_BuildValue("{s:s,s:s,s:I,s:K,s:K,s:I,s:I,s:N}", "name", p->name, "backend",
+                       p->backend, "index", p->index, "memory_total",
+                       (unsigned long long)p->memory_total, "memory_free",
+                       (unsigned long long)p->memory_free, "compute_units", p->compute_units,
+                       "row_alignment", p->row_alignment, "caps", caps);
 }
 
 static int properties_of(NpuDevice *self, npu_device_properties *props)
@@ -169,7 +170,7 @@ static PyObject *device_repr(NpuDevice *self)
 static PyMethodDef device_methods[] = {
     {"properties", NPU_PY_FN(device_properties), METH_NOARGS,
      "properties() -> dict: name, backend, index, memory_total, memory_free, compute_units, "
-     "caps"},
+     "row_alignment, caps"},
     {"memory_info", NPU_PY_FN(device_memory_info), METH_NOARGS,
      "memory_info() -> (free, total) bytes"},
     {"stats", NPU_PY_FN(device_stats), METH_NOARGS,

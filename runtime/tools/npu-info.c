@@ -29,6 +29,7 @@ static void print_device_text(const npu_device_properties *p)
   printf("Device %u: %s\n", p->index, p->name);
   printf("  backend:             %s\n", p->backend);
   printf("  compute units:       %u\n", p->compute_units);
+  printf("  row alignment:       %u bytes\n", p->row_alignment);
   printf("  memory total:        %" PRIu64 " MiB\n", p->memory_total >> 20);
   printf("  memory free:         %" PRIu64 " MiB\n", p->memory_free >> 20);
   printf("  host-visible memory: %s\n", yes_no(p->caps.host_visible_memory));
@@ -50,11 +51,11 @@ static void print_device_json(const npu_device_properties *p)
   print_json_string(p->name);
   printf(", \"backend\": ");
   print_json_string(p->backend);
-  printf(", \"compute_units\": %u, \"memory_total\": %" PRIu64 ", \"memory_free\": %" PRIu64
+  printf(", \"compute_units\": %u, \"row_alignment\": %u, \"memory_total\": %" PRIu64 ", \"memory_free\": %" PRIu64
          ", \"caps\": {\"host_visible_memory\": %s, \"host_import\": %s, \"fd_export\": %s, "
          "\"dmabuf_export\": %s, \"fd_import\": %s, \"async_copy\": %s, "
          "\"cross_stream_events\": %s, \"max_streams\": %u}}",
-         p->compute_units, p->memory_total, p->memory_free,
+         p->compute_units, p->row_alignment, p->memory_total, p->memory_free,
          p->caps.host_visible_memory ? "true" : "false", p->caps.host_import ? "true" : "false",
          p->caps.fd_export ? "true" : "false", p->caps.dmabuf_export ? "true" : "false",
          p->caps.fd_import ? "true" : "false",

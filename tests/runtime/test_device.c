@@ -69,6 +69,41 @@ static void test_environment_selects_device(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+/* The CPU device asks for 4-byte rows (GStreamer's default layouts) unless
+ * NPU_CPU_ROW_ALIGNMENT says otherwise; a value that is not a power of two
+ * from 1 to 4096 keeps the device from opening, saying why. */
+static void test_row_alignment(void)
+{
+  npu_device *device = NULL;
+  npu_device_properties props;
+  g_unsetenv("NPU_CPU_ROW_ALIGNMENT");
+  NPU_ASSERT_OK(npu_device_get_properties(0, &props));
+  g_assert_cmpuint(props.row_alignment, ==, 4);
+
+  static const struct {
+    const char *text;
+    uint32_t bytes;
+  } good[] = {{"1", 1}, {"256", 256}, {"4k", 4096}, {"4096", 4096}};
+  for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+    g_setenv("NPU_CPU_ROW_ALIGNMENT", good[i].text, TRUE);
+    NPU_ASSERT_OK(npu_device_open(0, &device));
+    NPU_ASSERT_OK(npu_device_properties_of(device, &props));
+    g_assert_cmpuint(props.row_alignment, ==, good[i].bytes);
+    NPU_ASSERT_OK(npu_device_release(device));
+  }
+
+  static const char *const bad[] = {"0", "3", "100", "8192", "-4", "64 ", "sixteen", "1G"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_setenv("NPU_CPU_ROW_ALIGNMENT", bad[i], TRUE);
+    NPU_ASSERT_STATUS(npu_device_open(0, &device), NPU_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull(strstr(npu_last_error_message(), "NPU_CPU_ROW_ALIGNMENT"));
+    g_assert_nonnull(strstr(npu_last_error_message(), bad[i]));
+  }
+  g_unsetenv("NPU_CPU_ROW_ALIGNMENT");
+  NPU_ASSERT_OK(npu_device_open(0, &device));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 static void test_bad_arguments(void)
 {
   npu_device_properties props;
@@ -112,6 +147,7 @@ int main(int argc, char **argv)
   g_test_add_func("/device/enumerate", test_enumerate);
   g_test_add_func("/device/open-shares-one-device", test_open_shares_one_device);
   g_test_add_func("/device/environment-selects-device", test_environment_selects_device);
+  g_test_add_func("/device/row-alignment", test_row_alignment);
   g_test_add_func("/device/bad-arguments", test_bad_arguments);
   g_test_add_func("/device/drm-discovery", test_drm_discovery);
   return g_test_run();

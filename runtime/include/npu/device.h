@@ -38,6 +38,8 @@ typedef struct npu_device_properties {
   uint64_t memory_total;    /* bytes */
   uint64_t memory_free;     /* bytes */
   uint32_t compute_units;   /* cores/threads the backend uses */
+  uint32_t row_alignment;   /* bytes (a power of two): image rows and planes start at multiples
+                             * of this in the frames the device works on fastest */
   npu_device_caps caps;
 } npu_device_properties;
 
