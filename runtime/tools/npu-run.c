@@ -374,7 +374,9 @@ static gboolean measure(const char *model_path, const options *o)
   /* Planning first: it refuses shapes beyond the device's memory before
    * any input of that shape is made. */
   first_shapes = g_new0(npu_tensor_info, in_count + 1);
-  with_batch(model, shapes, in_count, o->planned_at ? o->planned_at : o->batch, first_shapes);
+  memcpy(first_shapes, shapes, in_count * sizeof *shapes);
+  if (o->planned_at)
+    with_batch(model, shapes, in_count, o->planned_at, first_shapes);
   double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
     if (npu_context_create(model, device, first_shapes, in_count, &workers[s].context) != NPU_OK) {
