@@ -3,7 +3,7 @@
  * after warm-up and peak RSS; writes the outputs as .npy files.
  *   npu-run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x640x640 ...]
  *           [--output-dir DIR] [--batch N] [--streams N] [--iterations N]
- *           [--warmup N] [--threads N] [--json] */
+ *           [--warmup N] [--threads N] [--planned-at N] [--json] */
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,12 +19,14 @@ typedef struct options {
   gchar **inputs, **shapes;
   gchar *output_dir;
   gint batch, streams, iterations, warmup, threads;
+  gint planned_at; /* > 0: contexts planned for this batch first, then re-planned for --batch */
   gboolean json;
 } options;
 
 typedef struct report {
   double load_ms, plan_ms;
   double replan_ms;          /* the first context planned again for another batch; < 0: none */
+  double first_replan_ms;    /* --planned-at: the first context re-planned for --batch */
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   npu_context_stats stats;
@@ -279,6 +281,9 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     printf(" %s\n", npu_dtype_name(shapes[i].dtype));
   }
   printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
+  if (o->planned_at)
+    printf("planned at:   batch %d first, re-planned for batch %d in %.1f ms (the figures below "
+           "are the re-planned shape's)\n", o->planned_at, o->batch, r->first_replan_ms);
   if (r->replan_ms >= 0)
     printf("re-planning:  %.1f ms for another batch size (%.0f%% of the first plan; weights "
            "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
@@ -328,6 +333,19 @@ static double measure_replan(npu_model *model, npu_context *context, const npu_t
   return elapsed;
 }
 
+/* The shapes with every dynamic first axis at batch `batch`. */
+static void with_batch(npu_model *model, const npu_tensor_info *shapes, uint32_t count,
+                       int batch, npu_tensor_info *out)
+{
+  for (uint32_t i = 0; i < count; i++) {
+    npu_tensor_info declared;
+    out[i] = shapes[i];
+    if (npu_model_input_info(model, i, &declared) == NPU_OK && declared.rank > 0 &&
+        declared.dims[0] == NPU_DIM_DYNAMIC)
+      out[i].dims[0] = batch;
+  }
+}
+
 static gboolean measure(const char *model_path, const options *o)
 {
   report r = {0};
@@ -336,7 +354,7 @@ static gboolean measure(const char *model_path, const options *o)
   npu_device *device = NULL;
   worker *workers = g_new0(worker, o->streams);
   npy_array *data = NULL;
-  npu_tensor_info *shapes = NULL;
+  npu_tensor_info *shapes = NULL, *first_shapes = NULL;
   uint32_t in_count = 0, out_count = 0;
   gboolean ok = FALSE;
   if (npu_model_load_file(model_path, &model) != NPU_OK) {
@@ -355,13 +373,24 @@ static gboolean measure(const char *model_path, const options *o)
     goto done;
   /* Planning first: it refuses shapes beyond the device's memory before
    * any input of that shape is made. */
+  first_shapes = g_new0(npu_tensor_info, in_count + 1);
+  memcpy(first_shapes, shapes, in_count * sizeof *shapes);
+  if (o->planned_at)
+    with_batch(model, shapes, in_count, o->planned_at, first_shapes);
   double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
-    if (npu_context_create(model, device, shapes, in_count, &workers[s].context) != NPU_OK) {
+    if (npu_context_create(model, device, first_shapes, in_count, &workers[s].context) != NPU_OK) {
       die_status("planning the model");
       goto done;
     }
   r.plan_ms = (now_ms() - planned) / o->streams;
+  double replanned = now_ms();
+  for (int s = 0; o->planned_at && s < o->streams; s++)
+    if (npu_context_reshape(workers[s].context, shapes, in_count) != NPU_OK) {
+      die_status("re-planning the model for --batch");
+      goto done;
+    }
+  r.first_replan_ms = (now_ms() - replanned) / o->streams;
   r.replan_ms = measure_replan(model, workers[0].context, shapes, in_count);
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))
@@ -426,6 +455,7 @@ done:
     npy_clear(&data[i]);
   g_free(data);
   g_free(shapes);
+  g_free(first_shapes);
   if (device)
     npu_device_release(device);
   if (model)
@@ -450,6 +480,8 @@ int main(int argc, char **argv)
       {"warmup", 'w', 0, G_OPTION_ARG_INT, &o.warmup, "Untimed runs first", "N"},
       {"threads", 't', 0, G_OPTION_ARG_INT, &o.threads,
        "Threads of the CPU backend (default: NPU_NUM_THREADS or all cores)", "N"},
+      {"planned-at", 0, 0, G_OPTION_ARG_INT, &o.planned_at,
+       "Plan for batch N first, then re-plan for --batch and measure that", "N"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
       {NULL}};
   GOptionContext *context = g_option_context_new("MODEL.onnx - run an ONNX model and measure it");
@@ -458,7 +490,7 @@ int main(int argc, char **argv)
   gboolean parsed = g_option_context_parse(context, &argc, &argv, &error);
   g_option_context_free(context);
   if (!parsed || argc != 2 || o.batch < 1 || o.streams < 1 || o.iterations < 1 || o.warmup < 0 ||
-      o.threads < 0) {
+      o.threads < 0 || o.planned_at < 0) {
     fprintf(stderr, "npu-run: %s\n", error ? error->message
                                            : "give one MODEL and positive counts (see --help)");
     g_clear_error(&error);

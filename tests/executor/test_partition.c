@@ -15,6 +15,7 @@
 #include "../runtime/npu_test.h"
 #include "compiling_backend.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/kernels/packed_weights.h"
 #include "npu_hal_graph.h"
 
 static npu_hal_graph_ops convolutions_graph;
@@ -625,6 +626,58 @@ static void test_compiled_reshape_ocr(void)
   g_free(fallback);
 }
 
+/* One model, many batch sizes on the CPU backend: a context planned at
+ * batch 1 and reshaped to 2 and 8 runs on the weights packed for batch 1,
+ * adding no packing (the backend's registry counts them), and computes
+ * what a context planned at that batch alone does (oneDNN may run another
+ * Winograd variant there: rounding apart). */
+static void test_cpu_reshape_shares_packed_weights(void)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "replan_convs.onnx", NULL);
+  static const int64_t shapes[3][NPU_MAX_RANK] = {{1, 16, 14, 14}, {2, 16, 14, 14},
+                                                   {8, 16, 14, 14}};
+  npu_model *model;
+  npu_device *cpu;
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  size_t packings, bytes, first_packings, first_bytes;
+  model_run alone[3];
+  for (int i = 0; i < 3; i++) { /* each alone: its packings gone with it */
+    npu_tensor_info shape = input;
+    memcpy(shape.dims, shapes[i], shape.rank * sizeof shapes[i][0]);
+    run_model(model, cpu, &shape, &alone[i]);
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, 0);
+  }
+
+  npu_tensor_info first = input;
+  memcpy(first.dims, shapes[0], first.rank * sizeof shapes[0][0]);
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
+  cpu_packed_weights_totals(&first_packings, &first_bytes);
+  g_assert_cmpuint(first_packings, ==, 5); /* the five convolutions' weights */
+  g_test_message("%s: %zu packings of %zu bytes at batch 1, none added at 2 and 8", path,
+                 first_packings, first_bytes);
+  for (int i = 1; i < 3; i++) {
+    reshape_to(context, &input, shapes[i]);
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, first_packings);
+    g_assert_cmpuint(bytes, ==, first_bytes);
+    model_run reshaped = {0};
+    run_context(model, cpu, context, &reshaped);
+    assert_same_outputs(path, &alone[i], &reshaped, 1e-5);
+    model_run_clear(&reshaped);
+  }
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  for (int i = 0; i < 3; i++)
+    model_run_clear(&alone[i]);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -643,5 +696,7 @@ int main(int argc, char **argv)
                   test_refused_subgraph_falls_back);
   g_test_add_func("/partition/compiled/reshape", test_compiled_reshape);
   g_test_add_func("/partition/compiled/reshape-ocr", test_compiled_reshape_ocr);
+  g_test_add_func("/partition/cpu-reshape-shares-packed-weights",
+                  test_cpu_reshape_shares_packed_weights);
   return g_test_run();
 }

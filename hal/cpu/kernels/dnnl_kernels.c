@@ -113,6 +113,11 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
   dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
   if (p->src_reorder)
     dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
+  for (uint32_t slice = 1; slice < p->slices; slice++) {
+    dnnl_primitive_execute(p->primitive, stream, arg_count, args);
+    dnnl_memory_set_data_handle(p->src, (char *)in[0] + slice * p->src_slice_bytes);
+    dnnl_memory_set_data_handle(p->dst, (char *)out[0] + slice * p->dst_slice_bytes);
+  }
   dnnl_primitive_execute(p->primitive, stream, arg_count, args);
   if (p->dst_reorder)
     dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
@@ -307,8 +312,6 @@ bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd)
   return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success &&
          name && strncmp(name, "ref", 3) != 0;
 }
-static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
-static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
 
 typedef struct reorder_job {
   dnnl_primitive_t reorder;
@@ -428,9 +431,12 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
  * multiplications (measured 1.5 to 2x faster than direct at 64 to 512
  * channels, batch 1, 2 threads); below 64 channels the transforms cost
  * more than they save. From 512 channels on it pays only at batch 1: in
- * ResNet-50 at batch 8 direct convolution is as fast, and Winograd's 16/9
- * larger weights and its workspace would cost 54 MiB. Its rounding error
- * stays near 1e-6 relative. */
+ * ResNet-50 at batch 8 direct convolution is about as fast (2 loaded
+ * threads; one thread: 9.6 ms direct, 6.8 F(4x4,3x3)), and Winograd's
+ * larger weights and its workspace would cost 54 MiB. This is the first
+ * plan's choice only: a model planned at batch 1 and re-planned at 8 runs
+ * on its batch-1 Winograd weights (build_window). Its rounding error stays
+ * near 1e-6 relative. */
 static bool wants_winograd(const cpu_dnnl_window *g)
 {
   return g->spatial == 2 && g->group == 1 && g->weights[3] == 3 && g->weights[4] == 3 &&
@@ -486,6 +492,139 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
   return s;
 }
 
+/* The memory descriptors a window's primitive is chosen among. */
+typedef struct window_mds {
+  dnnl_memory_desc_t src, dst;         /* the tensors, in the layouts the runtime planned */
+  dnnl_memory_desc_t run_src, run_dst; /* those, or format_any where they are plain */
+  dnnl_memory_desc_t any_src, any_dst, user_weights, bias;
+} window_mds;
+
+static void describe_tensors(const npu_hal_op *op, const cpu_dnnl_window *g, bool transposed,
+                             window_mds *m)
+{
+  static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+  static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
+  int rank = g->spatial + 2, tag = g->spatial - 1;
+  dnnl_memory_desc_init_by_tag(&m->src, rank, g->src, dnnl_f32, layout_tag(&op->inputs[0]));
+  dnnl_memory_desc_init_by_tag(&m->dst, rank, g->dst, dnnl_f32, layout_tag(&op->outputs[0]));
+  /* Relaid tensors are run as they are (the runtime chose their layout for
+   * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
+  dnnl_memory_desc_init_by_tag(&m->any_src, rank, g->src, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&m->any_dst, rank, g->dst, dnnl_f32, dnnl_format_tag_any);
+  m->run_src = op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_src : m->src;
+  m->run_dst = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_dst : m->dst;
+  dnnl_memory_desc_init_by_tag(&m->user_weights, rank + 1, g->weights, dnnl_f32,
+                               transposed ? grouped_transposed_tags[tag]
+                                          : grouped_weight_tags[tag]);
+  dnnl_memory_desc_init_by_tag(&m->bias, 1, g->bias, dnnl_f32, dnnl_a);
+}
+
+static bool winograd_weights(const dnnl_memory_desc_t *weights)
+{
+  return weights->format_kind == dnnl_format_kind_wino;
+}
+
+/* The fastest primitive for the window with `weights` (format_any: packed
+ * as oneDNN picks; else already packed in that layout): Winograd first if
+ * `winograd`, else the algorithm those weights are packed for, in the
+ * tensors' layouts. Unless that leaves oneDNN only its reference loops for
+ * this shape (say, channels-last in and channel blocks out): then oneDNN's
+ * own choice for one tensor, the smaller, reordered in the workspace (it
+ * may pad it to a whole block), else for both. */
+static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed, bool winograd,
+                                      const window_mds *m, const dnnl_memory_desc_t *weights,
+                                      const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
+                                      dnnl_primitive_desc_t *pd)
+{
+  dnnl_alg_kind_t alg =
+      winograd_weights(weights) ? dnnl_convolution_winograd : dnnl_convolution_direct;
+  dnnl_status_t s = !transposed && winograd && alg == dnnl_convolution_direct
+                        ? cpu_dnnl_describe_window(g, false, dnnl_convolution_winograd,
+                                                   &m->run_src, weights, bias, &m->run_dst,
+                                                   attr, pd)
+                        : dnnl_unimplemented;
+  if (s != dnnl_success)
+    s = cpu_dnnl_describe_window(g, transposed, alg, &m->run_src, weights, bias, &m->run_dst,
+                                 attr, pd);
+  bool src_larger = dnnl_memory_desc_get_size(&m->src) >= dnnl_memory_desc_get_size(&m->dst);
+  const dnnl_memory_desc_t *fallbacks[][2] = {
+      {src_larger ? &m->run_src : &m->any_src, src_larger ? &m->any_dst : &m->run_dst},
+      {src_larger ? &m->any_src : &m->run_src, src_larger ? &m->run_dst : &m->any_dst},
+      {&m->any_src, &m->any_dst},
+  };
+  for (size_t f = 0; f < 3 && (s != dnnl_success || !cpu_dnnl_fast_implementation(*pd)); f++) {
+    dnnl_primitive_desc_t chosen = NULL;
+    if (cpu_dnnl_describe_window(g, transposed, alg, fallbacks[f][0], weights, bias,
+                                 fallbacks[f][1], attr, &chosen) == dnnl_success &&
+        (s != dnnl_success || cpu_dnnl_fast_implementation(chosen))) {
+      if (*pd)
+        dnnl_primitive_desc_destroy(*pd);
+      *pd = chosen;
+      s = dnnl_success;
+    } else if (chosen) {
+      dnnl_primitive_desc_destroy(chosen);
+    }
+  }
+  return s;
+}
+
+/* A fast primitive on `weights` as packed for a smaller batch, run on the
+ * batch a slice of images at a time: the largest slice that divides the
+ * batch and that oneDNN takes those weights for (oneDNN's Winograd weight
+ * formats depend on the batch: those packed for batch 1 are refused at 2).
+ * Only for tensors run in their own layouts (their images contiguous) and
+ * no fused inputs (those would be sliced too). Sets `sliced` to the
+ * slice's tensors. */
+static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window *g,
+                                     const dnnl_memory_desc_t *weights,
+                                     const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
+                                     cpu_dnnl_params *p, window_mds *sliced,
+                                     dnnl_primitive_desc_t *pd)
+{
+  dnnl_alg_kind_t alg =
+      winograd_weights(weights) ? dnnl_convolution_winograd : dnnl_convolution_direct;
+  if (p->addend_count || op->fused_input_count)
+    return dnnl_unimplemented;
+  int64_t batch = g->src[0];
+  for (int64_t slice = batch / 2; slice >= 1; slice--) {
+    if (batch % slice)
+      continue;
+    cpu_dnnl_window part = *g;
+    part.src[0] = part.dst[0] = slice;
+    describe_tensors(op, &part, false, sliced);
+    dnnl_primitive_desc_t chosen = NULL;
+    if (cpu_dnnl_describe_window(&part, false, alg, &sliced->src, weights, bias, &sliced->dst,
+                                 attr, &chosen) == dnnl_success &&
+        cpu_dnnl_fast_implementation(chosen)) {
+      *pd = chosen;
+      p->slices = (uint32_t)(batch / slice);
+      p->src_slice_bytes = dnnl_memory_desc_get_size(&sliced->src);
+      p->dst_slice_bytes = dnnl_memory_desc_get_size(&sliced->dst);
+      return dnnl_success;
+    }
+    if (chosen)
+      dnnl_primitive_desc_destroy(chosen);
+  }
+  return dnnl_unimplemented;
+}
+
+/* Weights already packed for another shape of the model (kernels of other
+ * batch sizes share them): their layouts, when read from the same. */
+enum { MAX_EARLIER_PACKINGS = 4 };
+
+static size_t earlier_packings(const void *values, const window_mds *m,
+                               packing_layouts earlier[MAX_EARLIER_PACKINGS])
+{
+  packing_layouts found[MAX_EARLIER_PACKINGS];
+  size_t count = cpu_packed_weights_layouts(values, dnnl_memory_desc_get_size(&m->user_weights),
+                                            sizeof *found, found, MAX_EARLIER_PACKINGS);
+  size_t kept = 0;
+  for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
+    if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights))
+      earlier[kept++] = found[i];
+  return kept;
+}
+
 static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
   pthread_once(&engine_once, create_engine);
@@ -504,23 +643,11 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   npu_status status = cpu_dnnl_read_window(op, &op->inputs[1], transposed, &g);
   if (status != NPU_OK)
     return status;
-  int rank = g.spatial + 2, tag = g.spatial - 1;
-  dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
-      bias_md;
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, dnnl_f32, layout_tag(&op->inputs[0]));
-  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dnnl_f32, layout_tag(&op->outputs[0]));
-  /* Relaid tensors are run as they are (the runtime chose their layout for
-   * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
-  dnnl_memory_desc_t run_src_md, run_dst_md;
-  dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, dnnl_f32, dnnl_format_tag_any);
-  dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dnnl_f32, dnnl_format_tag_any);
-  run_src_md = op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? any_src_md : src_md;
-  run_dst_md = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? any_dst_md : dst_md;
-  dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_f32,
-                               transposed ? grouped_transposed_tags[tag] : grouped_weight_tags[tag]);
-  dnnl_memory_desc_init_by_tag(&any_weights_md, rank + 1, g.weights, dnnl_f32,
+  window_mds m, sliced;
+  describe_tensors(op, &g, transposed, &m);
+  dnnl_memory_desc_t any_weights_md;
+  dnnl_memory_desc_init_by_tag(&any_weights_md, g.spatial + 3, g.weights, dnnl_f32,
                                dnnl_format_tag_any);
-  dnnl_memory_desc_init_by_tag(&bias_md, 1, g.bias, dnnl_f32, dnnl_a);
 
   cpu_dnnl_params *p = calloc(1, sizeof *p);
   if (!p)
@@ -531,54 +658,43 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
 
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_status_t s = dnnl_success;
+  dnnl_status_t s = dnnl_unimplemented;
   status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
-  /* Unless that leaves oneDNN only its reference loops for this shape (say,
-   * channels-last in and channel blocks out): then oneDNN's own choice for
-   * one tensor, the smaller, reordered in the workspace (it may pad it to a
-   * whole block), else for both. */
-  const dnnl_memory_desc_t *bias = has_bias ? &bias_md : NULL;
-  s = !transposed && wants_winograd(&g)
-          ? cpu_dnnl_describe_window(&g, false, dnnl_convolution_winograd, &run_src_md,
-                                     &any_weights_md, bias, &run_dst_md, attr, &pd)
-          : dnnl_unimplemented;
-  if (s != dnnl_success)
-    s = cpu_dnnl_describe_window(&g, transposed, dnnl_convolution_direct, &run_src_md,
-                                 &any_weights_md, bias, &run_dst_md, attr, &pd);
-  bool src_larger = dnnl_memory_desc_get_size(&src_md) >= dnnl_memory_desc_get_size(&dst_md);
-  const dnnl_memory_desc_t *fallbacks[][2] = {
-      {src_larger ? &run_src_md : &any_src_md, src_larger ? &any_dst_md : &run_dst_md},
-      {src_larger ? &any_src_md : &run_src_md, src_larger ? &run_dst_md : &any_dst_md},
-      {&any_src_md, &any_dst_md},
-  };
-  for (size_t f = 0; f < 3 && (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)); f++) {
-    dnnl_primitive_desc_t chosen = NULL;
-    if (cpu_dnnl_describe_window(&g, transposed, dnnl_convolution_direct, fallbacks[f][0],
-                                 &any_weights_md, bias, fallbacks[f][1], attr,
-                                 &chosen) == dnnl_success &&
-        (s != dnnl_success || cpu_dnnl_fast_implementation(chosen))) {
-      if (pd)
-        dnnl_primitive_desc_destroy(pd);
-      pd = chosen;
-      s = dnnl_success;
-    } else if (chosen) {
-      dnnl_primitive_desc_destroy(chosen);
+  const dnnl_memory_desc_t *bias = has_bias ? &m.bias : NULL;
+  /* Another shape of this model packed these weights already: run on that
+   * packing if oneDNN has a fast primitive for it, on the whole batch, else
+   * a slice at a time; else pack them again as oneDNN picks for this shape
+   * (the first shape's choice is never changed by later ones). */
+  packing_layouts earlier[MAX_EARLIER_PACKINGS];
+  size_t earlier_count = earlier_packings(op->input_values[1], &m, earlier);
+  for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
+    s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
+    if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
+      dnnl_primitive_desc_destroy(pd);
+      pd = NULL;
+      s = dnnl_unimplemented;
     }
   }
+  for (size_t i = 0; i < earlier_count && s != dnnl_success && !transposed; i++)
+    s = describe_sliced(op, &g, &earlier[i].to, bias, attr, p, &sliced, &pd);
+  if (s != dnnl_success)
+    s = describe_fastest(&g, transposed, wants_winograd(&g), &m, &any_weights_md, bias, attr,
+                         &pd);
   if (s != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
   }
-  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &user_weights_md, k, p);
+  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &m.user_weights, k, p);
   if (status != NPU_OK)
     goto done;
+  const window_mds *tensors = p->slices > 1 ? &sliced : &m;
   s = cpu_dnnl_make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
-                              &src_md, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
-                              &dst_md, p, k);
+                              &tensors->src, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                              &tensors->dst, p, k);
   if (s == dnnl_success && has_bias)
-    s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
+    s = dnnl_memory_create(&p->bias, &m.bias, engine, DNNL_MEMORY_NONE);
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);

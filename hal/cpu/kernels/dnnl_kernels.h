@@ -24,6 +24,11 @@ typedef struct cpu_dnnl_params {
   int addend_args[NPU_HAL_MAX_ACTIVATIONS];      /* DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | SRC_1 */
   uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
   uint32_t addend_count;
+  /* > 1: the primitive computes batch / slices images and runs once per
+   * slice, the tensors' images being contiguous (it runs on weights packed
+   * for that smaller batch: see build_window). 0 or 1: once, whole. */
+  uint32_t slices;
+  size_t src_slice_bytes, dst_slice_bytes;
 } cpu_dnnl_params;
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */

@@ -25,6 +25,7 @@ struct cpu_packed_weights {
   size_t layout_bytes;
   cpu_layout_equal_fn layout_equal;
   void *data;
+  size_t packed_bytes;
   unsigned references; /* under registry_lock */
 };
 
@@ -113,7 +114,7 @@ npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, c
   }
   memcpy(w->layout, layout, layout_bytes);
   *w = (cpu_packed_weights){registry, hash, source_bytes, w->layout, layout_bytes, layout_equal,
-                            w->data, 1};
+                            w->data, packed_bytes, 1};
   registry = w;
 done:
   pthread_mutex_unlock(&registry_lock);
@@ -124,6 +125,34 @@ fail:
   if (w)
     destroy(w);
   return status;
+}
+
+size_t cpu_packed_weights_layouts(const void *source, size_t source_bytes, size_t layout_bytes,
+                                  void *layouts, size_t max)
+{
+  values_hash hash = hash_bytes(source, source_bytes);
+  size_t count = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (const cpu_packed_weights *w = registry; w; w = w->next)
+    if (w->source_hash.low == hash.low && w->source_hash.high == hash.high &&
+        w->source_bytes == source_bytes && w->layout_bytes == layout_bytes) {
+      if (count < max)
+        memcpy((char *)layouts + count * layout_bytes, w->layout, layout_bytes);
+      count++;
+    }
+  pthread_mutex_unlock(&registry_lock);
+  return count;
+}
+
+void cpu_packed_weights_totals(size_t *packings, size_t *bytes)
+{
+  *packings = *bytes = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (const cpu_packed_weights *w = registry; w; w = w->next) {
+    ++*packings;
+    *bytes += w->packed_bytes;
+  }
+  pthread_mutex_unlock(&registry_lock);
 }
 
 void *cpu_packed_weights_data(const cpu_packed_weights *weights)

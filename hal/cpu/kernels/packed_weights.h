@@ -26,7 +26,16 @@ npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, c
                                       size_t layout_bytes, cpu_layout_equal_fn layout_equal,
                                       size_t packed_bytes, cpu_pack_fn pack, void *pack_ctx,
                                       cpu_packed_weights **out);
+/* Copies into `layouts` (room for `max`, layout_bytes each) the layouts of
+ * the packings alive of these values, the newest first: another shape of
+ * the same model may run on one of them instead of packing its own.
+ * Returns how many there are (possibly more than max). */
+size_t cpu_packed_weights_layouts(const void *source, size_t source_bytes, size_t layout_bytes,
+                                  void *layouts, size_t max);
 void *cpu_packed_weights_data(const cpu_packed_weights *weights);
+/* The packings alive and their bytes, all values together (for tests and
+ * reports: a re-plan that shares its weights adds none). */
+void cpu_packed_weights_totals(size_t *packings, size_t *bytes);
 void cpu_packed_weights_release(cpu_packed_weights *weights);
 
 #endif
