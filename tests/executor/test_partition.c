@@ -321,6 +321,10 @@ static void test_ocr_models(void)
  * convolutions, attention, segmentation heads. */
 static void test_zoo_models(void)
 {
+  if (g_getenv("NPU_TEST_SKIP_ZOO")) {
+    g_test_skip("NPU_TEST_SKIP_ZOO is set (the sanitizer run: the zoo's models take minutes there)");
+    return;
+  }
   gchar *dir = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", "zoo", NULL);
   static const char *const names[] = {
       "squeezenet1_1",  "shufflenet_v2_x0_5", "mobilenet_v3_small",        "efficientnet_b0",
