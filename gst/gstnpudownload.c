@@ -212,11 +212,11 @@ static npu_status download_planes(GstNpuDownload *self, GstMemory *in_mem,
     guint rows;
     gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
                              GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
-    gsize offset = in_meta ? in_meta->offset[p] : self->info.offset[p];
-    gint stride = in_meta ? in_meta->stride[p] : self->info.stride[p];
+    gsize offset, stride;
+    gst_npu_video_plane_place(&self->info, in_meta, p, &offset, &stride);
     status = npu_memcpy_2d_d2h(GST_VIDEO_FRAME_PLANE_DATA(out, p),
                                (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(out, p), buffer,
-                               in_mem->offset + offset, (size_t)stride, row_bytes, rows, NULL);
+                               in_mem->offset + offset, stride, row_bytes, rows, NULL);
     if (status == NPU_OK)
       gst_npu_base_transform_count_frame(base, GST_NPU_PLANE_COPIED_2D);
   }

@@ -195,9 +195,9 @@ static npu_status upload_planes(GstNpuUpload *self, GstVideoFrame *in, GstMemory
     guint rows;
     gst_npu_video_plane_size(self->info.finfo, p, GST_VIDEO_INFO_WIDTH(&self->info),
                              GST_VIDEO_INFO_HEIGHT(&self->info), &row_bytes, &rows);
-    gsize offset = out_meta ? out_meta->offset[p] : self->info.offset[p];
-    gint stride = out_meta ? out_meta->stride[p] : self->info.stride[p];
-    status = npu_memcpy_2d_h2d(buffer, out_mem->offset + offset, (size_t)stride,
+    gsize offset, stride;
+    gst_npu_video_plane_place(&self->info, out_meta, p, &offset, &stride);
+    status = npu_memcpy_2d_h2d(buffer, out_mem->offset + offset, stride,
                                GST_VIDEO_FRAME_PLANE_DATA(in, p),
                                (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(in, p), row_bytes, rows, NULL);
     if (status == NPU_OK)

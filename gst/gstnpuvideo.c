@@ -65,14 +65,20 @@ void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guin
   *rows = (guint)GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(finfo, comp, height);
 }
 
+void gst_npu_video_plane_place(const GstVideoInfo *info, const GstVideoMeta *meta, guint plane,
+                               gsize *offset, gsize *stride)
+{
+  *offset = meta ? meta->offset[plane] : info->offset[plane];
+  *stride = (gsize)(meta ? meta->stride[plane] : info->stride[plane]);
+}
+
 gboolean gst_npu_video_layouts_equal(const GstVideoInfo *info, const GstVideoMeta *a,
                                      const GstVideoMeta *b)
 {
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(info); p++) {
-    gsize offset_a = a ? a->offset[p] : info->offset[p];
-    gsize offset_b = b ? b->offset[p] : info->offset[p];
-    gint stride_a = a ? a->stride[p] : info->stride[p];
-    gint stride_b = b ? b->stride[p] : info->stride[p];
+    gsize offset_a, offset_b, stride_a, stride_b;
+    gst_npu_video_plane_place(info, a, p, &offset_a, &stride_a);
+    gst_npu_video_plane_place(info, b, p, &offset_b, &stride_b);
     if (offset_a != offset_b || stride_a != stride_b)
       return FALSE;
   }

@@ -20,6 +20,11 @@ gboolean gst_npu_image_describe(const GstVideoInfo *info, const GstVideoMeta *me
 void gst_npu_video_plane_size(const GstVideoFormatInfo *finfo, guint plane, guint width,
                               guint height, gsize *row_bytes, guint *rows);
 
+/* Where plane `plane` starts and its stride: by `meta`, else (NULL) the
+ * default layout of `info`. */
+void gst_npu_video_plane_place(const GstVideoInfo *info, const GstVideoMeta *meta, guint plane,
+                               gsize *offset, gsize *stride);
+
 /* Whether two frames of `info` have their planes in the same places: each
  * placed by its video meta, or (meta NULL) by `info`. */
 gboolean gst_npu_video_layouts_equal(const GstVideoInfo *info, const GstVideoMeta *a,

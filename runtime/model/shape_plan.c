@@ -404,9 +404,7 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   source->node = n->proto;
   npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
                    n->output_count, io->inputs, io->outputs, io->values, .name = n->proto->name};
-  /* A window that does not resolve fails shape inference, with the node's name. */
-  if (npu_window_op(op.op_type) && npu_window_resolve(&op, &io->window, "") == NPU_OK)
-    op.window = &io->window;
+  npu_window_attach(&op, &io->window);
   return op;
 }
 

@@ -126,9 +126,7 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
       if (id >= 0 && !output)
         op_values[i] = sg->values[numbers[id]];
     }
-    /* planned shapes: the window resolves (shape inference resolved it already) */
-    if (npu_window_op(hn->op.op_type) && npu_window_resolve(&hn->op, &sg->windows[k], "") == NPU_OK)
-      hn->op.window = &sg->windows[k];
+    npu_window_attach(&hn->op, &sg->windows[k]);
     ends += n->input_count + n->output_count;
     op_descs += n->input_count + n->output_count;
     op_values += n->input_count;

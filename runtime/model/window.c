@@ -160,3 +160,9 @@ npu_status npu_window_resolve(const npu_hal_op *op, npu_hal_window *w, const cha
   }
   return NPU_OK;
 }
+
+void npu_window_attach(npu_hal_op *op, npu_hal_window *storage)
+{
+  if (npu_window_op(op->op_type) && npu_window_resolve(op, storage, "") == NPU_OK)
+    op->window = storage;
+}
