@@ -11,23 +11,17 @@
  * fast so on 2 cores. It spins only while it manages no more OpenMP threads
  * than there are cores, which one team per process gives (a team per
  * calling thread, or a pool of our own beside oneDNN's, would not). But
- * when other work wants the same cores, say a second pipeline or a
- * software decoder, a spinning thread burns the time slice its partner
- * needs and runs get 10 to 30 times slower. So after each step of a model
- * run, at most every CONTENTION_WINDOW_NS, the engine measures the CPU time
- * the machine spent on anything but its own team over that window (the
- * machine's busy time from /proc/stat less the team threads' CPU clocks);
- * while that leaves the team fewer cores than it has threads (twice in a
- * row) it parks an idle OpenMP team of its own (the sleeper thread) as
- * large as the CPUs this process may use, which puts libgomp over its
- * limit: idle threads then sleep at once, as they would with
- * OMP_WAIT_POLICY=passive. Spinning comes back when no sample has shown
- * contention for CONTENTION_HOLD_NS. Time, not a count of runnable threads,
- * tells a busy neighbour from the short wake-ups of the pipeline's own
- * threads (a frame pushed, a batch completed), which would otherwise stop
- * the spinning several times a second for nothing. (The reading is
- * machine-wide: a process pinned to some CPUs beside other work pinned to
- * the same ones may go unnoticed.) */
+ * when other work wants the same cores, say a second pipeline, a spinning
+ * thread burns the time slice its partner needs and runs get 10 to 30
+ * times slower. So after each step of a model run, at most every
+ * CONTENTION_WINDOW_NS, the engine reads how many threads the machine has
+ * runnable; while that is more than its CPUs (twice in a row) it parks an
+ * idle OpenMP team of its own (the sleeper thread) as large as the CPUs
+ * this process may use, which puts libgomp over its limit: idle threads
+ * then sleep at once, as they would with OMP_WAIT_POLICY=passive. Spinning
+ * comes back when no sample has shown contention for CONTENTION_HOLD_NS.
+ * (The reading is machine-wide: a process pinned to some CPUs beside other
+ * work pinned to the same ones may go unnoticed.) */
 #include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -57,14 +51,10 @@ struct cpu_engine {
   uint32_t threads;
   bool stopping;
   /* Contention, read and acted on by the engine's thread only. */
-  uint32_t online_cpus;           /* of the machine: what /proc/stat counts */
+  uint32_t online_cpus;           /* of the machine: what /proc/loadavg counts against */
   uint32_t allowed_cpus;          /* of this process (affinity): libgomp's spinning limit */
-  clockid_t *team_clocks;         /* CPU clocks of the OpenMP team's threads, `threads` long */
-  bool team_known;
   uint64_t sampled_at_ns;
-  uint64_t machine_busy_ns;       /* at the last sample */
-  uint64_t team_busy_ns;          /* at the last sample */
-  uint32_t crowded_samples;       /* in a row, with other work taking the team's cores */
+  uint32_t crowded_samples;       /* in a row, with more threads runnable than cores */
   uint64_t contended_until_ns;
   pthread_t sleeper;
   bool sleeper_running;
@@ -83,7 +73,7 @@ static void append(cpu_engine *engine, engine_job *job)
   engine->tail = job;
 }
 
-#define CONTENTION_WINDOW_NS 100000000ull /* long enough for /proc/stat's 10 ms ticks */
+#define CONTENTION_WINDOW_NS 50000000ull
 #define CONTENTION_HOLD_NS 1000000000ull
 
 static uint64_t monotonic_ns(void)
@@ -93,13 +83,12 @@ static uint64_t monotonic_ns(void)
   return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/* CPU time the whole machine has spent busy since boot (the first line of
- * /proc/stat less idle, I/O wait and time stolen by a hypervisor), ns;
+/* Threads runnable system-wide now (the "4/180" field of /proc/loadavg);
  * 0 when unknown. */
-static uint64_t machine_busy_ns(void)
+static uint32_t runnable_threads(void)
 {
-  char text[256];
-  int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+  char text[128];
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
   ssize_t length = read(fd, text, sizeof text - 1);
@@ -107,50 +96,12 @@ static uint64_t machine_busy_ns(void)
   if (length <= 0)
     return 0;
   text[length] = '\0';
-  unsigned long long user, nice, system, idle, iowait, irq, softirq;
-  if (sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle,
-             &iowait, &irq, &softirq) != 7)
+  double averages[3];
+  unsigned running = 0, total = 0;
+  if (sscanf(text, "%lf %lf %lf %u/%u", &averages[0], &averages[1], &averages[2], &running,
+             &total) != 5)
     return 0;
-  long ticks_per_s = sysconf(_SC_CLK_TCK);
-  if (ticks_per_s <= 0)
-    return 0;
-  return (user + nice + system + irq + softirq) * (1000000000ull / (uint64_t)ticks_per_s);
-}
-
-/* On the engine's thread: records the CPU clock of every thread of its
- * OpenMP team (libgomp keeps the same threads for a team of that size). */
-static void learn_team(cpu_engine *engine)
-{
-  volatile bool known = true; /* written by the team: no optimisation of the region */
-#pragma omp parallel num_threads((int)engine->threads)
-  {
-    int member = omp_get_thread_num();
-    if (member < (int)engine->threads &&
-        pthread_getcpuclockid(pthread_self(), &engine->team_clocks[member]) != 0)
-      known = false;
-  }
-  engine->team_known = known && omp_get_max_threads() == (int)engine->threads;
-}
-
-/* CPU time the engine's team has used, ns; 0 when unknown, and once after
- * the team is learnt again (a team thread gone: its successor's clock
- * starts afresh). */
-static uint64_t team_busy_ns(cpu_engine *engine)
-{
-  if (!engine->team_known) {
-    learn_team(engine);
-    return 0;
-  }
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < engine->threads; i++) {
-    struct timespec used;
-    if (clock_gettime(engine->team_clocks[i], &used) != 0) {
-      engine->team_known = false;
-      return 0;
-    }
-    total += (uint64_t)used.tv_sec * 1000000000ull + (uint64_t)used.tv_nsec;
-  }
-  return total;
+  return running;
 }
 
 /* Owns the idle team that keeps libgomp from spinning, until told to stop;
@@ -193,21 +144,10 @@ static void watch_contention(cpu_engine *engine)
   uint64_t now = monotonic_ns();
   if (engine->threads < 2 || now - engine->sampled_at_ns < CONTENTION_WINDOW_NS)
     return;
-  uint64_t machine = machine_busy_ns(), team = team_busy_ns(engine);
-  bool measured = machine && team && engine->machine_busy_ns && engine->team_busy_ns;
-  /* Other work over the window, in CPUs: what it leaves the team must
-   * still hold all the team's threads (half a core of slack, as the
-   * machine's clock counts in ticks). */
-  double others = measured ? ((double)machine - (double)engine->machine_busy_ns -
-                              ((double)team - (double)engine->team_busy_ns)) /
-                                 (double)(now - engine->sampled_at_ns)
-                           : 0;
   engine->sampled_at_ns = now;
-  engine->machine_busy_ns = machine;
-  engine->team_busy_ns = team;
-  /* One window over is often a passing burst: two in a row. */
-  bool crowded = others > (double)engine->online_cpus - (double)engine->threads + 0.5;
-  engine->crowded_samples = crowded ? engine->crowded_samples + 1 : 0;
+  /* One sample over is often a passing kernel thread: two in a row. */
+  engine->crowded_samples =
+      runnable_threads() > engine->online_cpus ? engine->crowded_samples + 1 : 0;
   if (engine->crowded_samples >= 2)
     engine->contended_until_ns = now + CONTENTION_HOLD_NS;
   set_spinning(engine, now >= engine->contended_until_ns);
@@ -255,11 +195,6 @@ cpu_engine *cpu_engine_create(uint32_t threads)
   if (!engine)
     return NULL;
   engine->threads = threads ? threads : 1;
-  engine->team_clocks = calloc(engine->threads, sizeof *engine->team_clocks);
-  if (!engine->team_clocks) {
-    free(engine);
-    return NULL;
-  }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   engine->online_cpus = online > 0 ? (uint32_t)online : 1;
   cpu_set_t allowed;
@@ -275,7 +210,6 @@ cpu_engine *cpu_engine_create(uint32_t threads)
     pthread_cond_destroy(&engine->finished);
     pthread_cond_destroy(&engine->queued);
     pthread_mutex_destroy(&engine->lock);
-    free(engine->team_clocks);
     free(engine);
     return NULL;
   }
@@ -295,7 +229,6 @@ void cpu_engine_destroy(cpu_engine *engine)
   pthread_cond_destroy(&engine->finished);
   pthread_cond_destroy(&engine->queued);
   pthread_mutex_destroy(&engine->lock);
-  free(engine->team_clocks);
   free(engine);
 }
 
