@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 
 #include <npu/npu.h>
@@ -29,6 +30,7 @@ typedef struct report {
   double first_replan_ms;    /* --planned-at: the first context re-planned for --batch */
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
+  double cores_busy;         /* the process's CPU time over the throughput run's wall time */
   npu_context_stats stats;
   uint64_t allocations_after_warmup;
   long peak_rss_kib;
@@ -37,6 +39,14 @@ typedef struct report {
 static double now_ms(void)
 {
   return (double)g_get_monotonic_time() / 1000.0;
+}
+
+/* CPU time of all this process's threads. */
+static double process_cpu_ms(void)
+{
+  struct timespec used;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+  return (double)used.tv_sec * 1000.0 + (double)used.tv_nsec / 1e6;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -259,14 +269,14 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     }
     printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
            "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
-           "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, "
+           "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
            r->min_ms,
-           r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
+           r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
            s->compiled_subgraphs, s->compiled_nodes,
@@ -289,8 +299,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
   printf("latency:      min %.2f  median %.2f  p90 %.2f  max %.2f ms (%d iterations)\n",
          r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
-  printf("throughput:   %.1f inferences/s (batch %d, %d stream%s)\n", r->throughput, o->batch,
-         o->streams, o->streams == 1 ? "" : "s");
+  printf("throughput:   %.1f inferences/s (batch %d, %d stream%s; %.2f cores busy)\n",
+         r->throughput, o->batch, o->streams, o->streams == 1 ? "" : "s", r->cores_busy);
   printf("memory:       arena %.2f MiB, naive %.2f MiB (%.0f%%), constants %.2f MiB\n",
          (double)s->arena_bytes / 1048576.0, (double)s->naive_bytes / 1048576.0, saved,
          (double)s->constant_bytes / 1048576.0);
@@ -423,7 +433,7 @@ static gboolean measure(const char *model_path, const options *o)
   r.max_ms = latencies[o->iterations - 1];
   g_free(latencies);
   /* Throughput: every stream queues its runs; they overlap on the device. */
-  double t0 = now_ms();
+  double t0 = now_ms(), cpu0 = process_cpu_ms();
   for (int i = 0; i < o->iterations; i++)
     for (int s = 0; s < o->streams; s++)
       if (npu_context_run(workers[s].context, workers[s].stream, workers[s].inputs,
@@ -438,6 +448,7 @@ static gboolean measure(const char *model_path, const options *o)
     }
   double elapsed = now_ms() - t0;
   r.throughput = elapsed > 0 ? 1000.0 * o->iterations * o->streams * o->batch / elapsed : 0;
+  r.cores_busy = elapsed > 0 ? (process_cpu_ms() - cpu0) / elapsed : 0;
   npu_device_get_stats(device, &after);
   r.allocations_after_warmup = after.allocations - before.allocations;
   struct rusage usage;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WIDTH 1920
 #define HEIGHT 1080
@@ -22,6 +23,7 @@ typedef struct {
   GMutex lock;
   guint warmup, left;
   gint64 warm, last; /* monotonic us when frame `warmup` and the last frame left */
+  gint64 warm_cpu, last_cpu; /* the process's CPU time (us) then: cores busy in the steady state */
 } Output;
 
 typedef struct {
@@ -64,6 +66,13 @@ static GstPadProbeReturn entered(GstPad *pad, GstPadProbeInfo *info, gpointer da
   return GST_PAD_PROBE_OK;
 }
 
+static gint64 process_cpu_us(void)
+{
+  struct timespec used;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+  return (gint64)used.tv_sec * 1000000 + used.tv_nsec / 1000;
+}
+
 static GstPadProbeReturn left(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
   (void)pad;
@@ -78,8 +87,11 @@ static GstPadProbeReturn left(GstPad *pad, GstPadProbeInfo *info, gpointer data)
   Output *output = stream->output;
   g_mutex_lock(&output->lock);
   output->last = g_get_monotonic_time();
-  if (++output->left == output->warmup)
+  output->last_cpu = process_cpu_us();
+  if (++output->left == output->warmup) {
     output->warm = output->last;
+    output->warm_cpu = output->last_cpu;
+  }
   g_mutex_unlock(&output->lock);
   return GST_PAD_PROBE_OK;
 }
@@ -194,8 +206,9 @@ int main(int argc, char **argv)
   for (guint s = 0; s < streams; s++)
     g_thread_join(pushers[s]);
   if (rc == 0 && output.left > output.warmup && output.last > output.warm)
-    printf("inferences/s %.1f\n",
-           (output.left - output.warmup) / ((output.last - output.warm) / 1e6));
+    printf("inferences/s %.1f\ncores busy %.2f\n",
+           (output.left - output.warmup) / ((output.last - output.warm) / 1e6),
+           (double)(output.last_cpu - output.warm_cpu) / (double)(output.last - output.warm));
   else if (rc == 0)
     fprintf(stderr, "bench_infer: too few frames for a steady state (%u out)\n", output.left);
   for (guint s = 0; s < streams; s++) {

@@ -4,7 +4,9 @@
 # (bench_infer: pre-rendered frames pushed by appsrc, so the source costs
 # next to nothing) through ONE npuinfer at batch 1, 4 and 8, against the
 # model alone in npu-run at the same batch. Prints aggregate inferences/s,
-# their ratio, and each stream's latency through npuinfer (p50/p99).
+# their ratio, the cores each keeps busy (process CPU time over wall time: under
+# 2 on 2 cores is time the device waited), and each stream's latency through
+# npuinfer (p50/p99).
 #   tests/gst/bench_infer.sh [BUILD_DIR] [FRAMES_PER_STREAM] [STREAMSxBATCH...]
 # NPU_BENCH_PLUGIN_DIR measures another build's plugin with the same tools.
 set -euo pipefail
@@ -19,18 +21,23 @@ work=$(mktemp -d)
 trap 'rm -rf "$work" "$GST_REGISTRY"' EXIT
 /usr/bin/python3 "$root/tests/models/make_vision_models.py" "$work" >/dev/null
 model=$work/mobilenet_v2.onnx
-printf '%-8s %-6s %14s %10s %7s  %s\n' streams batch "npuinfer/s" "npu-run/s" ratio \
-  "latency ms p50/p99 per stream"
+printf '%-8s %-6s %14s %10s %7s %12s  %s\n' streams batch "npuinfer/s" "npu-run/s" ratio \
+  "cores busy" "latency ms p50/p99 per stream"
 for case in $cases; do
   streams=${case%x*} batch=${case#*x}
   out=$("$build/tests/gst/bench_infer" "$model" "$streams" "$batch" "$frames")
   shared=$(sed -n 's/^inferences\/s //p' <<<"$out")
+  shared_busy=$(sed -n 's/^cores busy //p' <<<"$out")
   latency=$(sed -n 's/^stream [0-9]* latency ms p50 \([0-9.]*\) p99 \([0-9.]*\).*/\1\/\2/p' \
     <<<"$out" | paste -sd ' ')
-  alone=$("$build/runtime/tools/npu-run" "$model" --batch "$batch" --iterations 20 --warmup 2 \
-    --json | sed -E 's/.*"throughput_per_s": ([0-9.]+).*/\1/')
-  printf '%-8s %-6s %14.1f %10.1f %6.0f%%  %s\n' "$streams" "$batch" "$shared" "$alone" \
-    "$(echo "100 * $shared / $alone" | bc -l)" "$latency"
+  # as many batches as npuinfer ran
+  runs=$((frames * streams / batch > 20 ? frames * streams / batch : 20))
+  json=$("$build/runtime/tools/npu-run" "$model" --batch "$batch" --iterations "$runs" --warmup 2 \
+    --json)
+  alone=$(sed -E 's/.*"throughput_per_s": ([0-9.]+).*/\1/' <<<"$json")
+  alone_busy=$(sed -E 's/.*"cores_busy": ([0-9.]+).*/\1/' <<<"$json")
+  printf '%-8s %-6s %14.1f %10.1f %6.0f%% %5s / %-5s  %s\n' "$streams" "$batch" "$shared" "$alone" \
+    "$(echo "100 * $shared / $alone" | bc -l)" "$shared_busy" "$alone_busy" "$latency"
 done
 echo "npu-run/s: the model alone at that batch; npuinfer also scales each 1080p NV12 frame to"
 echo "224x224 and normalises it (one VPP pass per pad's frames)."

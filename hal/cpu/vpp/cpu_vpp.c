@@ -227,6 +227,22 @@ static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_c
   }
 }
 
+/* Fetches the two source rows of `row_taps` over bytes [lo, hi] into the
+ * cache ahead of their use: sampling a large downscale gathers a few bytes
+ * of every cache line of a row, and would otherwise wait on each line. */
+static void prefetch_rows(const npu_hal_vpp_channel *ch, const taps *row_taps, int32_t lo,
+                          int32_t hi)
+{
+  const uint8_t *base = npu_cpu_mem_ref_ptr(ch->base);
+  const int32_t rows[2] = {row_taps->first[0], row_taps->second[0]};
+  for (int r = 0; r < (rows[1] != rows[0] ? 2 : 1); r++) {
+    const uint8_t *line = base + (size_t)rows[r] * ch->row_stride;
+    for (int32_t x = lo; x <= hi; x += 64)
+      __builtin_prefetch(line + x);
+    __builtin_prefetch(line + hi);
+  }
+}
+
 static bool same_geometry(const npu_hal_vpp_channel *a, const npu_hal_vpp_channel *b)
 {
   return a->sub_x == b->sub_x && a->sub_y == b->sub_y && a->pixel_stride == b->pixel_stride &&
@@ -446,6 +462,19 @@ static void run_item(void *ctx, size_t index)
         taps row = {&first, &second, &weight};
         make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h, job->crop_y,
                   job->crop_h, job->flip_y, ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
+        if (batch->method != SCALE_AREA && y + 1 < row1) {
+          int32_t next_first, next_second;
+          float next_weight;
+          taps next = {&next_first, &next_second, &next_weight};
+          make_taps(batch->method, y + 1, y + 2, item->g.sub_y, job->dst_y, job->dst_h,
+                    job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
+                    vpp_div_up(src->height, ch->sub_y), 1, &next);
+          const taps *cols = &s.columns[c];
+          int32_t a = cols->first[0], b = cols->second[col1 - col0 - 1];
+          prefetch_rows(ch, &next, a < b ? a : b, a < b ? b : a);
+          if (c + 1 < src->channel_count && same_geometry(ch, &src->channels[c + 1]))
+            prefetch_rows(&src->channels[c + 1], &next, a < b ? a : b, a < b ? b : a);
+        }
         if (batch->method != SCALE_AREA && c + 1 < src->channel_count &&
             same_geometry(ch, &src->channels[c + 1])) {
           sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], &row, col1 - col0,
