@@ -130,7 +130,9 @@ typedef struct npu_hal_window {
  * [0, rank]. Reductions: the reduced axes in increasing order (all of them
  * when the model names none; none with noop_with_empty_axes). Squeeze: the
  * removed axes, increasing (every axis of size 1 when the model names
- * none). Unsqueeze: the inserted axes of the output, increasing. */
+ * none). Unsqueeze: the inserted axes of the output, increasing.
+ * Transpose: the permutation, one per axis: output axis i is input axis
+ * axes[i]. */
 typedef struct npu_hal_axes {
   uint32_t count;
   uint32_t axes[NPU_MAX_RANK];

@@ -133,6 +133,19 @@ static npu_status resolve_axes(const npu_axes_rule *rule, const npu_hal_op *op,
     if (x->rank + count > NPU_MAX_RANK)
       return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
     return axis_set(listed, count, x->rank + (uint32_t)count, "inserted", axes, label);
+  case NPU_AXES_PERMUTED: {
+    const int64_t *perm;
+    size_t n = attr_ints(op, "perm", &perm); /* (none or the rank: checked) */
+    bool taken[NPU_MAX_RANK] = {false};
+    for (uint32_t d = 0; d < x->rank; d++) {
+      int64_t a = n ? perm[d] : (int64_t)(x->rank - 1 - d);
+      if (a < 0 || a >= (int64_t)x->rank || taken[a])
+        return FAIL("%s: perm is not a permutation of the axes", label);
+      taken[a] = true;
+      axes->axes[axes->count++] = (uint32_t)a;
+    }
+    return NPU_OK;
+  }
   case NPU_AXES_NONE: break;
   }
   return NPU_OK;

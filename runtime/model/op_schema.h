@@ -69,6 +69,7 @@ typedef enum npu_axes_form {
   NPU_AXES_REDUCED,  /* attribute `axes` or input 1; none: all (none with noop_with_empty_axes) */
   NPU_AXES_SQUEEZED, /* attribute `axes` or input 1; none: the axes of size 1 */
   NPU_AXES_INSERTED, /* attribute `axes` or input 1, axes of the output */
+  NPU_AXES_PERMUTED, /* attribute `perm`, else the axes reversed */
 } npu_axes_form;
 
 typedef struct npu_axes_rule {

@@ -459,17 +459,9 @@ npu_status npu_infer_unsqueeze(const npu_hal_op *op, npu_hal_tensor_desc *output
 npu_status npu_infer_transpose(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
                                const char *label)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0];
-  const int64_t *perm;
-  size_t n = attr_ints(op, "perm", &perm); /* (0 or the rank: checked) */
-  bool taken[NPU_MAX_RANK] = {false};
-  for (uint32_t d = 0; d < x->rank; d++) {
-    int64_t a = n ? perm[d] : (int64_t)(x->rank - 1 - d);
-    if (a < 0 || a >= (int64_t)x->rank || taken[a])
-      return FAIL("%s: perm is not a permutation of the axes", label);
-    taken[a] = true;
-    outputs[0].dims[d] = x->dims[a];
-  }
+  (void)label;
+  for (uint32_t d = 0; d < op->axes->count; d++)
+    outputs[0].dims[d] = op->inputs[0].dims[op->axes->axes[d]];
   return NPU_OK;
 }
 

@@ -186,6 +186,25 @@ static void test_squeeze_and_unsqueeze(void)
   assert_dims(&n.outputs[0], 6, (int64_t[]){1, 1, 3, 1, 5, 1});
 }
 
+/* Transpose: perm, else the axes reversed; output axis i is input axis axes[i]. */
+static void test_permutation(void)
+{
+  node n;
+  attributes none = {0};
+  node_init(&n, "Transpose", 13, &none, 1, &x2345, no_values, 1);
+  NPU_ASSERT_OK(plan(&n));
+  assert_axes(&n, 4, (uint32_t[]){3, 2, 1, 0});
+  assert_dims(&n.outputs[0], 4, (int64_t[]){5, 4, 3, 2});
+  attributes a = {.list_name = "perm", .list = {0, 2, 3, 1}, .list_count = 4};
+  node_init(&n, "Transpose", 13, &a, 1, &x2345, no_values, 1);
+  NPU_ASSERT_OK(plan(&n));
+  assert_axes(&n, 4, (uint32_t[]){0, 2, 3, 1});
+  assert_dims(&n.outputs[0], 4, (int64_t[]){2, 4, 5, 3});
+  a.list[1] = 3; /* repeated */
+  node_init(&n, "Transpose", 13, &a, 1, &x2345, no_values, 1);
+  NPU_ASSERT_STATUS(plan(&n), NPU_ERROR_INVALID_MODEL);
+}
+
 /* Pad: begins and ends from the attribute (opset < 11) or input 1. */
 static void test_pad_ranges(void)
 {
@@ -278,6 +297,7 @@ int main(int argc, char **argv)
   g_test_add_func("/op-params/one-axis", test_one_axis);
   g_test_add_func("/op-params/reduced-axes", test_reduced_axes);
   g_test_add_func("/op-params/squeeze-unsqueeze", test_squeeze_and_unsqueeze);
+  g_test_add_func("/op-params/permutation", test_permutation);
   g_test_add_func("/op-params/pad-ranges", test_pad_ranges);
   g_test_add_func("/op-params/slice-ranges", test_slice_ranges);
   g_test_add_func("/op-params/constant-inputs", test_constant_inputs);

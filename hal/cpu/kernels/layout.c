@@ -188,13 +188,9 @@ static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
   c->esize = element_size(in);
   int64_t strides[NPU_MAX_RANK];
   cpu_strides(in, strides);
-  const int64_t *perm;
-  size_t n = op->attributes.get_ints(op->attributes.node, "perm", &perm);
   bool whole[NPU_MAX_RANK];
   for (uint32_t d = 0; d < c->rank; d++) {
-    int64_t axis = n == c->rank ? perm[d] : (int64_t)(c->rank - 1 - d);
-    if (axis < 0 || axis >= (int64_t)c->rank)
-      return cpu_unsupported(op, "perm out of range");
+    uint32_t axis = op->axes->axes[d];
     c->dims[d] = in->dims[axis];
     c->strides[d] = strides[axis];
     whole[d] = true;
