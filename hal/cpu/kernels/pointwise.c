@@ -86,7 +86,8 @@ static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_window *window = op->window;
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
   if (!window || x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
-      !op->input_values[1] || (has_bias && (!op->input_values[2] || op->inputs[2].dtype != NPU_DTYPE_FLOAT32)) ||
+      !op->input_values[1] ||
+      (has_bias && (!op->input_values[2] || op->inputs[2].dtype != NPU_DTYPE_FLOAT32)) ||
       !single_position(x) || !single_position(w) || !single_position(y) ||
       window->group != 1 || w->dims[1] != x->dims[1] || y->dims[1] != w->dims[0])
     return cpu_unsupported(op, "not a 1x1 convolution of one position");
