@@ -18,27 +18,6 @@ static size_t attr_ints(const npu_hal_op *op, const char *name, const int64_t **
   return op->attributes.get_ints(op->attributes.node, name, values);
 }
 
-static bool present(const npu_hal_op *op, uint32_t input)
-{
-  return input < op->input_count && op->inputs[input].dtype != NPU_DTYPE_UNDEFINED;
-}
-
-/* Of a planned tensor: its size was checked when it was planned. */
-static size_t elements(const npu_hal_tensor_desc *t)
-{
-  size_t n = 0;
-  npu_dims_elements(t->dims, t->rank, &n);
-  return n;
-}
-
-/* Element i of constant integer input `input` (int32 or int64, as the schema allows). */
-static int64_t value_at(const npu_hal_op *op, uint32_t input, size_t i)
-{
-  const void *v = op->input_values[input];
-  return op->inputs[input].dtype == NPU_DTYPE_INT32 ? ((const int32_t *)v)[i]
-                                                    : ((const int64_t *)v)[i];
-}
-
 /* `axis` counted from the end when negative; false when outside [0, limit). */
 static bool normalise(int64_t *axis, int64_t rank, int64_t limit)
 {
@@ -57,11 +36,11 @@ static size_t listed_axes(const npu_hal_op *op, int64_t *axes)
     memcpy(axes, attr, n * sizeof *axes);
     return n;
   }
-  if (!present(op, 1))
+  if (!npu_op_has_input(op, 1))
     return 0;
-  n = elements(&op->inputs[1]);
+  n = npu_op_elements(&op->inputs[1]);
   for (size_t i = 0; i < n; i++)
-    axes[i] = value_at(op, 1, i);
+    axes[i] = npu_op_index_value(op, 1, i);
   return n;
 }
 
@@ -156,14 +135,14 @@ static npu_status resolve_pad(const npu_hal_op *op, npu_hal_ranges *r, const cha
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
   const int64_t *attr;
-  size_t n = op->opset < 11 ? attr_ints(op, "pads", &attr) : elements(&op->inputs[1]);
-  if (op->opset >= 11 && present(op, 3))
+  size_t n = op->opset < 11 ? attr_ints(op, "pads", &attr) : npu_op_elements(&op->inputs[1]);
+  if (op->opset >= 11 && npu_op_has_input(op, 3))
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes input", label);
   if (n != 2 * x->rank)
     return FAIL("%s: %zu pads for rank %u", label, n, x->rank);
   for (uint32_t d = 0; d < x->rank; d++) {
-    r->begin[d] = op->opset < 11 ? attr[d] : value_at(op, 1, d);
-    r->end[d] = op->opset < 11 ? attr[d + x->rank] : value_at(op, 1, d + x->rank);
+    r->begin[d] = op->opset < 11 ? attr[d] : npu_op_index_value(op, 1, d);
+    r->end[d] = op->opset < 11 ? attr[d + x->rank] : npu_op_index_value(op, 1, d + x->rank);
     if (r->begin[d] < -x->dims[d] || r->end[d] < -x->dims[d])
       return FAIL("%s: a pad on axis %u removes more than the axis", label, d);
   }
@@ -188,19 +167,19 @@ static npu_status resolve_slice(const npu_hal_op *op, npu_hal_ranges *r, const c
     if (attr_ints(op, "axes", &attr_axes) != count)
       attr_axes = NULL;
   } else {
-    count = elements(&op->inputs[1]);
-    if (elements(&op->inputs[2]) != count)
+    count = npu_op_elements(&op->inputs[1]);
+    if (npu_op_elements(&op->inputs[2]) != count)
       return FAIL("%s: starts and ends differ in length", label);
   }
-  bool has_axes = op->opset >= 10 && present(op, 3), has_steps = op->opset >= 10 && present(op, 4);
+  bool has_axes = op->opset >= 10 && npu_op_has_input(op, 3), has_steps = op->opset >= 10 && npu_op_has_input(op, 4);
   for (size_t i = 0; i < count; i++) {
-    int64_t axis = attr_axes ? attr_axes[i] : has_axes ? value_at(op, 3, i) : (int64_t)i;
+    int64_t axis = attr_axes ? attr_axes[i] : has_axes ? npu_op_index_value(op, 3, i) : (int64_t)i;
     if (!normalise(&axis, x->rank, x->rank))
       return FAIL("%s: slice axis out of range", label);
     int64_t dim = x->dims[axis];
-    int64_t start = attr_starts ? attr_starts[i] : value_at(op, 1, i);
-    int64_t end = attr_ends ? attr_ends[i] : value_at(op, 2, i);
-    int64_t step = has_steps ? value_at(op, 4, i) : 1;
+    int64_t start = attr_starts ? attr_starts[i] : npu_op_index_value(op, 1, i);
+    int64_t end = attr_ends ? attr_ends[i] : npu_op_index_value(op, 2, i);
+    int64_t step = has_steps ? npu_op_index_value(op, 4, i) : 1;
     if (step == 0)
       return FAIL("%s: slice step 0", label);
     if (start < 0)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "npu_checked.h"
 #include "npu_hal_graph.h"
 
 /* The count or length a rule asks for, measured on the node's tensors. */
@@ -125,6 +126,30 @@ typedef struct npu_op_schema {
   npu_axes_rule axes;
   npu_ranges_form ranges;
 } npu_op_schema;
+
+/* Helpers of the readers of a validated op (shape functions, op_params.c). */
+
+/* Whether optional input `input` is given. */
+static inline bool npu_op_has_input(const npu_hal_op *op, uint32_t input)
+{
+  return input < op->input_count && op->inputs[input].dtype != NPU_DTYPE_UNDEFINED;
+}
+
+/* Elements of a planned tensor (its size was checked when it was planned). */
+static inline size_t npu_op_elements(const npu_hal_tensor_desc *t)
+{
+  size_t n = 0;
+  npu_dims_elements(t->dims, t->rank, &n);
+  return n;
+}
+
+/* Element i of constant integer input `input` (int32 or int64, as its rule allows). */
+static inline int64_t npu_op_index_value(const npu_hal_op *op, uint32_t input, size_t i)
+{
+  const void *v = op->input_values[input];
+  return op->inputs[input].dtype == NPU_DTYPE_INT32 ? ((const int32_t *)v)[i]
+                                                    : ((const int64_t *)v)[i];
+}
 
 /* NULL when the op is not supported; `domain` NULL or "" is ONNX's own. */
 const npu_op_schema *npu_op_schema_find(const char *domain, const char *op_type);

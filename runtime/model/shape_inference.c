@@ -26,26 +26,6 @@ static size_t attr_ints(const npu_hal_op *op, const char *name, const int64_t **
   return op->attributes.get_ints(op->attributes.node, name, values);
 }
 
-/* Of a planned tensor: its size was checked when it was planned. */
-static size_t elements(const npu_hal_tensor_desc *t)
-{
-  size_t n = 0;
-  npu_dims_elements(t->dims, t->rank, &n);
-  return n;
-}
-
-static bool present(const npu_hal_op *op, uint32_t input)
-{
-  return input < op->input_count && op->inputs[input].dtype != NPU_DTYPE_UNDEFINED;
-}
-
-static int64_t value_at(const npu_hal_op *op, uint32_t input, size_t i)
-{
-  const void *v = op->input_values[input];
-  return op->inputs[input].dtype == NPU_DTYPE_INT32 ? ((const int32_t *)v)[i]
-                                                    : ((const int64_t *)v)[i];
-}
-
 static double scalar_of(const npu_hal_op *op, uint32_t input)
 {
   const void *v = op->input_values[input];
@@ -162,14 +142,14 @@ npu_status npu_infer_reshape(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
                              const char *label)
 {
   npu_hal_tensor_desc *out = &outputs[0];
-  size_t n = elements(&op->inputs[1]), total = elements(&op->inputs[0]), known = 1;
+  size_t n = npu_op_elements(&op->inputs[1]), total = npu_op_elements(&op->inputs[0]), known = 1;
   if (n > NPU_MAX_RANK)
     return FAIL("%s: target rank %zu", label, n);
   int infer = -1;
   bool allow_zero = attr_int(op, "allowzero", 0) != 0;
   out->rank = (uint32_t)n;
   for (size_t i = 0; i < n; i++) {
-    int64_t v = value_at(op, 1, i);
+    int64_t v = npu_op_index_value(op, 1, i);
     if (v == 0 && !allow_zero) {
       if (i >= op->inputs[0].rank)
         return FAIL("%s: 0 copies a dimension the input lacks", label);
@@ -256,20 +236,20 @@ npu_status npu_infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
   npu_hal_tensor_desc *out = &outputs[0];
   bool upsample = strcmp(op->op_type, "Upsample") == 0;
   uint32_t scales_input = upsample || op->opset < 11 ? 1 : 2, sizes_input = 3;
-  bool has_sizes = present(op, sizes_input) && elements(&op->inputs[sizes_input]) > 0;
+  bool has_sizes = npu_op_has_input(op, sizes_input) && npu_op_elements(&op->inputs[sizes_input]) > 0;
   uint32_t source = has_sizes ? sizes_input : scales_input;
-  if (!present(op, source))
+  if (!npu_op_has_input(op, source))
     return FAIL("%s: neither scales nor sizes", label);
-  if (has_sizes && op->inputs[scales_input].dtype && elements(&op->inputs[scales_input]))
+  if (has_sizes && op->inputs[scales_input].dtype && npu_op_elements(&op->inputs[scales_input]))
     return FAIL("%s: both scales and sizes", label); /* (kernels would take the scales) */
   if (attr_ints(op, "axes", &(const int64_t *){NULL}))
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes attribute", label);
-  if (elements(&op->inputs[source]) != x->rank)
-    return FAIL("%s: %zu %s for rank %u", label, elements(&op->inputs[source]),
+  if (npu_op_elements(&op->inputs[source]) != x->rank)
+    return FAIL("%s: %zu %s for rank %u", label, npu_op_elements(&op->inputs[source]),
                 has_sizes ? "sizes" : "scales", x->rank);
   for (uint32_t d = 0; d < x->rank; d++) {
     if (has_sizes) {
-      out->dims[d] = value_at(op, sizes_input, d);
+      out->dims[d] = npu_op_index_value(op, sizes_input, d);
     } else { /* ONNX: floor(input * scale) */
       double size = (double)x->dims[d] *
                     (double)((const float *)op->input_values[scales_input])[d];
@@ -302,21 +282,21 @@ npu_status npu_infer_expand(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
                             const char *label)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
-  npu_hal_tensor_desc shapes[2] = {*x, {x->dtype, (uint32_t)elements(&op->inputs[1]), {0}}};
+  npu_hal_tensor_desc shapes[2] = {*x, {x->dtype, (uint32_t)npu_op_elements(&op->inputs[1]), {0}}};
   if (shapes[1].rank > NPU_MAX_RANK)
     return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
   for (uint32_t d = 0; d < shapes[1].rank; d++)
-    shapes[1].dims[d] = value_at(op, 1, d);
+    shapes[1].dims[d] = npu_op_index_value(op, 1, d);
   return broadcast_shapes(shapes, 2, &outputs[0], label);
 }
 
 npu_status npu_infer_tile(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
-  if (elements(&op->inputs[1]) != x->rank)
-    return FAIL("%s: %zu repeats for rank %u", label, elements(&op->inputs[1]), x->rank);
+  if (npu_op_elements(&op->inputs[1]) != x->rank)
+    return FAIL("%s: %zu repeats for rank %u", label, npu_op_elements(&op->inputs[1]), x->rank);
   for (uint32_t d = 0; d < x->rank; d++) {
-    int64_t repeats = value_at(op, 1, d);
+    int64_t repeats = npu_op_index_value(op, 1, d);
     if (repeats < 0)
       return FAIL("%s: negative repeats", label);
     if (!npu_mul_i64(x->dims[d], repeats, &outputs[0].dims[d]))
@@ -341,7 +321,7 @@ npu_status npu_infer_range(const npu_hal_op *op, npu_hal_tensor_desc *outputs, c
 npu_status npu_infer_topk(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
 {
   uint32_t axis = op->axes->axes[0];
-  int64_t k = value_at(op, 1, 0);
+  int64_t k = npu_op_index_value(op, 1, 0);
   if (k < 0 || k > op->inputs[0].dims[axis])
     return FAIL("%s: k = %lld beyond the axis", label, (long long)k);
   outputs[0].dims[axis] = k;
@@ -492,7 +472,7 @@ npu_status npu_infer_split(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
   uint32_t axis = op->axes->axes[0];
   const int64_t *split;
   size_t n = attr_ints(op, "split", &split);
-  bool given = present(op, 1);
+  bool given = npu_op_has_input(op, 1);
   int64_t sum = 0;
   for (uint32_t o = 0; o < op->output_count; o++) {
     outputs[o] = *x;
@@ -500,7 +480,7 @@ npu_status npu_infer_split(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
     if (n)
       part = o < n ? split[o] : 0;
     else if (given)
-      part = value_at(op, 1, o);
+      part = npu_op_index_value(op, 1, o);
     else if (o == op->output_count - 1)
       part = x->dims[axis] - sum;
     else
@@ -520,7 +500,7 @@ npu_status npu_infer_gather(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
   uint32_t axis = op->axes->axes[0];
   if (x->rank + indices->rank - 1 > NPU_MAX_RANK)
     return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
-  if (x->dims[axis] == 0 && elements(indices) > 0) /* (out-of-range indices are clamped) */
+  if (x->dims[axis] == 0 && npu_op_elements(indices) > 0) /* (out-of-range indices are clamped) */
     return FAIL("%s: indices into an empty axis", label);
   y->rank = 0;
   for (uint32_t d = 0; d < axis; d++)
@@ -536,11 +516,11 @@ npu_status npu_infer_constant_of_shape(const npu_hal_op *op, npu_hal_tensor_desc
                                        const char *label)
 {
   npu_hal_tensor_desc *y = &outputs[0];
-  y->rank = (uint32_t)elements(&op->inputs[0]);
+  y->rank = (uint32_t)npu_op_elements(&op->inputs[0]);
   if (y->rank > NPU_MAX_RANK)
     return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
   for (uint32_t d = 0; d < y->rank; d++)
-    y->dims[d] = value_at(op, 0, d);
+    y->dims[d] = npu_op_index_value(op, 0, d);
   y->dtype = (npu_dtype)attr_int(op, "value.dtype", NPU_DTYPE_FLOAT32);
   return NPU_OK;
 }
