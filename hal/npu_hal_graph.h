@@ -2,8 +2,9 @@
  * constants (on the host), partitions the graph by what each backend runs
  * and plans memory; a backend turns each of its operators into a kernel
  * once per plan (weights packed, loops chosen) and runs a plan's launches in
- * order on a stream. Nothing here is ONNX-specific: attributes are read
- * through callbacks. */
+ * order on a stream. Windows, axes and ranges come resolved (npu_hal_window,
+ * npu_hal_axes, npu_hal_ranges); the operator's other attributes (alpha,
+ * epsilon, modes) are read through callbacks. */
 #ifndef NPU_HAL_GRAPH_H
 #define NPU_HAL_GRAPH_H
 
@@ -118,7 +119,37 @@ typedef struct npu_hal_window {
   int64_t output[NPU_HAL_MAX_SPATIAL];       /* the output's spatial dims */
   int64_t group;                             /* 1 for pooling */
   bool ceil_mode;                            /* pooling: the last partial window counts */
+  bool count_include_pad;                    /* AveragePool: padded positions count in the mean */
 } npu_hal_window;
+
+/* The axes an operator works on, resolved by the runtime from its `axis`
+ * or `axes` (an attribute, or a constant input in newer opsets) and the
+ * rank of the tensor they index: each in [0, rank). Per operator:
+ * ArgMax, ArgMin, Concat, Gather, LayerNormalization (its first normalised
+ * axis), LogSoftmax, Softmax, Split, TopK: one axis. Flatten: one, in
+ * [0, rank]. Reductions: the reduced axes in increasing order (all of them
+ * when the model names none; none with noop_with_empty_axes). Squeeze: the
+ * removed axes, increasing (every axis of size 1 when the model names
+ * none). Unsqueeze: the inserted axes of the output, increasing.
+ * Transpose: the permutation, one per axis: output axis i is input axis
+ * axes[i]. */
+typedef struct npu_hal_axes {
+  uint32_t count;
+  uint32_t axes[NPU_MAX_RANK];
+} npu_hal_axes;
+
+/* Pad's and Slice's per-axis parameters, resolved by the runtime from
+ * attributes (older opsets) or constant inputs, for every axis of input 0.
+ * Pad: `begin` elements added before each axis (negative: removed), `end`
+ * after (step unused). Slice: on each axis the indices from `begin` (in
+ * range) towards `end` (exclusive; clamped as ONNX does) by `step` (0, dim
+ * and 1 on the axes not sliced): npu_strided_count() of them, the output's
+ * dim. */
+typedef struct npu_hal_ranges {
+  int64_t begin[NPU_MAX_RANK];
+  int64_t end[NPU_MAX_RANK];
+  int64_t step[NPU_MAX_RANK];
+} npu_hal_ranges;
 
 typedef struct npu_hal_op {
   const char *op_type;
@@ -127,7 +158,10 @@ typedef struct npu_hal_op {
   uint32_t input_count, output_count;
   const npu_hal_tensor_desc *inputs, *outputs;
   /* Host copies of inputs whose values are known when planning (weights,
-   * shapes), NULL elsewhere: kernels may pre-pack them. */
+   * shapes), NULL elsewhere: kernels may pre-pack them. Inputs an operator
+   * needs as constants (Reshape's shape, Clip's bounds, Pad's constant
+   * value, TopK's k...) always have them: the runtime refuses the node
+   * otherwise. */
   const void *const *input_values;
   /* Fused into output 0; a kernel that cannot apply them answers
    * NPU_ERROR_NOT_SUPPORTED and the runtime runs those operators apart. */
@@ -141,6 +175,10 @@ typedef struct npu_hal_op {
   const char *name;
   /* Window operators: their resolved window (NULL elsewhere). */
   const npu_hal_window *window;
+  /* Operators with axes: their resolved axes (NULL elsewhere). */
+  const npu_hal_axes *axes;
+  /* Pad and Slice: their resolved ranges (NULL elsewhere). */
+  const npu_hal_ranges *ranges;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */

@@ -125,37 +125,18 @@ typedef struct window {
   uint32_t kernel[2], stride[2], pad[2], dilation[2];
 } window;
 
-static int64_t int_at(const int64_t *values, size_t count, size_t i, int64_t fallback)
+/* The shader's window from the runtime's resolved one: 2-D, with the
+ * beginning pads (the end ones follow from the output's size). */
+static const char *plan_window(const npu_hal_window *resolved, window *win)
 {
-  return i < count ? values[i] : fallback;
-}
-
-static const char *plan_window(const npu_hal_op *op, const int64_t *kernel_hw, window *win)
-{
-  const npu_hal_attributes *a = &op->attributes;
-  const int64_t *strides = NULL, *dilations = NULL, *pads = NULL;
-  size_t stride_count = a->get_ints(a->node, "strides", &strides);
-  size_t dilation_count = a->get_ints(a->node, "dilations", &dilations);
-  size_t pad_count = a->get_ints(a->node, "pads", &pads);
-  const char *auto_pad = a->get_string(a->node, "auto_pad", "NOTSET");
-  const int64_t *in = op->inputs[0].dims, *out = op->outputs[0].dims;
+  if (resolved->spatial != 2)
+    return "a 2-D window";
   for (int d = 0; d < 2; d++) {
-    int64_t stride = int_at(strides, stride_count, d, 1);
-    int64_t dilation = int_at(dilations, dilation_count, d, 1);
-    int64_t pad = int_at(pads, pad_count, d, 0);
-    if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-      int64_t total = (out[2 + d] - 1) * stride + (kernel_hw[d] - 1) * dilation + 1 - in[2 + d];
-      total = total > 0 ? total : 0;
-      pad = strcmp(auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-    } else if (strcmp(auto_pad, "VALID") == 0) {
-      pad = 0;
-    } else if (strcmp(auto_pad, "NOTSET") != 0) {
-      return "an unknown auto_pad";
-    }
-    if (stride < 1 || dilation < 1 || pad < 0 || kernel_hw[d] < 1 || stride > UINT16_MAX ||
-        dilation > UINT16_MAX || pad > UINT16_MAX || kernel_hw[d] > UINT16_MAX)
+    int64_t kernel = resolved->kernel[d], stride = resolved->strides[d];
+    int64_t dilation = resolved->dilations[d], pad = resolved->pad_begin[d];
+    if (stride > UINT16_MAX || dilation > UINT16_MAX || pad > UINT16_MAX || kernel > UINT16_MAX)
       return "window attributes out of range";
-    win->kernel[d] = (uint32_t)kernel_hw[d];
+    win->kernel[d] = (uint32_t)kernel;
     win->stride[d] = (uint32_t)stride;
     win->pad[d] = (uint32_t)pad;
     win->dilation[d] = (uint32_t)dilation;
@@ -195,14 +176,14 @@ static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
       op->outputs[0].rank != 4)
     return "2-D convolutions only";
   const int64_t *x = op->inputs[0].dims, *w = op->inputs[1].dims, *y = op->outputs[0].dims;
-  int64_t groups = op->attributes.get_int(op->attributes.node, "group", 1);
+  int64_t groups = op->window->group;
   if (groups < 1 || x[1] != w[1] * groups || w[0] % groups != 0 || y[1] != w[0])
     return "weights that do not fit the input's channels and groups";
   bool bias = op->input_count > 2 && present(&op->inputs[2]);
   if (bias && elements_of(&op->inputs[2]) != (uint64_t)w[0])
     return "a bias that is not one value per output channel";
   window win;
-  const char *why = plan_window(op, w + 2, &win);
+  const char *why = plan_window(op->window, &win);
   if (why)
     return why;
   if (op->activation_count > 2)
@@ -255,14 +236,11 @@ static const char *plan_pool(const npu_hal_op *op, npu_hal_kernel *k)
   window win = {{(uint32_t)x[2], (uint32_t)x[3]}, {1, 1}, {0, 0}, {1, 1}};
   uint32_t mode = max ? 0 : 1;
   if (!global) {
-    const int64_t *kernel = NULL;
-    if (op->attributes.get_ints(op->attributes.node, "kernel_shape", &kernel) != 2)
-      return "a 2-D kernel_shape";
-    const char *why = plan_window(op, kernel, &win);
+    const char *why = plan_window(op->window, &win);
     if (why)
       return why;
-    bool include_pad = op->attributes.get_int(op->attributes.node, "count_include_pad", 0);
-    if (!max && include_pad && op->attributes.get_int(op->attributes.node, "ceil_mode", 0))
+    bool include_pad = op->window->count_include_pad;
+    if (!max && include_pad && op->window->ceil_mode)
       return "AveragePool counting pads with ceil_mode";
     if (!max && include_pad)
       mode = 2;

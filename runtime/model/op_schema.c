@@ -12,6 +12,7 @@
 #include "npu_hal.h"
 #include "op_schema.h"
 #include "quant_ops.h"
+#include "shape_inference.h"
 
 static npu_status window_relation(const npu_hal_op *op, const char *const *input_names,
                                   const char *label);
@@ -50,73 +51,84 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
   {"kernel_shape", SPATIAL, POSITIVE}, {"strides", SPATIAL, POSITIVE},                       \
       {"pads", NPU_EXTENT_TWICE_SPATIAL, NON_NEGATIVE}, {"dilations", SPATIAL, POSITIVE}
 /* Reductions, Squeeze, Unsqueeze: axes as an attribute (older opsets) or input 1. */
-#define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES}}
-/* Quantised operators: their parameters' types and shapes (quant_ops.c). */
-#define QUANT .relation = npu_quant_relation
+#define AXES_RULES .attributes = {{"axes", AXES}}, .inputs = {{1, INT64, AXES, CONSTANT}}
+/* Quantised operators: their parameters' types and shapes, and their outputs' (quant_ops.c). */
+#define QUANT .relation = npu_quant_relation, .infer = npu_quant_infer_shapes
 #define MICROSOFT .domain = "com.microsoft"
+/* An input whose values shape inference or kernels read when planning. */
+#define CONSTANT .constant = true
+#define INFER(name) .infer = npu_infer_##name
+/* One axis, from attribute `axis` or this fallback. */
+#define ONE_AXIS(fallback) .axes = {NPU_AXES_ONE, fallback}
+/* Softmax, LogSoftmax: axis 1 (flattening the axes from it) before opset 13, the last after. */
+#define SOFTMAX_AXIS .axes = {NPU_AXES_ONE, 1, .last_from_opset_13 = true}
 
 static const npu_op_schema schemas[] = {
-    {"Abs", 1, 1, 1, 1, 1},
-    {"Add", 2, 2, 1, 1, 1, ALIKE},
-    {"ArgMax", 1, 1, 1, 1, 1},
-    {"ArgMin", 1, 1, 1, 1, 1},
-    {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}},
+    {"Abs", 1, 1, 1, 1, 1, INFER(same)},
+    {"Add", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"ArgMax", 1, 1, 1, 1, 1, INFER(arg), ONE_AXIS(0)},
+    {"ArgMin", 1, 1, 1, 1, 1, INFER(arg), ONE_AXIS(0)},
+    {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
     {"BatchNormalization", 5, 5, 1, 3, 7, .min_rank = 2,
      .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS},
-                {4, SAME, CHANNELS}}},
-    {"Cast", 1, 1, 1, 1, 6},
-    {"CastLike", 2, 2, 1, 1, 15},
-    {"Ceil", 1, 1, 1, 1, 1},
-    {"Celu", 1, 1, 1, 1, 12},
-    {"Clip", 1, 3, 1, 1, 1, .inputs = {{1, SAME, ONE}, {2, SAME, ONE}}},
-    {"Concat", 1, V, 1, 1, 4, ALIKE},
+                {4, SAME, CHANNELS}}, INFER(same)},
+    {"Cast", 1, 1, 1, 1, 6, INFER(cast)},
+    {"CastLike", 2, 2, 1, 1, 15, INFER(cast_like)},
+    {"Ceil", 1, 1, 1, 1, 1, INFER(same)},
+    {"Celu", 1, 1, 1, 1, 12, INFER(same)},
+    {"Clip", 1, 3, 1, 1, 1, .inputs = {{1, SAME, ONE, CONSTANT}, {2, SAME, ONE, CONSTANT}},
+     INFER(same)},
+    {"Concat", 1, V, 1, 1, 4, ALIKE, INFER(concat), ONE_AXIS(0)},
     {"Constant", 0, 0, 1, 1, 1},
-    {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES}}},
+    {"ConstantOfShape", 1, 1, 1, 1, 9, .inputs = {{0, INT64, AXES, CONSTANT}},
+     INFER(constant_of_shape)},
     {"Conv", 2, 3, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW},
-     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation, INFER(conv)},
     {"ConvTranspose", 2, 3, 1, 1, 1, .min_rank = 3,
      .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
                     {"output_shape", SPATIAL_OR_RANK}},
-     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation},
+     .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation, INFER(conv_transpose)},
     {"ConvInteger", 2, 4, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"DequantizeLinear", 2, 3, 1, 1, 10, QUANT},
-    {"Div", 2, 2, 1, 1, 1, ALIKE},
-    {"Dropout", 1, 3, 1, 2, 7},
+    {"Div", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"Dropout", 1, 3, 1, 2, 7, .inputs = {{2, NPU_DTYPE_BIT(BOOL), ONE, CONSTANT}},
+     INFER(dropout)},
     {"DynamicQuantizeLinear", 1, 1, 3, 3, 11, .inputs = {{0, FLOAT32, ANY}}},
-    {"Elu", 1, 1, 1, 1, 1},
-    {"Equal", 2, 2, 1, 1, 1, ALIKE},
-    {"Erf", 1, 1, 1, 1, 9},
-    {"Exp", 1, 1, 1, 1, 1},
-    {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES}}},
-    {"Flatten", 1, 1, 1, 1, 1},
-    {"Floor", 1, 1, 1, 1, 1},
-    {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}},
-    {"Gemm", 2, 3, 1, 1, 7, ALIKE, .relation = gemm_relation},
-    {"GlobalAveragePool", 1, 1, 1, 1, 1},
-    {"GlobalMaxPool", 1, 1, 1, 1, 1},
-    {"Greater", 2, 2, 1, 1, 1, ALIKE},
-    {"HardSigmoid", 1, 1, 1, 1, 1},
-    {"HardSwish", 1, 1, 1, 1, 14},
-    {"Identity", 1, 1, 1, 1, 1},
-    {"LayerNormalization", 2, 3, 1, 3, 17},
-    {"LeakyRelu", 1, 1, 1, 1, 1},
-    {"Less", 2, 2, 1, 1, 1, ALIKE},
-    {"Log", 1, 1, 1, 1, 1},
-    {"LogSoftmax", 1, 1, 1, 1, 1},
-    {"MatMul", 2, 2, 1, 1, 1, ALIKE},
+    {"Elu", 1, 1, 1, 1, 1, INFER(same)},
+    {"Equal", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"Erf", 1, 1, 1, 1, 9, INFER(same)},
+    {"Exp", 1, 1, 1, 1, 1, INFER(same)},
+    {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(expand)},
+    {"Flatten", 1, 1, 1, 1, 1, INFER(flatten), .axes = {NPU_AXES_FLATTEN, 1}},
+    {"Floor", 1, 1, 1, 1, 1, INFER(same)},
+    {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}, INFER(gather), ONE_AXIS(0)},
+    {"Gemm", 2, 3, 1, 1, 7, ALIKE, .relation = gemm_relation, INFER(gemm)},
+    {"GlobalAveragePool", 1, 1, 1, 1, 1, INFER(global_pool)},
+    {"GlobalMaxPool", 1, 1, 1, 1, 1, INFER(global_pool)},
+    {"Greater", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"HardSigmoid", 1, 1, 1, 1, 1, INFER(same)},
+    {"HardSwish", 1, 1, 1, 1, 14, INFER(same)},
+    {"Identity", 1, 1, 1, 1, 1, INFER(same)},
+    {"LayerNormalization", 2, 3, 1, 3, 17, INFER(layer_norm), ONE_AXIS(-1)},
+    {"LeakyRelu", 1, 1, 1, 1, 1, INFER(same)},
+    {"Less", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"Log", 1, 1, 1, 1, 1, INFER(same)},
+    {"LogSoftmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
+    {"MatMul", 2, 2, 1, 1, 1, ALIKE, INFER(matmul)},
     {"MatMulInteger", 2, 4, 1, 1, 10, QUANT},
-    {"Max", 1, V, 1, 1, 8, ALIKE},
-    {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}},
-    {"Min", 1, V, 1, 1, 8, ALIKE},
-    {"Mish", 1, 1, 1, 1, 18},
-    {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation},
-    {"Mul", 2, 2, 1, 1, 1, ALIKE},
-    {"Neg", 1, 1, 1, 1, 1},
-    {"Not", 1, 1, 1, 1, 1, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}},
-    {"PRelu", 2, 2, 1, 1, 9, ALIKE},
+    {"Max", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
+    {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
+    {"Min", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
+    {"Mish", 1, 1, 1, 1, 18, INFER(same)},
+    {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation, INFER(broadcast)},
+    {"Mul", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"Neg", 1, 1, 1, 1, 1, INFER(same)},
+    {"Not", 1, 1, 1, 1, 1, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, INFER(same)},
+    {"PRelu", 2, 2, 1, 1, 9, ALIKE, INFER(broadcast)},
     {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
-     .inputs = {{1, INT64, TWICE_RANK}, {2, SAME, ONE}}},
-    {"Pow", 2, 2, 1, 1, 1},
+     .inputs = {{1, INT64, TWICE_RANK, CONSTANT}, {2, SAME, ONE, CONSTANT}}, INFER(pad),
+     .ranges = NPU_RANGES_PAD},
+    {"Pow", 2, 2, 1, 1, 1, INFER(broadcast)},
     {"QLinearAdd", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearConcat", 5, V, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearConv", 8, 9, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
@@ -125,50 +137,55 @@ static const npu_op_schema schemas[] = {
     {"QLinearMul", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearSigmoid", 4, 5, 1, 1, 1, MICROSOFT, QUANT},
     {"QuantizeLinear", 2, 3, 1, 1, 10, QUANT},
-    {"Range", 3, 3, 1, 1, 11, .inputs = {{0, NPU_DTYPES_ANY, ONE}, {1, SAME, ONE}, {2, SAME, ONE}}},
-    {"Reciprocal", 1, 1, 1, 1, 1},
-    {"ReduceL1", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceL2", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceLogSum", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceLogSumExp", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceMax", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceMean", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceMin", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceProd", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceSum", 1, 2, 1, 1, 1, AXES_RULES},
-    {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Relu", 1, 1, 1, 1, 1},
-    {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES}}},
-    {"Round", 1, 1, 1, 1, 11},
+    {"Range", 3, 3, 1, 1, 11,
+     .inputs = {{0, NPU_DTYPES_ANY, ONE, CONSTANT}, {1, SAME, ONE, CONSTANT},
+                {2, SAME, ONE, CONSTANT}}, INFER(range)},
+    {"Reciprocal", 1, 1, 1, 1, 1, INFER(same)},
+    {"ReduceL1", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceL2", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceLogSum", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceLogSumExp", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceMax", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceMean", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceMin", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceProd", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceSum", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
+    {"Relu", 1, 1, 1, 1, 1, INFER(same)},
+    {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(reshape)},
+    {"Round", 1, 1, 1, 1, 11, INFER(same)},
     {"Resize", 1, 4, 1, 1, 10,
-     .inputs = {{1, FLOAT32, RANK, .before = 11}, {2, FLOAT32, RANK_OR_EMPTY},
-                {3, INT64, RANK_OR_EMPTY}}},
+     .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, RANK_OR_EMPTY, CONSTANT},
+                {3, INT64, RANK_OR_EMPTY, CONSTANT}}, INFER(resize)},
     {"ScatterND", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}},
-     .relation = scatter_nd_relation},
-    {"Selu", 1, 1, 1, 1, 1},
+     .relation = scatter_nd_relation, INFER(same)},
+    {"Selu", 1, 1, 1, 1, 1, INFER(same)},
     {"Shape", 1, 1, 1, 1, 1},
-    {"Sigmoid", 1, 1, 1, 1, 1},
-    {"Sign", 1, 1, 1, 1, 9},
+    {"Sigmoid", 1, 1, 1, 1, 1, INFER(same)},
+    {"Sign", 1, 1, 1, 1, 9, INFER(same)},
     {"Size", 1, 1, 1, 1, 1},
     {"Slice", 1, 5, 1, 1, 1, .later = {10, 3},
      .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}},
-     .inputs = {{1, INDEX, AXES}, {2, INDEX, LIKE_INPUT1}, {3, INDEX, LIKE_INPUT1},
-                {4, INDEX, LIKE_INPUT1}}},
-    {"Softmax", 1, 1, 1, 1, 1},
-    {"Softplus", 1, 1, 1, 1, 1},
-    {"Softsign", 1, 1, 1, 1, 1},
-    {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}}, .inputs = {{1, INT64, OUTPUTS}}},
-    {"Sqrt", 1, 1, 1, 1, 1},
-    {"Squeeze", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Sub", 2, 2, 1, 1, 1, ALIKE},
-    {"Tanh", 1, 1, 1, 1, 1},
-    {"ThresholdedRelu", 1, 1, 1, 1, 10},
-    {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK}}},
-    {"TopK", 2, 2, 2, 2, 10, .inputs = {{1, INT64, ONE}}},
-    {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}},
-    {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES},
-    {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, FLOAT32, RANK}}},
-    {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, ALIKE_FROM_1},
+     .inputs = {{1, INDEX, AXES, CONSTANT}, {2, INDEX, LIKE_INPUT1, CONSTANT},
+                {3, INDEX, LIKE_INPUT1, CONSTANT}, {4, INDEX, LIKE_INPUT1, CONSTANT}},
+     INFER(slice), .ranges = NPU_RANGES_SLICE},
+    {"Softmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
+    {"Softplus", 1, 1, 1, 1, 1, INFER(same)},
+    {"Softsign", 1, 1, 1, 1, 1, INFER(same)},
+    {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}},
+     .inputs = {{1, INT64, OUTPUTS, CONSTANT}}, INFER(split), ONE_AXIS(0)},
+    {"Sqrt", 1, 1, 1, 1, 1, INFER(same)},
+    {"Squeeze", 1, 2, 1, 1, 1, AXES_RULES, INFER(squeeze), .axes = {NPU_AXES_SQUEEZED}},
+    {"Sub", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"Tanh", 1, 1, 1, 1, 1, INFER(same)},
+    {"ThresholdedRelu", 1, 1, 1, 1, 10, INFER(same)},
+    {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK, CONSTANT}}, INFER(tile)},
+    {"TopK", 2, 2, 2, 2, 10, .inputs = {{1, INT64, ONE, CONSTANT}}, INFER(topk), ONE_AXIS(-1)},
+    {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}, INFER(transpose),
+     .axes = {NPU_AXES_PERMUTED}},
+    {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES, INFER(unsqueeze), .axes = {NPU_AXES_INSERTED}},
+    {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, FLOAT32, RANK, CONSTANT}}, INFER(resize)},
+    {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, ALIKE_FROM_1, INFER(where)},
 };
 
 const npu_op_schema *npu_op_schema_find(const char *domain, const char *op_type)
@@ -188,6 +205,21 @@ unsigned npu_op_min_inputs(const npu_op_schema *schema, int64_t opset)
 {
   return schema->later.opset && opset >= schema->later.opset ? schema->later.min_inputs
                                                              : schema->min_inputs;
+}
+
+/* Whether input rule `rule` applies in `opset`. */
+static bool rule_applies(const npu_input_rule *rule, int64_t opset)
+{
+  return !rule->before || opset < rule->before;
+}
+
+uint32_t npu_op_constant_inputs(const npu_op_schema *schema, int64_t opset)
+{
+  uint32_t mask = 0;
+  for (size_t r = 0; r < NPU_OP_MAX_INPUT_RULES && schema->inputs[r].dtypes; r++)
+    if (schema->inputs[r].constant && rule_applies(&schema->inputs[r], opset))
+      mask |= 1u << schema->inputs[r].input;
+  return mask;
 }
 
 static size_t elements_of(const npu_hal_tensor_desc *t)
@@ -316,7 +348,7 @@ npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
   for (size_t r = 0; r < NPU_OP_MAX_INPUT_RULES && schema->inputs[r].dtypes; r++) {
     const npu_input_rule *rule = &schema->inputs[r];
     if (rule->input >= op->input_count || op->inputs[rule->input].dtype == NPU_DTYPE_UNDEFINED ||
-        (rule->before && op->opset >= rule->before))
+        !rule_applies(rule, op->opset))
       continue; /* an optional input left out, or another opset's */
     const npu_hal_tensor_desc *t = &op->inputs[rule->input];
     uint16_t dtypes = rule->dtypes & NPU_DTYPES_SAME_AS_INPUT0 ? NPU_DTYPE_BIT_OF(x->dtype)
@@ -342,6 +374,13 @@ npu_status npu_op_validate(const npu_op_schema *schema, const npu_hal_op *op,
                            input_names[schema->same_dtypes - 1], npu_dtype_name(first),
                            op->op_type);
   }
+  uint32_t constants = npu_op_constant_inputs(schema, op->opset);
+  for (uint32_t i = 0; i < op->input_count; i++)
+    if ((constants >> i & 1) && op->inputs[i].dtype != NPU_DTYPE_UNDEFINED &&
+        elements_of(&op->inputs[i]) && !op->input_values[i])
+      return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: input '%s' is computed at run time; "
+                           "%s needs its values when planning", label, input_names[i],
+                           op->op_type);
   return schema->relation ? schema->relation(op, input_names, label) : NPU_OK;
 }
 

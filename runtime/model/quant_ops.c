@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "npu_checked.h"
+#include "op_params.h"
 #include "op_schema.h"
 #include "quant_ops.h"
 #include "shape_inference.h"
@@ -316,7 +317,11 @@ npu_status npu_quant_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *out
     view = float_view(op, inputs, values, NULL, NULL);
     y_scale = 6, y_zero = 7; /* QLinearConv, QLinearMatMul; none for the *Integer ops */
   }
-  npu_status status = npu_infer_shapes(&view, outputs, label);
+  const npu_op_schema *schema = npu_op_schema_find(NULL, view.op_type);
+  npu_op_params params;
+  npu_status status = npu_op_params_attach(schema, &view, &params, label);
+  if (status == NPU_OK)
+    status = npu_infer_shapes(schema, &view, outputs, label);
   if (status != NPU_OK)
     return status;
   memset(&y->quant, 0, sizeof y->quant);

@@ -17,11 +17,11 @@
 #include "npu_checked.h"
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
+#include "op_params.h"
 #include "planner.h"
 #include "shape_inference.h"
 #include "shape_plan.h"
 #include "subgraph.h"
-#include "window.h"
 
 #define ALIGNMENT 64
 
@@ -219,7 +219,7 @@ typedef struct node_io {
   const void *values[64];
   const char *input_names[64];
   uint32_t input_count, output_count;
-  npu_hal_window window;
+  npu_op_params params;
 } node_io;
 
 /* Computes a node whose inputs are all known now, on the host with the
@@ -402,9 +402,17 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   }
   npu_attribute_source *source = &ctx->attribute_sources[index];
   source->node = n->proto;
-  npu_hal_op op = {n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
-                   n->output_count, io->inputs, io->outputs, io->values, .name = n->proto->name};
-  npu_window_attach(&op, &io->window);
+  return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
+                      n->output_count, io->inputs, io->outputs, io->values,
+                      .name = n->proto->name};
+}
+
+/* The operator of a node whose shapes are planned, with its resolved
+ * parameters (they resolved when its shapes were inferred). */
+static npu_hal_op planned_op(shape_plan *ctx, uint32_t index, node_io *io)
+{
+  npu_hal_op op = node_op(ctx, index, io);
+  npu_op_params_attach(ctx->graph->nodes[index].schema, &op, &io->params, "");
   return op;
 }
 
@@ -440,11 +448,13 @@ static npu_status infer_node(shape_plan *ctx, npu_stream *fold_stream, uint32_t 
   }
   npu_hal_op op = node_op(ctx, index, io);
   npu_status status = npu_op_validate(n->schema, &op, io->input_names, label);
+  if (status == NPU_OK)
+    status = npu_op_params_attach(n->schema, &op, &io->params, label);
   if (status != NPU_OK)
     return status;
   if (strcmp(op.op_type, "Shape") == 0 || strcmp(op.op_type, "Size") == 0)
     return plan_shape(ctx, n, &op);
-  status = npu_infer_shapes(&op, io->outputs, label);
+  status = npu_infer_shapes(n->schema, &op, io->outputs, label);
   for (uint32_t o = 0; o < n->output_count && status == NPU_OK; o++) {
     if (n->outputs[o] < 0)
       continue;
@@ -491,7 +501,7 @@ static npu_status infer_node(shape_plan *ctx, npu_stream *fold_stream, uint32_t 
 static npu_status create_kernel(shape_plan *ctx, uint32_t index, node_io *io,
                                 npu_hal_kernel **kernel, npu_fusion *fusion)
 {
-  npu_hal_op op = node_op(ctx, index, io);
+  npu_hal_op op = planned_op(ctx, index, io);
   ctx->creating_on_host = ctx->on_host[index];
   npu_status status = create_fused(ctx, index, &op, kernel, fusion);
   if (status == NPU_ERROR_NOT_SUPPORTED && !ctx->on_host[index] && ctx->host != ctx->device)
@@ -546,7 +556,7 @@ static bool backend_accepts(void *data, uint32_t node, const npu_layout *layouts
   if (!backend->graph->layout_supported)
     return false;
   const npu_graph_node *n = &ctx->graph->nodes[node];
-  npu_hal_op op = node_op(ctx, node, scope->io);
+  npu_hal_op op = planned_op(ctx, node, scope->io);
   for (uint32_t i = 0; i < n->input_count; i++)
     if (n->inputs[i] >= 0)
       set_layout(&scope->io->inputs[i], layouts[n->inputs[i]]);
@@ -943,7 +953,7 @@ static void assign_devices(shape_plan *ctx, const bool *runs, node_io *io)
     uint32_t index = g->order[k];
     if (!runs[index])
       continue;
-    npu_hal_op op = node_op(ctx, index, io);
+    npu_hal_op op = planned_op(ctx, index, io);
     ctx->on_host[index] =
         ctx->refused_by_device[index] ||
         (backend->graph->op_supported &&

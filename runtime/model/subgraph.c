@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "npu_internal.h"
+#include "op_params.h"
 #include "subgraph.h"
-#include "window.h"
 
 struct registered_executable {
   uint32_t *nodes;
@@ -20,7 +20,7 @@ void npu_subgraph_clear(npu_subgraph *subgraph)
   free(subgraph->descs);
   free(subgraph->values);
   free(subgraph->indices);
-  free(subgraph->windows);
+  free(subgraph->params);
   memset(subgraph, 0, sizeof *subgraph);
 }
 
@@ -84,10 +84,10 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
   sg->descs = calloc(2 * io + 1, sizeof *sg->descs);
   sg->values = calloc(io + inputs + 1, sizeof *sg->values);
   sg->indices = malloc((2 * io + 1) * sizeof *sg->indices);
-  sg->windows = calloc(count + 1, sizeof *sg->windows);
+  sg->params = calloc(count + 1, sizeof *sg->params);
   npu_status status = NPU_OK;
   if (!numbers || !roles || !inside || !sg->nodes || !sg->graph_tensors || !sg->hal_nodes ||
-      !sg->descs || !sg->values || !sg->indices || !sg->windows)
+      !sg->descs || !sg->values || !sg->indices || !sg->params)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory describing a subgraph");
   if (status != NPU_OK) {
     free(numbers);
@@ -126,7 +126,7 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
       if (id >= 0 && !output)
         op_values[i] = sg->values[numbers[id]];
     }
-    npu_window_attach(&hn->op, &sg->windows[k]);
+    npu_op_params_attach(n->schema, &hn->op, &sg->params[k], ""); /* (resolved when planned) */
     ends += n->input_count + n->output_count;
     op_descs += n->input_count + n->output_count;
     op_values += n->input_count;

@@ -10,6 +10,7 @@
 #include "fusion.h"
 #include "graph.h"
 #include "npu_hal_graph.h"
+#include "op_params.h"
 
 /* What describing a subgraph asks of the plan. */
 typedef struct npu_subgraph_source {
@@ -32,7 +33,7 @@ typedef struct npu_subgraph {
   npu_hal_tensor_desc *descs;          /* the tensors, then each node's inputs and outputs */
   const void **values;                 /* the tensors', then each node's inputs' */
   uint32_t *indices;                   /* each node's inputs and outputs, then the boundary */
-  npu_hal_window *windows;             /* per node: its resolved window (window operators) */
+  npu_op_params *params;               /* per node: its resolved window, axes and ranges */
 } npu_subgraph;
 
 /* Describes `count` nodes (in the plan's order) as one subgraph: its inputs

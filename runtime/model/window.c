@@ -142,6 +142,7 @@ npu_status npu_window_resolve(const npu_hal_op *op, npu_hal_window *w, const cha
     return FAIL("%s: %zu pads for %u spatial axes", label, np, w->spatial);
   w->group = pooling ? 1 : a->get_int(a->node, "group", 1);
   w->ceil_mode = pooling && a->get_int(a->node, "ceil_mode", 0) != 0;
+  w->count_include_pad = pooling && a->get_int(a->node, "count_include_pad", 0) != 0;
   for (uint32_t s = 0; s < w->spatial; s++) {
     w->kernel[s] = kernel[s];
     w->strides[s] = value_or(strides, ns, s, 1);
@@ -159,10 +160,4 @@ npu_status npu_window_resolve(const npu_hal_op *op, npu_hal_window *w, const cha
       return status;
   }
   return NPU_OK;
-}
-
-void npu_window_attach(npu_hal_op *op, npu_hal_window *storage)
-{
-  if (npu_window_op(op->op_type) && npu_window_resolve(op, storage, "") == NPU_OK)
-    op->window = storage;
 }

@@ -17,10 +17,4 @@ bool npu_window_op(const char *op_type);
  * for a window that does not fit; messages start with `label`. */
 npu_status npu_window_resolve(const npu_hal_op *op, npu_hal_window *window, const char *label);
 
-/* For an operator being handed to a backend: resolves its window into
- * *storage and points op->window at it, where it has one (a planned shape's
- * window resolves: shape inference refused those that do not, naming the
- * node). */
-void npu_window_attach(npu_hal_op *op, npu_hal_window *storage);
-
 #endif

@@ -120,9 +120,7 @@ static bool broadcast_layouts_fit(const npu_hal_op *op)
 
 static bool works_on_channel_axis(const npu_hal_op *op)
 {
-  const npu_hal_attributes *a = &op->attributes;
-  int64_t axis = a->get_int(a->node, "axis", 0);
-  return axis == 1 || axis + (int64_t)op->outputs[0].rank == 1;
+  return op->axes && op->axes->axes[0] == 1;
 }
 
 /* Whether kernel entry `e` takes the layouts of `op`'s tensors. */

@@ -866,7 +866,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
       a->get_int(a->node, "storage_order", 0) != 0)
     return cpu_unsupported(op, "oneDNN pools float32 1-D to 3-D windows, no indices");
   bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
-  bool include_pad = a->get_int(a->node, "count_include_pad", 0) != 0;
+  bool include_pad = op->window && op->window->count_include_pad;
   int spatial = (int)x->rank - 2;
   const npu_hal_window *window = op->window;
   if (!global && !window)

@@ -141,8 +141,6 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
     for (uint32_t i = 1; i < op->input_count && i < 3; i++) {
       if (op->inputs[i].dtype == NPU_DTYPE_UNDEFINED)
         continue;
-      if (!op->input_values[i])
-        return cpu_unsupported(op, "min/max must be constants");
       float bound = *(const float *)op->input_values[i];
       if (i == 1)
         p->alpha = bound;

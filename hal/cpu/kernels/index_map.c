@@ -177,13 +177,8 @@ static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
   npu_status status = new_gather(op, k, &p);
   if (status != NPU_OK)
     return status;
-  /* Begin pads are what the output adds before the input on each axis. */
-  const int64_t *attr_pads;
-  size_t n = a->get_ints(a->node, "pads", &attr_pads);
   if (op->opset >= 11 && op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED) {
-    if (!op->input_values[2])
-      return cpu_unsupported(op, "constant_value computed at run time");
-    memcpy(p->fill, op->input_values[2], p->esize);
+    memcpy(p->fill, op->input_values[2], p->esize); /* (a constant: the schema says so) */
   } else if (op->opset < 11 && x->dtype == NPU_DTYPE_FLOAT32) {
     float value = a->get_float(a->node, "value", 0.0f);
     memcpy(p->fill, &value, sizeof value);
@@ -192,13 +187,7 @@ static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
   cpu_strides(x, strides);
   p->tables.rank = y->rank;
   for (uint32_t d = 0; d < y->rank; d++) {
-    int64_t before;
-    if (op->opset < 11)
-      before = d < n ? attr_pads[d] : 0;
-    else if (op->inputs[1].dtype == NPU_DTYPE_INT64)
-      before = ((const int64_t *)op->input_values[1])[d];
-    else
-      return cpu_unsupported(op, "pads must be int64");
+    int64_t before = op->ranges->begin[d]; /* what the output adds before the input */
     if (mode == PAD_REFLECT && x->dims[d] == 0)
       return cpu_unsupported(op, "reflecting an empty axis");
     p->tables.out_dims[d] = y->dims[d];

@@ -57,9 +57,7 @@ static bool drops_nothing(const npu_hal_op *op)
 static npu_status create_dropout(const npu_hal_op *op, npu_hal_kernel *k)
 {
   if (op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED) {
-    const uint8_t *training = op->input_values[2];
-    if (!training)
-      return cpu_unsupported(op, "training_mode given at run time");
+    const uint8_t *training = op->input_values[2]; /* (a constant: the schema says so) */
     if (*training && !drops_nothing(op))
       return cpu_unsupported(op, "training mode (random dropout) is not an inference operation");
   }
@@ -190,13 +188,9 @@ static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
   c->esize = element_size(in);
   int64_t strides[NPU_MAX_RANK];
   cpu_strides(in, strides);
-  const int64_t *perm;
-  size_t n = op->attributes.get_ints(op->attributes.node, "perm", &perm);
   bool whole[NPU_MAX_RANK];
   for (uint32_t d = 0; d < c->rank; d++) {
-    int64_t axis = n == c->rank ? perm[d] : (int64_t)(c->rank - 1 - d);
-    if (axis < 0 || axis >= (int64_t)c->rank)
-      return cpu_unsupported(op, "perm out of range");
+    uint32_t axis = op->axes->axes[d];
     c->dims[d] = in->dims[axis];
     c->strides[d] = strides[axis];
     whole[d] = true;
@@ -219,13 +213,7 @@ static npu_status axis_of(const npu_hal_op *op, const npu_hal_tensor_desc *t, ax
   axis_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", 0);
-  if (axis < 0)
-    axis += t->rank;
-  if (axis < 0 || axis >= (int64_t)t->rank) {
-    free(p);
-    return cpu_unsupported(op, "axis out of range");
-  }
+  int64_t axis = op->axes->axes[0];
   p->axis = axis;
   p->outer = 1;
   p->inner = element_size(t);
@@ -317,7 +305,6 @@ static npu_status create_split(const npu_hal_op *op, npu_hal_kernel *k)
 /* A strided copy: per axis a start, a step of any sign and a count. */
 typedef struct slice_params {
   strided_copy copy;
-  int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK];
 } slice_params;
 
 static void run_slice(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -325,6 +312,36 @@ static void run_slice(const npu_hal_kernel *k, void *const *in, void *const *out
   const slice_params *p = k->params;
   run_strided_copy(&p->copy, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * p->copy.esize);
 }
+
+static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  slice_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  const npu_hal_tensor_desc *in = &op->inputs[0];
+  const npu_hal_ranges *r = op->ranges;
+  strided_copy *c = &p->copy;
+  c->rank = in->rank;
+  c->esize = element_size(in);
+  int64_t in_strides[NPU_MAX_RANK];
+  cpu_strides(in, in_strides);
+  bool whole[NPU_MAX_RANK];
+  for (uint32_t d = 0; d < c->rank; d++) {
+    c->dims[d] = npu_strided_count(r->begin[d], r->end[d], r->step[d]);
+    if (c->dims[d] != op->outputs[0].dims[d])
+      return cpu_unsupported(op, "output shape does not match the slice");
+    c->first += r->begin[d] * in_strides[d];
+    /* One index only: the step is never taken (and may be huge). */
+    c->strides[d] = c->dims[d] > 1 ? r->step[d] * in_strides[d] : in_strides[d];
+    whole[d] = c->dims[d] == in->dims[d];
+  }
+  plan_strided_copy(c, whole);
+  k->run = run_slice;
+  return NPU_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------------- */
 
 /* Reads int64 or int32 index values. */
 static int64_t index_value(const npu_hal_tensor_desc *t, const void *data, size_t i)
@@ -336,85 +353,6 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 {
   return v < lo ? lo : v > hi ? hi : v;
 }
-
-static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  slice_params *p = calloc(1, sizeof *p);
-  if (!p)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  k->params = p;
-  const npu_hal_tensor_desc *in = &op->inputs[0];
-  strided_copy *c = &p->copy;
-  c->rank = in->rank;
-  c->esize = element_size(in);
-  int64_t in_strides[NPU_MAX_RANK];
-  cpu_strides(in, in_strides);
-  for (uint32_t d = 0; d < c->rank; d++) {
-    p->start[d] = 0;
-    p->step[d] = 1;
-    c->dims[d] = in->dims[d];
-  }
-  /* starts, ends, axes, steps: attributes before opset 10, constant inputs after. */
-  const int64_t *attr_starts = NULL, *attr_ends = NULL, *attr_axes = NULL;
-  size_t count;
-  const void *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
-  if (op->opset < 10) {
-    count = op->attributes.get_ints(op->attributes.node, "starts", &attr_starts);
-    op->attributes.get_ints(op->attributes.node, "ends", &attr_ends);
-    if (op->attributes.get_ints(op->attributes.node, "axes", &attr_axes) != count)
-      attr_axes = NULL;
-  } else {
-    for (uint32_t i = 1; i < op->input_count; i++)
-      if (op->inputs[i].dtype != NPU_DTYPE_UNDEFINED && !op->input_values[i])
-        return cpu_unsupported(op, "starts/ends/axes/steps must be constants");
-    count = cpu_tensor_elements(&op->inputs[1]);
-    starts = op->input_values[1];
-    ends = op->input_values[2];
-    axes = op->input_count > 3 && op->inputs[3].dtype ? op->input_values[3] : NULL;
-    steps = op->input_count > 4 && op->inputs[4].dtype ? op->input_values[4] : NULL;
-  }
-  for (size_t i = 0; i < count; i++) {
-    int64_t axis = attr_axes ? attr_axes[i] : axes ? index_value(&op->inputs[3], axes, i) : (int64_t)i;
-    if (axis < 0)
-      axis += c->rank;
-    if (axis < 0 || axis >= (int64_t)c->rank)
-      return cpu_unsupported(op, "axis out of range");
-    int64_t dim = in->dims[axis];
-    int64_t start = attr_starts ? attr_starts[i] : index_value(&op->inputs[1], starts, i);
-    int64_t end = attr_ends ? attr_ends[i] : index_value(&op->inputs[2], ends, i);
-    int64_t step = steps ? index_value(&op->inputs[4], steps, i) : 1;
-    if (step == 0)
-      return cpu_unsupported(op, "step 0");
-    if (start < 0)
-      start += dim;
-    if (end < 0)
-      end += dim;
-    if (step > 0) {
-      start = clamp64(start, 0, dim);
-      end = clamp64(end, 0, dim);
-    } else {
-      start = clamp64(start, 0, dim - 1);
-      end = clamp64(end, -1, dim - 1);
-    }
-    p->start[axis] = start;
-    p->step[axis] = step;
-    c->dims[axis] = npu_strided_count(start, end, step);
-  }
-  bool whole[NPU_MAX_RANK];
-  for (uint32_t d = 0; d < c->rank; d++) {
-    if (c->dims[d] != op->outputs[0].dims[d])
-      return cpu_unsupported(op, "output shape does not match the slice");
-    c->first += p->start[d] * in_strides[d];
-    /* One index only: the step is never taken (and may be huge). */
-    c->strides[d] = c->dims[d] > 1 ? p->step[d] * in_strides[d] : in_strides[d];
-    whole[d] = c->dims[d] == in->dims[d];
-  }
-  plan_strided_copy(c, whole);
-  k->run = run_slice;
-  return NPU_OK;
-}
-
-/* ---- Gather ----------------------------------------------------------------------- */
 
 typedef struct gather_params {
   axis_params axis;

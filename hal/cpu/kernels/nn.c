@@ -343,7 +343,7 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   p->pad_left = window->pad_begin[last];
   p->dil_h = two_d ? window->dilations[0] : 1;
   p->dil_w = window->dilations[last];
-  p->count_include_pad = op->attributes.get_int(op->attributes.node, "count_include_pad", 0) != 0;
+  p->count_include_pad = window->count_include_pad;
   k->run = run_pool;
   return NPU_OK;
 }
@@ -591,11 +591,7 @@ static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
   p->log = strcmp(op->op_type, "LogSoftmax") == 0;
-  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", op->opset < 13 ? 1 : -1);
-  if (axis < 0)
-    axis += x->rank;
-  if (axis < 0 || axis >= (int64_t)x->rank)
-    return cpu_unsupported(op, "axis out of range");
+  int64_t axis = op->axes->axes[0];
   p->outer = p->axis_length = p->inner = 1;
   for (int64_t d = 0; d < (int64_t)x->rank; d++) {
     size_t dim = (size_t)x->dims[d];

@@ -83,18 +83,16 @@ static bool single_position(const npu_hal_tensor_desc *t)
 static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1], *y = &op->outputs[0];
-  const npu_hal_attributes *a = &op->attributes;
+  const npu_hal_window *window = op->window;
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
-  if (x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 || !op->input_values[1] ||
+  if (!window || x->dtype != NPU_DTYPE_FLOAT32 || w->dtype != NPU_DTYPE_FLOAT32 ||
+      !op->input_values[1] ||
       (has_bias && (!op->input_values[2] || op->inputs[2].dtype != NPU_DTYPE_FLOAT32)) ||
       !single_position(x) || !single_position(w) || !single_position(y) ||
-      a->get_int(a->node, "group", 1) != 1 || w->dims[1] != x->dims[1] ||
-      y->dims[1] != w->dims[0])
+      window->group != 1 || w->dims[1] != x->dims[1] || y->dims[1] != w->dims[0])
     return cpu_unsupported(op, "not a 1x1 convolution of one position");
-  const int64_t *pads;
-  size_t pad_count = a->get_ints(a->node, "pads", &pads);
-  for (size_t i = 0; i < pad_count; i++)
-    if (pads[i] != 0)
+  for (uint32_t s = 0; s < window->spatial; s++)
+    if (window->pad_begin[s] || window->pad_end[s])
       return cpu_unsupported(op, "padded");
   for (uint32_t i = 0; i < op->activation_count; i++)
     if (op->activations[i].kind == NPU_HAL_ACTIVATION_ADD)

@@ -23,13 +23,6 @@ static axis_split split_at(const npu_hal_tensor_desc *t, int64_t axis)
   return s;
 }
 
-static bool normalise_axis(int64_t *axis, uint32_t rank)
-{
-  if (*axis < 0)
-    *axis += rank;
-  return *axis >= 0 && *axis < (int64_t)rank;
-}
-
 /* ---- ReduceX ------------------------------------------------------------------ */
 
 typedef enum {
@@ -143,27 +136,13 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
   /* Kept axes are the input axes whose size survives, in order; the output
    * shape (keepdims or not) has the same elements in the same order. */
   bool reduced[NPU_MAX_RANK] = {false};
-  bool any_axis = false;
-  const int64_t *attr;
-  size_t n = op->attributes.get_ints(op->attributes.node, "axes", &attr);
-  const int64_t *axes = attr;
-  if (!n && op->input_count > 1 && op->inputs[1].dtype) {
-    n = cpu_tensor_elements(&op->inputs[1]);
-    axes = op->input_values[1];
-  }
-  for (size_t i = 0; i < n; i++) {
-    int64_t a = axes[i];
-    if (!normalise_axis(&a, x->rank))
-      return cpu_unsupported(op, "axis out of range");
-    reduced[a] = any_axis = true;
-  }
-  bool noop = !any_axis && op->attributes.get_int(op->attributes.node, "noop_with_empty_axes", 0);
+  for (uint32_t i = 0; i < op->axes->count; i++)
+    reduced[op->axes->axes[i]] = true;
   int64_t stride = 1;
   for (int d = (int)x->rank - 1; d >= 0; d--) {
     p->dims[d] = x->dims[d];
-    bool gone = any_axis ? reduced[d] : !noop;
-    p->out_strides[d] = gone ? 0 : stride;
-    if (!gone)
+    p->out_strides[d] = reduced[d] ? 0 : stride;
+    if (!reduced[d])
       stride *= x->dims[d];
   }
   p->accumulators = malloc((p->out_count ? p->out_count : 1) * sizeof *p->accumulators);
@@ -203,13 +182,12 @@ static void run_arg(const npu_hal_kernel *k, void *const *in, void *const *out)
 static npu_status create_arg(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
-  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", 0);
-  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
-    return cpu_unsupported(op, "float32 data and an axis in range");
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 data");
   arg_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  p->split = split_at(x, axis);
+  p->split = split_at(x, op->axes->axes[0]);
   p->max = strcmp(op->op_type, "ArgMax") == 0;
   p->last = op->attributes.get_int(op->attributes.node, "select_last_index", 0) != 0;
   k->params = p;
@@ -282,9 +260,9 @@ static void run_topk(const npu_hal_kernel *k, void *const *in, void *const *out)
 static npu_status create_topk(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
-  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
-  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
-    return cpu_unsupported(op, "float32 data and an axis in range");
+  uint32_t axis = op->axes->axes[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 data");
   topk_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -372,14 +350,13 @@ static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const
 static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
-  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
-  if (x->dtype != NPU_DTYPE_FLOAT32 || !normalise_axis(&axis, x->rank))
-    return cpu_unsupported(op, "float32 data and an axis in range");
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 data");
   layer_norm_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  axis_split s = split_at(x, axis);
+  axis_split s = split_at(x, op->axes->axes[0]);
   p->rows = s.outer;
   p->width = s.axis * s.inner;
   p->epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
