@@ -78,7 +78,7 @@ void cpu_dnnl_free_params(void *data)
   for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
     if (primitives[i])
       dnnl_primitive_destroy(primitives[i]);
-  cpu_packed_weights_release(p->packed_weights);
+  cpu_packed_weights_release(p->packed_weights, p->packed_from);
   free(p);
 }
 
@@ -379,6 +379,7 @@ static bool packing_layouts_equal(const void *a, const void *b)
 }
 
 npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 const cpu_weights_id *id, bool lasting,
                                  dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
                                  npu_hal_kernel *k, cpu_dnnl_params *p)
 {
@@ -386,9 +387,10 @@ npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const voi
   weights_packing packing = {k->device, user_md, chosen, values};
   packing_layouts layouts = {*user_md, *chosen};
   npu_status status = cpu_packed_weights_acquire(
-      values, dnnl_memory_desc_get_size(user_md), &layouts, sizeof layouts,
-      packing_layouts_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
-      &p->packed_weights);
+      id, lasting ? values : NULL, &layouts, sizeof layouts, packing_layouts_equal,
+      dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing, &p->packed_weights);
+  if (status == NPU_OK && lasting)
+    p->packed_from = values;
   if (status == NPU_ERROR_NOT_SUPPORTED)
     return cpu_unsupported(op, "oneDNN cannot reorder the weights");
   if (status != NPU_OK)
@@ -612,12 +614,11 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
  * batch sizes share them): their layouts, when read from the same. */
 enum { MAX_EARLIER_PACKINGS = 4 };
 
-static size_t earlier_packings(const void *values, const window_mds *m,
+static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
                                packing_layouts earlier[MAX_EARLIER_PACKINGS])
 {
   packing_layouts found[MAX_EARLIER_PACKINGS];
-  size_t count = cpu_packed_weights_layouts(values, dnnl_memory_desc_get_size(&m->user_weights),
-                                            sizeof *found, found, MAX_EARLIER_PACKINGS);
+  size_t count = cpu_packed_weights_layouts(id, sizeof *found, found, MAX_EARLIER_PACKINGS);
   size_t kept = 0;
   for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
     if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights))
@@ -667,8 +668,10 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
    * packing if oneDNN has a fast primitive for it, on the whole batch, else
    * a slice at a time; else pack them again as oneDNN picks for this shape
    * (the first shape's choice is never changed by later ones). */
+  cpu_weights_id weights_id = cpu_packed_weights_identify(
+      op->input_values[1], dnnl_memory_desc_get_size(&m.user_weights));
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(op->input_values[1], &m, earlier);
+  size_t earlier_count = earlier_packings(&weights_id, &m, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -686,7 +689,8 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
   }
-  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &m.user_weights, k, p);
+  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &weights_id, true, pd,
+                                 &m.user_weights, k, p);
   if (status != NPU_OK)
     goto done;
   const window_mds *tensors = p->slices > 1 ? &sliced : &m;
@@ -806,8 +810,11 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
   }
-  if (packed)
-    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &user_b_md, k, p);
+  if (packed) {
+    cpu_weights_id id = cpu_packed_weights_identify(op->input_values[1],
+                                                    dnnl_memory_desc_get_size(&user_b_md));
+    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &id, true, pd, &user_b_md, k, p);
+  }
   if (status != NPU_OK)
     goto done;
   s = cpu_dnnl_make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);

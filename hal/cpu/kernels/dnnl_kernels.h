@@ -18,6 +18,7 @@ typedef struct cpu_dnnl_params {
   dnnl_memory_t plain_src, plain_dst;
   size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
   cpu_packed_weights *packed_weights; /* in oneDNN's layout; NULL: input 1 read at run time */
+  const void *packed_from;            /* the op's values it was acquired from, or NULL */
   uint32_t bias_input;   /* the launch input holding the bias */
   /* Binary post-ops (fused residual Add): the launch input each reads. */
   dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
@@ -69,9 +70,11 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
 bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd);
 
 /* The constant weights `values` (of launch input `input`, laid out as
- * `user_md`) in the layout the primitive chose: packed once for every
- * kernel with the same values and layouts. */
+ * `user_md`, identified by `id`) in the layout the primitive chose: packed
+ * once for every kernel with the same values and layouts. `lasting`: the
+ * values are the op's own input_values, unchanged while the kernel lives. */
 npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 const cpu_weights_id *id, bool lasting,
                                  dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
                                  npu_hal_kernel *k, cpu_dnnl_params *p);
 
