@@ -26,10 +26,12 @@ typedef struct cpu_dnnl_params {
   uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
   uint32_t addend_count;
   /* > 1: the primitive computes batch / slices images and runs once per
-   * slice, the tensors' images being contiguous (it runs on weights packed
-   * for that smaller batch: see build_window). 0 or 1: once, whole. */
+   * slice, the tensors' images being contiguous (it was made for that
+   * smaller batch: see build_window). 0 or 1: once, whole. The bytes each
+   * slice moves on in the tensors (an addend's 0: a bias, the same for all). */
   uint32_t slices;
   size_t src_slice_bytes, dst_slice_bytes;
+  size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
 } cpu_dnnl_params;
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
