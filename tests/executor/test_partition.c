@@ -630,14 +630,12 @@ static void test_compiled_reshape_ocr(void)
   g_free(fallback);
 }
 
-/* One model, many batch sizes on the CPU backend: a context planned at
- * batch 1 and reshaped to 2 and 8 runs on the weights packed for batch 1,
- * adding no packing (the backend's registry counts them), and computes
- * what a context planned at that batch alone does (oneDNN may run another
- * Winograd variant there: rounding apart). */
-/* Re-plans of one context for other batch sizes, in order, each checked
- * against a plan made at its batch alone and for the packings it added
- * (at most `added[i]` after the first plan, once re-planned at batches[i]). */
+/* One model, many batch sizes on the CPU backend. Re-plans of one context
+ * for other batch sizes, in order, each checked against a plan made at its
+ * batch alone (oneDNN may run another Winograd variant there: rounding
+ * apart) and for the packings it added, which the backend's registry
+ * counts (at most `added[i]` after the first plan, once re-planned at
+ * batches[i]). */
 static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
                             const int64_t *batches, const size_t *added, size_t count,
                             const model_run *alone, const int64_t *all_batches)
