@@ -642,7 +642,7 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
 {
   npu_tensor_info input;
   NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
-  int64_t dims[NPU_MAX_RANK] = {batches[0], 16, 14, 14};
+  int64_t dims[NPU_MAX_RANK] = {batches[0], 16, 28, 28};
   npu_tensor_info first = input;
   memcpy(first.dims, dims, first.rank * sizeof dims[0]);
   npu_context *context;
@@ -672,10 +672,10 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
 /* A context planned at batch 1 re-plans 2, 3, 8 and 16 on the kernels of
  * batch 1, run a slice at a time (residual addend, plain input and output
  * reordered per slice): no weights packed again. One planned at 8 re-plans
- * 16 in slices of 8 (none packed); at 1 the 256-channel convolution's
- * Winograd weights of batch 8 may be refused (oneDNN's Winograd formats
- * depend on the batch: so on 2 threads) and packed again for batch 1,
- * which 3 then runs in slices. Outputs are those of a plan made at that
+ * 16 in slices of 8 (none packed); at 1 the 3x3 convolutions' Winograd
+ * weights of batch 8 may be refused (oneDNN's Winograd formats depend on
+ * the batch: so on 2 threads) and packed again for batch 1, which 3 then
+ * runs in slices. Outputs are those of a plan made at that
  * batch alone. */
 static void test_cpu_reshape_shares_packed_weights(void)
 {
@@ -692,14 +692,14 @@ static void test_cpu_reshape_shares_packed_weights(void)
   model_run alone[BATCHES];
   for (int i = 0; i < BATCHES; i++) { /* each alone: its packings gone with it */
     npu_tensor_info shape = input;
-    int64_t dims[NPU_MAX_RANK] = {batches[i], 16, 14, 14};
+    int64_t dims[NPU_MAX_RANK] = {batches[i], 16, 28, 28};
     memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
     run_model(model, cpu, &shape, &alone[i]);
     cpu_packed_weights_totals(&packings, &bytes);
     g_assert_cmpuint(packings, ==, 0);
   }
   static const int64_t from_one[] = {1, 2, 3, 8, 16}, from_eight[] = {8, 16, 1, 3};
-  static const size_t none_added[] = {0, 0, 0, 0, 0}, winograd_added[] = {0, 0, 1, 1};
+  static const size_t none_added[] = {0, 0, 0, 0, 0}, winograd_added[] = {0, 0, 2, 2};
   replan_in_order(model, cpu, path, from_one, none_added, 5, alone, batches);
   replan_in_order(model, cpu, path, from_eight, winograd_added, 4, alone, batches);
   for (int i = 0; i < BATCHES; i++)
