@@ -628,12 +628,14 @@ static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
   return kept;
 }
 
-/* `replica`: NULL, or the packing that an earlier plan of this model made
- * for this op at its batch: oneDNN's choice is then made again exactly as
- * that first plan made it, so that oneDNN finds that plan's primitive in
- * its cache instead of compiling one, and refused unless it comes out on
- * those very weights. */
+/* `weights_id`: the op's weights' (cpu_packed_weights_identify). `replica`:
+ * NULL, or the packing that an earlier plan of this model made for this op
+ * at its batch: oneDNN's choice is then made again exactly as that first
+ * plan made it, so that oneDNN finds that plan's primitive in its cache
+ * instead of compiling one, and refused unless it comes out on those very
+ * weights. */
 static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                                      const cpu_weights_id *weights_id,
                                       const dnnl_memory_desc_t *replica)
 {
   pthread_once(&engine_once, create_engine);
@@ -676,10 +678,8 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
    * packing if oneDNN has a fast primitive for it, on the whole batch, else
    * a slice at a time; else pack them again as oneDNN picks for this shape
    * (the first shape's choice is never changed by later ones). */
-  cpu_weights_id weights_id = cpu_packed_weights_identify(
-      op->input_values[1], dnnl_memory_desc_get_size(&m.user_weights));
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = replica ? 0 : earlier_packings(&weights_id, &m, earlier);
+  size_t earlier_count = replica ? 0 : earlier_packings(weights_id, &m, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -703,7 +703,7 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
     status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
     goto done;
   }
-  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &weights_id, true, pd,
+  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], weights_id, true, pd,
                                  &m.user_weights, k, p);
   if (status != NPU_OK)
     goto done;
@@ -733,21 +733,19 @@ enum { MIN_SLICE_POSITIONS = 28 * 28 };
  * compiled or packed), its inputs, output and fused addends moved on by a
  * slice's bytes each time. NPU_ERROR_NOT_SUPPORTED where there is no such
  * plan (k is then as it came). */
-static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k)
+static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k,
+                                       const cpu_weights_id *weights_id)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   int64_t batch = x->dims[0];
   cpu_dnnl_window g;
-  if (batch < 2 || !op->input_values[1] || op->input_count > 3 || x->rank < 3 ||
-      op->inputs[1].dtype != NPU_DTYPE_FLOAT32 ||
+  if (batch < 2 || op->input_count > 3 || x->rank < 3 ||
       cpu_dnnl_read_window(op, &op->inputs[1], false, &g) != NPU_OK)
     return NPU_ERROR_NOT_SUPPORTED;
   window_mds m;
   describe_tensors(op, &g, false, &m);
-  cpu_weights_id weights_id = cpu_packed_weights_identify(
-      op->input_values[1], dnnl_memory_desc_get_size(&m.user_weights));
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(&weights_id, &m, earlier);
+  size_t earlier_count = earlier_packings(weights_id, &m, earlier);
   const packing_layouts *planned = NULL;
   for (size_t i = 0; i < earlier_count; i++)
     if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
@@ -783,7 +781,7 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k)
   part.inputs = inputs;
   part.outputs = &output;
   part.fused_inputs = addends;
-  npu_status status = build_window_kernel(&part, k, false, &planned->to);
+  npu_status status = build_window_kernel(&part, k, false, weights_id, &planned->to);
   if (status != NPU_OK) {
     if (k->free_params)
       k->free_params(k->params);
@@ -807,9 +805,18 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k)
 
 static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
 {
-  npu_status status = transposed ? NPU_ERROR_NOT_SUPPORTED : build_planned_slices(op, k);
-  return status == NPU_ERROR_NOT_SUPPORTED ? build_window_kernel(op, k, transposed, NULL)
-                                           : status;
+  if (!op->input_values[1])
+    return cpu_unsupported(op, "weights computed at run time");
+  if (op->inputs[1].dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "oneDNN's float32 windows take float32 tensors");
+  /* (plain float32 weights: as many bytes as oneDNN's user_weights describe) */
+  cpu_weights_id weights_id = cpu_packed_weights_identify(
+      op->input_values[1], cpu_tensor_elements(&op->inputs[1]) * sizeof(float));
+  npu_status status =
+      transposed ? NPU_ERROR_NOT_SUPPORTED : build_planned_slices(op, k, &weights_id);
+  return status == NPU_ERROR_NOT_SUPPORTED
+             ? build_window_kernel(op, k, transposed, &weights_id, NULL)
+             : status;
 }
 
 /* ---- MatMul and Gemm ------------------------------------------------------------- */
