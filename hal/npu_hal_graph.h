@@ -158,10 +158,11 @@ typedef struct npu_hal_op {
   uint32_t input_count, output_count;
   const npu_hal_tensor_desc *inputs, *outputs;
   /* Host copies of inputs whose values are known when planning (weights,
-   * shapes), NULL elsewhere: kernels may pre-pack them. Inputs an operator
-   * needs as constants (Reshape's shape, Clip's bounds, Pad's constant
-   * value, TopK's k...) always have them: the runtime refuses the node
-   * otherwise. */
+   * shapes), NULL elsewhere: kernels may pre-pack them. They stay at these
+   * addresses, unchanged, while a kernel made from them lives. Inputs an
+   * operator needs as constants (Reshape's shape, Clip's bounds, Pad's
+   * constant value, TopK's k...) always have them: the runtime refuses the
+   * node otherwise. */
   const void *const *input_values;
   /* Fused into output 0; a kernel that cannot apply them answers
    * NPU_ERROR_NOT_SUPPORTED and the runtime runs those operators apart. */

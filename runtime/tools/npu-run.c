@@ -3,7 +3,8 @@
  * after warm-up and peak RSS; writes the outputs as .npy files.
  *   npu-run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x640x640 ...]
  *           [--output-dir DIR] [--batch N] [--streams N] [--iterations N]
- *           [--warmup N] [--threads N] [--planned-at N] [--json] */
+ *           [--warmup N] [--threads N] [--planned-at N] [--planned-shape NAME=DIMS ...]
+ *           [--json] */
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 typedef struct options {
   gchar **inputs, **shapes;
+  gchar **planned_shapes; /* contexts planned for these first, then re-planned for --shape */
   gchar *output_dir;
   gint batch, streams, iterations, warmup, threads;
   gint planned_at; /* > 0: contexts planned for this batch first, then re-planned for --batch */
@@ -27,7 +29,9 @@ typedef struct options {
 typedef struct report {
   double load_ms, plan_ms;
   double replan_ms;          /* the first context planned again for another batch; < 0: none */
-  double first_replan_ms;    /* --planned-at: the first context re-planned for --batch */
+  double first_replan_ms;    /* --planned-at/-shape: the first context re-planned for --batch */
+  double first_run_ms;       /* the first run after planning (before any warm-up) */
+  char planned[160];         /* the shapes the contexts were planned for first */
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   double cores_busy;         /* the process's CPU time over the throughput run's wall time */
@@ -85,6 +89,24 @@ static gboolean die_status(const char *what)
   return FALSE;
 }
 
+/* `shape`'s dims from `given` (1x3x640x640) as `option` gave them. */
+static gboolean parse_dims(const char *option, const char *given, npu_tensor_info *shape)
+{
+  gchar **parts = g_strsplit(given, "x", -1);
+  uint32_t rank = g_strv_length(parts);
+  gboolean ok = rank == shape->rank;
+  for (uint32_t d = 0; ok && d < rank; d++) {
+    guint64 dim;
+    ok = g_ascii_string_to_unsigned(parts[d], 10, 0, INT64_MAX, &dim, NULL);
+    shape->dims[d] = (int64_t)dim;
+  }
+  g_strfreev(parts);
+  if (!ok)
+    fprintf(stderr, "npu-run: %s %s=%s: give the input's %u dimensions as numbers joined by x\n",
+            option, shape->name, given, shape->rank);
+  return ok;
+}
+
 /* The concrete shape of each input: --shape, else the --input file's (read
  * here into `files`), else the model's with a dynamic first axis set to
  * --batch; any other open axis must be given. */
@@ -105,20 +127,8 @@ static gboolean choose_shapes(npu_model *model, const options *o, npu_tensor_inf
     }
     const char *given = lookup(o->shapes, shapes[i].name);
     if (given) {
-      gchar **parts = g_strsplit(given, "x", -1);
-      uint32_t rank = g_strv_length(parts);
-      gboolean ok = rank == shapes[i].rank;
-      for (uint32_t d = 0; ok && d < rank; d++) {
-        guint64 dim;
-        ok = g_ascii_string_to_unsigned(parts[d], 10, 0, INT64_MAX, &dim, NULL);
-        shapes[i].dims[d] = (int64_t)dim;
-      }
-      g_strfreev(parts);
-      if (!ok) {
-        fprintf(stderr, "npu-run: --shape %s=%s: give the input's %u dimensions as numbers "
-                "joined by x\n", shapes[i].name, given, shapes[i].rank);
+      if (!parse_dims("--shape", given, &shapes[i]))
         return FALSE;
-      }
       continue;
     }
     for (uint32_t d = 0; d < shapes[i].rank; d++) {
@@ -268,14 +278,15 @@ static void print_report(const char *model_path, const options *o, const npu_ten
       printf("]}");
     }
     printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
-           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
+           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"first_replan_ms\": %.3f, "
+           "\"first_run_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
-           r->min_ms,
+           r->first_replan_ms, r->first_run_ms, r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
@@ -291,12 +302,14 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     printf(" %s\n", npu_dtype_name(shapes[i].dtype));
   }
   printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
-  if (o->planned_at)
-    printf("planned at:   batch %d first, re-planned for batch %d in %.1f ms (the figures below "
-           "are the re-planned shape's)\n", o->planned_at, o->batch, r->first_replan_ms);
+  if (o->planned_at || o->planned_shapes)
+    printf("planned at:   %s first, re-planned for the input above in %.1f ms (%.1f%% of the "
+           "first plan; the figures below are the re-planned shape's)\n", r->planned,
+           r->first_replan_ms, r->plan_ms > 0 ? 100.0 * r->first_replan_ms / r->plan_ms : 0);
   if (r->replan_ms >= 0)
     printf("re-planning:  %.1f ms for another batch size (%.0f%% of the first plan; weights "
            "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
+  printf("first run:    %.2f ms (the first after planning, before warm-up)\n", r->first_run_ms);
   printf("latency:      min %.2f  median %.2f  p90 %.2f  max %.2f ms (%d iterations)\n",
          r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
   printf("throughput:   %.1f inferences/s (batch %d, %d stream%s; %.2f cores busy)\n",
@@ -387,6 +400,11 @@ static gboolean measure(const char *model_path, const options *o)
   memcpy(first_shapes, shapes, in_count * sizeof *shapes);
   if (o->planned_at)
     with_batch(model, shapes, in_count, o->planned_at, first_shapes);
+  for (uint32_t i = 0; i < in_count; i++) {
+    const char *given = lookup(o->planned_shapes, first_shapes[i].name);
+    if (given && !parse_dims("--planned-shape", given, &first_shapes[i]))
+      goto done;
+  }
   double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
     if (npu_context_create(model, device, first_shapes, in_count, &workers[s].context) != NPU_OK) {
@@ -395,12 +413,17 @@ static gboolean measure(const char *model_path, const options *o)
     }
   r.plan_ms = (now_ms() - planned) / o->streams;
   double replanned = now_ms();
-  for (int s = 0; o->planned_at && s < o->streams; s++)
+  for (int s = 0; (o->planned_at || o->planned_shapes) && s < o->streams; s++)
     if (npu_context_reshape(workers[s].context, shapes, in_count) != NPU_OK) {
       die_status("re-planning the model for --batch");
       goto done;
     }
   r.first_replan_ms = (now_ms() - replanned) / o->streams;
+  size_t at = 0;
+  for (uint32_t i = 0; i < in_count && at < sizeof r.planned; i++)
+    for (uint32_t d = 0; d < first_shapes[i].rank && at < sizeof r.planned; d++)
+      at += (size_t)snprintf(r.planned + at, sizeof r.planned - at, "%s%" PRId64,
+                             d ? "x" : i ? " " : "", first_shapes[i].dims[d]);
   r.replan_ms = measure_replan(model, workers[0].context, shapes, in_count);
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))
@@ -411,6 +434,10 @@ static gboolean measure(const char *model_path, const options *o)
   r.load_ms = now_ms() - start;
   npu_context_get_stats(workers[0].context, &r.stats);
 
+  double first_run = now_ms();
+  if (!run_once(&workers[0]))
+    goto done;
+  r.first_run_ms = now_ms() - first_run;
   for (int i = 0; i < o->warmup; i++)
     for (int s = 0; s < o->streams; s++)
       if (!run_once(&workers[s]))
@@ -493,6 +520,9 @@ int main(int argc, char **argv)
        "Threads of the CPU backend (default: NPU_NUM_THREADS or all cores)", "N"},
       {"planned-at", 0, 0, G_OPTION_ARG_INT, &o.planned_at,
        "Plan for batch N first, then re-plan for --batch and measure that", "N"},
+      {"planned-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.planned_shapes,
+       "Plan for this input shape first, then re-plan for --shape and measure that",
+       "NAME=1x3x736x1280"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
       {NULL}};
   GOptionContext *context = g_option_context_new("MODEL.onnx - run an ONNX model and measure it");
@@ -515,6 +545,7 @@ int main(int argc, char **argv)
   gboolean ok = measure(argv[1], &o);
   g_strfreev(o.inputs);
   g_strfreev(o.shapes);
+  g_strfreev(o.planned_shapes);
   g_free(o.output_dir);
   return ok ? 0 : 1;
 }

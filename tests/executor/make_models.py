@@ -102,7 +102,8 @@ save(model_of(block_nodes, [helper.make_tensor_value_info("image", TensorProto.F
      "channel_blocks.onnx")
 
 # One model, many batch sizes: 3x3 convolutions over 256 and 64 channels between 1x1
-# ones (the runtime relays their tensors to channel blocks), 14x14. On 2 threads oneDNN
+# ones (the runtime relays their tensors to channel blocks), 28x28 (enough positions for
+# the CPU backend to re-plan larger batches in slices of batch 1). On 2 threads oneDNN
 # packs Winograd weights for batch 1 in a format it refuses at batch 2 (256 channels:
 # run a slice of the batch at a time) and takes at batch 2 (64 channels), and 1x1 ones
 # in a layout of any batch; the last adds a residual.
@@ -117,8 +118,8 @@ replan_nodes = [
     helper.make_node("Add", ["out", "x"], ["y"]),
 ]
 save(model_of(replan_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                           ["batch", 16, 14, 14])],
-              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16, 14, 14])],
+                                                           ["batch", 16, 28, 28])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16, 28, 28])],
               [weight("widen_w", (256, 16, 1, 1)), weight("wide3x3_w", (256, 256, 3, 3)),
                weight("wide3x3_b", (256,)), weight("narrow_w", (64, 256, 1, 1)),
                weight("narrow3x3_w", (64, 64, 3, 3)), weight("out_w", (16, 64, 1, 1))]),

@@ -30,12 +30,13 @@ static bool ints_equal(const void *a, const void *b)
   return *(const int *)a == *(const int *)b;
 }
 
+/* Held from no lasting address: found by hashing the values each time. */
 static cpu_packed_weights *acquire(packer *p, int layout)
 {
   cpu_packed_weights *w = NULL;
-  NPU_ASSERT_OK(cpu_packed_weights_acquire(p->values, p->count * sizeof(float), &layout,
-                                           sizeof layout, ints_equal, p->count * sizeof(float),
-                                           reverse_values, p, &w));
+  cpu_weights_id id = cpu_packed_weights_identify(p->values, p->count * sizeof(float));
+  NPU_ASSERT_OK(cpu_packed_weights_acquire(&id, NULL, &layout, sizeof layout, ints_equal,
+                                           p->count * sizeof(float), reverse_values, p, &w));
   return w;
 }
 
@@ -61,18 +62,18 @@ static void test_shared_by_values_and_layout(void)
   g_assert_cmpint(c.calls, ==, 1);
 
   /* Still there while one user is left; packed again once all are gone. */
-  cpu_packed_weights_release(first);
+  cpu_packed_weights_release(first, NULL);
   g_assert_true(acquire(&a, 7) == second);
   g_assert_cmpint(a.calls, ==, 2);
-  cpu_packed_weights_release(second);
-  cpu_packed_weights_release(second);
+  cpu_packed_weights_release(second, NULL);
+  cpu_packed_weights_release(second, NULL);
   cpu_packed_weights *again = acquire(&a, 7);
   g_assert_cmpint(a.calls, ==, 3);
   g_assert_cmpfloat(((const float *)cpu_packed_weights_data(again))[0], ==, 5);
-  cpu_packed_weights_release(again);
-  cpu_packed_weights_release(other_layout);
-  cpu_packed_weights_release(other);
-  cpu_packed_weights_release(NULL);
+  cpu_packed_weights_release(again, NULL);
+  cpu_packed_weights_release(other_layout, NULL);
+  cpu_packed_weights_release(other, NULL);
+  cpu_packed_weights_release(NULL, NULL);
 }
 
 /* Two sign bits flipped cancel out in a weak word hash: they must not here. */
@@ -84,8 +85,8 @@ static void test_sign_flips_are_other_values(void)
   cpu_packed_weights *first = acquire(&a, 1), *second = acquire(&b, 1);
   g_assert_true(first != second);
   g_assert_cmpint(b.calls, ==, 1);
-  cpu_packed_weights_release(first);
-  cpu_packed_weights_release(second);
+  cpu_packed_weights_release(first, NULL);
+  cpu_packed_weights_release(second, NULL);
 }
 
 static void test_failed_packing(void)
@@ -94,14 +95,40 @@ static void test_failed_packing(void)
   packer failing = {values, 3, 0, true}, working = {values, 3, 0, false};
   int layout = 1;
   cpu_packed_weights *w = NULL;
-  NPU_ASSERT_STATUS(cpu_packed_weights_acquire(values, sizeof values, &layout, sizeof layout,
-                                               ints_equal, sizeof values, reverse_values, &failing,
-                                               &w),
+  cpu_weights_id id = cpu_packed_weights_identify(values, sizeof values);
+  NPU_ASSERT_STATUS(cpu_packed_weights_acquire(&id, values, &layout, sizeof layout, ints_equal,
+                                               sizeof values, reverse_values, &failing, &w),
                     NPU_ERROR_NOT_SUPPORTED);
   /* Nothing kept from the failure: the next one packs. */
   w = acquire(&working, 1);
   g_assert_cmpint(working.calls, ==, 1);
-  cpu_packed_weights_release(w);
+  cpu_packed_weights_release(w, NULL);
+}
+
+/* Values held at a lasting address are known by it while a packing holds
+ * them (the test changes them in place, which a plan never does, to see
+ * that they are not read again), and hashed again once it is released. */
+static void test_lasting_address_read_once(void)
+{
+  float values[] = {1, 2, 3, 4};
+  packer a = {values, 4, 0, false};
+  int layout = 3;
+  cpu_weights_id first = cpu_packed_weights_identify(values, sizeof values);
+  cpu_packed_weights *w = NULL;
+  NPU_ASSERT_OK(cpu_packed_weights_acquire(&first, values, &layout, sizeof layout, ints_equal,
+                                           sizeof values, reverse_values, &a, &w));
+  values[0] = 9;
+  cpu_weights_id remembered = cpu_packed_weights_identify(values, sizeof values);
+  g_assert_true(remembered.low == first.low && remembered.high == first.high);
+  cpu_weights_id other_size = cpu_packed_weights_identify(values, 2 * sizeof(float));
+  g_assert_cmpuint(other_size.bytes, ==, 2 * sizeof(float));
+  g_assert_false(other_size.low == first.low && other_size.high == first.high);
+  cpu_packed_weights_release(w, values);
+  cpu_weights_id rehashed = cpu_packed_weights_identify(values, sizeof values);
+  g_assert_false(rehashed.low == first.low && rehashed.high == first.high);
+  size_t packings, bytes;
+  cpu_packed_weights_totals(&packings, &bytes);
+  g_assert_cmpuint(packings, ==, 0);
 }
 
 int main(int argc, char **argv)
@@ -112,5 +139,7 @@ int main(int argc, char **argv)
   g_test_add_func("/cpu/packed-weights/sign-flips-are-other-values",
                   test_sign_flips_are_other_values);
   g_test_add_func("/cpu/packed-weights/failed-packing", test_failed_packing);
+  g_test_add_func("/cpu/packed-weights/lasting-address-read-once",
+                  test_lasting_address_read_once);
   return g_test_run();
 }

@@ -78,7 +78,7 @@ void cpu_dnnl_free_params(void *data)
   for (size_t i = 0; i < sizeof primitives / sizeof primitives[0]; i++)
     if (primitives[i])
       dnnl_primitive_destroy(primitives[i]);
-  cpu_packed_weights_release(p->packed_weights);
+  cpu_packed_weights_release(p->packed_weights, p->packed_from);
   free(p);
 }
 
@@ -86,20 +86,16 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const cpu_dnnl_params *p = k->params;
   char *workspace = out[k->output_count];
-  dnnl_memory_set_data_handle(p->src, p->src_reorder ? workspace + p->src_offset : in[0]);
-  dnnl_memory_set_data_handle(p->dst, p->dst_reorder ? workspace + p->dst_offset : out[0]);
   dnnl_memory_set_data_handle(p->scratchpad, workspace);
   if (p->src_reorder)
-    dnnl_memory_set_data_handle(p->plain_src, in[0]);
+    dnnl_memory_set_data_handle(p->src, workspace + p->src_offset);
   if (p->dst_reorder)
-    dnnl_memory_set_data_handle(p->plain_dst, out[0]);
+    dnnl_memory_set_data_handle(p->dst, workspace + p->dst_offset);
   dnnl_exec_arg_t args[5 + NPU_HAL_MAX_ACTIVATIONS] = {
       {DNNL_ARG_SRC, p->src}, {DNNL_ARG_DST, p->dst}, {DNNL_ARG_SCRATCHPAD, p->scratchpad}};
   int arg_count = 3;
-  for (uint32_t i = 0; i < p->addend_count; i++) {
-    dnnl_memory_set_data_handle(p->addends[i], in[p->addend_inputs[i]]);
+  for (uint32_t i = 0; i < p->addend_count; i++)
     args[arg_count++] = (dnnl_exec_arg_t){p->addend_args[i], p->addends[i]};
-  }
   if (p->weights) {
     if (!p->packed_weights)
       dnnl_memory_set_data_handle(p->weights, in[1]);
@@ -111,16 +107,21 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
   }
   dnnl_exec_arg_t to_blocked[] = {{DNNL_ARG_FROM, p->plain_src}, {DNNL_ARG_TO, p->src}};
   dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
-  if (p->src_reorder)
-    dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
-  for (uint32_t slice = 1; slice < p->slices; slice++) {
+  uint32_t slices = p->slices > 1 ? p->slices : 1;
+  for (uint32_t slice = 0; slice < slices; slice++) {
+    char *src = (char *)in[0] + slice * p->src_slice_bytes;
+    char *dst = (char *)out[0] + slice * p->dst_slice_bytes;
+    dnnl_memory_set_data_handle(p->src_reorder ? p->plain_src : p->src, src);
+    dnnl_memory_set_data_handle(p->dst_reorder ? p->plain_dst : p->dst, dst);
+    for (uint32_t i = 0; i < p->addend_count; i++)
+      dnnl_memory_set_data_handle(p->addends[i], (char *)in[p->addend_inputs[i]] +
+                                                     slice * p->addend_slice_bytes[i]);
+    if (p->src_reorder)
+      dnnl_primitive_execute(p->src_reorder, stream, 2, to_blocked);
     dnnl_primitive_execute(p->primitive, stream, arg_count, args);
-    dnnl_memory_set_data_handle(p->src, (char *)in[0] + slice * p->src_slice_bytes);
-    dnnl_memory_set_data_handle(p->dst, (char *)out[0] + slice * p->dst_slice_bytes);
+    if (p->dst_reorder)
+      dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
   }
-  dnnl_primitive_execute(p->primitive, stream, arg_count, args);
-  if (p->dst_reorder)
-    dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
   dnnl_stream_wait(stream);
 }
 
@@ -370,6 +371,7 @@ static bool pack_with_reorder(void *ctx, void *packed)
  * transposed and a plain use of one matrix differ) and packed into the same. */
 typedef struct packing_layouts {
   dnnl_memory_desc_t from, to;
+  int64_t batch; /* input 0's first axis in the kernel that packed them (not compared) */
 } packing_layouts;
 
 static bool packing_layouts_equal(const void *a, const void *b)
@@ -379,16 +381,18 @@ static bool packing_layouts_equal(const void *a, const void *b)
 }
 
 npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 const cpu_weights_id *id, bool lasting,
                                  dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
                                  npu_hal_kernel *k, cpu_dnnl_params *p)
 {
   const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   weights_packing packing = {k->device, user_md, chosen, values};
-  packing_layouts layouts = {*user_md, *chosen};
+  packing_layouts layouts = {*user_md, *chosen, op->inputs[0].dims[0]};
   npu_status status = cpu_packed_weights_acquire(
-      values, dnnl_memory_desc_get_size(user_md), &layouts, sizeof layouts,
-      packing_layouts_equal, dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing,
-      &p->packed_weights);
+      id, lasting ? values : NULL, &layouts, sizeof layouts, packing_layouts_equal,
+      dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing, &p->packed_weights);
+  if (status == NPU_OK && lasting)
+    p->packed_from = values;
   if (status == NPU_ERROR_NOT_SUPPORTED)
     return cpu_unsupported(op, "oneDNN cannot reorder the weights");
   if (status != NPU_OK)
@@ -612,12 +616,11 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
  * batch sizes share them): their layouts, when read from the same. */
 enum { MAX_EARLIER_PACKINGS = 4 };
 
-static size_t earlier_packings(const void *values, const window_mds *m,
+static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
                                packing_layouts earlier[MAX_EARLIER_PACKINGS])
 {
   packing_layouts found[MAX_EARLIER_PACKINGS];
-  size_t count = cpu_packed_weights_layouts(values, dnnl_memory_desc_get_size(&m->user_weights),
-                                            sizeof *found, found, MAX_EARLIER_PACKINGS);
+  size_t count = cpu_packed_weights_layouts(id, sizeof *found, found, MAX_EARLIER_PACKINGS);
   size_t kept = 0;
   for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
     if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights))
@@ -625,7 +628,15 @@ static size_t earlier_packings(const void *values, const window_mds *m,
   return kept;
 }
 
-static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+/* `weights_id`: the op's weights' (cpu_packed_weights_identify). `replica`:
+ * NULL, or the packing that an earlier plan of this model made for this op
+ * at its batch: oneDNN's choice is then made again exactly as that first
+ * plan made it, so that oneDNN finds that plan's primitive in its cache
+ * instead of compiling one, and refused unless it comes out on those very
+ * weights. */
+static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                                      const cpu_weights_id *weights_id,
+                                      const dnnl_memory_desc_t *replica)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -668,7 +679,7 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
    * a slice at a time; else pack them again as oneDNN picks for this shape
    * (the first shape's choice is never changed by later ones). */
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(op->input_values[1], &m, earlier);
+  size_t earlier_count = replica ? 0 : earlier_packings(weights_id, &m, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -686,7 +697,14 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
   }
-  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &m.user_weights, k, p);
+  if (replica &&
+      !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                              replica)) {
+    status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
+    goto done;
+  }
+  status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], weights_id, true, pd,
+                                 &m.user_weights, k, p);
   if (status != NPU_OK)
     goto done;
   const window_mds *tensors = p->slices > 1 ? &sliced : &m;
@@ -705,6 +723,100 @@ done:
   if (attr)
     dnnl_primitive_attr_destroy(attr);
   return status;
+}
+
+enum { MIN_SLICE_POSITIONS = 28 * 28 };
+
+/* A convolution re-planned for a multiple of the batch an earlier plan
+ * packed its weights for runs that plan's kernel once per slice of that
+ * batch: the same primitive (oneDNN's cache hands it over: nothing is
+ * compiled or packed), its inputs, output and fused addends moved on by a
+ * slice's bytes each time. NPU_ERROR_NOT_SUPPORTED where there is no such
+ * plan (k is then as it came). */
+static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k,
+                                       const cpu_weights_id *weights_id)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  int64_t batch = x->dims[0];
+  cpu_dnnl_window g;
+  if (batch < 2 || op->input_count > 3 || x->rank < 3 ||
+      cpu_dnnl_read_window(op, &op->inputs[1], false, &g) != NPU_OK)
+    return NPU_ERROR_NOT_SUPPORTED;
+  window_mds m;
+  describe_tensors(op, &g, false, &m);
+  packing_layouts earlier[MAX_EARLIER_PACKINGS];
+  size_t earlier_count = earlier_packings(weights_id, &m, earlier);
+  const packing_layouts *planned = NULL;
+  for (size_t i = 0; i < earlier_count; i++)
+    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
+        (!planned || earlier[i].batch > planned->batch))
+      planned = &earlier[i];
+  /* A slice with few output positions leaves the threads too little work
+   * each time (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in
+   * slices of 1): those get a primitive of their own for the whole batch. */
+  int64_t positions = planned ? planned->batch : 0;
+  for (uint32_t d = 2; d < y->rank; d++)
+    positions *= y->dims[d];
+  if (positions < MIN_SLICE_POSITIONS)
+    return NPU_ERROR_NOT_SUPPORTED;
+
+  /* The op at that batch: its activations, and its addends of the
+   * output's shape, a slice of the batch; biases as they are. */
+  int64_t slice = planned->batch;
+  npu_hal_tensor_desc inputs[3], output = *y, addends[NPU_HAL_MAX_ACTIVATIONS];
+  memcpy(inputs, op->inputs, op->input_count * sizeof inputs[0]);
+  inputs[0].dims[0] = output.dims[0] = slice;
+  bool sliced_addend[NPU_HAL_MAX_ACTIVATIONS] = {false};
+  for (uint32_t i = 0; i < op->fused_input_count && i < NPU_HAL_MAX_ACTIVATIONS; i++) {
+    addends[i] = op->fused_inputs[i];
+    sliced_addend[i] = cpu_tensor_elements(&addends[i]) == cpu_tensor_elements(y);
+    if (sliced_addend[i] && addends[i].dims[0] != batch)
+      return NPU_ERROR_NOT_SUPPORTED;
+    if (sliced_addend[i])
+      addends[i].dims[0] = slice;
+    else if (addends[i].rank > 0 && addends[i].dims[0] == batch)
+      return NPU_ERROR_NOT_SUPPORTED; /* neither the output's shape nor a bias */
+  }
+  npu_hal_op part = *op;
+  part.inputs = inputs;
+  part.outputs = &output;
+  part.fused_inputs = addends;
+  npu_status status = build_window_kernel(&part, k, false, weights_id, &planned->to);
+  if (status != NPU_OK) {
+    if (k->free_params)
+      k->free_params(k->params);
+    k->params = NULL;
+    k->free_params = NULL;
+    k->packed_inputs = 0;
+    k->workspace_bytes = 0;
+    return status;
+  }
+  cpu_dnnl_params *p = k->params;
+  p->slices = (uint32_t)(batch / slice);
+  p->src_slice_bytes = cpu_tensor_elements(&inputs[0]) * sizeof(float);
+  p->dst_slice_bytes = cpu_tensor_elements(&output) * sizeof(float);
+  for (uint32_t i = 0; i < p->addend_count; i++) {
+    uint32_t fused = p->addend_inputs[i] - op->input_count;
+    p->addend_slice_bytes[i] =
+        sliced_addend[fused] ? cpu_tensor_elements(&addends[fused]) * sizeof(float) : 0;
+  }
+  return NPU_OK;
+}
+
+static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+{
+  if (!op->input_values[1])
+    return cpu_unsupported(op, "weights computed at run time");
+  if (op->inputs[1].dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "oneDNN's float32 windows take float32 tensors");
+  /* (plain float32 weights: as many bytes as oneDNN's user_weights describe) */
+  cpu_weights_id weights_id = cpu_packed_weights_identify(
+      op->input_values[1], cpu_tensor_elements(&op->inputs[1]) * sizeof(float));
+  npu_status status =
+      transposed ? NPU_ERROR_NOT_SUPPORTED : build_planned_slices(op, k, &weights_id);
+  return status == NPU_ERROR_NOT_SUPPORTED
+             ? build_window_kernel(op, k, transposed, &weights_id, NULL)
+             : status;
 }
 
 /* ---- MatMul and Gemm ------------------------------------------------------------- */
@@ -806,8 +918,11 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
   }
-  if (packed)
-    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], pd, &user_b_md, k, p);
+  if (packed) {
+    cpu_weights_id id = cpu_packed_weights_identify(op->input_values[1],
+                                                    dnnl_memory_desc_get_size(&user_b_md));
+    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &id, true, pd, &user_b_md, k, p);
+  }
   if (status != NPU_OK)
     goto done;
   s = cpu_dnnl_make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);

@@ -18,6 +18,7 @@ typedef struct cpu_dnnl_params {
   dnnl_memory_t plain_src, plain_dst;
   size_t src_offset, dst_offset;                     /* of the blocked copies in the workspace */
   cpu_packed_weights *packed_weights; /* in oneDNN's layout; NULL: input 1 read at run time */
+  const void *packed_from;            /* the op's values it was acquired from, or NULL */
   uint32_t bias_input;   /* the launch input holding the bias */
   /* Binary post-ops (fused residual Add): the launch input each reads. */
   dnnl_memory_t addends[NPU_HAL_MAX_ACTIVATIONS];
@@ -25,10 +26,12 @@ typedef struct cpu_dnnl_params {
   uint32_t addend_inputs[NPU_HAL_MAX_ACTIVATIONS];
   uint32_t addend_count;
   /* > 1: the primitive computes batch / slices images and runs once per
-   * slice, the tensors' images being contiguous (it runs on weights packed
-   * for that smaller batch: see build_window). 0 or 1: once, whole. */
+   * slice, the tensors' images being contiguous (it was made for that
+   * smaller batch: see build_window). 0 or 1: once, whole. The bytes each
+   * slice moves on in the tensors (an addend's 0: a bias, the same for all). */
   uint32_t slices;
   size_t src_slice_bytes, dst_slice_bytes;
+  size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
 } cpu_dnnl_params;
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
@@ -69,9 +72,11 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
 bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd);
 
 /* The constant weights `values` (of launch input `input`, laid out as
- * `user_md`) in the layout the primitive chose: packed once for every
- * kernel with the same values and layouts. */
+ * `user_md`, identified by `id`) in the layout the primitive chose: packed
+ * once for every kernel with the same values and layouts. `lasting`: the
+ * values are the op's own input_values, unchanged while the kernel lives. */
 npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 const cpu_weights_id *id, bool lasting,
                                  dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
                                  npu_hal_kernel *k, cpu_dnnl_params *p);
 

@@ -5,7 +5,10 @@
  * they are freed. The values themselves are not kept (that would double
  * the weights in memory), so two different tensors are told apart by the
  * hash alone: a non-cryptographic one, whose every input bit reaches every
- * output bit, so that structured differences (signs, say) do not cancel. */
+ * output bit, so that structured differences (signs, say) do not cancel.
+ * Each packing also remembers the addresses it was acquired from with
+ * values that stay put while it is held, so that the same weights planned
+ * again are known by their address instead of hashed again. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,14 +16,17 @@
 
 #include "packed_weights.h"
 
-typedef struct values_hash {
-  uint64_t low, high;
-} values_hash;
+/* An address the values are held at, and by how many references. */
+typedef struct lasting_source {
+  const void *address;
+  unsigned references;
+} lasting_source;
 
 struct cpu_packed_weights {
   cpu_packed_weights *next;
-  values_hash source_hash;
-  size_t source_bytes;
+  cpu_weights_id id;
+  lasting_source *sources;
+  size_t source_count;
   void *layout;
   size_t layout_bytes;
   cpu_layout_equal_fn layout_equal;
@@ -50,7 +56,7 @@ static uint64_t rotate(uint64_t x, int bits)
 
 /* Two 64-bit lanes over the bytes as 8-byte words (the tail zero-padded),
  * each word avalanched before it is mixed in, then the length. */
-static values_hash hash_bytes(const void *data, size_t bytes)
+static cpu_weights_id hash_bytes(const void *data, size_t bytes)
 {
   uint64_t low = 0x9e3779b97f4a7c15ull, high = 0xc2b2ae3d27d4eb4full;
   const unsigned char *p = data;
@@ -62,39 +68,87 @@ static values_hash hash_bytes(const void *data, size_t bytes)
   }
   low = avalanche(low ^ bytes);
   high = avalanche(high + low);
-  return (values_hash){low, high};
+  return (cpu_weights_id){low, high, bytes};
 }
 
-static cpu_packed_weights *find(values_hash hash, size_t source_bytes, const void *layout,
+static bool same_values(const cpu_weights_id *a, const cpu_weights_id *b)
+{
+  return a->low == b->low && a->high == b->high && a->bytes == b->bytes;
+}
+
+static cpu_packed_weights *find(const cpu_weights_id *id, const void *layout,
                                 size_t layout_bytes, cpu_layout_equal_fn layout_equal)
 {
   for (cpu_packed_weights *w = registry; w; w = w->next)
-    if (w->source_hash.low == hash.low && w->source_hash.high == hash.high &&
-        w->source_bytes == source_bytes &&
-        w->layout_bytes == layout_bytes && w->layout_equal == layout_equal &&
-        layout_equal(w->layout, layout))
+    if (same_values(&w->id, id) && w->layout_bytes == layout_bytes &&
+        w->layout_equal == layout_equal && layout_equal(w->layout, layout))
       return w;
   return NULL;
+}
+
+cpu_weights_id cpu_packed_weights_identify(const void *source, size_t source_bytes)
+{
+  pthread_mutex_lock(&registry_lock);
+  for (const cpu_packed_weights *w = registry; w; w = w->next)
+    for (size_t i = 0; i < w->source_count; i++)
+      if (w->sources[i].address == source && w->id.bytes == source_bytes) {
+        cpu_weights_id id = w->id;
+        pthread_mutex_unlock(&registry_lock);
+        return id;
+      }
+  pthread_mutex_unlock(&registry_lock);
+  return hash_bytes(source, source_bytes);
+}
+
+/* One more reference held from `lasting` (NULL: none to remember). */
+static bool hold_source(cpu_packed_weights *w, const void *lasting)
+{
+  if (!lasting)
+    return true;
+  for (size_t i = 0; i < w->source_count; i++)
+    if (w->sources[i].address == lasting) {
+      w->sources[i].references++;
+      return true;
+    }
+  lasting_source *grown = realloc(w->sources, (w->source_count + 1) * sizeof *grown);
+  if (!grown)
+    return false;
+  w->sources = grown;
+  w->sources[w->source_count++] = (lasting_source){lasting, 1};
+  return true;
+}
+
+static void drop_source(cpu_packed_weights *w, const void *lasting)
+{
+  for (size_t i = 0; lasting && i < w->source_count; i++)
+    if (w->sources[i].address == lasting && --w->sources[i].references == 0) {
+      w->sources[i] = w->sources[--w->source_count];
+      return;
+    }
 }
 
 static void destroy(cpu_packed_weights *w)
 {
   free(w->data);
   free(w->layout);
+  free(w->sources);
   free(w);
 }
 
-npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, const void *layout,
-                                      size_t layout_bytes, cpu_layout_equal_fn layout_equal,
-                                      size_t packed_bytes, cpu_pack_fn pack, void *pack_ctx,
-                                      cpu_packed_weights **out)
+npu_status cpu_packed_weights_acquire(const cpu_weights_id *id, const void *lasting,
+                                      const void *layout, size_t layout_bytes,
+                                      cpu_layout_equal_fn layout_equal, size_t packed_bytes,
+                                      cpu_pack_fn pack, void *pack_ctx, cpu_packed_weights **out)
 {
-  values_hash hash = hash_bytes(source, source_bytes);
   npu_status status = NPU_OK;
   /* Packing under the lock: two contexts planned at once pack once. */
   pthread_mutex_lock(&registry_lock);
-  cpu_packed_weights *w = find(hash, source_bytes, layout, layout_bytes, layout_equal);
+  cpu_packed_weights *w = find(id, layout, layout_bytes, layout_equal);
   if (w) {
+    if (!hold_source(w, lasting)) {
+      pthread_mutex_unlock(&registry_lock);
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory sharing packed weights");
+    }
     w->references++;
     goto done;
   }
@@ -103,7 +157,7 @@ npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, c
     w->layout = malloc(layout_bytes);
     w->data = aligned_alloc(64, (packed_bytes + 63) / 64 * 64);
   }
-  if (!w || !w->layout || !w->data) {
+  if (!w || !w->layout || !w->data || !hold_source(w, lasting)) {
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory packing %zu bytes of weights",
                            packed_bytes);
     goto fail;
@@ -113,8 +167,12 @@ npu_status cpu_packed_weights_acquire(const void *source, size_t source_bytes, c
     goto fail;
   }
   memcpy(w->layout, layout, layout_bytes);
-  *w = (cpu_packed_weights){registry, hash, source_bytes, w->layout, layout_bytes, layout_equal,
-                            w->data, packed_bytes, 1};
+  w->next = registry;
+  w->id = *id;
+  w->layout_bytes = layout_bytes;
+  w->layout_equal = layout_equal;
+  w->packed_bytes = packed_bytes;
+  w->references = 1;
   registry = w;
 done:
   pthread_mutex_unlock(&registry_lock);
@@ -127,15 +185,13 @@ fail:
   return status;
 }
 
-size_t cpu_packed_weights_layouts(const void *source, size_t source_bytes, size_t layout_bytes,
-                                  void *layouts, size_t max)
+size_t cpu_packed_weights_layouts(const cpu_weights_id *id, size_t layout_bytes, void *layouts,
+                                  size_t max)
 {
-  values_hash hash = hash_bytes(source, source_bytes);
   size_t count = 0;
   pthread_mutex_lock(&registry_lock);
   for (const cpu_packed_weights *w = registry; w; w = w->next)
-    if (w->source_hash.low == hash.low && w->source_hash.high == hash.high &&
-        w->source_bytes == source_bytes && w->layout_bytes == layout_bytes) {
+    if (same_values(&w->id, id) && w->layout_bytes == layout_bytes) {
       if (count < max)
         memcpy((char *)layouts + count * layout_bytes, w->layout, layout_bytes);
       count++;
@@ -160,11 +216,12 @@ void *cpu_packed_weights_data(const cpu_packed_weights *weights)
   return weights->data;
 }
 
-void cpu_packed_weights_release(cpu_packed_weights *weights)
+void cpu_packed_weights_release(cpu_packed_weights *weights, const void *lasting)
 {
   if (!weights)
     return;
   pthread_mutex_lock(&registry_lock);
+  drop_source(weights, lasting);
   bool last = --weights->references == 0;
   if (last)
     for (cpu_packed_weights **link = &registry; *link; link = &(*link)->next)

@@ -162,7 +162,9 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "oneDNN has no fast int8 convolution for this shape");
     goto done;
   }
-  status = cpu_dnnl_pack_weights(op, W, weights, pd, &user_weights_md, k, p);
+  /* (weights: a copy of our own, freed below: not lasting) */
+  cpu_weights_id id = cpu_packed_weights_identify(weights, cpu_tensor_elements(&op->inputs[W]));
+  status = cpu_dnnl_pack_weights(op, W, weights, &id, false, pd, &user_weights_md, k, p);
   if (status != NPU_OK)
     goto done;
   s = cpu_dnnl_make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
