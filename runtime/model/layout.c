@@ -11,7 +11,7 @@ static bool is_elementwise(const char *op_type)
       "Sub",  "Mul",       "Div",     "Max",  "Min",         "Pow",       "Exp",  "Log",
       "Sqrt", "Abs",       "Neg",     "Erf",  "Reciprocal",  "Floor",     "Ceil",
       "Elu",  "Selu",      "Celu",    "Softplus", "Softsign", "Sign",    "ThresholdedRelu",
-      "Mish", "Round", "Mod",
+      "Mish", "Round", "Mod", "QLinearAdd",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(op_type, names[i]) == 0)
@@ -70,7 +70,9 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
   for (size_t t = 0; t < g->tensor_count; t++) {
     const npu_hal_tensor_desc *d = q->activation(q->data, (int32_t)t);
     parent[t] = (int32_t)t;
-    bad[t] = !d || d->dtype != NPU_DTYPE_FLOAT32 || d->rank < 3 || d->rank > 5;
+    bool activation_type = d && (d->dtype == NPU_DTYPE_FLOAT32 || d->dtype == NPU_DTYPE_UINT8 ||
+                                 d->dtype == NPU_DTYPE_INT8);
+    bad[t] = !activation_type || d->rank < 3 || d->rank > 5;
   }
   for (uint32_t n = 0; n < g->node_count; n++) {
     const npu_graph_node *node = &g->nodes[n];

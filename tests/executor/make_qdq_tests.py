@@ -197,3 +197,104 @@ write_case("test_qdq_conv_relu_above_zero_point", (1, 8, 10, 10), U8_X,
 write_case("test_qdq_conv_clip_inside_range", (1, 8, 10, 10), U8_X,
            [{"out": 8, "activation": ("Clip", -0.5, 0.5), "y_scale": 0.01,
              "y_zero": 128}], 5)
+
+
+# ---- The int8 operators between convolutions --------------------------------------
+
+def max_pool(x, kernel, stride, pad):
+    """NCHW max pooling, padding never chosen."""
+    n, c, h, w = x.shape
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
+    oh, ow = (h + 2 * pad - kernel) // stride + 1, (w + 2 * pad - kernel) // stride + 1
+    y = np.full((n, c, oh, ow), -np.inf, np.float32)
+    for i in range(kernel):
+        for j in range(kernel):
+            y = np.maximum(y, padded[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride])
+    return y
+
+
+def write_graph(name, shape, x_params, build, kernels):
+    """A float input quantised with x_params, then what build(b, q, real,
+    params) adds (returning the last quantised tensor, its values and
+    parameters); the last quantised output is y."""
+    b = Builder()
+    x = rng.normal(0, 1, shape).astype(np.float32)
+    q = b.quantise("x", *x_params)
+    q, values, params = build(b, q, x, x_params)
+    b.nodes.append(helper.make_node("Identity", [q], ["y"]))
+    graph = helper.make_graph(
+        b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TYPES[params[2]], values.shape)], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, array in (("input", x), ("output", values)):
+        with open(os.path.join(folder, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+    with open(os.path.join(folder, "kernels"), "w") as f:
+        f.write(f"{kernels}\n")
+
+
+def conv_on(b, q, real, params, spec):
+    """qdq_conv, returning the real values of its quantised output too."""
+    q, values, out = qdq_conv(b, q, real, params, spec)
+    return q, values, out, dequantise(values, out[0], out[1])
+
+
+def residual(relu, y_type, y_zero):
+    """conv1 -> conv2, DQ(conv1) + DQ(conv2) [-> Relu] -> Q -> conv3: the
+    Add's tensors are all convolution outputs (channels-last int8)."""
+    def build(b, q, x, params):
+        low = -128 if y_type == np.int8 else 0  # (Relu: a saturation)
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "activation": "Relu",
+                                                  "y_type": y_type, "y_zero": low})
+        q2, _, p2, r2 = conv_on(b, q1, r1, p1, {"out": 16, "y_type": y_type, "y_zero": y_zero})
+        total = b.node("Add", [b.dequantise(q1, *p1), b.dequantise(q2, *p2)])
+        real = r1 + r2
+        if relu:
+            total = b.node("Relu", [total])
+            real = np.maximum(real, 0)
+        p3 = (np.float32(np.abs(real).max() / 100), low if relu else y_zero, y_type)
+        q3 = b.quantise(total, *p3)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, q3, r3, p3, {"out": 16, "y_type": y_type})
+        return q4, values, p4
+    return build
+
+
+def broadcast_add(b, q, x, params):
+    """DQ(conv) + DQ(int8 constant of one value per channel) -> Q."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 8, "y_type": np.int8, "y_zero": -3})
+    shift_q = rng.integers(-100, 100, (1, 8, 1, 1)).astype(np.int8)
+    shift_params = (np.float32(0.01), np.int8(7), np.int8)
+    total = b.node("Add", [b.dequantise(q1, *p1),
+                           b.dequantise(b.const("shift", shift_q), *shift_params)])
+    real = r1 + dequantise(shift_q, shift_params[0], shift_params[1])
+    p2 = (np.float32(np.abs(real).max() / 90), 4, np.int8)
+    return b.quantise(total, *p2), quantise(real, *p2), p2
+
+
+def pool(same_params):
+    """conv -> DQ -> MaxPool 3x3/2 -> Q -> conv; the pool's Q takes the
+    conv's parameters (int8 pooling) or others (it stays in float)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "activation": "Relu"})
+        pooled = b.node("MaxPool", [b.dequantise(q1, *p1)], kernel_shape=[3, 3],
+                        strides=[2, 2], pads=[1, 1, 1, 1])
+        real = max_pool(r1, 3, 2, 1)
+        p2 = p1 if same_params else (np.float32(p1[0] * 1.5), 3, p1[2])
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(pooled, *p2), r2, p2, {"out": 16})
+        return q3, values, p3
+    return build
+
+
+# Kernels: the input's QuantizeLinear, one per int8 node, the Identity.
+write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 6)
+write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 6)
+write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_add, 4)
+write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
+# Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.
+write_graph("test_qdq_max_pool_requantised", (1, 8, 13, 13), U8_X, pool(False), 7)

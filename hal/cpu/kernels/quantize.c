@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast_math.h"
 #include "quant_kernels.h"
 
 /* ---- QuantizeLinear, DequantizeLinear ---------------------------------------------- */
@@ -109,6 +110,59 @@ typedef struct broadcast_params {
   int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* 0 along broadcast axes */
 } broadcast_params;
 
+/* QLinearAdd of three tensors of one shape and 8-bit type, in any one
+ * layout: the reference's float arithmetic, vectorised. int8 is read as
+ * uint8 less 128 (its zero points moved by 128) and written back flipped. */
+typedef struct add_job {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  size_t count;
+  float as, bs, ys;
+  int32_t az, bz, yz;
+  uint8_t flip;
+} add_job;
+
+NPU_VECTOR_CLONES
+static void add_chunk(void *data, size_t chunk)
+{
+  const add_job *j = data;
+  /* (locals: the stores through y could otherwise alias the job) */
+  const uint8_t *a = j->a, *b = j->b;
+  uint8_t *y = j->y;
+  float as = j->as, bs = j->bs, ys = j->ys;
+  int32_t az = j->az, bz = j->bz, yz = j->yz;
+  uint8_t flip = j->flip;
+  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
+  for (size_t i = chunk * CHUNK; i < end; i++) {
+    float va = (float)((int32_t)(a[i] ^ flip) - az) * as;
+    float vb = (float)((int32_t)(b[i] ^ flip) - bz) * bs;
+    float v = (va + vb) / ys;
+    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  }
+}
+
+static bool same_shape_and_type(const npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
+  return a->dtype == y->dtype && b->dtype == y->dtype && a->rank == y->rank &&
+         b->rank == y->rank && !memcmp(a->dims, y->dims, y->rank * sizeof y->dims[0]) &&
+         !memcmp(b->dims, y->dims, y->rank * sizeof y->dims[0]);
+}
+
+static void run_qlinear_add(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  int32_t shift = k->outputs[0].dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  add_job job = {in[0], in[3], out[0], cpu_tensor_elements(&k->outputs[0]),
+                 *(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
+                 cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
+                 cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift};
+  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, add_chunk, &job);
+}
+
 static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const broadcast_params *p = k->params;
@@ -144,7 +198,9 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->a_strides);
   cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->b_strides);
   k->params = p;
-  k->run = run_qlinear_binary;
+  k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
+               ? run_qlinear_add
+               : run_qlinear_binary;
   return NPU_OK;
 }
 
@@ -278,7 +334,7 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QuantizeLinear", create_linear},
     {"DequantizeLinear", create_linear},
     {"DynamicQuantizeLinear", create_dynamic},
-    {"QLinearAdd", create_qlinear_binary},
+    {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
     {"QLinearSigmoid", create_qlinear_unary},
     {"QLinearGlobalAveragePool", create_qlinear_unary},
