@@ -365,6 +365,69 @@ static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t
   return become(g, node, NULL, "MaxPool", &input, 1, &out);
 }
 
+/* The Sigmoid reading `tensor` whose output only `mul` reads, or -1. */
+static int32_t sigmoid_for(const npu_graph *g, const npu_consumers *c, int32_t tensor,
+                           int32_t mul)
+{
+  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++) {
+    int32_t reader = (int32_t)c->nodes[k];
+    const npu_graph_node *n = &g->nodes[reader];
+    if (op_is(g, reader, "Sigmoid") && n->output_count == 1 && n->outputs[0] >= 0 &&
+        only_reader(g, c, n->outputs[0]) == mul)
+      return reader;
+  }
+  return -1;
+}
+
+/* DQ -> Sigmoid -> Q, and DQ(x) -> Mul(x, Sigmoid(x)) -> Q (SiLU), with at
+ * most a saturating Relu/Clip, become a QLinearLookup: the 256 outputs of
+ * the float function of every input value, quantised (computed here, once). */
+static npu_status rewrite_lookup(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  bool silu = strcmp(n->proto->op_type, "Mul") == 0;
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = -1, sigmoid = -1;
+  if (n->input_count != (silu ? 2u : 1u) || n->output_count != 1 || n->outputs[0] < 0)
+    return NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && dequantize < 0; i++) {
+    dequantize = dequantized_input(g, node, i, &x);
+    sigmoid = silu && dequantize >= 0 ? sigmoid_for(g, c, n->inputs[i], node) : -1;
+    if (silu && (sigmoid < 0 || g->nodes[sigmoid].outputs[0] != n->inputs[1 - i]))
+      dequantize = -1;
+  }
+  if (dequantize < 0 || !match_output(g, c, node, &out))
+    return NPU_OK;
+  uint8_t *table = malloc(256);
+  if (!table || !npu_graph_own(g, table)) {
+    free(table);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                         n->proto->op_type);
+  }
+  int32_t x_zero = load_8bit(x.zeros, 0, x.zero_type);
+  int32_t y_zero = load_8bit(out.y.zeros, 0, out.y.zero_type);
+  int32_t lo = out.y.zero_type == NPU_DTYPE_INT8 ? -128 : 0, hi = lo + 255;
+  for (int v = 0; v < 256; v++) {
+    int32_t q = x.zero_type == NPU_DTYPE_INT8 ? (int8_t)v : v;
+    float real = (float)(q - x_zero) * x.scales[0];
+    float y = 1.0f / (1.0f + expf(-real)) * (silu ? real : 1.0f);
+    float r = rintf(y / out.y.scales[0]) + (float)y_zero;
+    table[v] = (uint8_t)(r < (float)lo ? lo : r > (float)hi ? hi : (int32_t)r);
+  }
+  int64_t dims[1] = {256};
+  int32_t values = npu_graph_add_constant(g, "qdq_lookup", out.y.zero_type, table, dims, 1);
+  if (values < 0)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                         n->proto->op_type);
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[6] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2],
+                       values};
+  if (sigmoid >= 0)
+    g->nodes[sigmoid].folded = true;
+  return become(g, node, "ai.gst-npu", "QLinearLookup", inputs, 6, &out);
+}
+
 /* Whether a node that is not folded reads `tensor`. */
 static bool read_by_running_node(const npu_graph *g, const npu_consumers *c, int32_t tensor)
 {
@@ -405,6 +468,8 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_add(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "MaxPool"))
       status = rewrite_max_pool(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Sigmoid") || op_is(g, (int32_t)i, "Mul"))
+      status = rewrite_lookup(g, &c, (int32_t)i);
   }
   npu_consumers_clear(&c);
   if (status == NPU_OK)

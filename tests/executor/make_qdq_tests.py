@@ -298,3 +298,29 @@ write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_
 write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
 # Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.
 write_graph("test_qdq_max_pool_requantised", (1, 8, 13, 13), U8_X, pool(False), 7)
+
+
+def lookup(silu, y_type):
+    """conv -> DQ -> Sigmoid [-> Mul by its input: SiLU] -> Q -> conv: the
+    function becomes a 256-entry table (the conv's output in channels-last
+    int8 on both sides)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": y_type,
+                                                  "y_zero": 3 if y_type == np.int8 else 120})
+        d = b.dequantise(q1, *p1)
+        s = b.node("Sigmoid", [d])
+        real = (1 / (1 + np.exp(-r1.astype(np.float64)))).astype(np.float32)
+        if silu:
+            s = b.node("Mul", [d, s])
+            real = real * r1
+        p2 = (np.float32((real.max() - real.min()) / 255), 0, y_type)
+        p2 = (p2[0], int(np.clip(np.rint(-real.min() / p2[0]) + (-128 if y_type == np.int8 else 0),
+                                 *limits(y_type))), y_type)
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(s, *p2), r2, p2, {"out": 16})
+        return q3, values, p3
+    return build
+
+
+write_graph("test_qdq_sigmoid_lookup_u8", (1, 8, 11, 9), U8_X, lookup(False, np.uint8), 5)
+write_graph("test_qdq_silu_lookup_s8", (2, 8, 7, 7), S8_X, lookup(True, np.int8), 5)

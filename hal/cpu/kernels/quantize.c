@@ -265,6 +265,47 @@ static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- QLinearLookup (gst-npu's: see qdq_rewrite.c) ------------------------------------ */
+
+typedef struct lookup_job {
+  const uint8_t *x, *table;
+  uint8_t *y;
+  size_t count;
+} lookup_job;
+
+static void lookup_chunk(void *data, size_t chunk)
+{
+  const lookup_job *j = data;
+  const uint8_t *x = j->x, *table = j->table;
+  uint8_t *y = j->y;
+  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
+  for (size_t i = chunk * CHUNK; i < end; i++)
+    y[i] = table[x[i]];
+}
+
+/* Every element through the table (input 5), indexed by its byte: one
+ * flat pass, in any layout. */
+static void run_qlinear_lookup(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  lookup_job job = {in[0], k->params, out[0], cpu_tensor_elements(&k->outputs[0])};
+  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, lookup_chunk, &job);
+}
+
+static npu_status create_qlinear_lookup(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *table = &op->inputs[5];
+  if (!op->input_values[5] || cpu_tensor_elements(table) != 256 ||
+      table->dtype != op->outputs[0].dtype)
+    return cpu_unsupported(op, "the table must be 256 constant values of the output's type");
+  uint8_t *copy = malloc(256);
+  if (!copy)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  memcpy(copy, op->input_values[5], 256);
+  k->params = copy;
+  k->run = run_qlinear_lookup;
+  return NPU_OK;
+}
+
 /* ---- QLinearConcat ------------------------------------------------------------------- */
 
 typedef struct concat_params {
@@ -337,6 +378,9 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
     {"QLinearSigmoid", create_qlinear_unary},
+    /* (ANY: its table is no activation; the layout planner gives its input
+     * and output one layout, as for every elementwise operator) */
+    {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
     {"QLinearGlobalAveragePool", create_qlinear_unary},
     {"QLinearConcat", create_qlinear_concat},
     {NULL, NULL},
