@@ -38,21 +38,23 @@ static bool scalar(const npu_hal_tensor_desc *d)
 }
 
 /* Operators whose tensors take one layout (the backend says which it runs
- * them in): Concat and Split along the channel axis, and Resize where it
+ * them in): Concat, QLinearConcat and Split along the channel axis, and Resize where it
  * keeps the batch and channel axes. */
 static bool shares_layout(const npu_layout_query *q, const npu_graph_node *node)
 {
   const char *op = node->proto->op_type;
-  if (node->output_count == 0 || node->input_count == 0 || node->inputs[0] < 0)
+  bool requantised = strcmp(op, "QLinearConcat") == 0; /* (its first X is input 2) */
+  uint32_t first = requantised ? 2 : 0;
+  if (node->output_count == 0 || node->input_count <= first || node->inputs[first] < 0)
     return false;
-  const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[0]);
+  const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[first]);
   const npu_hal_tensor_desc *out = q->activation(q->data, node->outputs[0]);
   if (!in || !out)
     return false;
   if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
     return in->rank == out->rank && in->rank >= 3 && in->dims[0] == out->dims[0] &&
            in->dims[1] == out->dims[1];
-  if (strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0)
+  if (strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0 && !requantised)
     return false;
   int64_t axis = 0;
   for (size_t i = 0; i < node->proto->n_attribute; i++)

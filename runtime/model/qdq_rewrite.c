@@ -365,6 +365,70 @@ static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t
   return become(g, node, NULL, "MaxPool", &input, 1, &out);
 }
 
+/* DQ(x1), DQ(x2)... -> Concat -> [Relu/Clip] -> Q (one 8-bit type) becomes
+ * a Concat of the 8-bit inputs where every input has the output's scale and
+ * zero point (a copy), else com.microsoft's QLinearConcat (requantising). */
+static npu_status rewrite_concat(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  qdq_output out;
+  if (n->input_count == 0 || n->output_count != 1 || n->outputs[0] < 0 ||
+      !match_output(g, c, node, &out))
+    return NPU_OK;
+  bool copies = true;
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    quant_params x;
+    if (dequantized_input(g, node, i, &x) < 0 || x.zero_type != out.y.zero_type)
+      return NPU_OK;
+    copies &= same_params(&x, &out.y);
+  }
+  uint32_t count = copies ? n->input_count : 2 + 3 * n->input_count;
+  int32_t *inputs = malloc(count * sizeof *inputs);
+  if (!inputs)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Concat");
+  const npu_graph_node *q = &g->nodes[out.quantize];
+  if (!copies) {
+    inputs[0] = q->inputs[1];
+    inputs[1] = q->inputs[2];
+  }
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    const npu_graph_node *d = &g->nodes[g->tensors[n->inputs[i]].producer];
+    for (uint32_t k = 0; k < (copies ? 1u : 3u); k++)
+      inputs[copies ? i : 2 + 3 * i + k] = d->inputs[k];
+  }
+  npu_status status = copies ? become(g, node, NULL, "Concat", inputs, count, &out)
+                             : become(g, node, "com.microsoft", "QLinearConcat", inputs, count,
+                                      &out);
+  free(inputs);
+  return status;
+}
+
+/* DQ -> Split -> Q on every output, all with the input's scale and zero
+ * point, splits the 8-bit values themselves. */
+static npu_status rewrite_split(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  npu_graph_node *n = &g->nodes[node];
+  quant_params x, y;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (dequantize < 0 || n->output_count == 0)
+    return NPU_OK;
+  for (uint32_t i = 0; i < n->output_count; i++) {
+    int32_t q = n->outputs[i] >= 0 ? only_reader(g, c, n->outputs[i]) : -1;
+    if (!op_is(g, q, "QuantizeLinear") || !read_params(g, q, 1, &y) || !same_params(&x, &y))
+      return NPU_OK;
+  }
+  n->inputs[0] = g->nodes[dequantize].inputs[0];
+  for (uint32_t i = 0; i < n->output_count; i++) {
+    int32_t q = only_reader(g, c, n->outputs[i]);
+    int32_t quantised = g->nodes[q].outputs[0];
+    g->tensors[n->outputs[i]].producer = -1;
+    n->outputs[i] = quantised;
+    g->tensors[quantised].producer = node;
+    g->nodes[q].folded = true;
+  }
+  return NPU_OK;
+}
+
 /* The Sigmoid reading `tensor` whose output only `mul` reads, or -1. */
 static int32_t sigmoid_for(const npu_graph *g, const npu_consumers *c, int32_t tensor,
                            int32_t mul)
@@ -468,6 +532,10 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_add(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "MaxPool"))
       status = rewrite_max_pool(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Concat"))
+      status = rewrite_concat(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Split"))
+      status = rewrite_split(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Sigmoid") || op_is(g, (int32_t)i, "Mul"))
       status = rewrite_lookup(g, &c, (int32_t)i);
   }

@@ -324,3 +324,45 @@ def lookup(silu, y_type):
 
 write_graph("test_qdq_sigmoid_lookup_u8", (1, 8, 11, 9), U8_X, lookup(False, np.uint8), 5)
 write_graph("test_qdq_silu_lookup_s8", (2, 8, 7, 7), S8_X, lookup(True, np.int8), 5)
+
+
+def concat(same_params):
+    """conv1, conv2 -> DQ each -> Concat on channels -> Q -> conv3: a copy of
+    the 8-bit values where all three share parameters, else requantised."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": np.int8})
+        spec = {"out": 8, "y_type": np.int8}
+        if same_params:
+            spec.update(y_scale=p1[0], y_zero=p1[1])
+        q2, _, p2, r2 = conv_on(b, q, x, params, spec)
+        joined = b.node("Concat", [b.dequantise(q1, *p1), b.dequantise(q2, *p2)], axis=1)
+        real = np.concatenate([r1, r2], axis=1)
+        p3 = p1 if same_params else (np.float32(np.abs(real).max() / 110), -2, np.int8)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, b.quantise(joined, *p3), r3, p3, {"out": 16})
+        return q4, values, p4
+    return build
+
+
+def split(b, q, x, params):
+    """conv -> DQ -> Split 16 = 8 + 8 -> Q each (the conv's parameters) ->
+    conv on each, concatenated (requantised) -> Q."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16})
+    halves = [b.name("half"), b.name("half")]
+    b.nodes.append(helper.make_node("Split", [b.dequantise(q1, *p1), b.const("sizes", np.array(
+        [8, 8], np.int64))], halves, axis=1))
+    parts, reals, outs = [], [], []
+    for k, half in enumerate(halves):
+        qk, _, pk, rk = conv_on(b, b.quantise(half, *p1), r1[:, 8 * k:8 * k + 8], p1, {"out": 8})
+        parts.append(b.dequantise(qk, *pk))
+        reals.append(rk)
+    real = np.concatenate(reals, axis=1)
+    p2 = (np.float32(np.abs(real).max() / 60), 30, np.uint8)  # (coarser than the parts)
+    return b.quantise(b.node("Concat", parts, axis=1), *p2), quantise(real, *p2), p2
+
+
+# Kernels: Q, conv1, conv2, (QLinear)Concat, conv3, Identity; the split:
+# Q, conv1, Split, two convs, QLinearConcat, Identity.
+write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6)
+write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6)
+write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)

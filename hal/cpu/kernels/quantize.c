@@ -324,25 +324,55 @@ static void free_concat(void *data)
   free(p);
 }
 
-/* Each input requantised into its slice of every outer row. */
+/* Each input into its slice of every outer row: copied where it has the
+ * output's scale and zero point, else through a table of the requantised
+ * value of each of its 256 (computed as the reference does, per run: the
+ * parameters are read at run time). */
 static void run_qlinear_concat(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const concat_params *p = k->params;
   float ys = *(const float *)in[0];
   int32_t yz = cpu_q_load(in[1], 0, p->dtype), lo, hi;
   cpu_q_range(p->dtype, &lo, &hi);
+  uint8_t *y = out[0];
   size_t offset = 0;
   for (size_t x = 0; x < p->inputs; x++) {
-    const void *data = in[2 + 3 * x];
-    float scale = *(const float *)in[3 + 3 * x] / ys;
+    const uint8_t *data = in[2 + 3 * x];
+    float xs = *(const float *)in[3 + 3 * x];
     int32_t xz = in[4 + 3 * x] ? cpu_q_load(in[4 + 3 * x], 0, p->dtype) : 0;
-    for (size_t o = 0; o < p->outer; o++)
-      for (size_t i = 0; i < p->rows[x]; i++)
-        cpu_q_store(out[0], o * p->out_row + offset + i, p->dtype,
-                    cpu_q_round((float)(cpu_q_load(data, o * p->rows[x] + i, p->dtype) - xz) *
-                                    scale, yz, lo, hi));
-    offset += p->rows[x];
+    size_t row = p->rows[x];
+    if (xs == ys && xz == yz) {
+      for (size_t o = 0; o < p->outer; o++)
+        memcpy(y + o * p->out_row + offset, data + o * row, row);
+    } else {
+      uint8_t table[256];
+      float scale = xs / ys;
+      for (int v = 0; v < 256; v++) {
+        int32_t q = p->dtype == NPU_DTYPE_INT8 ? (int8_t)v : v;
+        cpu_q_store(table, (size_t)v, p->dtype, cpu_q_round((float)(q - xz) * scale, yz, lo, hi));
+      }
+      for (size_t o = 0; o < p->outer; o++)
+        for (size_t i = 0; i < row; i++)
+          y[o * p->out_row + offset + i] = table[data[o * row + i]];
+    }
+    offset += row;
   }
+}
+
+/* Rows of a concatenation along `axis` of tensor `t`: the product of the
+ * axes before it (outer) and of it and those after (returned). Channels-last
+ * along the channels: every pixel is an outer row of the channels. */
+static size_t concat_rows(const npu_hal_tensor_desc *t, int64_t axis, size_t *outer)
+{
+  size_t all = cpu_tensor_elements(t);
+  size_t before = 1;
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    before = t->dims[1] ? all / (size_t)t->dims[1] : 0;
+  else
+    for (int64_t d = 0; d < axis; d++)
+      before *= (size_t)t->dims[d];
+  *outer = before;
+  return before ? all / before : 0;
 }
 
 static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
@@ -359,12 +389,11 @@ static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
   }
   p->dtype = y->dtype;
   p->inputs = (op->input_count - 2) / 3;
-  p->outer = 1;
-  for (int64_t d = 0; d < axis; d++)
-    p->outer *= (size_t)y->dims[d];
-  p->out_row = p->outer ? cpu_tensor_elements(y) / p->outer : 0;
-  for (size_t x = 0; x < p->inputs; x++)
-    p->rows[x] = p->outer ? cpu_tensor_elements(&op->inputs[2 + 3 * x]) / p->outer : 0;
+  p->out_row = concat_rows(y, axis, &p->outer);
+  for (size_t x = 0; x < p->inputs; x++) {
+    size_t outer;
+    p->rows[x] = concat_rows(&op->inputs[2 + 3 * x], axis, &outer);
+  }
   k->params = p;
   k->free_params = free_concat;
   k->run = run_qlinear_concat;
@@ -382,6 +411,6 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
      * and output one layout, as for every elementwise operator) */
     {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
     {"QLinearGlobalAveragePool", create_qlinear_unary},
-    {"QLinearConcat", create_qlinear_concat},
+    {"QLinearConcat", create_qlinear_concat, CPU_LAYOUTS_CHANNEL_AXIS},
     {NULL, NULL},
 };
