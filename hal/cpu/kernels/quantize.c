@@ -20,6 +20,30 @@ typedef struct linear_job {
   size_t count, inner, channels; /* channels > 1: per-axis parameters, `inner` apart */
 } linear_job;
 
+/* 8-bit values are handled as uint8: int8 ones are flipped by 128 (`flip`),
+ * their zero points moved by 128 (`zero` here is the moved one). */
+NPU_VECTOR_CLONES
+static void quantize_run(const float *x, uint8_t *y, size_t n, float scale, int32_t zero,
+                         uint8_t flip)
+{
+  for (size_t i = 0; i < n; i++) {
+    float v = x[i] / scale;
+    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + zero;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  }
+}
+
+NPU_VECTOR_CLONES
+static void dequantize_run(const uint8_t *x, float *y, size_t n, float scale, int32_t zero,
+                           uint8_t flip)
+{
+  for (size_t i = 0; i < n; i++)
+    y[i] = (float)((int32_t)(x[i] ^ flip) - zero) * scale;
+}
+
 /* One chunk, in runs of elements that share a channel. */
 static void linear_chunk(void *data, size_t chunk)
 {
@@ -27,25 +51,25 @@ static void linear_chunk(void *data, size_t chunk)
   const npu_hal_kernel *k = job->k;
   bool quantize = k->outputs[0].dtype != NPU_DTYPE_FLOAT32;
   npu_dtype qtype = quantize ? k->outputs[0].dtype : k->inputs[0].dtype;
-  int32_t lo, hi;
-  cpu_q_range(qtype, &lo, &hi);
+  int32_t shift = qtype == NPU_DTYPE_INT8 ? 128 : 0;
   const float *scales = job->in[1];
   size_t end = (chunk + 1) * CHUNK < job->count ? (chunk + 1) * CHUNK : job->count;
   for (size_t i = chunk * CHUNK; i < end;) {
     size_t channel = job->channels > 1 ? i / job->inner % job->channels : 0;
     size_t run_end = job->channels > 1 ? (i / job->inner + 1) * job->inner : end;
     run_end = run_end < end ? run_end : end;
-    float scale = scales[channel];
-    int32_t zero = cpu_q_zero(k, job->in, 2, channel);
-    if (quantize) {
-      const float *x = job->in[0];
-      for (; i < run_end; i++)
-        cpu_q_store(job->out[0], i, qtype, cpu_q_round(x[i] / scale, zero, lo, hi));
-    } else {
-      float *y = job->out[0];
-      for (; i < run_end; i++)
-        y[i] = (float)(cpu_q_load(job->in[0], i, qtype) - zero) * scale;
-    }
+    int32_t zero = cpu_q_zero(k, job->in, 2, channel) + shift;
+    float *y = job->out[0];
+    if (quantize)
+      quantize_run((const float *)job->in[0] + i, (uint8_t *)job->out[0] + i, run_end - i,
+                   scales[channel], zero, (uint8_t)shift);
+    else if (qtype != NPU_DTYPE_INT32)
+      dequantize_run((const uint8_t *)job->in[0] + i, y + i, run_end - i, scales[channel],
+                     zero, (uint8_t)shift);
+    else
+      for (; i < run_end; i++) /* (int32: a bias) */
+        y[i] = (float)(cpu_q_load(job->in[0], i, qtype) - zero) * scales[channel];
+    i = run_end;
   }
 }
 

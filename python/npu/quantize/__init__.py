@@ -71,6 +71,8 @@ def quantize(model, samples, options):
     ranges = calibrate(fp32.run, samples, plan.activations, options.method, options.percentile)
     params = {name: activation_params(*ranges[name], options.activation_type)
               for name in plan.activations}
+    for name, source in plan.same_as.items():
+        params[name] = params[source]
     qdq, dequantized, weights = to_qdq(model, plan, params)
     onnx.checker.check_model(qdq)
     nodes = [(model.graph.node[i].name, model.graph.node[i].op_type) for i in plan.nodes]

@@ -12,6 +12,9 @@ QUANTISED_OPS = ("Conv", "Gemm", "MatMul")
 # Runtime's quantiser does them): their 4-D float inputs and outputs get Q/DQ
 # pairs, so the runtime keeps the feature maps int8 through them.
 ACTIVATION_OPS = ("Add", "Concat", "Split", "MaxPool")
+# Of those, the ones whose outputs take their input's parameters (values
+# only move): the runtime then runs them on the 8-bit values as they are.
+SAME_PARAMETER_OPS = ("Split", "MaxPool")
 # A quantised op's only consumer of these kinds moves the output's Q/DQ after
 # it: DQ -> Conv -> Relu -> Q is one int8 kernel with a fused activation, and
 # the range of Clip(0, 6)'s output wastes no levels on values Clip removes.
@@ -45,6 +48,7 @@ class Plan:
     biases: list = field(default_factory=list)
     producer: dict = field(default_factory=dict)     # activation -> position of its quantised producer
     excluded: set = field(default_factory=set)       # positions of the nodes the user excluded
+    same_as: dict = field(default_factory=dict)      # activation -> the one whose parameters it takes
 
 
 def constants(graph):
@@ -139,6 +143,8 @@ def make_plan(model, exclude_names=(), exclude_types=()):
                     add_activation(name)
                 for name in outputs:
                     add_activation(fused_output(name), position)
+                    if node.op_type in SAME_PARAMETER_OPS and fused_output(name) == name:
+                        plan.same_as[name] = inputs[0]
             continue
         if (node.op_type not in QUANTISED_OPS or position in plan.excluded
                 or not all(is_float(i) for i in node.input[:2])):
