@@ -1,4 +1,4 @@
-/* QDQ rewriting (see qdq_rewrite.h). The fp32 graph computes
+/* QDQ rewriting (see qdq_rewrite.h). For a Conv, the fp32 graph computes
  *   y = Q(act(conv(DQ(x_q), DQ(w_q)) + b))
  * and QLinearConv computes
  *   y = saturate(round((sum (x_q - x_zero)(w_q - w_zero) + b_q) * s) + y_zero),
@@ -8,7 +8,11 @@
  * agree within one quantisation step. An activation folds only where it is
  * exactly the saturation QLinearConv does anyway: Relu when y's zero point
  * is the type's lowest value, Clip when its bounds quantise at or beyond
- * the type's range. */
+ * the type's range. The other int8 operators compute the reference's float
+ * arithmetic between the same roundings (QLinearAdd, QLinearConcat, the
+ * table of QLinearLookup), or move 8-bit values whose parameters do not
+ * change (MaxPool, Split, Concat), which quantising what was dequantised
+ * with the same parameters gives back exactly. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -147,16 +147,14 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_case(name, shape, x_params, specs, kernels):
-    """A float input quantised with x_params, then the Convs of `specs` in a
-    chain (each the next one's input); the last quantised output is y."""
+def write_graph(name, shape, x_params, build, kernels):
+    """A float input quantised with x_params, then what build(b, q, real,
+    params) adds (returning the last quantised tensor, its values and
+    parameters); the last quantised output is y."""
     b = Builder()
     x = rng.normal(0, 1, shape).astype(np.float32)
     q = b.quantise("x", *x_params)
-    real, params = x, x_params
-    for spec in specs:
-        q, values, params = qdq_conv(b, q, real, params, spec)
-        real = dequantise(values, params[0], params[1])
+    q, values, params = build(b, q, x, x_params)
     b.nodes.append(helper.make_node("Identity", [q], ["y"]))
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
@@ -171,6 +169,17 @@ def write_case(name, shape, x_params, specs, kernels):
             f.write(numpy_helper.from_array(array).SerializeToString())
     with open(os.path.join(folder, "kernels"), "w") as f:
         f.write(f"{kernels}\n")
+
+
+def write_case(name, shape, x_params, specs, kernels):
+    """The Convs of `specs` in a chain (each the next one's input) after
+    the quantised input (see write_graph)."""
+    def build(b, q, real, params):
+        for spec in specs:
+            q, values, params = qdq_conv(b, q, real, params, spec)
+            real = dequantise(values, params[0], params[1])
+        return q, values, params
+    write_graph(name, shape, x_params, build, kernels)
 
 
 U8_X = (0.02, 128, np.uint8)
@@ -211,30 +220,6 @@ def max_pool(x, kernel, stride, pad):
         for j in range(kernel):
             y = np.maximum(y, padded[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride])
     return y
-
-
-def write_graph(name, shape, x_params, build, kernels):
-    """A float input quantised with x_params, then what build(b, q, real,
-    params) adds (returning the last quantised tensor, its values and
-    parameters); the last quantised output is y."""
-    b = Builder()
-    x = rng.normal(0, 1, shape).astype(np.float32)
-    q = b.quantise("x", *x_params)
-    q, values, params = build(b, q, x, x_params)
-    b.nodes.append(helper.make_node("Identity", [q], ["y"]))
-    graph = helper.make_graph(
-        b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TYPES[params[2]], values.shape)], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    folder = os.path.join(OUT, name)
-    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
-    with open(os.path.join(folder, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, array in (("input", x), ("output", values)):
-        with open(os.path.join(folder, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(array).SerializeToString())
-    with open(os.path.join(folder, "kernels"), "w") as f:
-        f.write(f"{kernels}\n")
 
 
 def conv_on(b, q, real, params, spec):
