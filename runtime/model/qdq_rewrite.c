@@ -369,6 +369,28 @@ static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t
   return become(g, node, NULL, "MaxPool", &input, 1, &out);
 }
 
+/* DQ -> Resize (nearest) -> Q with the same parameters on both sides
+ * resizes the 8-bit values: nearest only copies them. */
+static npu_status rewrite_resize(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  bool nearest = true; /* (the default mode) */
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, "mode") == 0)
+      nearest = n->proto->attribute[i]->s.len == 7 &&
+                memcmp(n->proto->attribute[i]->s.data, "nearest", 7) == 0;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (!nearest || dequantize < 0 || n->input_count > 4 || n->output_count != 1 ||
+      n->outputs[0] < 0 || !match_output(g, c, node, &out) || !same_params(&x, &out.y))
+    return NPU_OK;
+  int32_t inputs[4];
+  memcpy(inputs, n->inputs, n->input_count * sizeof *inputs);
+  inputs[0] = g->nodes[dequantize].inputs[0];
+  return become(g, node, NULL, n->proto->op_type, inputs, n->input_count, &out);
+}
+
 /* DQ(x1), DQ(x2)... -> Concat -> [Relu/Clip] -> Q (one 8-bit type) becomes
  * a Concat of the 8-bit inputs where every input has the output's scale and
  * zero point (a copy), else com.microsoft's QLinearConcat (requantising). */
@@ -536,6 +558,8 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_add(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "MaxPool"))
       status = rewrite_max_pool(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Resize") || op_is(g, (int32_t)i, "Upsample"))
+      status = rewrite_resize(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Concat"))
       status = rewrite_concat(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Split"))

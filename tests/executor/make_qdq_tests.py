@@ -346,8 +346,21 @@ def split(b, q, x, params):
     return b.quantise(b.node("Concat", parts, axis=1), *p2), quantise(real, *p2), p2
 
 
+def resize(b, q, x, params):
+    """conv -> DQ -> Resize nearest x2 -> Q (the conv's parameters) -> conv."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": np.int8, "y_zero": -5})
+    scaled = b.node("Resize", [b.dequantise(q1, *p1), "",
+                               b.const("scales", np.array([1, 1, 2, 2], np.float32))],
+                    mode="nearest")
+    real = np.repeat(np.repeat(r1, 2, axis=2), 2, axis=3)
+    q3, values, p3, _ = conv_on(b, b.quantise(scaled, *p1), real, p1, {"out": 8})
+    return q3, values, p3
+
+
 # Kernels: Q, conv1, conv2, (QLinear)Concat, conv3, Identity; the split:
 # Q, conv1, Split, two convs, QLinearConcat, Identity.
 write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6)
 write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6)
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
+# Q, conv1, Resize, conv2, Identity.
+write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)

@@ -11,10 +11,10 @@ QUANTISED_OPS = ("Conv", "Gemm", "MatMul")
 # Operators between convolutions that run on int8 with no weights (as ONNX
 # Runtime's quantiser does them): their 4-D float inputs and outputs get Q/DQ
 # pairs, so the runtime keeps the feature maps int8 through them.
-ACTIVATION_OPS = ("Add", "Concat", "Split", "MaxPool")
+ACTIVATION_OPS = ("Add", "Concat", "Split", "MaxPool", "Resize")
 # Of those, the ones whose outputs take their input's parameters (values
 # only move): the runtime then runs them on the 8-bit values as they are.
-SAME_PARAMETER_OPS = ("Split", "MaxPool")
+SAME_PARAMETER_OPS = ("Split", "MaxPool", "Resize")
 # A quantised op's only consumer of these kinds moves the output's Q/DQ after
 # it: DQ -> Conv -> Relu -> Q is one int8 kernel with a fused activation, and
 # the range of Clip(0, 6)'s output wastes no levels on values Clip removes.
@@ -135,7 +135,9 @@ def make_plan(model, exclude_names=(), exclude_types=()):
 
     for position, node in enumerate(graph.node):
         if node.op_type in ACTIVATION_OPS and position not in plan.excluded:
-            data = [n for n in node.input[:1 if node.op_type == "Split" else None] if n]
+            # (Split's sizes and Resize's roi, scales and sizes are no data)
+            data = [n for n in node.input[:1 if node.op_type in ("Split", "Resize") else None]
+                    if n]
             inputs, outputs = feature_maps(data), feature_maps(node.output)
             if inputs and len(inputs) == len(data) and len(outputs) == len(node.output):
                 plan.nodes.append(position)
