@@ -82,4 +82,5 @@ EOF
   done
 done
 echo "ms; x fp32 / x ORT: their median latency over ours in int8 (above 1: int8 is faster);"
-echo "SQNR of the int8 outputs vs our fp32; threads $threads, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "SQNR of the int8 outputs vs our fp32; threads $threads, $(nproc) cores," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"

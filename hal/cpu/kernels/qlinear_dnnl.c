@@ -119,7 +119,8 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
       bias_md;
   dnnl_data_type_t src_type = dnnl_8bit(op->inputs[X].dtype);
   dnnl_data_type_t dst_type = dnnl_8bit(op->outputs[0].dtype);
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type, cpu_dnnl_layout_tag(&op->inputs[X]));
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type,
+                               cpu_dnnl_layout_tag(&op->inputs[X]));
   dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dst_type,
                                cpu_dnnl_layout_tag(&op->outputs[0]));
   dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, src_type, dnnl_format_tag_any);

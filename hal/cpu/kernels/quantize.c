@@ -409,7 +409,8 @@ static void run_qlinear_concat(const npu_hal_kernel *k, void *const *in, void *c
       float scale = xs / ys;
       for (int v = 0; v < 256; v++) {
         int32_t q = p->dtype == NPU_DTYPE_INT8 ? (int8_t)v : v;
-        cpu_q_store(table, (size_t)v, p->dtype, cpu_q_round((float)(q - xz) * scale, yz, lo, hi));
+        cpu_q_store(table, (size_t)v, p->dtype,
+                    cpu_q_round((float)(q - xz) * scale, yz, lo, hi));
       }
       for (size_t o = 0; o < p->outer; o++)
         for (size_t i = 0; i < row; i++)

@@ -48,7 +48,7 @@ class Plan:
     biases: list = field(default_factory=list)
     producer: dict = field(default_factory=dict)     # activation -> position of its quantised producer
     excluded: set = field(default_factory=set)       # positions of the nodes the user excluded
-    same_as: dict = field(default_factory=dict)      # activation -> the one whose parameters it takes
+    same_as: dict = field(default_factory=dict)      # activation -> whose parameters it takes
 
 
 def constants(graph):
