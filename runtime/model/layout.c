@@ -11,7 +11,7 @@ static bool is_elementwise(const char *op_type)
       "Sub",  "Mul",       "Div",     "Max",  "Min",         "Pow",       "Exp",  "Log",
       "Sqrt", "Abs",       "Neg",     "Erf",  "Reciprocal",  "Floor",     "Ceil",
       "Elu",  "Selu",      "Celu",    "Softplus", "Softsign", "Sign",    "ThresholdedRelu",
-      "Mish", "Round", "Mod",
+      "Mish", "Round", "Mod", "QLinearAdd", "QLinearLookup",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(op_type, names[i]) == 0)
@@ -38,21 +38,23 @@ static bool scalar(const npu_hal_tensor_desc *d)
 }
 
 /* Operators whose tensors take one layout (the backend says which it runs
- * them in): Concat and Split along the channel axis, and Resize where it
+ * them in): Concat, QLinearConcat and Split along the channel axis, and Resize where it
  * keeps the batch and channel axes. */
 static bool shares_layout(const npu_layout_query *q, const npu_graph_node *node)
 {
   const char *op = node->proto->op_type;
-  if (node->output_count == 0 || node->input_count == 0 || node->inputs[0] < 0)
+  bool requantised = strcmp(op, "QLinearConcat") == 0; /* (its first X is input 2) */
+  uint32_t first = requantised ? 2 : 0;
+  if (node->output_count == 0 || node->input_count <= first || node->inputs[first] < 0)
     return false;
-  const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[0]);
+  const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[first]);
   const npu_hal_tensor_desc *out = q->activation(q->data, node->outputs[0]);
   if (!in || !out)
     return false;
   if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
     return in->rank == out->rank && in->rank >= 3 && in->dims[0] == out->dims[0] &&
            in->dims[1] == out->dims[1];
-  if (strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0)
+  if (strcmp(op, "Concat") != 0 && strcmp(op, "Split") != 0 && !requantised)
     return false;
   int64_t axis = 0;
   for (size_t i = 0; i < node->proto->n_attribute; i++)
@@ -70,7 +72,9 @@ static void group_tensors(const npu_layout_query *q, int32_t *parent, bool *bad)
   for (size_t t = 0; t < g->tensor_count; t++) {
     const npu_hal_tensor_desc *d = q->activation(q->data, (int32_t)t);
     parent[t] = (int32_t)t;
-    bad[t] = !d || d->dtype != NPU_DTYPE_FLOAT32 || d->rank < 3 || d->rank > 5;
+    bool activation_type = d && (d->dtype == NPU_DTYPE_FLOAT32 || d->dtype == NPU_DTYPE_UINT8 ||
+                                 d->dtype == NPU_DTYPE_INT8);
+    bad[t] = !activation_type || d->rank < 3 || d->rank > 5;
   }
   for (uint32_t n = 0; n < g->node_count; n++) {
     const npu_graph_node *node = &g->nodes[n];

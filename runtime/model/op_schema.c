@@ -134,6 +134,9 @@ static const npu_op_schema schemas[] = {
     {"QLinearConv", 8, 9, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"QLinearGlobalAveragePool", 5, 5, 1, 1, 1, MICROSOFT, .min_rank = 3, QUANT},
     {"QLinearMatMul", 8, 8, 1, 1, 10, QUANT},
+    /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): QLinearSigmoid's
+     * inputs, then the 256 output values of the input's every byte value. */
+    {"QLinearLookup", 6, 6, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearMul", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearSigmoid", 4, 5, 1, 1, 1, MICROSOFT, QUANT},
     {"QuantizeLinear", 2, 3, 1, 1, 10, QUANT},

@@ -1,4 +1,4 @@
-/* QDQ rewriting (see qdq_rewrite.h). The fp32 graph computes
+/* QDQ rewriting (see qdq_rewrite.h). For a Conv, the fp32 graph computes
  *   y = Q(act(conv(DQ(x_q), DQ(w_q)) + b))
  * and QLinearConv computes
  *   y = saturate(round((sum (x_q - x_zero)(w_q - w_zero) + b_q) * s) + y_zero),
@@ -8,7 +8,11 @@
  * agree within one quantisation step. An activation folds only where it is
  * exactly the saturation QLinearConv does anyway: Relu when y's zero point
  * is the type's lowest value, Clip when its bounds quantise at or beyond
- * the type's range. */
+ * the type's range. The other int8 operators compute the reference's float
+ * arithmetic between the same roundings (QLinearAdd, QLinearConcat, the
+ * table of QLinearLookup), or move 8-bit values whose parameters do not
+ * change (MaxPool, Split, Concat), which quantising what was dequantised
+ * with the same parameters gives back exactly. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,15 +128,23 @@ static bool all_zero(const npu_graph *g, int32_t tensor)
   return zeros != NULL;
 }
 
+/* The QuantizeLinear (per tensor) taking a node's output, through at most
+ * one activation that its quantisation makes a saturation. */
+typedef struct qdq_output {
+  int32_t activation, quantize;
+  quant_params y;
+} qdq_output;
+
 /* A Conv in the pattern, and the nodes around it. */
 typedef struct qdq_conv {
-  int32_t conv, x_dequantize, w_dequantize, bias_dequantize, activation, quantize;
-  quant_params x, w, y;
+  int32_t conv, x_dequantize, w_dequantize, bias_dequantize;
+  qdq_output out;
+  quant_params x, w;
   int64_t out_channels;
 } qdq_conv;
 
 /* Whether quantising with `y` saturates whatever the activation does
- * (QLinearConv saturates to the 8-bit range anyway). */
+ * (every int8 kernel saturates to the 8-bit range anyway). */
 static bool activation_is_saturation(const npu_graph *g, const npu_graph_node *n,
                                      const quant_params *y)
 {
@@ -160,10 +172,13 @@ static bool activation_is_saturation(const npu_graph *g, const npu_graph_node *n
          rintf(high / y->scales[0]) + (float)zero >= (float)hi;
 }
 
-/* The QuantizeLinear after the Conv, through at most one saturating activation. */
-static bool match_output(const npu_graph *g, const npu_consumers *c, qdq_conv *m)
+/* The QuantizeLinear after `node`, through at most one saturating activation. */
+static bool match_output(const npu_graph *g, const npu_consumers *c, int32_t node,
+                         qdq_output *m)
 {
-  int32_t next = only_reader(g, c, g->nodes[m->conv].outputs[0]);
+  if (g->nodes[node].output_count != 1)
+    return false;
+  int32_t next = only_reader(g, c, g->nodes[node].outputs[0]);
   m->activation = -1;
   if (op_is(g, next, "Relu") || op_is(g, next, "Clip")) {
     m->activation = next;
@@ -174,6 +189,17 @@ static bool match_output(const npu_graph *g, const npu_consumers *c, qdq_conv *m
   m->quantize = next;
   return m->activation < 0 ||
          activation_is_saturation(g, &g->nodes[m->activation], &m->y);
+}
+
+/* The per-tensor DequantizeLinear producing input `input` of `node`, or -1. */
+static int32_t dequantized_input(const npu_graph *g, int32_t node, uint32_t input,
+                                 quant_params *p)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  int32_t tensor = input < n->input_count ? n->inputs[input] : -1;
+  int32_t producer = tensor >= 0 ? g->tensors[tensor].producer : -1;
+  return op_is(g, producer, "DequantizeLinear") && read_params(g, producer, 1, p) ? producer
+                                                                                 : -1;
 }
 
 static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_conv *m)
@@ -207,7 +233,7 @@ static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_
         (d->input_count > 2 && d->inputs[2] >= 0 && !all_zero(g, d->inputs[2])))
       return false;
   }
-  return match_output(g, c, m);
+  return match_output(g, c, conv, &m->out);
 }
 
 /* Bias value m as a float: a constant, or an int32 one dequantised. */
@@ -245,44 +271,251 @@ static int32_t quantised_bias(npu_graph *g, const qdq_conv *m)
   return tensor < 0 ? -2 : tensor;
 }
 
-/* The Conv becomes a QLinearConv writing the QuantizeLinear's output; the
- * QuantizeLinear and the activation are folded. */
-static npu_status rewrite(npu_graph *g, const qdq_conv *m)
+/* `node` becomes `op_type` (of `domain`, NULL: ONNX's) on `inputs`, keeping
+ * its attributes, and writes the output of `out`'s QuantizeLinear, which is
+ * folded with the activation. */
+static npu_status become(npu_graph *g, int32_t node, const char *domain, const char *op_type,
+                         const int32_t *inputs, uint32_t input_count, const qdq_output *out)
+{
+  Onnx__NodeProto *proto = malloc(sizeof *proto);
+  int32_t *copy = malloc(input_count * sizeof *copy);
+  if (!proto || !copy || !npu_graph_own(g, proto)) {
+    free(proto);
+    free(copy);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                         g->nodes[node].proto->op_type);
+  }
+  npu_graph_node *n = &g->nodes[node];
+  *proto = *n->proto;
+  proto->op_type = (char *)op_type;
+  proto->domain = (char *)(domain ? domain : "");
+  memcpy(copy, inputs, input_count * sizeof *copy);
+  free(n->inputs);
+  n->inputs = copy;
+  n->input_count = input_count;
+  n->proto = proto;
+  n->schema = npu_op_schema_find(domain, op_type);
+  int32_t y = g->nodes[out->quantize].outputs[0];
+  g->tensors[n->outputs[0]].producer = -1;
+  n->outputs[0] = y;
+  g->tensors[y].producer = node;
+  g->nodes[out->quantize].folded = true;
+  if (out->activation >= 0)
+    g->nodes[out->activation].folded = true;
+  return NPU_OK;
+}
+
+/* The Conv becomes a QLinearConv writing the QuantizeLinear's output. */
+static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
 {
   int32_t bias = -1;
   if (g->nodes[m->conv].input_count > 2 && g->nodes[m->conv].inputs[2] >= 0) {
     bias = quantised_bias(g, m);
     if (bias == -1)
       return NPU_OK; /* the Conv stays in float */
+    if (bias == -2)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Conv");
   }
-  Onnx__NodeProto *proto = malloc(sizeof *proto);
-  int32_t *inputs = bias == -2 ? NULL : malloc(9 * sizeof *inputs);
-  if (!proto || !inputs || !npu_graph_own(g, proto)) {
-    free(proto);
-    free(inputs);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Conv");
-  }
-  npu_graph_node *n = &g->nodes[m->conv];
   const npu_graph_node *x = &g->nodes[m->x_dequantize], *w = &g->nodes[m->w_dequantize];
-  const npu_graph_node *q = &g->nodes[m->quantize];
+  const npu_graph_node *q = &g->nodes[m->out.quantize];
   /* Conv's attributes are QLinearConv's (kernel_shape, pads, strides...). */
-  *proto = *n->proto;
-  proto->op_type = "QLinearConv";
-  int32_t order[9] = {x->inputs[0], x->inputs[1], x->inputs[2], w->inputs[0], w->inputs[1],
-                      w->inputs[2], q->inputs[1], q->inputs[2], bias};
-  memcpy(inputs, order, sizeof order);
-  free(n->inputs);
-  n->inputs = inputs;
-  n->input_count = bias >= 0 ? 9 : 8;
-  n->proto = proto;
-  n->schema = npu_op_schema_find(NULL, "QLinearConv");
-  g->tensors[n->outputs[0]].producer = -1;
-  n->outputs[0] = q->outputs[0];
-  g->tensors[q->outputs[0]].producer = m->conv;
-  g->nodes[m->quantize].folded = true;
-  if (m->activation >= 0)
-    g->nodes[m->activation].folded = true;
+  int32_t inputs[9] = {x->inputs[0], x->inputs[1], x->inputs[2], w->inputs[0], w->inputs[1],
+                       w->inputs[2], q->inputs[1], q->inputs[2], bias};
+  return become(g, m->conv, NULL, "QLinearConv", inputs, bias >= 0 ? 9 : 8, &m->out);
+}
+
+static bool same_params(const quant_params *a, const quant_params *b)
+{
+  return a->count == 1 && b->count == 1 && a->zero_type == b->zero_type &&
+         a->scales[0] == b->scales[0] &&
+         load_8bit(a->zeros, 0, a->zero_type) == load_8bit(b->zeros, 0, b->zero_type);
+}
+
+/* DQ(a), DQ(b) -> Add -> [Relu/Clip] -> Q becomes com.microsoft's
+ * QLinearAdd (all three of one 8-bit type): the same float arithmetic
+ * between the same roundings, in one pass over int8. */
+static npu_status rewrite_add(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  quant_params a, b;
+  qdq_output out;
+  if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0 ||
+      dequantized_input(g, node, 0, &a) < 0 || dequantized_input(g, node, 1, &b) < 0 ||
+      !match_output(g, c, node, &out) || a.zero_type != out.y.zero_type ||
+      b.zero_type != out.y.zero_type)
+    return NPU_OK;
+  const npu_graph_node *da = &g->nodes[g->tensors[n->inputs[0]].producer];
+  const npu_graph_node *db = &g->nodes[g->tensors[n->inputs[1]].producer];
+  const npu_graph_node *q = &g->nodes[out.quantize];
+  int32_t inputs[8] = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0],
+                       db->inputs[1], db->inputs[2], q->inputs[1], q->inputs[2]};
+  return become(g, node, "com.microsoft", "QLinearAdd", inputs, 8, &out);
+}
+
+/* DQ -> MaxPool -> [Relu/Clip] -> Q with the same scale and zero point on
+ * both sides pools the 8-bit values themselves: the maximum commutes with
+ * the (monotonic) dequantisation, and quantising a dequantised value with
+ * the same parameters gives it back. */
+static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (n->output_count != 1 || n->outputs[0] < 0 || dequantize < 0 ||
+      !match_output(g, c, node, &out) || !same_params(&x, &out.y))
+    return NPU_OK;
+  int32_t input = g->nodes[dequantize].inputs[0];
+  return become(g, node, NULL, "MaxPool", &input, 1, &out);
+}
+
+/* DQ -> Resize (nearest) -> Q with the same parameters on both sides
+ * resizes the 8-bit values: nearest only copies them. */
+static npu_status rewrite_resize(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  bool nearest = true; /* (the default mode) */
+  for (size_t i = 0; i < n->proto->n_attribute; i++)
+    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, "mode") == 0)
+      nearest = n->proto->attribute[i]->s.len == 7 &&
+                memcmp(n->proto->attribute[i]->s.data, "nearest", 7) == 0;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (!nearest || dequantize < 0 || n->input_count > 4 || n->output_count != 1 ||
+      n->outputs[0] < 0 || !match_output(g, c, node, &out) || !same_params(&x, &out.y))
+    return NPU_OK;
+  int32_t inputs[4];
+  memcpy(inputs, n->inputs, n->input_count * sizeof *inputs);
+  inputs[0] = g->nodes[dequantize].inputs[0];
+  return become(g, node, NULL, n->proto->op_type, inputs, n->input_count, &out);
+}
+
+/* DQ(x1), DQ(x2)... -> Concat -> [Relu/Clip] -> Q (one 8-bit type) becomes
+ * a Concat of the 8-bit inputs where every input has the output's scale and
+ * zero point (a copy), else com.microsoft's QLinearConcat (requantising). */
+static npu_status rewrite_concat(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  qdq_output out;
+  if (n->input_count == 0 || n->output_count != 1 || n->outputs[0] < 0 ||
+      !match_output(g, c, node, &out))
+    return NPU_OK;
+  bool copies = true;
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    quant_params x;
+    if (dequantized_input(g, node, i, &x) < 0 || x.zero_type != out.y.zero_type)
+      return NPU_OK;
+    copies &= same_params(&x, &out.y);
+  }
+  uint32_t count = copies ? n->input_count : 2 + 3 * n->input_count;
+  int32_t *inputs = malloc(count * sizeof *inputs);
+  if (!inputs)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Concat");
+  const npu_graph_node *q = &g->nodes[out.quantize];
+  if (!copies) {
+    inputs[0] = q->inputs[1];
+    inputs[1] = q->inputs[2];
+  }
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    const npu_graph_node *d = &g->nodes[g->tensors[n->inputs[i]].producer];
+    for (uint32_t k = 0; k < (copies ? 1u : 3u); k++)
+      inputs[copies ? i : 2 + 3 * i + k] = d->inputs[k];
+  }
+  npu_status status = copies ? become(g, node, NULL, "Concat", inputs, count, &out)
+                             : become(g, node, "com.microsoft", "QLinearConcat", inputs, count,
+                                      &out);
+  free(inputs);
+  return status;
+}
+
+/* DQ -> Split -> Q on every output, all with the input's scale and zero
+ * point, splits the 8-bit values themselves. */
+static npu_status rewrite_split(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  npu_graph_node *n = &g->nodes[node];
+  quant_params x, y;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (dequantize < 0 || n->output_count == 0)
+    return NPU_OK;
+  for (uint32_t i = 0; i < n->output_count; i++) {
+    int32_t q = n->outputs[i] >= 0 ? only_reader(g, c, n->outputs[i]) : -1;
+    if (!op_is(g, q, "QuantizeLinear") || !read_params(g, q, 1, &y) || !same_params(&x, &y))
+      return NPU_OK;
+  }
+  n->inputs[0] = g->nodes[dequantize].inputs[0];
+  for (uint32_t i = 0; i < n->output_count; i++) {
+    int32_t q = only_reader(g, c, n->outputs[i]);
+    int32_t quantised = g->nodes[q].outputs[0];
+    g->tensors[n->outputs[i]].producer = -1;
+    n->outputs[i] = quantised;
+    g->tensors[quantised].producer = node;
+    g->nodes[q].folded = true;
+  }
   return NPU_OK;
+}
+
+/* The Sigmoid reading `tensor` whose output only `mul` reads, or -1. */
+static int32_t sigmoid_for(const npu_graph *g, const npu_consumers *c, int32_t tensor,
+                           int32_t mul)
+{
+  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++) {
+    int32_t reader = (int32_t)c->nodes[k];
+    const npu_graph_node *n = &g->nodes[reader];
+    if (op_is(g, reader, "Sigmoid") && n->output_count == 1 && n->outputs[0] >= 0 &&
+        only_reader(g, c, n->outputs[0]) == mul)
+      return reader;
+  }
+  return -1;
+}
+
+/* DQ -> Sigmoid -> Q, and DQ(x) -> Mul(x, Sigmoid(x)) -> Q (SiLU), with at
+ * most a saturating Relu/Clip, become a QLinearLookup: the 256 outputs of
+ * the float function of every input value, quantised (computed here, once). */
+static npu_status rewrite_lookup(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  bool silu = strcmp(n->proto->op_type, "Mul") == 0;
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = -1, sigmoid = -1;
+  if (n->input_count != (silu ? 2u : 1u) || n->output_count != 1 || n->outputs[0] < 0)
+    return NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && dequantize < 0; i++) {
+    dequantize = dequantized_input(g, node, i, &x);
+    sigmoid = silu && dequantize >= 0 ? sigmoid_for(g, c, n->inputs[i], node) : -1;
+    if (silu && (sigmoid < 0 || g->nodes[sigmoid].outputs[0] != n->inputs[1 - i]))
+      dequantize = -1;
+  }
+  if (dequantize < 0 || !match_output(g, c, node, &out))
+    return NPU_OK;
+  uint8_t *table = malloc(256);
+  if (!table || !npu_graph_own(g, table)) {
+    free(table);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                         n->proto->op_type);
+  }
+  int32_t x_zero = load_8bit(x.zeros, 0, x.zero_type);
+  int32_t y_zero = load_8bit(out.y.zeros, 0, out.y.zero_type);
+  int32_t lo = out.y.zero_type == NPU_DTYPE_INT8 ? -128 : 0, hi = lo + 255;
+  for (int v = 0; v < 256; v++) {
+    int32_t q = x.zero_type == NPU_DTYPE_INT8 ? (int8_t)v : v;
+    float real = (float)(q - x_zero) * x.scales[0];
+    float y = 1.0f / (1.0f + expf(-real)) * (silu ? real : 1.0f);
+    float r = rintf(y / out.y.scales[0]) + (float)y_zero;
+    table[v] = (uint8_t)(r < (float)lo ? lo : r > (float)hi ? hi : (int32_t)r);
+  }
+  int64_t dims[1] = {256};
+  int32_t values = npu_graph_add_constant(g, "qdq_lookup", out.y.zero_type, table, dims, 1);
+  if (values < 0)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                         n->proto->op_type);
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[6] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2],
+                       values};
+  if (sigmoid >= 0)
+    g->nodes[sigmoid].folded = true;
+  return become(g, node, "ai.gst-npu", "QLinearLookup", inputs, 6, &out);
 }
 
 /* Whether a node that is not folded reads `tensor`. */
@@ -315,18 +548,27 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
     return NPU_OK;
   npu_consumers c;
   npu_status status = npu_consumers_build(g, &c);
-  size_t rewritten = 0;
-  /* (A rewrite changes only the readers of the Conv's own inputs and of
+  /* (A rewrite changes only the readers of the node's own inputs and of
    * the tensors it folds away, which no other match looks at.) */
   for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
     qdq_conv m;
-    if (match(g, &c, (int32_t)i, &m)) {
-      status = rewrite(g, &m);
-      rewritten += g->nodes[m.quantize].folded; /* (not where the bias does not fit) */
-    }
+    if (match(g, &c, (int32_t)i, &m))
+      status = rewrite_conv(g, &m);
+    else if (op_is(g, (int32_t)i, "Add"))
+      status = rewrite_add(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "MaxPool"))
+      status = rewrite_max_pool(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Resize") || op_is(g, (int32_t)i, "Upsample"))
+      status = rewrite_resize(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Concat"))
+      status = rewrite_concat(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Split"))
+      status = rewrite_split(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Sigmoid") || op_is(g, (int32_t)i, "Mul"))
+      status = rewrite_lookup(g, &c, (int32_t)i);
   }
   npu_consumers_clear(&c);
-  if (status == NPU_OK && rewritten)
+  if (status == NPU_OK)
     status = fold_unread_dequantize(g);
   return status;
 }

@@ -1,6 +1,7 @@
-/* QDQ rewriting: the DequantizeLinear -> Conv -> QuantizeLinear pattern of
- * QDQ models (ONNX Runtime's quantiser, NNCF, TensorRT's exporters) turned
- * into QLinearConv, so that the backend's int8 convolution runs it. */
+/* QDQ rewriting: the DequantizeLinear -> op -> QuantizeLinear patterns of
+ * QDQ models (ONNX Runtime's quantiser, NNCF, TensorRT's exporters, our
+ * npu-quantize) turned into int8 operators, so that activations stay int8
+ * from one convolution to the next. */
 #ifndef NPU_QDQ_REWRITE_H
 #define NPU_QDQ_REWRITE_H
 
@@ -10,9 +11,15 @@
  * DequantizeLinear (per-tensor activations; weights per tensor or per
  * output channel) and whose output, through at most one Relu or Clip that
  * the output's quantisation makes a saturation, goes only to a per-tensor
- * QuantizeLinear. The float bias becomes int32 at scale x_scale * w_scale.
- * DequantizeLinear nodes left without readers are folded. Other Convs, and
- * those whose activation is not exactly a saturation, stay in float. */
+ * QuantizeLinear, into QLinearConv (the float bias becomes int32 at scale
+ * x_scale * w_scale). With per-tensor DequantizeLinear inputs and such an
+ * output, the same way: Add -> QLinearAdd; MaxPool (input and output
+ * parameters equal) and Split (every output's equal to the input's) -> the
+ * same op on 8-bit values; Concat -> Concat of 8-bit values (all parameters
+ * equal) or QLinearConcat; Sigmoid and SiLU (Mul(x, Sigmoid(x))) ->
+ * QLinearLookup, a table of 256 values. DequantizeLinear nodes left without
+ * readers are folded. Everything else, and an activation that is not
+ * exactly a saturation, stays in float. */
 npu_status npu_graph_rewrite_qdq(npu_graph *graph);
 
 #endif

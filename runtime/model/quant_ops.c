@@ -46,6 +46,7 @@ static const quant_op quant_ops[] = {
     {"QLinearMul", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearGlobalAveragePool", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     {"QLinearSigmoid", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
+    {"QLinearLookup", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     /* QLinearConcat: (Y scale, Y zero point), then an (X, scale, zero point) per input. */
     {"QLinearConcat", {{OUTPUT, 0, 1, PER_TENSOR}}, 1},
 };
@@ -282,10 +283,11 @@ npu_status npu_quant_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *out
     outputs[2] = (npu_hal_tensor_desc){.dtype = NPU_DTYPE_UINT8};
     return NPU_OK;
   }
-  if (!strcmp(type, "QLinearSigmoid") || !strcmp(type, "QLinearGlobalAveragePool")) {
+  if (!strcmp(type, "QLinearSigmoid") || !strcmp(type, "QLinearLookup") ||
+      !strcmp(type, "QLinearGlobalAveragePool")) {
     y->dtype = output_dtype(op, 4, x->dtype);
     describe_quant(op, 3, 4, -1, y);
-    if (type[7] == 'S')
+    if (strcmp(type, "QLinearGlobalAveragePool") != 0)
       return NPU_OK;
     bool channels_last = op->attributes.get_int(op->attributes.node, "channels_last", 0) != 0;
     for (uint32_t d = channels_last ? 1 : 2; d < y->rank - (channels_last ? 1 : 0); d++)

@@ -147,16 +147,14 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_case(name, shape, x_params, specs, kernels):
-    """A float input quantised with x_params, then the Convs of `specs` in a
-    chain (each the next one's input); the last quantised output is y."""
+def write_graph(name, shape, x_params, build, kernels):
+    """A float input quantised with x_params, then what build(b, q, real,
+    params) adds (returning the last quantised tensor, its values and
+    parameters); the last quantised output is y."""
     b = Builder()
     x = rng.normal(0, 1, shape).astype(np.float32)
     q = b.quantise("x", *x_params)
-    real, params = x, x_params
-    for spec in specs:
-        q, values, params = qdq_conv(b, q, real, params, spec)
-        real = dequantise(values, params[0], params[1])
+    q, values, params = build(b, q, x, x_params)
     b.nodes.append(helper.make_node("Identity", [q], ["y"]))
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
@@ -171,6 +169,17 @@ def write_case(name, shape, x_params, specs, kernels):
             f.write(numpy_helper.from_array(array).SerializeToString())
     with open(os.path.join(folder, "kernels"), "w") as f:
         f.write(f"{kernels}\n")
+
+
+def write_case(name, shape, x_params, specs, kernels):
+    """The Convs of `specs` in a chain (each the next one's input) after
+    the quantised input (see write_graph)."""
+    def build(b, q, real, params):
+        for spec in specs:
+            q, values, params = qdq_conv(b, q, real, params, spec)
+            real = dequantise(values, params[0], params[1])
+        return q, values, params
+    write_graph(name, shape, x_params, build, kernels)
 
 
 U8_X = (0.02, 128, np.uint8)
@@ -197,3 +206,161 @@ write_case("test_qdq_conv_relu_above_zero_point", (1, 8, 10, 10), U8_X,
 write_case("test_qdq_conv_clip_inside_range", (1, 8, 10, 10), U8_X,
            [{"out": 8, "activation": ("Clip", -0.5, 0.5), "y_scale": 0.01,
              "y_zero": 128}], 5)
+
+
+# ---- The int8 operators between convolutions --------------------------------------
+
+def max_pool(x, kernel, stride, pad):
+    """NCHW max pooling, padding never chosen."""
+    n, c, h, w = x.shape
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
+    oh, ow = (h + 2 * pad - kernel) // stride + 1, (w + 2 * pad - kernel) // stride + 1
+    y = np.full((n, c, oh, ow), -np.inf, np.float32)
+    for i in range(kernel):
+        for j in range(kernel):
+            y = np.maximum(y, padded[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride])
+    return y
+
+
+def conv_on(b, q, real, params, spec):
+    """qdq_conv, returning the real values of its quantised output too."""
+    q, values, out = qdq_conv(b, q, real, params, spec)
+    return q, values, out, dequantise(values, out[0], out[1])
+
+
+def residual(relu, y_type, y_zero):
+    """conv1 -> conv2, DQ(conv1) + DQ(conv2) [-> Relu] -> Q -> conv3: the
+    Add's tensors are all convolution outputs (channels-last int8)."""
+    def build(b, q, x, params):
+        low = -128 if y_type == np.int8 else 0  # (Relu: a saturation)
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "activation": "Relu",
+                                                  "y_type": y_type, "y_zero": low})
+        q2, _, p2, r2 = conv_on(b, q1, r1, p1, {"out": 16, "y_type": y_type, "y_zero": y_zero})
+        total = b.node("Add", [b.dequantise(q1, *p1), b.dequantise(q2, *p2)])
+        real = r1 + r2
+        if relu:
+            total = b.node("Relu", [total])
+            real = np.maximum(real, 0)
+        p3 = (np.float32(np.abs(real).max() / 100), low if relu else y_zero, y_type)
+        q3 = b.quantise(total, *p3)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, q3, r3, p3, {"out": 16, "y_type": y_type})
+        return q4, values, p4
+    return build
+
+
+def broadcast_add(b, q, x, params):
+    """DQ(conv) + DQ(int8 constant of one value per channel) -> Q."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 8, "y_type": np.int8, "y_zero": -3})
+    shift_q = rng.integers(-100, 100, (1, 8, 1, 1)).astype(np.int8)
+    shift_params = (np.float32(0.01), np.int8(7), np.int8)
+    total = b.node("Add", [b.dequantise(q1, *p1),
+                           b.dequantise(b.const("shift", shift_q), *shift_params)])
+    real = r1 + dequantise(shift_q, shift_params[0], shift_params[1])
+    p2 = (np.float32(np.abs(real).max() / 90), 4, np.int8)
+    return b.quantise(total, *p2), quantise(real, *p2), p2
+
+
+def pool(same_params):
+    """conv -> DQ -> MaxPool 3x3/2 -> Q -> conv; the pool's Q takes the
+    conv's parameters (int8 pooling) or others (it stays in float)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "activation": "Relu"})
+        pooled = b.node("MaxPool", [b.dequantise(q1, *p1)], kernel_shape=[3, 3],
+                        strides=[2, 2], pads=[1, 1, 1, 1])
+        real = max_pool(r1, 3, 2, 1)
+        p2 = p1 if same_params else (np.float32(p1[0] * 1.5), 3, p1[2])
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(pooled, *p2), r2, p2, {"out": 16})
+        return q3, values, p3
+    return build
+
+
+# Kernels: the input's QuantizeLinear, one per int8 node, the Identity.
+write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 6)
+write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 6)
+write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_add, 4)
+write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
+# Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.
+write_graph("test_qdq_max_pool_requantised", (1, 8, 13, 13), U8_X, pool(False), 7)
+
+
+def lookup(silu, y_type):
+    """conv -> DQ -> Sigmoid [-> Mul by its input: SiLU] -> Q -> conv: the
+    function becomes a 256-entry table (the conv's output in channels-last
+    int8 on both sides)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": y_type,
+                                                  "y_zero": 3 if y_type == np.int8 else 120})
+        d = b.dequantise(q1, *p1)
+        s = b.node("Sigmoid", [d])
+        real = (1 / (1 + np.exp(-r1.astype(np.float64)))).astype(np.float32)
+        if silu:
+            s = b.node("Mul", [d, s])
+            real = real * r1
+        p2 = (np.float32((real.max() - real.min()) / 255), 0, y_type)
+        p2 = (p2[0], int(np.clip(np.rint(-real.min() / p2[0]) + (-128 if y_type == np.int8 else 0),
+                                 *limits(y_type))), y_type)
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(s, *p2), r2, p2, {"out": 16})
+        return q3, values, p3
+    return build
+
+
+write_graph("test_qdq_sigmoid_lookup_u8", (1, 8, 11, 9), U8_X, lookup(False, np.uint8), 5)
+write_graph("test_qdq_silu_lookup_s8", (2, 8, 7, 7), S8_X, lookup(True, np.int8), 5)
+
+
+def concat(same_params):
+    """conv1, conv2 -> DQ each -> Concat on channels -> Q -> conv3: a copy of
+    the 8-bit values where all three share parameters, else requantised."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": np.int8})
+        spec = {"out": 8, "y_type": np.int8}
+        if same_params:
+            spec.update(y_scale=p1[0], y_zero=p1[1])
+        q2, _, p2, r2 = conv_on(b, q, x, params, spec)
+        joined = b.node("Concat", [b.dequantise(q1, *p1), b.dequantise(q2, *p2)], axis=1)
+        real = np.concatenate([r1, r2], axis=1)
+        p3 = p1 if same_params else (np.float32(np.abs(real).max() / 110), -2, np.int8)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, b.quantise(joined, *p3), r3, p3, {"out": 16})
+        return q4, values, p4
+    return build
+
+
+def split(b, q, x, params):
+    """conv -> DQ -> Split 16 = 8 + 8 -> Q each (the conv's parameters) ->
+    conv on each, concatenated (requantised) -> Q."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16})
+    halves = [b.name("half"), b.name("half")]
+    b.nodes.append(helper.make_node("Split", [b.dequantise(q1, *p1), b.const("sizes", np.array(
+        [8, 8], np.int64))], halves, axis=1))
+    parts, reals, outs = [], [], []
+    for k, half in enumerate(halves):
+        qk, _, pk, rk = conv_on(b, b.quantise(half, *p1), r1[:, 8 * k:8 * k + 8], p1, {"out": 8})
+        parts.append(b.dequantise(qk, *pk))
+        reals.append(rk)
+    real = np.concatenate(reals, axis=1)
+    p2 = (np.float32(np.abs(real).max() / 60), 30, np.uint8)  # (coarser than the parts)
+    return b.quantise(b.node("Concat", parts, axis=1), *p2), quantise(real, *p2), p2
+
+
+def resize(b, q, x, params):
+    """conv -> DQ -> Resize nearest x2 -> Q (the conv's parameters) -> conv."""
+    q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": np.int8, "y_zero": -5})
+    scaled = b.node("Resize", [b.dequantise(q1, *p1), "",
+                               b.const("scales", np.array([1, 1, 2, 2], np.float32))],
+                    mode="nearest")
+    real = np.repeat(np.repeat(r1, 2, axis=2), 2, axis=3)
+    q3, values, p3, _ = conv_on(b, b.quantise(scaled, *p1), real, p1, {"out": 8})
+    return q3, values, p3
+
+
+# Kernels: Q, conv1, conv2, (QLinear)Concat, conv3, Identity; the split:
+# Q, conv1, Split, two convs, QLinearConcat, Identity.
+write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6)
+write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6)
+write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
+# Q, conv1, Resize, conv2, Identity.
+write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)

@@ -83,9 +83,10 @@ def test_qdq_model_runs_close_to_fp32(net, capsys, args):
             assert initializers[weight.input[0]].dtype == np.int8
             assert initializers[weight.input[1]].shape == (initializers[weight.input[0]].shape[0],)
             assert initializers[bias.input[0]].dtype == np.int32
-    # Q/DQ after the Relu and the Clip (not between them and their convolution), and on logits
+    # Q/DQ after the Relu and the Clip (not between them and their convolution), on the
+    # residual Add's output (an int8 feature map) and on logits
     quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
-    assert quantized == {"image", "r1", "r2", "flat", "logits_float"}
+    assert quantized == {"image", "r1", "r2", "sum", "flat", "logits_float"}
     activation_type = np.int8 if "int8" in args else np.uint8
     assert initializers["r1_zero_point"].dtype == activation_type
     image = np.random.default_rng(19).standard_normal((1, 3, SIZE, SIZE)).astype(np.float32)
@@ -94,7 +95,7 @@ def test_qdq_model_runs_close_to_fp32(net, capsys, args):
     assert sqnr_db(reference, quantised) > 20
     # the report: a row per weight and activation, and the output's SQNR
     assert "conv2 (Conv)" in out.out and "clip2 (Clip)" in out.out
-    assert "logits: SQNR" in out.out and "3 nodes quantised, 8 calibration samples" in out.out
+    assert "logits: SQNR" in out.out and "4 nodes quantised, 8 calibration samples" in out.out
 
 
 def test_excluded_nodes_stay_float(net, capsys):
@@ -109,7 +110,41 @@ def test_excluded_nodes_stay_float(net, capsys):
     floats = {i.name for i in qdq.graph.initializer if i.data_type == TensorProto.FLOAT}
     assert {"w2", "b2", "fc_w", "fc_b"} <= floats
     assert nodes["conv1"].input[1].endswith("_dequantized")
-    assert "1 nodes quantised" in out.out
+    assert "2 nodes quantised" in out.out  # conv1 and the Add
+
+
+def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
+    """Conv -> BatchNormalization -> Relu: the QDQ model has no
+    BatchNormalization, and its Conv's pair comes after the Relu."""
+    rng = np.random.default_rng(23)
+    values = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)), "scale": rng.uniform(0.5, 2, 4),
+              "shift": rng.normal(0, 0.2, 4), "mean": rng.normal(0, 0.2, 4),
+              "var": rng.uniform(0.5, 2, 4)}
+    nodes = [helper.make_node("Conv", ["image", "w"], ["c"], "conv", pads=[1] * 4),
+             helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"],
+                              ["n"], "bn"),
+             helper.make_node("Relu", ["n"], ["out"], "relu")]
+    graph = helper.make_graph(
+        nodes, "conv_bn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(tmp_path / "bn.onnx"))
+    (tmp_path / "calibration").mkdir()
+    for i in range(4):
+        np.save(tmp_path / "calibration" / f"{i}.npy",
+                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    status = cli.main([str(tmp_path / "bn.onnx"), str(tmp_path / "bn.qdq.onnx"),
+                       "-c", str(tmp_path / "calibration")])
+    assert status == 0, capsys.readouterr().err
+    qdq = onnx.load(str(tmp_path / "bn.qdq.onnx"))
+    assert "BatchNormalization" not in {node.op_type for node in qdq.graph.node}
+    quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
+    assert quantized == {"image", "out_float"}
+    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    reference = npu.Context(npu.Model(str(tmp_path / "bn.onnx"))).run({"image": image})["out"]
+    quantised = npu.Context(npu.Model(str(tmp_path / "bn.qdq.onnx"))).run({"image": image})["out"]
+    assert sqnr_db(reference, quantised) > 30
 
 
 def test_calibration_from_pictures(net, tmp_path, capsys):

@@ -158,6 +158,9 @@ static npu_hal_layout cpu_preferred_layout(npu_hal_device *device,
                                            const npu_hal_tensor_desc *tensor, uint32_t *block)
 {
   (void)device;
+  /* oneDNN's int8 convolutions run channels-last. */
+  if (tensor->dtype == NPU_DTYPE_UINT8 || tensor->dtype == NPU_DTYPE_INT8)
+    return NPU_HAL_LAYOUT_CHANNELS_LAST;
   return cpu_dnnl_preferred_layout(tensor, block);
 }
 

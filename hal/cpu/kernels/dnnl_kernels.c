@@ -306,6 +306,11 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t 
   return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
+dnnl_format_tag_t cpu_dnnl_layout_tag(const npu_hal_tensor_desc *tensor)
+{
+  return layout_tag(tensor);
+}
+
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
 bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd)
 {
@@ -977,10 +982,14 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
     return cpu_unsupported(op, "no oneDNN CPU engine");
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   const npu_hal_attributes *a = &op->attributes;
-  if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3 || x->rank > 5 || op->output_count > 1 ||
-      a->get_int(a->node, "storage_order", 0) != 0)
-    return cpu_unsupported(op, "oneDNN pools float32 1-D to 3-D windows, no indices");
   bool global = strncmp(op->op_type, "Global", 6) == 0, max = strstr(op->op_type, "Max");
+  /* (8-bit: the maximum of quantised values, see qdq_rewrite.c) */
+  bool bytes = max && (x->dtype == NPU_DTYPE_UINT8 || x->dtype == NPU_DTYPE_INT8);
+  dnnl_data_type_t type = !bytes ? dnnl_f32 : x->dtype == NPU_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
+  if ((x->dtype != NPU_DTYPE_FLOAT32 && !bytes) || x->rank < 3 || x->rank > 5 ||
+      op->output_count > 1 || a->get_int(a->node, "storage_order", 0) != 0)
+    return cpu_unsupported(op, "oneDNN pools float32 (MaxPool: also 8-bit) 1-D to 3-D "
+                               "windows, no indices");
   bool include_pad = op->window && op->window->count_include_pad;
   int spatial = (int)x->rank - 2;
   const npu_hal_window *window = op->window;
@@ -1006,8 +1015,8 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
       return cpu_unsupported(op, "ceil_mode windows past the padding counted as padding");
   }
   dnnl_memory_desc_t src_md, dst_md;
-  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, dnnl_f32, layout_tag(x));
-  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(y));
+  dnnl_memory_desc_init_by_tag(&src_md, (int)x->rank, src_dims, type, layout_tag(x));
+  dnnl_memory_desc_init_by_tag(&dst_md, (int)y->rank, dst_dims, type, layout_tag(y));
   dnnl_alg_kind_t alg = max           ? dnnl_pooling_max
                         : include_pad ? dnnl_pooling_avg_include_padding
                                       : dnnl_pooling_avg_exclude_padding;
@@ -1029,7 +1038,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
    * planned another one for it. Any implementation will do: the runtime
    * chose these layouts for the kernels around. */
   dnnl_memory_desc_t pooled_md;
-  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, dnnl_f32, layout_tag(x));
+  dnnl_memory_desc_init_by_tag(&pooled_md, (int)y->rank, dst_dims, type, layout_tag(x));
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
                                         stride, kernel, dilate, pad_begin, pad_end);
   if (s == dnnl_success)

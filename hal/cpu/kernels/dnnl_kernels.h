@@ -68,6 +68,10 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
                                        const dnnl_memory_desc_t *dst, dnnl_primitive_attr_t attr,
                                        dnnl_primitive_desc_t *pd);
 
+/* oneDNN's format tag for an activation's planned layout (rank 3 to 5);
+ * dnnl_format_tag_undef where it has none. */
+dnnl_format_tag_t cpu_dnnl_layout_tag(const npu_hal_tensor_desc *tensor);
+
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
 bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd);
 

@@ -114,14 +114,15 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
   if (status != NPU_OK)
     return status;
   int rank = g.spatial + 2;
-  static const dnnl_format_tag_t plain_tags[] = {dnnl_abc, dnnl_abcd, dnnl_abcde};
   static const dnnl_format_tag_t grouped_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
   dnnl_data_type_t src_type = dnnl_8bit(op->inputs[X].dtype);
   dnnl_data_type_t dst_type = dnnl_8bit(op->outputs[0].dtype);
-  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type, plain_tags[g.spatial - 1]);
-  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dst_type, plain_tags[g.spatial - 1]);
+  dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type,
+                               cpu_dnnl_layout_tag(&op->inputs[X]));
+  dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dst_type,
+                               cpu_dnnl_layout_tag(&op->outputs[0]));
   dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, src_type, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dst_type, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_s8,
@@ -153,8 +154,8 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "oneDNN takes no such scales or zero points");
     goto done;
   }
-  /* The tensors are plain; the primitive runs oneDNN's choice (channels
-   * last), reordered in the workspace. */
+  /* The primitive runs oneDNN's choice (channels last); tensors planned in
+   * another layout are reordered in the workspace. */
   dnnl_status_t s = cpu_dnnl_describe_window(&g, false, dnnl_convolution_direct, &any_src_md,
                                              &any_weights_md, has_bias ? &bias_md : NULL,
                                              &any_dst_md, attr, &pd);
@@ -186,6 +187,6 @@ done:
 }
 
 const cpu_kernel_entry cpu_qdnnl_kernels[] = {
-    {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_PLAIN},
+    {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_ANY, false, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

@@ -6,7 +6,11 @@
  * does. Scales and zero points are read at run time. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
+#include "fast_math.h"
 #include "quant_kernels.h"
 
 /* ---- QuantizeLinear, DequantizeLinear ---------------------------------------------- */
@@ -19,6 +23,30 @@ typedef struct linear_job {
   size_t count, inner, channels; /* channels > 1: per-axis parameters, `inner` apart */
 } linear_job;
 
+/* 8-bit values are handled as uint8: int8 ones are flipped by 128 (`flip`),
+ * their zero points moved by 128 (`zero` here is the moved one). */
+NPU_VECTOR_CLONES
+static void quantize_run(const float *x, uint8_t *y, size_t n, float scale, int32_t zero,
+                         uint8_t flip)
+{
+  for (size_t i = 0; i < n; i++) {
+    float v = x[i] / scale;
+    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + zero;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  }
+}
+
+NPU_VECTOR_CLONES
+static void dequantize_run(const uint8_t *x, float *y, size_t n, float scale, int32_t zero,
+                           uint8_t flip)
+{
+  for (size_t i = 0; i < n; i++)
+    y[i] = (float)((int32_t)(x[i] ^ flip) - zero) * scale;
+}
+
 /* One chunk, in runs of elements that share a channel. */
 static void linear_chunk(void *data, size_t chunk)
 {
@@ -26,25 +54,25 @@ static void linear_chunk(void *data, size_t chunk)
   const npu_hal_kernel *k = job->k;
   bool quantize = k->outputs[0].dtype != NPU_DTYPE_FLOAT32;
   npu_dtype qtype = quantize ? k->outputs[0].dtype : k->inputs[0].dtype;
-  int32_t lo, hi;
-  cpu_q_range(qtype, &lo, &hi);
+  int32_t shift = qtype == NPU_DTYPE_INT8 ? 128 : 0;
   const float *scales = job->in[1];
   size_t end = (chunk + 1) * CHUNK < job->count ? (chunk + 1) * CHUNK : job->count;
   for (size_t i = chunk * CHUNK; i < end;) {
     size_t channel = job->channels > 1 ? i / job->inner % job->channels : 0;
     size_t run_end = job->channels > 1 ? (i / job->inner + 1) * job->inner : end;
     run_end = run_end < end ? run_end : end;
-    float scale = scales[channel];
-    int32_t zero = cpu_q_zero(k, job->in, 2, channel);
-    if (quantize) {
-      const float *x = job->in[0];
-      for (; i < run_end; i++)
-        cpu_q_store(job->out[0], i, qtype, cpu_q_round(x[i] / scale, zero, lo, hi));
-    } else {
-      float *y = job->out[0];
-      for (; i < run_end; i++)
-        y[i] = (float)(cpu_q_load(job->in[0], i, qtype) - zero) * scale;
-    }
+    int32_t zero = cpu_q_zero(k, job->in, 2, channel) + shift;
+    float *y = job->out[0];
+    if (quantize)
+      quantize_run((const float *)job->in[0] + i, (uint8_t *)job->out[0] + i, run_end - i,
+                   scales[channel], zero, (uint8_t)shift);
+    else if (qtype != NPU_DTYPE_INT32)
+      dequantize_run((const uint8_t *)job->in[0] + i, y + i, run_end - i, scales[channel],
+                     zero, (uint8_t)shift);
+    else
+      for (; i < run_end; i++) /* (int32: a bias) */
+        y[i] = (float)(cpu_q_load(job->in[0], i, qtype) - zero) * scales[channel];
+    i = run_end;
   }
 }
 
@@ -109,6 +137,59 @@ typedef struct broadcast_params {
   int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* 0 along broadcast axes */
 } broadcast_params;
 
+/* QLinearAdd of three tensors of one shape and 8-bit type, in any one
+ * layout: the reference's float arithmetic, vectorised. int8 is read as
+ * uint8 less 128 (its zero points moved by 128) and written back flipped. */
+typedef struct add_job {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  size_t count;
+  float as, bs, ys;
+  int32_t az, bz, yz;
+  uint8_t flip;
+} add_job;
+
+NPU_VECTOR_CLONES
+static void add_chunk(void *data, size_t chunk)
+{
+  const add_job *j = data;
+  /* (locals: the stores through y could otherwise alias the job) */
+  const uint8_t *a = j->a, *b = j->b;
+  uint8_t *y = j->y;
+  float as = j->as, bs = j->bs, ys = j->ys;
+  int32_t az = j->az, bz = j->bz, yz = j->yz;
+  uint8_t flip = j->flip;
+  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
+  for (size_t i = chunk * CHUNK; i < end; i++) {
+    float va = (float)((int32_t)(a[i] ^ flip) - az) * as;
+    float vb = (float)((int32_t)(b[i] ^ flip) - bz) * bs;
+    float v = (va + vb) / ys;
+    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  }
+}
+
+static bool same_shape_and_type(const npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
+  return a->dtype == y->dtype && b->dtype == y->dtype && a->rank == y->rank &&
+         b->rank == y->rank && !memcmp(a->dims, y->dims, y->rank * sizeof y->dims[0]) &&
+         !memcmp(b->dims, y->dims, y->rank * sizeof y->dims[0]);
+}
+
+static void run_qlinear_add(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  int32_t shift = k->outputs[0].dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  add_job job = {in[0], in[3], out[0], cpu_tensor_elements(&k->outputs[0]),
+                 *(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
+                 cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
+                 cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift};
+  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, add_chunk, &job);
+}
+
 static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const broadcast_params *p = k->params;
@@ -144,7 +225,9 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->a_strides);
   cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->b_strides);
   k->params = p;
-  k->run = run_qlinear_binary;
+  k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
+               ? run_qlinear_add
+               : run_qlinear_binary;
   return NPU_OK;
 }
 
@@ -209,6 +292,80 @@ static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- QLinearLookup (gst-npu's: see qdq_rewrite.c) ------------------------------------ */
+
+typedef struct lookup_job {
+  const uint8_t *x, *table;
+  uint8_t *y;
+  size_t count;
+} lookup_job;
+
+#if defined(__x86_64__)
+/* 64 lookups at a time where the CPU has AVX-512 VBMI: each half of the
+ * table (128 bytes) is one two-register byte permutation, the index's top
+ * bit picks the half. Returns how many it did. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static size_t
+lookup_vbmi(const uint8_t *x, const uint8_t *table, uint8_t *y, size_t n)
+{
+  __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512i index = _mm512_loadu_si512(x + i);
+    __m512i low = _mm512_permutex2var_epi8(t0, index, t1);
+    __m512i high = _mm512_permutex2var_epi8(t2, index, t3);
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high));
+  }
+  return i;
+}
+
+static bool has_vbmi(void)
+{
+  static int known = -1; /* (a benign race: every thread finds the same) */
+  if (known < 0)
+    known = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+  return known;
+}
+#endif
+
+static void lookup_chunk(void *data, size_t chunk)
+{
+  const lookup_job *j = data;
+  const uint8_t *x = j->x, *table = j->table;
+  uint8_t *y = j->y;
+  size_t start = chunk * CHUNK;
+  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
+#if defined(__x86_64__)
+  if (has_vbmi())
+    start += lookup_vbmi(x + start, table, y + start, end - start);
+#endif
+  for (size_t i = start; i < end; i++)
+    y[i] = table[x[i]];
+}
+
+/* Every element through the table (input 5), indexed by its byte: one
+ * flat pass, in any layout. */
+static void run_qlinear_lookup(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  lookup_job job = {in[0], k->params, out[0], cpu_tensor_elements(&k->outputs[0])};
+  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, lookup_chunk, &job);
+}
+
+static npu_status create_qlinear_lookup(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *table = &op->inputs[5];
+  if (!op->input_values[5] || cpu_tensor_elements(table) != 256 ||
+      table->dtype != op->outputs[0].dtype)
+    return cpu_unsupported(op, "the table must be 256 constant values of the output's type");
+  uint8_t *copy = malloc(256);
+  if (!copy)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  memcpy(copy, op->input_values[5], 256);
+  k->params = copy;
+  k->run = run_qlinear_lookup;
+  return NPU_OK;
+}
+
 /* ---- QLinearConcat ------------------------------------------------------------------- */
 
 typedef struct concat_params {
@@ -227,25 +384,56 @@ static void free_concat(void *data)
   free(p);
 }
 
-/* Each input requantised into its slice of every outer row. */
+/* Each input into its slice of every outer row: copied where it has the
+ * output's scale and zero point, else through a table of the requantised
+ * value of each of its 256 (computed as the reference does, per run: the
+ * parameters are read at run time). */
 static void run_qlinear_concat(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const concat_params *p = k->params;
   float ys = *(const float *)in[0];
   int32_t yz = cpu_q_load(in[1], 0, p->dtype), lo, hi;
   cpu_q_range(p->dtype, &lo, &hi);
+  uint8_t *y = out[0];
   size_t offset = 0;
   for (size_t x = 0; x < p->inputs; x++) {
-    const void *data = in[2 + 3 * x];
-    float scale = *(const float *)in[3 + 3 * x] / ys;
+    const uint8_t *data = in[2 + 3 * x];
+    float xs = *(const float *)in[3 + 3 * x];
     int32_t xz = in[4 + 3 * x] ? cpu_q_load(in[4 + 3 * x], 0, p->dtype) : 0;
-    for (size_t o = 0; o < p->outer; o++)
-      for (size_t i = 0; i < p->rows[x]; i++)
-        cpu_q_store(out[0], o * p->out_row + offset + i, p->dtype,
-                    cpu_q_round((float)(cpu_q_load(data, o * p->rows[x] + i, p->dtype) - xz) *
-                                    scale, yz, lo, hi));
-    offset += p->rows[x];
+    size_t row = p->rows[x];
+    if (xs == ys && xz == yz) {
+      for (size_t o = 0; o < p->outer; o++)
+        memcpy(y + o * p->out_row + offset, data + o * row, row);
+    } else {
+      uint8_t table[256];
+      float scale = xs / ys;
+      for (int v = 0; v < 256; v++) {
+        int32_t q = p->dtype == NPU_DTYPE_INT8 ? (int8_t)v : v;
+        cpu_q_store(table, (size_t)v, p->dtype,
+                    cpu_q_round((float)(q - xz) * scale, yz, lo, hi));
+      }
+      for (size_t o = 0; o < p->outer; o++)
+        for (size_t i = 0; i < row; i++)
+          y[o * p->out_row + offset + i] = table[data[o * row + i]];
+    }
+    offset += row;
   }
+}
+
+/* Rows of a concatenation along `axis` of tensor `t`: the product of the
+ * axes before it (outer) and of it and those after (returned). Channels-last
+ * along the channels: every pixel is an outer row of the channels. */
+static size_t concat_rows(const npu_hal_tensor_desc *t, int64_t axis, size_t *outer)
+{
+  size_t all = cpu_tensor_elements(t);
+  size_t before = 1;
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    before = t->dims[1] ? all / (size_t)t->dims[1] : 0;
+  else
+    for (int64_t d = 0; d < axis; d++)
+      before *= (size_t)t->dims[d];
+  *outer = before;
+  return before ? all / before : 0;
 }
 
 static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
@@ -262,12 +450,11 @@ static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
   }
   p->dtype = y->dtype;
   p->inputs = (op->input_count - 2) / 3;
-  p->outer = 1;
-  for (int64_t d = 0; d < axis; d++)
-    p->outer *= (size_t)y->dims[d];
-  p->out_row = p->outer ? cpu_tensor_elements(y) / p->outer : 0;
-  for (size_t x = 0; x < p->inputs; x++)
-    p->rows[x] = p->outer ? cpu_tensor_elements(&op->inputs[2 + 3 * x]) / p->outer : 0;
+  p->out_row = concat_rows(y, axis, &p->outer);
+  for (size_t x = 0; x < p->inputs; x++) {
+    size_t outer;
+    p->rows[x] = concat_rows(&op->inputs[2 + 3 * x], axis, &outer);
+  }
   k->params = p;
   k->free_params = free_concat;
   k->run = run_qlinear_concat;
@@ -278,10 +465,13 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QuantizeLinear", create_linear},
     {"DequantizeLinear", create_linear},
     {"DynamicQuantizeLinear", create_dynamic},
-    {"QLinearAdd", create_qlinear_binary},
+    {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
     {"QLinearSigmoid", create_qlinear_unary},
+    /* (ANY: its table is no activation; the layout planner gives its input
+     * and output one layout, as for every elementwise operator) */
+    {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
     {"QLinearGlobalAveragePool", create_qlinear_unary},
-    {"QLinearConcat", create_qlinear_concat},
+    {"QLinearConcat", create_qlinear_concat, CPU_LAYOUTS_CHANNEL_AXIS},
     {NULL, NULL},
 };

@@ -3,7 +3,8 @@
  * computed once per plan as per-axis tap tables; a run only gathers.
  * Channels-last and channel-block tensors (batch and channels kept) are
  * resized as plain tensors of "pixels": all C channels, or one block of C0,
- * move together. */
+ * move together. 8-bit tensors (int8 feature maps, see qdq_rewrite.c) are
+ * resized nearest only: their values are copied. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,13 @@ typedef struct axis_taps {
 
 typedef struct resize_params {
   uint32_t rank;                  /* of the pixel grid resized */
-  size_t pixel;                   /* floats per pixel: 1 for plain tensors */
+  size_t pixel;                   /* elements per pixel: 1 for plain tensors */
+  size_t bytes;                   /* per element: 4 (float32) or 1 (nearest only) */
   int64_t out_dims[NPU_MAX_RANK];
   axis_taps taps[NPU_MAX_RANK];
   size_t rows; /* output rows along the last axis */
-  const float *x; /* bound per run */
-  float *y;
+  const void *x; /* bound per run */
+  void *y;
 } resize_params;
 
 static void free_resize_params(void *data)
@@ -110,23 +112,28 @@ static void resize_row(void *ctx, size_t row)
     count *= 2;
   }
   const axis_taps *w = &p->taps[last];
-  size_t pixel = p->pixel;
-  float *y = p->y + row * (size_t)p->out_dims[last] * pixel;
+  size_t pixel = p->pixel, bytes = p->bytes;
+  size_t first = row * (size_t)p->out_dims[last] * pixel;
   if (count == 1 && !w->interpolated) { /* nearest: whole pixels copied */
-    const float *x = p->x + taps[0].offset;
-    if (pixel == 1)
+    const char *x = (const char *)p->x + (size_t)taps[0].offset * bytes;
+    char *to = (char *)p->y + first * bytes;
+    if (pixel == 1 && bytes == sizeof(float))
       for (int64_t j = 0; j < p->out_dims[last]; j++)
-        y[j] = x[w->first[j]];
+        ((float *)to)[j] = ((const float *)x)[w->first[j]];
+    else if (pixel == 1)
+      for (int64_t j = 0; j < p->out_dims[last]; j++)
+        to[j] = x[w->first[j]];
     else
       for (int64_t j = 0; j < p->out_dims[last]; j++)
-        memcpy(y + (size_t)j * pixel, x + w->first[j], pixel * sizeof *y);
+        memcpy(to + (size_t)j * pixel * bytes, x + (size_t)w->first[j] * bytes, pixel * bytes);
     return;
   }
+  float *y = (float *)p->y + first;
   for (int64_t j = 0; j < p->out_dims[last]; j++) {
     for (size_t c = 0; c < pixel; c++) {
       float sum = 0;
       for (size_t t = 0; t < count; t++) {
-        const float *x = p->x + taps[t].offset + c;
+        const float *x = (const float *)p->x + taps[t].offset + c;
         float v = w->interpolated
                       ? x[w->first[j]] * (1.0f - w->weight[j]) + x[w->second[j]] * w->weight[j]
                       : x[w->first[j]];
@@ -147,7 +154,7 @@ static void run_resize(const npu_hal_kernel *k, void *const *in, void *const *ou
 
 /* The grid of pixels a tensor is resized as: its axes (the tensor axis
  * each follows, -1 for a block of channels, which keeps its size), their
- * sizes in and out, and strides in floats. */
+ * sizes in and out, and strides in elements. */
 typedef struct pixel_grid {
   uint32_t rank;
   size_t pixel;
@@ -198,10 +205,11 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   const npu_hal_attributes *a = &op->attributes;
   bool upsample = strcmp(op->op_type, "Upsample") == 0;
-  if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank == 0)
-    return cpu_unsupported(op, "only float32 tensors");
   const char *mode = a->get_string(a->node, "mode", "nearest");
   bool linear = strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0;
+  bool bytes = x->dtype == NPU_DTYPE_UINT8 || x->dtype == NPU_DTYPE_INT8;
+  if ((x->dtype != NPU_DTYPE_FLOAT32 && !(bytes && !linear)) || x->rank == 0)
+    return cpu_unsupported(op, "only float32 tensors, or 8-bit ones resized nearest");
   if (!linear && strcmp(mode, "nearest") != 0)
     return cpu_unsupported(op, "only nearest and linear modes");
   if (a->get_int(a->node, "antialias", 0))
@@ -232,6 +240,7 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
   pixel_grid grid = grid_of(x, y);
   p->rank = grid.rank;
   p->pixel = grid.pixel;
+  p->bytes = bytes ? 1 : sizeof(float);
   p->rows = cpu_tensor_elements(y) / grid.pixel /
             (size_t)(grid.out[grid.rank - 1] ? grid.out[grid.rank - 1] : 1);
   uint32_t interpolated_axes = 0;

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from . import report as sqnr
+from .fold import fold_batch_norms
 from .graph import make_plan
 from .params import activation_params
 from .qdq import to_qdq
@@ -56,7 +57,12 @@ def producers(model):
 
 def quantize(model, samples, options):
     """The QDQ form of model, calibrated on samples ({input name: array}, run
-    on the runtime's default device), with its SQNR report."""
+    on the runtime's default device), with its SQNR report. A
+    BatchNormalization after a Conv is folded into it first (in a copy)."""
+    folded = onnx.ModelProto()
+    folded.CopyFrom(model)
+    fold_batch_norms(folded)
+    model = folded
     plan = make_plan(model, options.exclude_nodes, options.exclude_op_types)
     if not plan.nodes:
         raise QuantizeError("nothing to quantise: no Conv, Gemm or MatMul on float32 data "
@@ -65,6 +71,8 @@ def quantize(model, samples, options):
     ranges = calibrate(fp32.run, samples, plan.activations, options.method, options.percentile)
     params = {name: activation_params(*ranges[name], options.activation_type)
               for name in plan.activations}
+    for name, source in plan.same_as.items():
+        params[name] = params[source]
     qdq, dequantized, weights = to_qdq(model, plan, params)
     onnx.checker.check_model(qdq)
     nodes = [(model.graph.node[i].name, model.graph.node[i].op_type) for i in plan.nodes]

@@ -8,6 +8,13 @@ from onnx import TensorProto, numpy_helper
 # Operators with an int8 form: their data inputs and outputs get Q/DQ pairs,
 # their constant weights per-channel int8 and their bias int32.
 QUANTISED_OPS = ("Conv", "Gemm", "MatMul")
+# Operators between convolutions that run on int8 with no weights (as ONNX
+# Runtime's quantiser does them): their 4-D float inputs and outputs get Q/DQ
+# pairs, so the runtime keeps the feature maps int8 through them.
+ACTIVATION_OPS = ("Add", "Concat", "Split", "MaxPool", "Resize")
+# Of those, the ones whose outputs take their input's parameters (values
+# only move): the runtime then runs them on the 8-bit values as they are.
+SAME_PARAMETER_OPS = ("Split", "MaxPool", "Resize")
 # A quantised op's only consumer of these kinds moves the output's Q/DQ after
 # it: DQ -> Conv -> Relu -> Q is one int8 kernel with a fused activation, and
 # the range of Clip(0, 6)'s output wastes no levels on values Clip removes.
@@ -41,6 +48,7 @@ class Plan:
     biases: list = field(default_factory=list)
     producer: dict = field(default_factory=dict)     # activation -> position of its quantised producer
     excluded: set = field(default_factory=set)       # positions of the nodes the user excluded
+    same_as: dict = field(default_factory=dict)      # activation -> whose parameters it takes
 
 
 def constants(graph):
@@ -55,13 +63,15 @@ def constants(graph):
 def float_tensors(model):
     """Names of the tensors known to be float32 after shape inference, and of
     those whose type nothing declares (taken as float: they are checked when
-    the model runs)."""
+    the model runs); every tensor's type; the rank of those with a shape."""
     inferred = onnx.shape_inference.infer_shapes(model)
     graph = inferred.graph
-    types = {v.name: v.type.tensor_type.elem_type
-             for v in list(graph.input) + list(graph.output) + list(graph.value_info)}
+    values = list(graph.input) + list(graph.output) + list(graph.value_info)
+    types = {v.name: v.type.tensor_type.elem_type for v in values}
     types.update({init.name: init.data_type for init in graph.initializer})
-    return {name for name, elem in types.items() if elem == TensorProto.FLOAT}, types
+    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in values
+             if v.type.tensor_type.HasField("shape")}
+    return {name for name, elem in types.items() if elem == TensorProto.FLOAT}, types, ranks
 
 
 def attribute(node, name, default):
@@ -89,11 +99,12 @@ def consumers(graph):
 
 
 def make_plan(model, exclude_names=(), exclude_types=()):
-    """Chooses the nodes to quantise (QUANTISED_OPS on float32 data, minus the
-    excluded names and op types) and the tensors around them."""
+    """Chooses the nodes to quantise (QUANTISED_OPS on float32 data and
+    ACTIVATION_OPS on float32 feature maps, minus the excluded names and op
+    types) and the tensors around them."""
     graph = model.graph
     consts = constants(graph)
-    floats, types = float_tensors(model)
+    floats, types, ranks = float_tensors(model)
     users = consumers(graph)
     position_of = {id(node): i for i, node in enumerate(graph.node)}
     graph_outputs = {o.name for o in graph.output}
@@ -103,13 +114,40 @@ def make_plan(model, exclude_names=(), exclude_types=()):
     def is_float(name):
         return name in floats or name not in types
 
+    def fused_output(output):
+        """The tensor that takes the pair of a quantised node's output: that
+        of its only consumer when that is a fused activation."""
+        follower = users.get(output, [])
+        if (output not in graph_outputs and len(follower) == 1
+                and follower[0].op_type in FUSED_ACTIVATIONS
+                and position_of[id(follower[0])] not in plan.excluded):
+            return follower[0].output[0]
+        return output
+
     def add_activation(name, producer=None):
         if name not in plan.activations:
             plan.activations.append(name)
         if producer is not None:
             plan.producer[name] = producer
 
+    def feature_maps(names):
+        return [n for n in names if n and n not in consts and is_float(n) and ranks.get(n) == 4]
+
     for position, node in enumerate(graph.node):
+        if node.op_type in ACTIVATION_OPS and position not in plan.excluded:
+            # (Split's sizes and Resize's roi, scales and sizes are no data)
+            data = [n for n in node.input[:1 if node.op_type in ("Split", "Resize") else None]
+                    if n]
+            inputs, outputs = feature_maps(data), feature_maps(node.output)
+            if inputs and len(inputs) == len(data) and len(outputs) == len(node.output):
+                plan.nodes.append(position)
+                for name in inputs:
+                    add_activation(name)
+                for name in outputs:
+                    add_activation(fused_output(name), position)
+                    if node.op_type in SAME_PARAMETER_OPS and fused_output(name) == name:
+                        plan.same_as[name] = inputs[0]
+            continue
         if (node.op_type not in QUANTISED_OPS or position in plan.excluded
                 or not all(is_float(i) for i in node.input[:2])):
             continue
@@ -124,13 +162,7 @@ def make_plan(model, exclude_names=(), exclude_types=()):
         bias = node.input[2] if len(node.input) > 2 else ""
         if weight is not None and bias in consts and unit_bias(node, consts, weight):
             plan.biases.append(Bias(position, 2, node.input[0], weight))
-        output = node.output[0]
-        follower = users.get(output, [])
-        if (output not in graph_outputs and len(follower) == 1
-                and follower[0].op_type in FUSED_ACTIVATIONS
-                and position_of[id(follower[0])] not in plan.excluded):
-            output = follower[0].output[0]
-        add_activation(output, position)
+        add_activation(fused_output(node.output[0]), position)
     return plan
 
 
