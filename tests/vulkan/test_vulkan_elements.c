@@ -14,6 +14,8 @@
 #include <npu/npu.h>
 #include <string.h>
 
+#include "../gst/element_stats.h"
+
 /* The index of the first Vulkan device (its device-id), -1 where none. */
 static gint vulkan_device_id(gboolean *host_visible)
 {
@@ -64,20 +66,6 @@ static GstElement *run_collect(const gchar *description, guint sinks, GPtrArray 
   }
   gst_element_set_state(pipeline, GST_STATE_NULL);
   return pipeline;
-}
-
-static guint64 stat_of(GstElement *pipeline, const gchar *element, const gchar *field)
-{
-  GstElement *e = gst_bin_get_by_name(GST_BIN(pipeline), element);
-  fail_unless(e != NULL);
-  GstStructure *stats = NULL;
-  g_object_get(e, "stats", &stats, NULL);
-  guint64 value = G_MAXUINT64;
-  fail_unless(gst_structure_get_uint64(stats, field, &value), "no %s in %" GST_PTR_FORMAT,
-              field, stats);
-  gst_structure_free(stats);
-  gst_object_unref(e);
-  return value;
 }
 
 /* Compares every visible byte of two frames of the same caps (their strides
