@@ -23,8 +23,18 @@ struct vk_vpp_pipeline {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
-  PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
 };
+
+/* A queued batch's descriptor sets: a pool of its own, a set per dispatch,
+ * released once the batch has run. Plain sets rather than push descriptors:
+ * the array binding then needs no VK_KHR_push_descriptor (and lavapipe 22.3
+ * read wrong buffers from arrays pushed element by element). */
+typedef struct batch_descriptors {
+  npu_hal_device *device;
+  VkDescriptorPool pool;
+  npu_hal_task_fn done;
+  void *done_data;
+} batch_descriptors;
 
 /* One output grid of a job: the full-resolution pixels, or a destination's
  * subsampled chroma. */
@@ -69,21 +79,12 @@ static void destroy_pipeline(VkDevice device, vk_vpp_pipeline *vpp)
 /* Why the device cannot run vpp.comp, or NULL. */
 static const char *missing_feature(npu_hal_device *device)
 {
-  if (!device->push_descriptors)
-    return "VK_KHR_push_descriptor";
   if (!device->buffer_array_indexing)
     return "shaderStorageBufferArrayDynamicIndexing";
   const VkPhysicalDeviceLimits *limits = &device->properties.limits;
   if (limits->maxPerStageDescriptorStorageBuffers < VPP_BINDINGS ||
       limits->maxDescriptorSetStorageBuffers < VPP_BINDINGS)
     return "17 storage buffers per shader";
-  VkPhysicalDevicePushDescriptorPropertiesKHR push = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
-  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                       .pNext = &push};
-  vkGetPhysicalDeviceProperties2(device->physical, &props);
-  if (push.maxPushDescriptors < VPP_BINDINGS)
-    return "17 push descriptors";
   return NULL;
 }
 
@@ -95,8 +96,7 @@ static VkResult create_pipeline(npu_hal_device *device, vk_vpp_pipeline *vpp)
       {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
        .descriptorCount = VPP_PLANE_BUFFERS, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT}};
   VkDescriptorSetLayoutCreateInfo set_info = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR, .bindingCount = 2,
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 2,
       .pBindings = bindings};
   VkResult result = vkCreateDescriptorSetLayout(device->device, &set_info, NULL, &vpp->set_layout);
   if (result != VK_SUCCESS)
@@ -128,10 +128,7 @@ static npu_status ensure_pipeline(npu_hal_device *device, vk_vpp_pipeline **out)
     if (!vpp) {
       status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for the VPP pipeline");
     } else {
-      vpp->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
-          device->device, "vkCmdPushDescriptorSetKHR");
-      VkResult result = vpp->push_descriptor_set ? create_pipeline(device, vpp)
-                                                 : VK_ERROR_EXTENSION_NOT_PRESENT;
+      VkResult result = create_pipeline(device, vpp);
       if (result == VK_SUCCESS) {
         device->vpp = vpp;
       } else {
@@ -459,9 +456,9 @@ static void put_table(table_writer *w, const npu_hal_vpp_batch *batch,
 
 /* ---- recording ------------------------------------------------------------------ */
 
-static void record_group(npu_hal_device *device, const vk_vpp_pipeline *vpp,
-                         VkCommandBuffer commands, npu_hal_buffer *table,
-                         const dispatch_group *group)
+/* Points the group's descriptor set at the table and its buffers. */
+static void write_descriptors(npu_hal_device *device, VkDescriptorSet set, npu_hal_buffer *table,
+                              const dispatch_group *group)
 {
   VkDescriptorBufferInfo table_info = {table->buffer, 0, VK_WHOLE_SIZE};
   VkDescriptorBufferInfo planes[VPP_PLANE_BUFFERS];
@@ -472,12 +469,21 @@ static void record_group(npu_hal_device *device, const vk_vpp_pipeline *vpp,
                                          binding->end - binding->start};
   }
   VkWriteDescriptorSet writes[2] = {
-      {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstBinding = 0, .descriptorCount = 1,
-       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &table_info},
-      {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstBinding = 1,
+      {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 0,
+       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+       .pBufferInfo = &table_info},
+      {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 1,
        .descriptorCount = VPP_PLANE_BUFFERS, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
        .pBufferInfo = planes}};
-  vpp->push_descriptor_set(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vpp->layout, 0, 2, writes);
+  vkUpdateDescriptorSets(device->device, 2, writes, 0, NULL);
+}
+
+static void record_group(npu_hal_device *device, const vk_vpp_pipeline *vpp,
+                         VkCommandBuffer commands, VkDescriptorSet set,
+                         const dispatch_group *group)
+{
+  vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vpp->layout, 0, 1, &set, 0,
+                          NULL);
   const uint32_t *max_groups = device->properties.limits.maxComputeWorkGroupCount;
   uint32_t columns = vpp_div_up(group->max_width, VPP_LOCAL_SIZE);
   uint32_t rows = vpp_div_up(group->max_height, VPP_LOCAL_SIZE);
@@ -490,6 +496,46 @@ static void record_group(npu_hal_device *device, const vk_vpp_pipeline *vpp,
                        &first);
     vkCmdDispatch(commands, columns, rows, count);
   }
+}
+
+static void release_descriptors(batch_descriptors *d)
+{
+  if (d->pool)
+    vkDestroyDescriptorPool(d->device->device, d->pool, NULL);
+  free(d);
+}
+
+/* The batch has run: its descriptor sets go, then the caller hears. */
+static void batch_done(void *data)
+{
+  batch_descriptors *d = data;
+  npu_hal_task_fn done = d->done;
+  void *done_data = d->done_data;
+  release_descriptors(d);
+  if (done)
+    done(done_data);
+}
+
+/* A pool with a descriptor set for each of `count` groups, in `sets`. */
+static npu_status make_descriptors(npu_hal_device *device, const vk_vpp_pipeline *vpp,
+                                   size_t count, batch_descriptors *d, VkDescriptorSet *sets)
+{
+  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               (uint32_t)count * VPP_BINDINGS};
+  VkDescriptorPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                          .maxSets = (uint32_t)count, .poolSizeCount = 1,
+                                          .pPoolSizes = &size};
+  VkResult result = vkCreateDescriptorPool(device->device, &pool_info, NULL, &d->pool);
+  for (size_t g = 0; g < count && result == VK_SUCCESS; g++) {
+    VkDescriptorSetAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                        .descriptorPool = d->pool, .descriptorSetCount = 1,
+                                        .pSetLayouts = &vpp->set_layout};
+    result = vkAllocateDescriptorSets(device->device, &info, &sets[g]);
+  }
+  if (result != VK_SUCCESS)
+    return npu_set_error(vk_status_of(result), "VPP: cannot allocate descriptor sets: %s",
+                         vk_result_name(result));
+  return NPU_OK;
 }
 
 static npu_status check_grid_limits(npu_hal_device *device, const dispatch_group *groups,
@@ -514,8 +560,11 @@ static npu_status vk_vpp_submit(npu_hal_device *device, npu_hal_stream *stream,
   VkCommandBuffer commands = VK_NULL_HANDLE;
   size_t group_count = 0;
   dispatch_group *groups = malloc(batch->job_count * sizeof *groups);
-  npu_status status = groups ? ensure_pipeline(device, &vpp)
-                             : npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "VPP: out of host memory");
+  VkDescriptorSet *sets = malloc(batch->job_count * sizeof *sets);
+  batch_descriptors *descriptors = calloc(1, sizeof *descriptors);
+  npu_status status = groups && sets && descriptors
+                          ? ensure_pipeline(device, &vpp)
+                          : npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "VPP: out of host memory");
   if (status == NPU_OK)
     status = plan_groups(device, batch, groups, &group_count);
   if (status == NPU_OK)
@@ -528,18 +577,28 @@ static npu_status vk_vpp_submit(npu_hal_device *device, npu_hal_stream *stream,
   if (status == NPU_OK) {
     writer = (table_writer){table->mapped, 0};
     put_table(&writer, batch, groups, group_count);
-    status = vk_stream_begin(stream, &commands);
+    *descriptors = (batch_descriptors){device, VK_NULL_HANDLE, done, done_data};
+    status = make_descriptors(device, vpp, group_count, descriptors, sets);
   }
+  if (status == NPU_OK)
+    status = vk_stream_begin(stream, &commands);
   if (status == NPU_OK) {
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vpp->pipeline);
-    for (size_t g = 0; g < group_count; g++)
-      record_group(device, vpp, commands, table, &groups[g]);
-    vk_work work = {.commands = commands, .temporary = table, .done = done,
-                    .done_data = done_data};
+    for (size_t g = 0; g < group_count; g++) {
+      write_descriptors(device, sets[g], table, &groups[g]);
+      record_group(device, vpp, commands, sets[g], &groups[g]);
+    }
+    vk_work work = {.commands = commands, .temporary = table, .done = batch_done,
+                    .done_data = descriptors};
     status = vk_stream_queue(stream, &work); /* destroys the table once run */
+    if (status == NPU_OK)
+      descriptors = NULL; /* batch_done's */
   }
   if (status != NPU_OK && table)
     vk_buffer_destroy(device, table);
+  if (descriptors)
+    release_descriptors(descriptors);
+  free(sets);
   free(groups);
   free(batch->jobs);
   free(batch);
