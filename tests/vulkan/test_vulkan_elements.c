@@ -239,8 +239,9 @@ GST_START_TEST(test_infer_batched_from_system_memory_matches_the_cpu)
               "videotestsrc num-buffers=4 pattern=zone-plate kx2=10 ky2=30 kt=2 ! "
               "video/x-raw,format=I420,width=80,height=48 ! infer.sink_0 "
               "infer.src_0 ! appsink name=s0 sync=false wait-on-eos=false "
-              "videotestsrc num-buffers=4 pattern=ball ! video/x-raw,format=RGB,width=40,height=40 ! "
-              "infer.sink_1 infer.src_1 ! appsink name=s1 sync=false wait-on-eos=false",
+              "videotestsrc num-buffers=4 pattern=ball ! "
+              "video/x-raw,format=RGB,width=40,height=40 ! infer.sink_1 "
+              "infer.src_1 ! appsink name=s1 sync=false wait-on-eos=false",
               2, 4);
 }
 GST_END_TEST;

@@ -7,7 +7,8 @@
 #ifndef NPU_VK_VPP_TABLE_H
 #define NPU_VK_VPP_TABLE_H
 
-#define VPP_PLANE_BUFFERS 16u /* binding 1's array: distinct buffers one dispatch reads and writes */
+/* Binding 1's array: the distinct buffers one dispatch reads and writes. */
+#define VPP_PLANE_BUFFERS 16u
 #define VPP_LOCAL_SIZE 16u    /* workgroups of 16 x 16 output positions */
 
 /* Header. */
