@@ -363,8 +363,24 @@ static void batch_free(GstNpuInferBatch *batch)
   g_free(batch);
 }
 
+/* Mapped frame memory as device memory: imported without copying where the
+ * device can, else copied on the pad's stream into a buffer of its own (a
+ * device that cannot wrap host pointers, e.g. a discrete GPU). */
+static npu_status frame_to_device(GstNpuInferRunner *runner, const GstNpuInferSlot *slot,
+                                  BatchFrame *frame)
+{
+  if (npu_buffer_import_host(runner->device, frame->map.data, frame->map.size, NULL, NULL,
+                             &frame->imported) == NPU_OK)
+    return NPU_OK;
+  npu_status status = npu_buffer_alloc(runner->device, frame->map.size, &frame->imported);
+  if (status == NPU_OK)
+    status = npu_memcpy_h2d_async(frame->imported, 0, frame->map.data, frame->map.size,
+                                  *slot->stream);
+  return status;
+}
+
 /* The frame as a VPP image: NPU memory of our device as it is, other memory
- * imported without copying (kept until the batch is over). */
+ * imported or copied (kept until the batch is over). */
 static gboolean frame_image(GstNpuInferRunner *runner, const GstNpuInferSlot *slot,
                             BatchFrame *frame, GError **error)
 {
@@ -385,8 +401,7 @@ static gboolean frame_image(GstNpuInferRunner *runner, const GstNpuInferSlot *sl
                 "Truncated frame on %s\n%" G_GSIZE_FORMAT " bytes, the caps need %" G_GSIZE_FORMAT,
                 slot->lane, frame->map.size, GST_VIDEO_INFO_SIZE(slot->info));
     return FALSE;
-  } else if (npu_buffer_import_host(runner->device, frame->map.data, frame->map.size, NULL, NULL,
-                                    &frame->imported) == NPU_OK &&
+  } else if (frame_to_device(runner, slot, frame) == NPU_OK &&
              gst_npu_image_describe(slot->info, meta, frame->imported, 0, &frame->image)) {
     return TRUE;
   }

@@ -144,6 +144,11 @@ static gboolean gst_npu_vpp_transform_meta(GstBaseTransform *trans, GstBuffer *o
       ->transform_meta(trans, outbuf, meta, inbuf);
 }
 
+static void release_input(void *buffer)
+{
+  gst_buffer_unref(buffer);
+}
+
 static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *inbuf,
                                            GstBuffer *outbuf)
 {
@@ -177,6 +182,12 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("NPU VPP failed"), ("%s: %s",
                       npu_status_name(status), npu_last_error_message()));
     return GST_FLOW_ERROR;
+  }
+  /* The input goes back to its pool (and to a producer writing into it)
+   * only once the device has read it. */
+  if (npu_stream_launch_host_func(stream, release_input, gst_buffer_ref(inbuf)) != NPU_OK) {
+    npu_stream_synchronize(stream);
+    gst_buffer_unref(inbuf);
   }
   if (!gst_npu_base_transform_end_frame(base))
     return GST_FLOW_ERROR;

@@ -1,6 +1,6 @@
 /* The Vulkan compute backend's entries: devices (vk_device.c), memory and
  * copies (vk_memory.c), streams and events (vk_stream.c), graph kernels
- * (vk_kernels.c). */
+ * (vk_kernels.c), the VPP (vk_vpp.c). */
 #include "vk_internal.h"
 
 const npu_hal_backend npu_vulkan_backend = {
@@ -29,5 +29,6 @@ const npu_hal_backend npu_vulkan_backend = {
     .event_synchronize = vk_event_synchronize,
     .event_done = vk_event_done,
     .event_elapsed_ms = vk_event_elapsed_ms,
+    .vpp = &npu_vulkan_vpp_ops,
     .graph = &npu_vulkan_graph_ops,
 };

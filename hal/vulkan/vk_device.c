@@ -217,7 +217,13 @@ static npu_status create_logical_device(npu_hal_device *device)
   device->push_descriptors = has_extension(device->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (device->push_descriptors)
     extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  VkPhysicalDeviceFeatures supported;
+  vkGetPhysicalDeviceFeatures(device->physical, &supported);
+  device->buffer_array_indexing = supported.shaderStorageBufferArrayDynamicIndexing;
+  VkPhysicalDeviceFeatures features = {
+      .shaderStorageBufferArrayDynamicIndexing = supported.shaderStorageBufferArrayDynamicIndexing};
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &v12,
+                             .pEnabledFeatures = &features,
                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
                              .enabledExtensionCount = extension_count,
                              .ppEnabledExtensionNames = extensions};
@@ -296,6 +302,7 @@ void vk_device_close(npu_hal_device *device)
   if (device->device) {
     vkDeviceWaitIdle(device->device);
     vk_pipelines_destroy(device);
+    vk_vpp_destroy(device);
     if (device->byte_patterns)
       vk_buffer_destroy(device, device->byte_patterns);
     vkDestroyDevice(device->device, NULL);

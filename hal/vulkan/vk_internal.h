@@ -15,8 +15,10 @@
 
 extern const npu_hal_backend npu_vulkan_backend;
 extern const npu_hal_graph_ops npu_vulkan_graph_ops;
+extern const npu_hal_vpp_ops npu_vulkan_vpp_ops;
 
 typedef struct vk_pipelines vk_pipelines;
+typedef struct vk_vpp_pipeline vk_vpp_pipeline;
 
 struct npu_hal_device {
   VkInstance instance;
@@ -32,12 +34,14 @@ struct npu_hal_device {
   uint32_t staging_memory_type;     /* host-visible and coherent */
   bool host_visible;                /* device buffers are mapped: host copies go direct */
   bool push_descriptors;            /* VK_KHR_push_descriptor: kernels need it */
+  bool buffer_array_indexing;       /* shaderStorageBufferArrayDynamicIndexing: the VPP needs it */
   bool timestamps;                  /* the queue family writes timestamps */
   atomic_uint_fast64_t bytes_in_use;
   npu_hal_buffer *byte_patterns;    /* 4 copies of each byte value: unaligned fill edges */
   npu_hal_stream *sync_stream;      /* synchronous copies and fills that need the queue */
   vk_pipelines *pipelines;          /* made on the first kernel */
-  pthread_mutex_t pipelines_lock;
+  vk_vpp_pipeline *vpp;             /* made on the first VPP batch (vk_vpp.c) */
+  pthread_mutex_t pipelines_lock;   /* guards both */
 };
 
 struct npu_hal_buffer {
@@ -128,8 +132,15 @@ npu_status vk_pipelines_ensure(npu_hal_device *device);
 void vk_pipelines_destroy(npu_hal_device *device);
 VkPipeline vk_pipeline(npu_hal_device *device, vk_shader shader);
 VkPipelineLayout vk_pipeline_layout(npu_hal_device *device);
+/* A compute pipeline of SPIR-V `code` (`bytes` long) with `layout`. */
+VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
+                                    VkPipelineCache cache, const uint32_t *code, size_t bytes,
+                                    VkPipeline *pipeline);
 /* Binds storage buffers 0..count-1 for the next dispatch. */
 void vk_cmd_push_buffers(npu_hal_device *device, VkCommandBuffer commands,
                          const VkDescriptorBufferInfo *buffers, uint32_t count);
+
+/* The VPP's pipeline (vk_vpp.c), destroyed with the device. */
+void vk_vpp_destroy(npu_hal_device *device);
 
 #endif

@@ -31,7 +31,9 @@ npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool stag
   if (!buffer)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
   buffer->size = size;
-  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
+  /* Whole 32-bit words, so that shaders reading bytes as words may bind the last one. */
+  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = (size + 3) & ~(VkDeviceSize)3,
                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,

@@ -83,11 +83,12 @@ static VkResult create_layouts(VkDevice device, vk_pipelines *p)
   return vkCreatePipelineCache(device, &cache_info, NULL, &p->cache);
 }
 
-static VkResult create_pipeline(VkDevice device, vk_pipelines *p, vk_shader shader)
+VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
+                                    VkPipelineCache cache, const uint32_t *code, size_t bytes,
+                                    VkPipeline *pipeline)
 {
   VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                          .codeSize = shaders[shader].bytes,
-                                          .pCode = shaders[shader].code};
+                                          .codeSize = bytes, .pCode = code};
   VkShaderModule module;
   VkResult result = vkCreateShaderModule(device, &module_info, NULL, &module);
   if (result != VK_SUCCESS)
@@ -96,8 +97,8 @@ static VkResult create_pipeline(VkDevice device, vk_pipelines *p, vk_shader shad
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main"},
-      .layout = p->layout};
-  result = vkCreateComputePipelines(device, p->cache, 1, &info, NULL, &p->pipelines[shader]);
+      .layout = layout};
+  result = vkCreateComputePipelines(device, cache, 1, &info, NULL, pipeline);
   vkDestroyShaderModule(device, module, NULL);
   return result;
 }
@@ -126,7 +127,8 @@ npu_status vk_pipelines_ensure(npu_hal_device *device)
                                            : VK_ERROR_EXTENSION_NOT_PRESENT;
   for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
     snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
-    result = create_pipeline(device->device, p, (vk_shader)s);
+    result = vk_compute_pipeline_create(device->device, p->layout, p->cache, shaders[s].code,
+                                        shaders[s].bytes, &p->pipelines[s]);
   }
   if (result != VK_SUCCESS) {
     destroy_pipelines(device->device, p);

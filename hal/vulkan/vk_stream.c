@@ -86,7 +86,13 @@ static void timeline_unref(vk_timeline *timeline)
 {
   if (!timeline || atomic_fetch_sub(&timeline->refcount, 1) != 1)
     return;
-  vkDestroySemaphore(timeline->device->device, timeline->semaphore, NULL);
+  /* A driver with a submission thread (Mesa's lavapipe) may still be
+   * handling the last signal once its value shows: drain the queue first. */
+  npu_hal_device *device = timeline->device;
+  pthread_mutex_lock(&device->queue_lock);
+  vkQueueWaitIdle(device->queue);
+  pthread_mutex_unlock(&device->queue_lock);
+  vkDestroySemaphore(device->device, timeline->semaphore, NULL);
   pthread_cond_destroy(&timeline->progress);
   pthread_mutex_destroy(&timeline->lock);
   free(timeline);

@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "element_stats.h"
+
 /* Runs a pipeline to EOS or error; returns "message | debug" (or NULL) and
  * leaves the pipeline in *out (NULL state) when asked. */
 static gchar *run_pipeline(const gchar *description, GstElement **out)
@@ -42,20 +44,6 @@ static gchar *run_pipeline(const gchar *description, GstElement **out)
   else
     gst_object_unref(pipeline);
   return message;
-}
-
-static guint64 stat_of(GstElement *pipeline, const gchar *element, const gchar *field)
-{
-  GstElement *e = gst_bin_get_by_name(GST_BIN(pipeline), element);
-  fail_unless(e != NULL);
-  GstStructure *stats = NULL;
-  g_object_get(e, "stats", &stats, NULL);
-  guint64 value = G_MAXUINT64;
-  fail_unless(gst_structure_get_uint64(stats, field, &value), "no %s in %" GST_PTR_FORMAT,
-              field, stats);
-  gst_structure_free(stats);
-  gst_object_unref(e);
-  return value;
 }
 
 GST_START_TEST(test_elements_documented)

@@ -11,6 +11,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
 
+#include "element_stats.h"
 
 #define WIDTH 100
 #define HEIGHT 31 /* odd: chroma planes round their rows up */
@@ -109,20 +110,6 @@ static void check_aligned_meta(const GstVideoInfo *natural, const GstVideoMeta *
       fail_unless_equals_int(meta->stride[p], natural->stride[p]);
       fail_unless_equals_uint64(meta->offset[p], natural->offset[p]);
     }
-}
-
-static guint64 stat_of(GstElement *pipeline, const gchar *element, const gchar *field)
-{
-  GstElement *e = gst_bin_get_by_name(GST_BIN(pipeline), element);
-  fail_unless(e != NULL);
-  GstStructure *stats = NULL;
-  g_object_get(e, "stats", &stats, NULL);
-  guint64 value = G_MAXUINT64;
-  fail_unless(gst_structure_get_uint64(stats, field, &value), "no %s in %" GST_PTR_FORMAT, field,
-              stats);
-  gst_structure_free(stats);
-  gst_object_unref(e);
-  return value;
 }
 
 static GstPadProbeReturn keep_meta(GstPad *pad, GstPadProbeInfo *info, gpointer data)

@@ -4,7 +4,6 @@
  * the source colour matrix to get RGB, then write the destination (tensor
  * normalisation and layout, or the destination's colour matrix and format).
  * Rows are split into chunks run on the device's thread pool. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +11,9 @@
 #include "cpu/kernels/fast_math.h"
 #include "npu_hal_vpp.h"
 #include "cpu/vpp/cpu_vpp.h"
+#include "vpp_sampling.h"
 
 #define ROWS_PER_ITEM 64
-
-enum { SCALE_BILINEAR = 0, SCALE_NEAREST = 1, SCALE_AREA = 2 }; /* npu_scale_method */
 
 /* One output grid: the full-resolution pixels, or a destination's
  * subsampled chroma. */
@@ -40,12 +38,6 @@ typedef struct batch_run {
   void *done_data;
 } batch_run;
 
-/* Per-axis sampling of one source channel for each output position. */
-typedef struct taps {
-  int32_t *first, *second; /* bilinear/nearest: the two pixels; area: start, count */
-  float *weight;           /* bilinear: weight of `second` */
-} taps;
-
 static float clamp255(float v)
 {
   return v < 0 ? 0 : v > 255 ? 255 : v;
@@ -56,75 +48,10 @@ static uint8_t to_byte(float v)
   return (uint8_t)(clamp255(v) + 0.5f);
 }
 
-/* Source-channel taps along one axis for output positions [begin, end) of a
- * grid with subsampling `out_sub`, content [content0, content0 + content_len)
- * mapping to source [crop0, crop0 + crop_len) of a channel with `sub`.
- * Bilinear/nearest positions are scaled by `unit` (a column's pixel stride,
- * so the kernels index bytes directly; 1 for rows). */
-static void make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
-                      double content0, double content_len, double crop0, double crop_len,
-                      bool flip, uint8_t sub, uint32_t channel_len, int32_t unit, taps *t)
-{
-  double ratio = crop_len / content_len;
-  double mirror = 2 * crop0 + crop_len; /* flip: source position p is read at mirror - p */
-  for (uint32_t i = begin; i < end; i++) {
-    size_t k = i - begin;
-    if (method == SCALE_AREA) {
-      double lo = crop0 + (fmax((double)i * out_sub, content0) - content0) * ratio;
-      double hi = crop0 + (fmin((double)(i + 1) * out_sub, content0 + content_len) - content0) *
-                              ratio;
-      if (flip) {
-        double low = lo;
-        lo = mirror - hi;
-        hi = mirror - low;
-      }
-      int64_t first = (int64_t)ceil(lo / sub - 0.5), last = (int64_t)ceil(hi / sub - 0.5);
-      if (last <= first) {
-        first = (int64_t)floor((lo + hi) / 2 / sub);
-        last = first + 1;
-      }
-      if (first < 0)
-        first = 0;
-      if (last > channel_len)
-        last = channel_len;
-      if (last <= first)
-        first = last - 1;
-      t->first[k] = (int32_t)first;
-      t->second[k] = (int32_t)(last - first);
-      continue;
-    }
-    double pos = crop0 + (((double)i + 0.5) * out_sub - content0) * ratio; /* source pixels */
-    if (flip)
-      pos = mirror - pos;
-    if (method == SCALE_NEAREST) {
-      int64_t p = (int64_t)floor(pos / sub);
-      p = p < 0 ? 0 : p >= channel_len ? channel_len - 1 : p;
-      t->first[k] = t->second[k] = (int32_t)p * unit;
-      t->weight[k] = 0;
-      continue;
-    }
-    double c = pos / sub - 0.5;
-    double f = floor(c);
-    int64_t p0 = (int64_t)f, p1 = p0 + 1;
-    float w = (float)(c - f);
-    if (p0 < 0)
-      p0 = 0;
-    if (p1 < 0)
-      p1 = 0;
-    if (p0 >= channel_len)
-      p0 = channel_len - 1;
-    if (p1 >= channel_len)
-      p1 = channel_len - 1;
-    t->first[k] = (int32_t)p0 * unit;
-    t->second[k] = (int32_t)p1 * unit;
-    t->weight[k] = w;
-  }
-}
-
 typedef struct row_scratch {
   float *values[3]; /* sampled source channels */
   float *rgb[3];
-  taps columns[3];
+  npu_vpp_taps columns[3];
   int32_t span[3][2]; /* bilinear: the bytes of a source row the columns read, [lo, hi] */
   float *vertical[2]; /* a source row span blended vertically, per channel of a pair;
                          NULL: sample directly */
@@ -148,13 +75,13 @@ static void blend_rows(const uint8_t *restrict r0, const uint8_t *restrict r1, f
 /* `vertical` (NULL: sample directly): scratch for blend_rows, based so
  * that the span's bytes index it. */
 NPU_VECTOR_CLONES
-static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *cols,
-                       const taps *row, size_t n, float *out, const int32_t span[2],
+static void sample_row(int method, const npu_hal_vpp_channel *ch, const npu_vpp_taps *cols,
+                       const npu_vpp_taps *row, size_t n, float *out, const int32_t span[2],
                        float *vertical)
 {
   const uint8_t *base = npu_cpu_mem_ref_ptr(ch->base);
   const uint32_t ps = ch->pixel_stride;
-  if (method == SCALE_AREA) {
+  if (method == NPU_SCALE_AREA) {
     const uint8_t *first_row = base + (size_t)row->first[0] * ch->row_stride;
     int32_t rows = row->second[0];
     for (size_t k = 0; k < n; k++) {
@@ -194,8 +121,8 @@ static void sample_row(int method, const npu_hal_vpp_channel *ch, const taps *co
  * their taps: one pass, half the index loads. */
 NPU_VECTOR_CLONES
 static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_channel *ch_b,
-                            const taps *cols, const taps *row, size_t n, float *out_a,
-                            float *out_b, const int32_t span[2], float *vertical_a,
+                            const npu_vpp_taps *cols, const npu_vpp_taps *row, size_t n,
+                            float *out_a, float *out_b, const int32_t span[2], float *vertical_a,
                             float *vertical_b)
 {
   const uint8_t *base_a = npu_cpu_mem_ref_ptr(ch_a->base);
@@ -230,8 +157,8 @@ static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_c
 /* Fetches the two source rows of `row_taps` over bytes [lo, hi] into the
  * cache ahead of their use: sampling a large downscale gathers a few bytes
  * of every cache line of a row, and would otherwise wait on each line. */
-static void prefetch_rows(const npu_hal_vpp_channel *ch, const taps *row_taps, int32_t lo,
-                          int32_t hi)
+static void prefetch_rows(const npu_hal_vpp_channel *ch, const npu_vpp_taps *row_taps,
+                          int32_t lo, int32_t hi)
 {
   const uint8_t *base = npu_cpu_mem_ref_ptr(ch->base);
   const int32_t rows[2] = {row_taps->first[0], row_taps->second[0]};
@@ -379,7 +306,7 @@ static bool alloc_scratch(row_scratch *s, size_t n, size_t row_bytes)
   for (int i = 0; i < 3; i++) {
     s->values[i] = floats + i * n;
     s->rgb[i] = floats + (3 + i) * n;
-    s->columns[i] = (taps){ints + 2 * i * n, ints + (2 * i + 1) * n, floats + (6 + i) * n};
+    s->columns[i] = (npu_vpp_taps){ints + 2 * i * n, ints + (2 * i + 1) * n, floats + (6 + i) * n};
   }
   s->vertical[0] = floats + 9 * n;
   s->vertical[1] = floats + 9 * n + row_bytes;
@@ -390,23 +317,6 @@ static void free_scratch(row_scratch *s)
 {
   free(s->values[0]);
   free(s->columns[0].first);
-}
-
-/* [begin, end) of grid positions whose centres fall in the content span. */
-static void content_span(uint32_t len, uint8_t sub, uint32_t content0, uint32_t content_len,
-                         uint32_t *begin, uint32_t *end)
-{
-  uint32_t b = 0, e = 0;
-  for (uint32_t i = 0; i < len; i++) {
-    double centre = ((double)i + 0.5) * sub;
-    if (centre >= content0 && centre < (double)content0 + content_len) {
-      if (e == 0)
-        b = i;
-      e = i + 1;
-    }
-  }
-  *begin = b;
-  *end = e;
 }
 
 static void run_item(void *ctx, size_t index)
@@ -425,16 +335,18 @@ static void run_item(void *ctx, size_t index)
     return; /* host OOM inside a kernel: the rows stay unwritten */
 
   uint32_t col0, col1, row0, row1;
-  content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
-  content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
+  npu_vpp_content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
+  npu_vpp_content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
   /* (a rotated job's taps run backwards or across rows: sampled directly) */
-  bool vertical_first = batch->method == SCALE_BILINEAR && col1 > col0 && !job->flip_x &&
+  bool vertical_first = batch->method == NPU_SCALE_BILINEAR && col1 > col0 && !job->flip_x &&
                         !job->flip_y;
   for (uint32_t c = 0; c < src->channel_count; c++) {
     const npu_hal_vpp_channel *ch = &src->channels[c];
-    make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w, job->crop_x,
-              job->crop_w, job->flip_x, ch->sub_x, vpp_div_up(src->width, ch->sub_x),
-              batch->method == SCALE_AREA ? 1 : (int32_t)ch->pixel_stride, &s.columns[c]);
+    npu_vpp_make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w,
+                      job->crop_x, job->crop_w, job->flip_x, ch->sub_x,
+                      vpp_div_up(src->width, ch->sub_x),
+                      batch->method == NPU_SCALE_AREA ? 1 : (int32_t)ch->pixel_stride,
+                      &s.columns[c]);
     if (!vertical_first)
       continue;
     /* taps are monotonic: the ends bound the bytes a row's samples read */
@@ -459,23 +371,24 @@ static void run_item(void *ctx, size_t index)
         const npu_hal_vpp_channel *ch = &src->channels[c];
         int32_t first, second;
         float weight;
-        taps row = {&first, &second, &weight};
-        make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h, job->crop_y,
-                  job->crop_h, job->flip_y, ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
-        if (batch->method != SCALE_AREA && y + 1 < row1) {
+        npu_vpp_taps row = {&first, &second, &weight};
+        npu_vpp_make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h,
+                          job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
+                          vpp_div_up(src->height, ch->sub_y), 1, &row);
+        if (batch->method != NPU_SCALE_AREA && y + 1 < row1) {
           int32_t next_first, next_second;
           float next_weight;
-          taps next = {&next_first, &next_second, &next_weight};
-          make_taps(batch->method, y + 1, y + 2, item->g.sub_y, job->dst_y, job->dst_h,
-                    job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
-                    vpp_div_up(src->height, ch->sub_y), 1, &next);
-          const taps *cols = &s.columns[c];
+          npu_vpp_taps next = {&next_first, &next_second, &next_weight};
+          npu_vpp_make_taps(batch->method, y + 1, y + 2, item->g.sub_y, job->dst_y, job->dst_h,
+                            job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
+                            vpp_div_up(src->height, ch->sub_y), 1, &next);
+          const npu_vpp_taps *cols = &s.columns[c];
           int32_t a = cols->first[0], b = cols->second[col1 - col0 - 1];
           prefetch_rows(ch, &next, a < b ? a : b, a < b ? b : a);
           if (c + 1 < src->channel_count && same_geometry(ch, &src->channels[c + 1]))
             prefetch_rows(&src->channels[c + 1], &next, a < b ? a : b, a < b ? b : a);
         }
-        if (batch->method != SCALE_AREA && c + 1 < src->channel_count &&
+        if (batch->method != NPU_SCALE_AREA && c + 1 < src->channel_count &&
             same_geometry(ch, &src->channels[c + 1])) {
           sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], &row, col1 - col0,
                           shifted.values[c], shifted.values[c + 1], s.span[c], s.vertical[0],
