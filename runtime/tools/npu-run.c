@@ -3,7 +3,7 @@
  * after warm-up and peak RSS; writes the outputs as .npy files.
  *   npu-run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x640x640 ...]
  *           [--output-dir DIR] [--batch N] [--streams N] [--iterations N]
- *           [--warmup N] [--threads N] [--planned-at N] [--json] */
+ *           [--warmup N] [--threads N] [--planned-at N] [--precision fp32|bf16] [--json] */
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@ typedef struct options {
   gchar *output_dir;
   gint batch, streams, iterations, warmup, threads;
   gint planned_at; /* > 0: contexts planned for this batch first, then re-planned for --batch */
+  gchar *precision_name;
+  npu_precision precision;
   gboolean json;
 } options;
 
@@ -30,6 +32,7 @@ typedef struct report {
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   npu_context_stats stats;
+  bool bf16_compute;         /* the device's: whether --precision bf16 takes effect */
   uint64_t allocations_after_warmup;
   long peak_rss_kib;
 } report;
@@ -257,14 +260,16 @@ static void print_report(const char *model_path, const options *o, const npu_ten
         printf("%s%" PRId64, d ? ", " : "", shapes[i].dims[d]);
       printf("]}");
     }
-    printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
+    printf("], \"precision\": \"%s\", \"batch\": %d, \"streams\": %d, \"threads\": %d, "
+           "\"iterations\": %d, "
            "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
-           o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
+           npu_precision_name(o->precision), o->batch, o->streams, o->threads, o->iterations,
+           r->load_ms, r->plan_ms, r->replan_ms,
            r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
@@ -280,6 +285,10 @@ static void print_report(const char *model_path, const options *o, const npu_ten
       printf("%s%" PRId64, d ? "x" : "", shapes[i].dims[d]);
     printf(" %s\n", npu_dtype_name(shapes[i].dtype));
   }
+  printf("precision:    %s%s\n", npu_precision_name(o->precision),
+         o->precision != NPU_PRECISION_FP32 && !r->bf16_compute
+             ? " asked, ignored: the device computes float32"
+             : "");
   printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
   if (o->planned_at)
     printf("planned at:   batch %d first, re-planned for batch %d in %.1f ms (the figures below "
@@ -377,9 +386,14 @@ static gboolean measure(const char *model_path, const options *o)
   memcpy(first_shapes, shapes, in_count * sizeof *shapes);
   if (o->planned_at)
     with_batch(model, shapes, in_count, o->planned_at, first_shapes);
+  npu_device_properties properties;
+  if (npu_device_properties_of(device, &properties) == NPU_OK)
+    r.bf16_compute = properties.caps.bf16_compute;
+  npu_context_options context_options = {.precision = o->precision};
   double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
-    if (npu_context_create(model, device, first_shapes, in_count, &workers[s].context) != NPU_OK) {
+    if (npu_context_create_with_options(model, device, first_shapes, in_count, &context_options,
+                                        &workers[s].context) != NPU_OK) {
       die_status("planning the model");
       goto done;
     }
@@ -482,6 +496,9 @@ int main(int argc, char **argv)
        "Threads of the CPU backend (default: NPU_NUM_THREADS or all cores)", "N"},
       {"planned-at", 0, 0, G_OPTION_ARG_INT, &o.planned_at,
        "Plan for batch N first, then re-plan for --batch and measure that", "N"},
+      {"precision", 0, 0, G_OPTION_ARG_STRING, &o.precision_name,
+       "Arithmetic of convolutions and matrix products: fp32 (default) or bf16 (where the "
+       "device has it)", "fp32|bf16"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
       {NULL}};
   GOptionContext *context = g_option_context_new("MODEL.onnx - run an ONNX model and measure it");
@@ -494,6 +511,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "npu-run: %s\n", error ? error->message
                                            : "give one MODEL and positive counts (see --help)");
     g_clear_error(&error);
+    g_free(o.precision_name);
+    return 2;
+  }
+  if (o.precision_name && npu_precision_from_name(o.precision_name, &o.precision) != NPU_OK) {
+    fprintf(stderr, "npu-run: --precision: %s\n", npu_last_error_message());
+    g_free(o.precision_name);
     return 2;
   }
   if (o.threads) { /* before the device opens */
@@ -505,5 +528,6 @@ int main(int argc, char **argv)
   g_strfreev(o.inputs);
   g_strfreev(o.shapes);
   g_free(o.output_dir);
+  g_free(o.precision_name);
   return ok ? 0 : 1;
 }
