@@ -76,6 +76,16 @@ def test_bf16_ignored_where_the_cpu_lacks_it(models, image):
     assert np.array_equal(run(models, image, precision="bf16"), run(models, image))
 
 
+def test_replanning_keeps_the_precision(models, image):
+    """A bf16 context planned for batch 1 and re-planned for 2 answers as one
+    planned for 2 (the weights packed in bfloat16 once are run again)."""
+    context = npu.Context(npu.Model(models.path("features")), shapes=[(1, 16, 24, 24)],
+                          precision="bf16")
+    context.run({"image": image[:1]})
+    replanned = context.run({"image": image})["logits"]
+    assert np.array_equal(replanned, run(models, image, precision="bf16"))
+
+
 def test_unknown_precision_refused(models):
     model = npu.Model(models.path("features"))
     with pytest.raises(npu.Error, match="unknown precision 'fp16'"):
