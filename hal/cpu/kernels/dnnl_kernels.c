@@ -1,6 +1,7 @@
 /* oneDNN kernels: Conv and ConvTranspose (1-D to 3-D, groups, dilations,
  * bias), MatMul (batched, broadcast) and Gemm, with the fused activations as
- * post-ops. Constant weights are reordered once, at kernel creation, into
+ * post-ops; on bfloat16 inputs and weights where the op asks for
+ * NPU_PRECISION_BF16 and the CPU has it (float32 sums and outputs). Constant weights are reordered once, at kernel creation, into
  * the layout oneDNN picks for this shape; activations come in the layout
  * the runtime planned (see npu_hal_layout). oneDNN's scratchpad is the
  * launch's planned workspace, so a run allocates nothing.
