@@ -110,10 +110,11 @@ static gboolean ensure_shape(GstNpuInferModel *model, guint frames, guint width,
   if (model->context && memcmp(shape.dims, model->shape.dims, sizeof shape.dims) == 0)
     return TRUE;
   GST_DEBUG("%s for %ux3x%ux%u", model->path, frames, height, width);
+  npu_context_options options = {.precision = model->settings.precision};
   npu_status status = model->context
                           ? npu_context_reshape(model->context, &shape, 1)
-                          : npu_context_create(model->model, model->device, &shape, 1,
-                                               &model->context);
+                          : npu_context_create_with_options(model->model, model->device, &shape,
+                                                            1, &options, &model->context);
   if (status != NPU_OK) {
     gchar *what = g_strdup_printf("Cannot plan the model for %u x 3 x %u x %u", frames, height,
                                   width);

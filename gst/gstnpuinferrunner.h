@@ -28,6 +28,7 @@ typedef struct {
   gdouble scale;          /* input = (pixel * scale - mean) / std */
   gboolean bgr;           /* channel order */
   gboolean letterbox;
+  npu_precision precision; /* the model's context's (npu_context_options) */
   GstNpuInputPolicy sizes; /* the model's own axes are filled in at load */
 } GstNpuInferSettings;
 

@@ -180,6 +180,11 @@ typedef struct npu_hal_op {
   const npu_hal_axes *axes;
   /* Pad and Slice: their resolved ranges (NULL elsewhere). */
   const npu_hal_ranges *ranges;
+  /* The context's precision (npu_context_options): a hint that a float32
+   * operator may be computed with less (NPU_PRECISION_BF16: products of
+   * bfloat16-rounded inputs). A backend that cannot ignores it and says so
+   * in npu_device_caps.bf16_compute. Constants are folded in float32. */
+  npu_precision precision;
 } npu_hal_op;
 
 /* One kernel run: where its inputs and outputs are. */

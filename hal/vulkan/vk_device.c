@@ -337,5 +337,6 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
       .host_visible_memory = device->host_visible,
       .async_copy = true,
       .cross_stream_events = true,
+      .bf16_compute = false, /* its shaders compute float32: NPU_PRECISION_BF16 is ignored */
   };
 }

@@ -74,11 +74,14 @@ static int query_info(NpuContext *self)
 
 static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = {"model", "device", "shapes", NULL};
+  static char *keywords[] = {"model", "device", "shapes", "precision", NULL};
   NpuModel *model;
   PyObject *device_arg = Py_None, *shapes = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OO:Context", keywords, &NpuModel_Type,
-                                   &model, &device_arg, &shapes))
+  const char *precision = "fp32";
+  npu_context_options options = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OOs:Context", keywords, &NpuModel_Type,
+                                   &model, &device_arg, &shapes, &precision) ||
+      npu_py_check_status(npu_precision_from_name(precision, &options.precision)) < 0)
     return NULL;
   NpuContext *self = (NpuContext *)type->tp_alloc(type, 0);
   if (!self)
@@ -99,8 +102,8 @@ static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   if (parse_shapes(model, shapes, shape_infos, self->n_inputs) < 0)
     goto fail;
   Py_BEGIN_ALLOW_THREADS
-  status = npu_context_create(model->handle, self->device->handle, shape_infos, self->n_inputs,
-                              &self->handle);
+  status = npu_context_create_with_options(model->handle, self->device->handle, shape_infos,
+                                           self->n_inputs, &options, &self->handle);
   Py_END_ALLOW_THREADS
   if (npu_py_check_status(status) < 0 || query_info(self) < 0 ||
       npu_py_check_status(npu_mem_pool_create(self->device->handle, NULL, &self->pool)) < 0 ||
@@ -372,10 +375,11 @@ static PyMemberDef context_members[] = {
 PyTypeObject NpuContext_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "npu.Context",
-    .tp_doc = "Context(model, device=None, shapes=None): the model planned for a device and one "
-              "set of input shapes (shapes: {name: dims} or a list in input order, needed for "
-              "axes the model leaves open). Running it allocates no device memory after the "
-              "first runs.",
+    .tp_doc = "Context(model, device=None, shapes=None, precision='fp32'): the model planned "
+              "for a device and one set of input shapes (shapes: {name: dims} or a list in "
+              "input order, needed for axes the model leaves open; precision: 'fp32' or "
+              "'bf16', bfloat16 products where the device has them). Running it allocates no "
+              "device memory after the first runs.",
     .tp_basicsize = sizeof(NpuContext),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = context_new,

@@ -69,7 +69,7 @@ npu_stream *npu_py_device_sync_stream(NpuDevice *device)
 
 static PyObject *caps_dict(const npu_device_caps *c)
 {
-  return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:I}",
+  return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:I,s:O}",
                        "host_visible_memory", c->host_visible_memory ? Py_True : Py_False,
                        "host_import", c->host_import ? Py_True : Py_False,
                        "fd_export", c->fd_export ? Py_True : Py_False,
@@ -77,7 +77,8 @@ static PyObject *caps_dict(const npu_device_caps *c)
                        "fd_import", c->fd_import ? Py_True : Py_False,
                        "async_copy", c->async_copy ? Py_True : Py_False,
                        "cross_stream_events", c->cross_stream_events ? Py_True : Py_False,
-                       "max_streams", c->max_streams);
+                       "max_streams", c->max_streams,
+                       "bf16_compute", c->bf16_compute ? Py_True : Py_False);
 }
 
 static PyObject *properties_dict(const npu_device_properties *p)

@@ -108,9 +108,42 @@ static npu_status select_plan(npu_context *ctx, const npu_tensor_info *shapes,
   return NPU_OK;
 }
 
+NPU_API const char *npu_precision_name(npu_precision precision)
+{
+  switch (precision) {
+  case NPU_PRECISION_FP32:
+    return "fp32";
+  case NPU_PRECISION_BF16:
+    return "bf16";
+  }
+  return NULL;
+}
+
+NPU_API npu_status npu_precision_from_name(const char *name, npu_precision *precision)
+{
+  if (!precision)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_precision_from_name: precision is NULL");
+  for (npu_precision p = NPU_PRECISION_FP32; p <= NPU_PRECISION_BF16; p++)
+    if (name && strcmp(name, npu_precision_name(p)) == 0) {
+      *precision = p;
+      return NPU_OK;
+    }
+  return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "unknown precision '%s' (fp32 or bf16)",
+                       name ? name : "(null)");
+}
+
 NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
                                       const npu_tensor_info *shapes, uint32_t shape_count,
                                       npu_context **out)
+{
+  return npu_context_create_with_options(model, device, shapes, shape_count, NULL, out);
+}
+
+NPU_API npu_status npu_context_create_with_options(npu_model *model, npu_device *device,
+                                                   const npu_tensor_info *shapes,
+                                                   uint32_t shape_count,
+                                                   const npu_context_options *options,
+                                                   npu_context **out)
 {
   npu_status status = npu_handle_check(model, NPU_HANDLE_MODEL, "model");
   if (status == NPU_OK)
@@ -119,6 +152,10 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
     return status;
   if (!out)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_create: context is NULL");
+  npu_context_options chosen = options ? *options : (npu_context_options){0};
+  if (!npu_precision_name(chosen.precision))
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_context_create: no precision %d",
+                         (int)chosen.precision);
   const npu_hal_backend *backend = npu_device_backend(device);
   if (!backend->graph)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the %s backend cannot run models",
@@ -129,7 +166,8 @@ NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
   npu_model_retain(model);
   npu_device_retain(device);
   ctx->model = model;
-  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights, &ctx->compiled};
+  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights,
+                            &ctx->compiled, chosen.precision};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,
                      sizeof *ctx->held);

@@ -97,6 +97,7 @@ struct shape_plan {
   /* Per launch: the compiled subgraph it runs (.executable NULL: a kernel). */
   npu_compiled_subgraph *compiled;
   npu_subgraph_registry *registry;
+  npu_precision precision;
   size_t *workspace_bytes;    /* per launch */
   size_t *workspace_offsets;  /* per launch, in the arena */
   npu_attribute_source *attribute_sources;
@@ -230,8 +231,10 @@ static npu_status fold_node(shape_plan *ctx, npu_stream *host_stream, const npu_
                             void **results)
 {
   const npu_hal_backend *backend = npu_device_backend(ctx->host);
+  npu_hal_op exact = *op; /* folded once: no reason to round */
+  exact.precision = NPU_PRECISION_FP32;
   npu_hal_kernel *kernel;
-  npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->host), op, &kernel);
+  npu_status status = backend->graph->kernel_create(npu_device_hal(ctx->host), &exact, &kernel);
   if (status != NPU_OK)
     return status;
   npu_hal_mem_ref refs[72] = {{0}};
@@ -404,7 +407,7 @@ static npu_hal_op node_op(shape_plan *ctx, uint32_t index, node_io *io)
   source->node = n->proto;
   return (npu_hal_op){n->proto->op_type, g->opset, npu_attributes_of(source), n->input_count,
                       n->output_count, io->inputs, io->outputs, io->values,
-                      .name = n->proto->name};
+                      .name = n->proto->name, .precision = ctx->precision};
 }
 
 /* The operator of a node whose shapes are planned, with its resolved
@@ -1085,7 +1088,8 @@ static npu_status add_compiled_launch(shape_plan *ctx, const bool *runs, size_t 
       break;
     nodes[count++] = index;
   }
-  npu_subgraph_source source = {g, &ctx->consumers, runs, planned_tensor, node_attributes, ctx};
+  npu_subgraph_source source = {g, &ctx->consumers, runs, planned_tensor, node_attributes,
+                                ctx, ctx->precision};
   npu_subgraph subgraph;
   uint32_t step = (uint32_t)ctx->launch_count;
   npu_compiled_subgraph *compiled = &ctx->compiled[step];
@@ -1278,6 +1282,7 @@ static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_i
   ctx->graph = env->graph;
   ctx->weights = env->weights;
   ctx->registry = env->registry;
+  ctx->precision = env->precision;
   npu_device_properties properties;
   npu_device_properties_of(env->device, &properties);
   ctx->memory_total = properties.memory_total;

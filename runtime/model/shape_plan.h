@@ -32,6 +32,7 @@ typedef struct npu_plan_env {
   npu_device *host;         /* a CPU-backend device: constant folding (may be `device`) */
   npu_device_weights *weights;
   npu_subgraph_registry *registry; /* the context's compiled subgraphs */
+  npu_precision precision;  /* the hint every kernel gets (npu_hal_op.precision) */
 } npu_plan_env;
 
 typedef struct shape_plan shape_plan;

@@ -116,7 +116,8 @@ npu_status npu_subgraph_describe(const npu_subgraph_source *source, const uint32
     hn->outputs = ends + n->input_count;
     hn->op = (npu_hal_op){n->proto->op_type, g->opset, source->attributes(source->data, nodes[k]),
                           n->input_count, n->output_count, op_descs, op_descs + n->input_count,
-                          op_values, .name = n->proto->name};
+                          op_values, .name = n->proto->name,
+                          .precision = source->precision};
     for (uint32_t i = 0; i < n->input_count + n->output_count; i++) {
       bool output = i >= n->input_count;
       int32_t id = output ? n->outputs[i - n->input_count] : n->inputs[i];

@@ -21,6 +21,7 @@ typedef struct npu_subgraph_source {
   const npu_hal_tensor_desc *(*tensor)(void *data, int32_t tensor, const void **value);
   npu_hal_attributes (*attributes)(void *data, uint32_t node);
   void *data;
+  npu_precision precision; /* every node's npu_hal_op.precision */
 } npu_subgraph_source;
 
 /* A subgraph as the backend sees it (hal), with where its parts come from. */

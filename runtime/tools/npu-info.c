@@ -43,6 +43,7 @@ static void print_device_text(const npu_device_properties *p)
     printf("  max streams:         %u\n", p->caps.max_streams);
   else
     printf("  max streams:         unlimited\n");
+  printf("  bf16 compute:        %s\n", yes_no(p->caps.bf16_compute));
 }
 
 static void print_device_json(const npu_device_properties *p)
@@ -54,13 +55,13 @@ static void print_device_json(const npu_device_properties *p)
   printf(", \"compute_units\": %u, \"row_alignment\": %u, \"memory_total\": %" PRIu64 ", \"memory_free\": %" PRIu64
          ", \"caps\": {\"host_visible_memory\": %s, \"host_import\": %s, \"fd_export\": %s, "
          "\"dmabuf_export\": %s, \"fd_import\": %s, \"async_copy\": %s, "
-         "\"cross_stream_events\": %s, \"max_streams\": %u}}",
+         "\"cross_stream_events\": %s, \"max_streams\": %u, \"bf16_compute\": %s}}",
          p->compute_units, p->row_alignment, p->memory_total, p->memory_free,
          p->caps.host_visible_memory ? "true" : "false", p->caps.host_import ? "true" : "false",
          p->caps.fd_export ? "true" : "false", p->caps.dmabuf_export ? "true" : "false",
          p->caps.fd_import ? "true" : "false",
          p->caps.async_copy ? "true" : "false", p->caps.cross_stream_events ? "true" : "false",
-         p->caps.max_streams);
+         p->caps.max_streams, p->caps.bf16_compute ? "true" : "false");
 }
 
 static void print_drm_json(const npu_drm_node *n)

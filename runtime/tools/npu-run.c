@@ -4,7 +4,7 @@
  *   npu-run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x640x640 ...]
  *           [--output-dir DIR] [--batch N] [--streams N] [--iterations N]
  *           [--warmup N] [--threads N] [--planned-at N] [--planned-shape NAME=DIMS ...]
- *           [--json] */
+ *           [--precision fp32|bf16] [--json] */
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,6 +23,8 @@ typedef struct options {
   gchar *output_dir;
   gint batch, streams, iterations, warmup, threads;
   gint planned_at; /* > 0: contexts planned for this batch first, then re-planned for --batch */
+  gchar *precision_name;
+  npu_precision precision;
   gboolean json;
 } options;
 
@@ -36,6 +38,7 @@ typedef struct report {
   double throughput;         /* inferences per second over all streams */
   double cores_busy;         /* the process's CPU time over the throughput run's wall time */
   npu_context_stats stats;
+  bool bf16_compute;         /* the device's: whether --precision bf16 takes effect */
   uint64_t allocations_after_warmup;
   long peak_rss_kib;
 } report;
@@ -277,7 +280,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
         printf("%s%" PRId64, d ? ", " : "", shapes[i].dims[d]);
       printf("]}");
     }
-    printf("], \"batch\": %d, \"streams\": %d, \"threads\": %d, \"iterations\": %d, "
+    printf("], \"precision\": \"%s\", \"batch\": %d, \"streams\": %d, \"threads\": %d, "
+           "\"iterations\": %d, "
            "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"first_replan_ms\": %.3f, "
            "\"first_run_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
@@ -285,8 +289,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
-           o->batch, o->streams, o->threads, o->iterations, r->load_ms, r->plan_ms, r->replan_ms,
-           r->first_replan_ms, r->first_run_ms, r->min_ms,
+           npu_precision_name(o->precision), o->batch, o->streams, o->threads, o->iterations,
+           r->load_ms, r->plan_ms, r->replan_ms, r->first_replan_ms, r->first_run_ms, r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
@@ -301,6 +305,10 @@ static void print_report(const char *model_path, const options *o, const npu_ten
       printf("%s%" PRId64, d ? "x" : "", shapes[i].dims[d]);
     printf(" %s\n", npu_dtype_name(shapes[i].dtype));
   }
+  printf("precision:    %s%s\n", npu_precision_name(o->precision),
+         o->precision != NPU_PRECISION_FP32 && !r->bf16_compute
+             ? " asked, ignored: the device computes float32"
+             : "");
   printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
   if (o->planned_at || o->planned_shapes)
     printf("planned at:   %s first, re-planned for the input above in %.1f ms (%.1f%% of the "
@@ -405,9 +413,14 @@ static gboolean measure(const char *model_path, const options *o)
     if (given && !parse_dims("--planned-shape", given, &first_shapes[i]))
       goto done;
   }
+  npu_device_properties properties;
+  if (npu_device_properties_of(device, &properties) == NPU_OK)
+    r.bf16_compute = properties.caps.bf16_compute;
+  npu_context_options context_options = {.precision = o->precision};
   double planned = now_ms();
   for (int s = 0; s < o->streams; s++)
-    if (npu_context_create(model, device, first_shapes, in_count, &workers[s].context) != NPU_OK) {
+    if (npu_context_create_with_options(model, device, first_shapes, in_count, &context_options,
+                                        &workers[s].context) != NPU_OK) {
       die_status("planning the model");
       goto done;
     }
@@ -523,6 +536,9 @@ int main(int argc, char **argv)
       {"planned-shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.planned_shapes,
        "Plan for this input shape first, then re-plan for --shape and measure that",
        "NAME=1x3x736x1280"},
+      {"precision", 0, 0, G_OPTION_ARG_STRING, &o.precision_name,
+       "Arithmetic of convolutions and matrix products: fp32 (default) or bf16 (where the "
+       "device has it)", "fp32|bf16"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as one JSON object", NULL},
       {NULL}};
   GOptionContext *context = g_option_context_new("MODEL.onnx - run an ONNX model and measure it");
@@ -535,6 +551,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "npu-run: %s\n", error ? error->message
                                            : "give one MODEL and positive counts (see --help)");
     g_clear_error(&error);
+    g_free(o.precision_name);
+    return 2;
+  }
+  if (o.precision_name && npu_precision_from_name(o.precision_name, &o.precision) != NPU_OK) {
+    fprintf(stderr, "npu-run: --precision: %s\n", npu_last_error_message());
+    g_free(o.precision_name);
     return 2;
   }
   if (o.threads) { /* before the device opens */
@@ -547,5 +569,6 @@ int main(int argc, char **argv)
   g_strfreev(o.shapes);
   g_strfreev(o.planned_shapes);
   g_free(o.output_dir);
+  g_free(o.precision_name);
   return ok ? 0 : 1;
 }

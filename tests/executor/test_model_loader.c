@@ -125,6 +125,37 @@ static void test_contexts_of_one_model(void)
   g_free(path);
 }
 
+/* Context options: a precision out of range is refused with its value, the
+ * names map both ways, and no options are the defaults. */
+static void test_context_options_are_checked(void)
+{
+  char *path = model_path("good.onnx");
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_device *device = npu_test_open_device();
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+  shape.dims[0] = 1;
+  npu_context *context = NULL;
+  npu_context_options bad = {.precision = (npu_precision)7};
+  NPU_ASSERT_STATUS(npu_context_create_with_options(model, device, &shape, 1, &bad, &context),
+                    NPU_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(npu_last_error_message(), "no precision 7"));
+  g_assert_null(context);
+  npu_precision precision;
+  NPU_ASSERT_STATUS(npu_precision_from_name("fp16", &precision), NPU_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(npu_last_error_message(), "unknown precision 'fp16'"));
+  NPU_ASSERT_OK(npu_precision_from_name("bf16", &precision));
+  g_assert_cmpint(precision, ==, NPU_PRECISION_BF16);
+  g_assert_cmpstr(npu_precision_name(NPU_PRECISION_FP32), ==, "fp32");
+  g_assert_null(npu_precision_name((npu_precision)7));
+  NPU_ASSERT_OK(npu_context_create_with_options(model, device, &shape, 1, NULL, &context));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_device_release(device));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 static void test_external_data(void)
 {
   char *path = model_path("external.onnx");
@@ -737,6 +768,7 @@ int main(int argc, char **argv)
   models_dir = g_getenv("NPU_TEST_MODELS");
   g_assert_nonnull(models_dir);
   g_test_add_func("/model/good-model", test_good_model);
+  g_test_add_func("/model/context-options-are-checked", test_context_options_are_checked);
   g_test_add_func("/model/external-data", test_external_data);
   g_test_add_func("/model/external-data-symlinks", test_external_data_symlinks);
   g_test_add_func("/model/contexts-of-one-model", test_contexts_of_one_model);

@@ -1,7 +1,8 @@
 #!/bin/sh
-# npu-run on bad input: a shape beyond memory and a directory as the model
-# are refused with their reason (nothing is allocated for them); and its
-# latency percentiles come out in order (median <= p90 <= max).
+# npu-run on bad input: a shape beyond memory, a directory as the model and
+# an unknown --precision are refused with their reason (nothing is allocated
+# for them); and its latency percentiles come out in order (median <= p90 <=
+# max).
 #   test_npu_run.sh NPU_RUN MODELS_DIR
 set -u
 npu_run=$1
@@ -37,6 +38,7 @@ sys.stdout.buffer.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + 
 expect_refusal "shape too large" "$good" --input image="$huge_npy"
 expect_refusal "give the input's 4 dimensions" "$good" --shape image=abcx3x8x8
 expect_refusal "not a regular file" "$models"
+expect_refusal "unknown precision 'fp16' (fp32 or bf16)" "$good" --precision fp16
 
 for n in 2 3 4 5 10; do
   if ! report=$("$npu_run" "$good" --iterations $n --warmup 0 --json); then

@@ -529,6 +529,26 @@ GST_START_TEST(test_normalisation)
 }
 GST_END_TEST;
 
+/* precision=bf16 reaches the context: a model without convolutions or
+ * matrix products (nothing bfloat16 would change) reads as in fp32. */
+GST_START_TEST(test_precision_property)
+{
+  InferRun run = {2, 3, "precision=bf16 batch-size=2 batch-timeout=100000", "channel_mean.onnx",
+                  0, NULL, FALSE};
+  run_and_check(&run, 1, FALSE);
+  gst_structure_free(run.stats);
+  GstElement *infer = gst_element_factory_make("npuinfer", NULL);
+  gst_util_set_object_arg(G_OBJECT(infer), "precision", "bf16");
+  gint precision = -1;
+  g_object_get(infer, "precision", &precision, NULL);
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(infer), "precision");
+  gchar *name = g_enum_to_string(spec->value_type, precision);
+  fail_unless_equals_string(name, "GST_NPU_INFER_PRECISION_BF16");
+  g_free(name);
+  gst_object_unref(infer);
+}
+GST_END_TEST;
+
 /* Frames already in NPU memory (npuupload) are read where they are. */
 GST_START_TEST(test_npu_memory_input)
 {
@@ -1523,6 +1543,7 @@ static Suite *infer_suite(void)
   tcase_add_test(tc, test_back_pressure);
   tcase_add_test(tc, test_stats_messages);
   tcase_add_test(tc, test_normalisation);
+  tcase_add_test(tc, test_precision_property);
   tcase_add_test(tc, test_npu_memory_input);
   tcase_add_test(tc, test_flush_one_pad);
   tcase_add_test(tc, test_qos_skips_inference);

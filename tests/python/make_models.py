@@ -3,7 +3,10 @@
 their weights as .npy beside them so the tests compute the answers in numpy:
 affine.onnx   x [batch, 4] -> y = Relu(x @ w + b) [batch, 3], z = 2 x (batch open)
 conv.onnx     image [1, 3, 16, 16] -> Relu(Conv 3x3, 8 channels, pad 1, bias)
-scale_u8.onnx pixels uint8 [2, 5] -> Cast to float32 / 255"""
+scale_u8.onnx pixels uint8 [2, 5] -> Cast to float32 / 255
+features.onnx image [batch, 16, 24, 24] -> Relu(Conv 3x3, 32 channels) -> Conv 1x1, 32
+              channels -> GlobalAveragePool -> Flatten -> Gemm to 10 (transB): convolutions
+              and a matrix product, to compare precisions on"""
 import os
 import sys
 
@@ -46,6 +49,23 @@ def conv():
          [helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 8, 16, 16])], weights)
 
 
+def features():
+    weights = {"w1": (rng.standard_normal((32, 16, 3, 3)) * 0.1).astype(np.float32),
+               "b1": (rng.standard_normal(32) * 0.1).astype(np.float32),
+               "w2": (rng.standard_normal((32, 32, 1, 1)) * 0.2).astype(np.float32),
+               "w3": (rng.standard_normal((10, 32)) * 0.3).astype(np.float32),
+               "b3": rng.standard_normal(10).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["pooled"]),
+             helper.make_node("Flatten", ["pooled"], ["flat"]),
+             helper.make_node("Gemm", ["flat", "w3", "b3"], ["logits"], transB=1)]
+    save("features", nodes,
+         [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 16, 24, 24])],
+         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], weights)
+
+
 def scale_u8():
     weights = {"inv255": np.array(1 / 255, np.float32)}
     nodes = [helper.make_node("Cast", ["pixels"], ["f"], to=TensorProto.FLOAT),
@@ -58,4 +78,5 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     affine()
     conv()
+    features()
     scale_u8()

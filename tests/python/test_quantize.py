@@ -147,6 +147,52 @@ def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
     assert sqnr_db(reference, quantised) > 30
 
 
+def depthwise_net(path, opset):
+    """image [1, 3, 16, 16] -> conv1 3x3 + Relu -> dw 3x3 depthwise (8 groups) -> Softmax
+    over channels -> GlobalAveragePool -> Flatten -> fc, saved at `opset`."""
+    rng = np.random.default_rng(23)
+    weights = {"w1": rng.normal(0, 0.3, (8, 3, 3, 3)), "b1": rng.normal(0, 0.1, 8),
+               "dw": rng.normal(0, 0.3, (8, 1, 3, 3)), "fc_w": rng.normal(0, 0.5, (8, 10))}
+    nodes = [helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], "conv1", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], "relu1"),
+             helper.make_node("Conv", ["r1", "dw"], ["d"], "dw", pads=[1] * 4, group=8),
+             helper.make_node("Softmax", ["d"], ["s"], "softmax", axis=1),
+             helper.make_node("GlobalAveragePool", ["s"], ["pooled"], "pool"),
+             helper.make_node("Flatten", ["pooled"], ["flat"], "flatten"),
+             helper.make_node("MatMul", ["flat", "fc_w"], ["logits"], "fc")]
+    graph = helper.make_graph(
+        nodes, "depthwise_net",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, SIZE, SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def test_old_opset_gets_per_channel_weights(net, tmp_path, capsys):
+    """An opset 11 model (with a Softmax, which the converter changes by rank)
+    is brought to 13 for per-channel weight scales and runs as close to fp32;
+    --exclude-depthwise leaves the depthwise convolution in fp32."""
+    depthwise_net(str(tmp_path / "old.onnx"), 11)
+    image = np.random.default_rng(24).standard_normal((1, 3, SIZE, SIZE)).astype(np.float32)
+    reference = npu.Context(npu.Model(str(tmp_path / "old.onnx"))).run({"image": image})
+    for extra in ((), ("--exclude-depthwise",)):
+        status = cli.main([str(tmp_path / "old.onnx"), str(tmp_path / "old.qdq.onnx"),
+                           "-c", str(net / "calibration"), *extra])
+        out = capsys.readouterr()
+        assert status == 0, out.err
+        assert "weights (per-channel symmetric int8)" in out.out
+        qdq = onnx.load(str(tmp_path / "old.qdq.onnx"))
+        assert [o.version for o in qdq.opset_import if o.domain == ""] == [13]
+        initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+        made = producers(qdq)
+        weights = {node.name: made.get(node.input[1]) for node in qdq.graph.node
+                   if node.op_type in ("Conv", "MatMul")}
+        assert initializers[weights["conv1"].input[1]].shape == (8,)
+        assert (weights["dw"] is None) == bool(extra)
+        quantised = npu.Context(npu.Model(str(tmp_path / "old.qdq.onnx"))).run({"image": image})
+        assert sqnr_db(reference["logits"], quantised["logits"]) > 20
+
+
 def test_calibration_from_pictures(net, tmp_path, capsys):
     """PPM pictures of another size, letterboxed and normalised as npuinfer would."""
     rng = np.random.default_rng(21)

@@ -73,6 +73,10 @@ extern const npu_hal_graph_ops npu_cpu_graph_ops;
 /* The activation layout oneDNN's convolutions run fastest on here. */
 npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor, uint32_t *block);
 
+/* Whether oneDNN multiplies bfloat16 natively here (AVX512_BF16 or AMX): the
+ * CPU's answer to NPU_PRECISION_BF16. */
+bool cpu_dnnl_bf16_products(void);
+
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
 
 

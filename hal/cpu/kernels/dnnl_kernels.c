@@ -1,6 +1,7 @@
 /* oneDNN kernels: Conv and ConvTranspose (1-D to 3-D, groups, dilations,
  * bias), MatMul (batched, broadcast) and Gemm, with the fused activations as
- * post-ops. Constant weights are reordered once, at kernel creation, into
+ * post-ops; on bfloat16 inputs and weights where the op asks for
+ * NPU_PRECISION_BF16 and the CPU has it (float32 sums and outputs). Constant weights are reordered once, at kernel creation, into
  * the layout oneDNN picks for this shape; activations come in the layout
  * the runtime planned (see npu_hal_layout). oneDNN's scratchpad is the
  * launch's planned workspace, so a run allocates nothing.
@@ -311,6 +312,15 @@ dnnl_format_tag_t cpu_dnnl_layout_tag(const npu_hal_tensor_desc *tensor)
   return layout_tag(tensor);
 }
 
+bool cpu_dnnl_bf16_products(void)
+{
+  pthread_once(&engine_once, create_engine);
+  if (engine_status != dnnl_success)
+    return false;
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
 /* Whether oneDNN picked a JIT kernel (not its slow reference loops). */
 bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd)
 {
@@ -508,8 +518,11 @@ typedef struct window_mds {
   dnnl_memory_desc_t any_src, any_dst, user_weights, bias;
 } window_mds;
 
+/* `products`: the element type the primitive multiplies, that of its
+ * weights and of the input it runs on (bfloat16: the float32 input is
+ * converted in the workspace on the way in). */
 static void describe_tensors(const npu_hal_op *op, const cpu_dnnl_window *g, bool transposed,
-                             window_mds *m)
+                             dnnl_data_type_t products, window_mds *m)
 {
   static const dnnl_format_tag_t grouped_weight_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
   static const dnnl_format_tag_t grouped_transposed_tags[] = {dnnl_acbd, dnnl_acbde, dnnl_acbdef};
@@ -518,9 +531,11 @@ static void describe_tensors(const npu_hal_op *op, const cpu_dnnl_window *g, boo
   dnnl_memory_desc_init_by_tag(&m->dst, rank, g->dst, dnnl_f32, layout_tag(&op->outputs[0]));
   /* Relaid tensors are run as they are (the runtime chose their layout for
    * this primitive); for plain ones oneDNN picks, reordered in the workspace. */
-  dnnl_memory_desc_init_by_tag(&m->any_src, rank, g->src, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&m->any_src, rank, g->src, products, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&m->any_dst, rank, g->dst, dnnl_f32, dnnl_format_tag_any);
-  m->run_src = op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_src : m->src;
+  dnnl_memory_desc_init_by_tag(&m->run_src, rank, g->src, products, layout_tag(&op->inputs[0]));
+  if (op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN)
+    m->run_src = m->any_src;
   m->run_dst = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_dst : m->dst;
   dnnl_memory_desc_init_by_tag(&m->user_weights, rank + 1, g->weights, dnnl_f32,
                                transposed ? grouped_transposed_tags[tag]
@@ -600,7 +615,7 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
       continue;
     cpu_dnnl_window part = *g;
     part.src[0] = part.dst[0] = slice;
-    describe_tensors(op, &part, false, sliced);
+    describe_tensors(op, &part, false, dnnl_f32, sliced);
     dnnl_primitive_desc_t chosen = NULL;
     if (cpu_dnnl_describe_window(&part, false, alg, &sliced->src, weights, bias, &sliced->dst,
                                  attr, &chosen) == dnnl_success &&
@@ -622,13 +637,15 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
 enum { MAX_EARLIER_PACKINGS = 4 };
 
 static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
+                               dnnl_data_type_t products,
                                packing_layouts earlier[MAX_EARLIER_PACKINGS])
 {
   packing_layouts found[MAX_EARLIER_PACKINGS];
   size_t count = cpu_packed_weights_layouts(id, sizeof *found, found, MAX_EARLIER_PACKINGS);
   size_t kept = 0;
   for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
-    if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights))
+    if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights) &&
+        found[i].to.data_type == products)
       earlier[kept++] = found[i];
   return kept;
 }
@@ -638,8 +655,9 @@ static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
  * at its batch: oneDNN's choice is then made again exactly as that first
  * plan made it, so that oneDNN finds that plan's primitive in its cache
  * instead of compiling one, and refused unless it comes out on those very
- * weights. */
+ * weights. `products`: see describe_tensors. */
 static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                                      dnnl_data_type_t products,
                                       const cpu_weights_id *weights_id,
                                       const dnnl_memory_desc_t *replica)
 {
@@ -660,9 +678,9 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   if (status != NPU_OK)
     return status;
   window_mds m, sliced;
-  describe_tensors(op, &g, transposed, &m);
+  describe_tensors(op, &g, transposed, products, &m);
   dnnl_memory_desc_t any_weights_md;
-  dnnl_memory_desc_init_by_tag(&any_weights_md, g.spatial + 3, g.weights, dnnl_f32,
+  dnnl_memory_desc_init_by_tag(&any_weights_md, g.spatial + 3, g.weights, products,
                                dnnl_format_tag_any);
 
   cpu_dnnl_params *p = calloc(1, sizeof *p);
@@ -684,7 +702,7 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
    * a slice at a time; else pack them again as oneDNN picks for this shape
    * (the first shape's choice is never changed by later ones). */
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = replica ? 0 : earlier_packings(weights_id, &m, earlier);
+  size_t earlier_count = replica ? 0 : earlier_packings(weights_id, &m, products, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -693,11 +711,12 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
       s = dnnl_unimplemented;
     }
   }
-  for (size_t i = 0; i < earlier_count && s != dnnl_success && !transposed; i++)
+  for (size_t i = 0; i < earlier_count && s != dnnl_success && !transposed &&
+                     products == dnnl_f32; i++) /* slices skip the input's conversion */
     s = describe_sliced(op, &g, &earlier[i].to, bias, attr, p, &sliced, &pd);
   if (s != dnnl_success)
-    s = describe_fastest(&g, transposed, wants_winograd(&g), &m, &any_weights_md, bias, attr,
-                         &pd);
+    s = describe_fastest(&g, transposed, products == dnnl_f32 && wants_winograd(&g), &m,
+                         &any_weights_md, bias, attr, &pd);
   if (s != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN has no implementation for this shape");
     goto done;
@@ -748,9 +767,9 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k,
       cpu_dnnl_read_window(op, &op->inputs[1], false, &g) != NPU_OK)
     return NPU_ERROR_NOT_SUPPORTED;
   window_mds m;
-  describe_tensors(op, &g, false, &m);
+  describe_tensors(op, &g, false, dnnl_f32, &m);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(weights_id, &m, earlier);
+  size_t earlier_count = earlier_packings(weights_id, &m, dnnl_f32, earlier);
   const packing_layouts *planned = NULL;
   for (size_t i = 0; i < earlier_count; i++)
     if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
@@ -786,7 +805,7 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k,
   part.inputs = inputs;
   part.outputs = &output;
   part.fused_inputs = addends;
-  npu_status status = build_window_kernel(&part, k, false, weights_id, &planned->to);
+  npu_status status = build_window_kernel(&part, k, false, dnnl_f32, weights_id, &planned->to);
   if (status != NPU_OK) {
     if (k->free_params)
       k->free_params(k->params);
@@ -808,7 +827,9 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k,
   return NPU_OK;
 }
 
-static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+/* Batch slices run float32 products only (they skip the input's conversion). */
+static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                               dnnl_data_type_t products)
 {
   if (!op->input_values[1])
     return cpu_unsupported(op, "weights computed at run time");
@@ -817,10 +838,11 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   /* (plain float32 weights: as many bytes as oneDNN's user_weights describe) */
   cpu_weights_id weights_id = cpu_packed_weights_identify(
       op->input_values[1], cpu_tensor_elements(&op->inputs[1]) * sizeof(float));
-  npu_status status =
-      transposed ? NPU_ERROR_NOT_SUPPORTED : build_planned_slices(op, k, &weights_id);
+  npu_status status = transposed || products != dnnl_f32
+                          ? NPU_ERROR_NOT_SUPPORTED
+                          : build_planned_slices(op, k, &weights_id);
   return status == NPU_ERROR_NOT_SUPPORTED
-             ? build_window_kernel(op, k, transposed, &weights_id, NULL)
+             ? build_window_kernel(op, k, transposed, products, &weights_id, NULL)
              : status;
 }
 
@@ -828,7 +850,8 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
 
 /* A plain memory descriptor of `rank` dims; `transposed`: the last two axes
  * are stored swapped (Gemm's transA/transB). */
-static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed)
+static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed,
+                      dnnl_data_type_t type)
 {
   dnnl_dims_t strides;
   int64_t step = 1;
@@ -837,13 +860,14 @@ static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, 
     strides[axis] = step;
     step *= dims[axis];
   }
-  dnnl_memory_desc_init_by_strides(md, rank, dims, dnnl_f32, strides);
+  dnnl_memory_desc_init_by_strides(md, rank, dims, type, strides);
 }
 
 /* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
- * brought to Y's rank with leading 1s (broadcast batches). */
+ * brought to Y's rank with leading 1s (broadcast batches). `products`
+ * bfloat16 (B constant only): A is converted in the workspace, B packed so. */
 static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                bool trans_b, int32_t bias_input)
+                                bool trans_b, int32_t bias_input, dnnl_data_type_t products)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -886,12 +910,15 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     b_dims[0] = b_dims[rank - 2], b_dims[1] = b_dims[rank - 1];
     rank = 2;
   }
-  dnnl_memory_desc_t a_md, b_md, user_b_md, any_b_md, y_md, bias_md;
-  matrix_md(&a_md, rank, a_dims, trans_a);
-  matrix_md(&user_b_md, rank, b_dims, trans_b);
-  matrix_md(&y_md, rank, y_dims, false);
+  dnnl_memory_desc_t a_md, run_a_md, b_md, user_b_md, any_b_md, y_md, bias_md;
   bool packed = op->input_values[1] != NULL;
-  dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, dnnl_f32, dnnl_format_tag_any);
+  if (!packed && products != dnnl_f32)
+    return cpu_unsupported(op, "bfloat16 products need constant weights");
+  matrix_md(&a_md, rank, a_dims, trans_a, dnnl_f32);
+  matrix_md(&run_a_md, rank, a_dims, trans_a, products);
+  matrix_md(&user_b_md, rank, b_dims, trans_b, dnnl_f32);
+  matrix_md(&y_md, rank, y_dims, false, dnnl_f32);
+  dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, products, dnnl_format_tag_any);
   b_md = packed ? any_b_md : user_b_md;
   if (bias_input >= 0) { /* Gemm's C: broadcast to (M, N) from a shape of rank 0 to 2 */
     const npu_hal_tensor_desc *c = &op->inputs[bias_input];
@@ -899,7 +926,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
       int dc = d - (rank - (int)c->rank);
       bias_dims[d] = dc >= 0 ? c->dims[dc] : 1;
     }
-    matrix_md(&bias_md, rank, bias_dims, false);
+    matrix_md(&bias_md, rank, bias_dims, false, dnnl_f32);
   }
 
   cpu_dnnl_params *p = calloc(1, sizeof *p);
@@ -916,7 +943,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   status = cpu_dnnl_make_attributes(op, rank < (int)y->rank ? &y_md : NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
-  s = dnnl_matmul_desc_init(&desc, &a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
+  s = dnnl_matmul_desc_init(&desc, &run_a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
   if (s == dnnl_success)
     s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
   if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
@@ -930,7 +957,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   }
   if (status != NPU_OK)
     goto done;
-  s = cpu_dnnl_make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);
+  s = cpu_dnnl_make_primitive(pd, &run_a_md, &a_md, &y_md, &y_md, p, k);
   if (s == dnnl_success && !packed)
     s = dnnl_memory_create(&p->weights, &user_b_md, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success && bias_input >= 0)
@@ -947,19 +974,8 @@ done:
   return status;
 }
 
-static npu_status create_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                 bool trans_b, int32_t bias_input)
-{
-  return build_product(op, k, trans_a, trans_b, bias_input);
-}
-
-static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  return create_product(op, k, false, false, -1);
-}
-
 /* Gemm with alpha = 1 and beta = 1 (other scales stay with the plain kernel). */
-static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
+static npu_status build_gemm(const npu_hal_op *op, npu_hal_kernel *k, dnnl_data_type_t products)
 {
   const npu_hal_attributes *a = &op->attributes;
   bool has_c = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
@@ -967,8 +983,8 @@ static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
       (has_c && a->get_float(a->node, "beta", 1.0f) != 1.0f) ||
       (has_c && op->inputs[2].dtype != NPU_DTYPE_FLOAT32))
     return cpu_unsupported(op, "alpha or beta other than 1");
-  return create_product(op, k, a->get_int(a->node, "transA", 0) != 0,
-                        a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1);
+  return build_product(op, k, a->get_int(a->node, "transA", 0) != 0,
+                       a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1, products);
 }
 
 /* ---- pooling ---------------------------------------------------------------------- */
@@ -1061,17 +1077,65 @@ done:
 }
 
 
+/* ---- entries --------------------------------------------------------------------- */
+
 static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return build_window(op, k, false);
+  return build_window(op, k, false, dnnl_f32);
 }
 
 static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return build_window(op, k, true);
+  return build_window(op, k, true, dnnl_f32);
+}
+
+static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return build_product(op, k, false, false, -1, dnnl_f32);
+}
+
+static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return build_gemm(op, k, dnnl_f32);
+}
+
+/* NPU_PRECISION_BF16 on a CPU that multiplies bfloat16 natively: the same
+ * primitives on bfloat16 inputs and weights (float32 sums, outputs and
+ * post-ops). Their entries come first; where they are not asked for or
+ * oneDNN has no fast form, the float32 ones after them are tried. */
+static bool bf16_asked(const npu_hal_op *op)
+{
+  return op->precision == NPU_PRECISION_BF16 && cpu_dnnl_bf16_products();
+}
+
+static npu_status create_conv_bf16(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return bf16_asked(op) ? build_window(op, k, false, dnnl_bf16)
+                        : cpu_unsupported(op, "float32 products");
+}
+
+static npu_status create_conv_transpose_bf16(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return bf16_asked(op) ? build_window(op, k, true, dnnl_bf16)
+                        : cpu_unsupported(op, "float32 products");
+}
+
+static npu_status create_matmul_bf16(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return bf16_asked(op) ? build_product(op, k, false, false, -1, dnnl_bf16)
+                        : cpu_unsupported(op, "float32 products");
+}
+
+static npu_status create_gemm_bf16(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  return bf16_asked(op) ? build_gemm(op, k, dnnl_bf16) : cpu_unsupported(op, "float32 products");
 }
 
 const cpu_kernel_entry cpu_dnnl_kernels[] = {
+    {"Conv", create_conv_bf16, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"ConvTranspose", create_conv_transpose_bf16, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"MatMul", create_matmul_bf16, CPU_LAYOUTS_PLAIN, true},
+    {"Gemm", create_gemm_bf16, CPU_LAYOUTS_PLAIN, true},
     {"Conv", create_conv, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {"MatMul", create_matmul, CPU_LAYOUTS_PLAIN, true},

@@ -14,6 +14,7 @@ import onnx
 from . import report as sqnr
 from .fold import fold_batch_norms
 from .graph import make_plan
+from .opset import upgrade
 from .params import activation_params
 from .qdq import to_qdq
 from .ranges import calibrate
@@ -32,6 +33,7 @@ class Options:
     exclude_nodes: tuple = ()
     exclude_op_types: tuple = ()
     report_samples: int = 16             # samples the SQNR report runs (0: no report)
+    exclude_depthwise: bool = False      # depthwise convolutions stay fp32
 
 
 @dataclass
@@ -41,9 +43,12 @@ class Result:
     weight_rows: list = field(default_factory=list)
     activation_rows: list = field(default_factory=list)
     output_db: dict = field(default_factory=dict)  # graph output -> SQNR of the QDQ model
+    kept_opset: str = None                # why the weights are per tensor, if they are
 
     def report(self):
-        lines = [sqnr.table(self.weight_rows, "weights (per-channel symmetric int8):"), "",
+        weights = (f"weights (per-tensor symmetric int8: {self.kept_opset}):" if self.kept_opset
+                   else "weights (per-channel symmetric int8):")
+        lines = [sqnr.table(self.weight_rows, weights), "",
                  sqnr.table(self.activation_rows, "activations:"), "", "model outputs:"]
         lines += [f"  {name}: SQNR {sqnr.format_db(db)} dB vs fp32"
                   for name, db in self.output_db.items()]
@@ -58,12 +63,14 @@ def producers(model):
 def quantize(model, samples, options):
     """The QDQ form of model, calibrated on samples ({input name: array}, run
     on the runtime's default device), with its SQNR report. A
-    BatchNormalization after a Conv is folded into it first (in a copy)."""
+    BatchNormalization after a Conv is folded into it first (in a copy), and
+    a model below opset 13 is brought to 13, for per-channel weights."""
     folded = onnx.ModelProto()
     folded.CopyFrom(model)
     fold_batch_norms(folded)
-    model = folded
-    plan = make_plan(model, options.exclude_nodes, options.exclude_op_types)
+    model, kept_opset = upgrade(folded, samples[0])
+    plan = make_plan(model, options.exclude_nodes, options.exclude_op_types,
+                     options.exclude_depthwise)
     if not plan.nodes:
         raise QuantizeError("nothing to quantise: no Conv, Gemm or MatMul on float32 data "
                             "is left after the exclusions")
@@ -76,7 +83,7 @@ def quantize(model, samples, options):
     qdq, dequantized, weights = to_qdq(model, plan, params)
     onnx.checker.check_model(qdq)
     nodes = [(model.graph.node[i].name, model.graph.node[i].op_type) for i in plan.nodes]
-    result = Result(qdq, nodes, sqnr.weight_rows(weights))
+    result = Result(qdq, nodes, sqnr.weight_rows(weights), kept_opset=kept_opset)
     if options.report_samples:
         outputs = [o.name for o in model.graph.output]
         quantised = Runner(qdq, dequantized.values())

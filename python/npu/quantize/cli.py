@@ -62,6 +62,9 @@ def parser():
                    help="nodes left in fp32, by name")
     p.add_argument("--exclude-op-types", type=names, default=(), metavar="OP,...",
                    help="nodes left in fp32, by operator (Conv, Gemm, MatMul)")
+    p.add_argument("--exclude-depthwise", action="store_true",
+                   help="depthwise convolutions (one input channel per group) left in fp32: "
+                        "with one scale per activation tensor they lose the most")
     p.add_argument("--report-samples", type=int, default=16,
                    help="calibration samples the SQNR report runs (0: no report; default 16)")
     pictures = p.add_argument_group("pictures and videos (as npuinfer pre-processes them: "
@@ -102,7 +105,7 @@ def main(argv=None):
     pre = samples.Preprocessing(args.scale, args.mean, args.std, args.channel_order,
                                 args.letterbox, args.size, args.frame_step)
     options = Options(args.activation_type, args.method, args.percentile, args.exclude_nodes,
-                      args.exclude_op_types, args.report_samples)
+                      args.exclude_op_types, args.report_samples, args.exclude_depthwise)
     started = time.monotonic()
     try:
         calibration = samples.load(args.calibration, samples.model_inputs(model), pre,

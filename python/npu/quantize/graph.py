@@ -98,10 +98,19 @@ def consumers(graph):
     return users
 
 
-def make_plan(model, exclude_names=(), exclude_types=()):
+def depthwise(node, consts):
+    """A convolution of one input channel per group (its weight's axis 1 is 1)
+    and more than one group: MobileNet's and PP-OCR's depthwise layers."""
+    weight = consts.get(node.input[1]) if len(node.input) > 1 else None
+    group = next((a.i for a in node.attribute if a.name == "group"), 1)
+    return node.op_type == "Conv" and group > 1 and weight is not None and weight.shape[1] == 1
+
+
+def make_plan(model, exclude_names=(), exclude_types=(), exclude_depthwise=False):
     """Chooses the nodes to quantise (QUANTISED_OPS on float32 data and
-    ACTIVATION_OPS on float32 feature maps, minus the excluded names and op
-    types) and the tensors around them."""
+    ACTIVATION_OPS on float32 feature maps, minus the excluded names, op
+    types and, if asked, depthwise convolutions) and the tensors around
+    them."""
     graph = model.graph
     consts = constants(graph)
     floats, types, ranks = float_tensors(model)
@@ -109,7 +118,8 @@ def make_plan(model, exclude_names=(), exclude_types=()):
     position_of = {id(node): i for i, node in enumerate(graph.node)}
     graph_outputs = {o.name for o in graph.output}
     plan = Plan(excluded={i for i, node in enumerate(graph.node)
-                          if node.name in exclude_names or node.op_type in exclude_types})
+                          if node.name in exclude_names or node.op_type in exclude_types
+                          or (exclude_depthwise and depthwise(node, consts))})
 
     def is_float(name):
         return name in floats or name not in types

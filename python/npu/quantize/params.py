@@ -39,9 +39,8 @@ def quantize_weight(weight, axis):
     axis of None quantises the whole tensor with one scale."""
     others = tuple(a for a in range(weight.ndim) if a != axis) if axis is not None else None
     absmax = np.abs(weight).max(axis=others)
-    scale = (absmax / WEIGHT_LEVEL).astype(np.float32)
-    # an all-zero channel: any scale gives zeros
-    scale = np.where(scale == 0, np.float32(1.0), scale).astype(np.float32)
+    scale = np.array(absmax / WEIGHT_LEVEL, np.float32)  # an array also per tensor
+    scale[scale == 0] = 1.0  # an all-zero channel: any scale gives zeros
     shaped = scale if axis is None else scale.reshape(
         [-1 if a == axis else 1 for a in range(weight.ndim)])
     values = np.clip(np.round(weight / shaped), -WEIGHT_LEVEL, WEIGHT_LEVEL).astype(np.int8)

@@ -9,7 +9,8 @@ from onnx import helper, numpy_helper
 from . import params as qparams
 from .graph import constants
 
-# Per-axis DequantizeLinear needs opset 13; older models get per-tensor weights.
+# Per-axis DequantizeLinear needs opset 13; older models get per-tensor weights
+# (unless opset.upgrade brought them to 13).
 PER_AXIS_OPSET = 13
 
 

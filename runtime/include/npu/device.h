@@ -29,6 +29,8 @@ typedef struct npu_device_caps {
   bool async_copy;          /* copies can be queued on streams */
   bool cross_stream_events; /* a stream can wait on another stream's event on the device */
   uint32_t max_streams;     /* 0 = no fixed limit */
+  bool bf16_compute;        /* float32 convolutions and matrix products can run on
+                               bfloat16 inputs (NPU_PRECISION_BF16; else it is ignored) */
 } npu_device_caps;
 
 typedef struct npu_device_properties {

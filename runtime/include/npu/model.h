@@ -101,11 +101,39 @@ typedef struct npu_context_stats {
   uint32_t compiled_nodes;     /* nodes they run */
 } npu_context_stats;
 
+/* The arithmetic a context may compute a float32 model's convolutions and
+ * matrix products in. A hint to the device: one without bfloat16 products
+ * (npu_device_caps.bf16_compute false) computes in float32 all the same. */
+typedef enum npu_precision {
+  NPU_PRECISION_FP32 = 0, /* float32 throughout (the default) */
+  NPU_PRECISION_BF16,     /* inputs of products rounded to bfloat16 (8 bits of mantissa),
+                             sums and everything else in float32: faster, some 1e-3
+                             relative error per layer */
+} npu_precision;
+
+/* "fp32", "bf16"; NULL for a value that is none of them. */
+NPU_API const char *npu_precision_name(npu_precision precision);
+/* The precision of that name; NPU_ERROR_INVALID_ARGUMENT for another. */
+NPU_API npu_status npu_precision_from_name(const char *name, npu_precision *precision);
+
+/* How a context computes; all zero: the defaults. */
+typedef struct npu_context_options {
+  npu_precision precision;
+} npu_context_options;
+
 /* `shapes` (may be NULL when every input is static) gives each model input's
  * dims in input order; only dims left dynamic by the model may differ. */
 NPU_API npu_status npu_context_create(npu_model *model, npu_device *device,
                                       const npu_tensor_info *shapes, uint32_t shape_count,
                                       npu_context **context);
+
+/* The same with options (NULL: the defaults); a value out of range is
+ * refused (NPU_ERROR_INVALID_ARGUMENT). */
+NPU_API npu_status npu_context_create_with_options(npu_model *model, npu_device *device,
+                                                   const npu_tensor_info *shapes,
+                                                   uint32_t shape_count,
+                                                   const npu_context_options *options,
+                                                   npu_context **context);
 NPU_API npu_status npu_context_destroy(npu_context *context);
 
 /* Plans the context for other input shapes (same rules as at creation) and
