@@ -22,6 +22,18 @@ static const uint32_t conv2d_spirv[] =
 static const uint32_t pool2d_spirv[] =
 #include "vulkan/pool2d.spv.h"
     ;
+static const uint32_t copy_spirv[] =
+#include "vulkan/copy.spv.h"
+    ;
+static const uint32_t resize_spirv[] =
+#include "vulkan/resize.spv.h"
+    ;
+static const uint32_t reduce_spirv[] =
+#include "vulkan/reduce.spv.h"
+    ;
+static const uint32_t matmul_spirv[] =
+#include "vulkan/matmul.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -32,6 +44,10 @@ static const struct {
     [VK_SHADER_BINARY] = {"binary", binary_spirv, sizeof binary_spirv},
     [VK_SHADER_CONV2D] = {"conv2d", conv2d_spirv, sizeof conv2d_spirv},
     [VK_SHADER_POOL2D] = {"pool2d", pool2d_spirv, sizeof pool2d_spirv},
+    [VK_SHADER_COPY] = {"copy", copy_spirv, sizeof copy_spirv},
+    [VK_SHADER_RESIZE] = {"resize", resize_spirv, sizeof resize_spirv},
+    [VK_SHADER_REDUCE] = {"reduce", reduce_spirv, sizeof reduce_spirv},
+    [VK_SHADER_MATMUL] = {"matmul", matmul_spirv, sizeof matmul_spirv},
 };
 
 struct vk_pipelines {
