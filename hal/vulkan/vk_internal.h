@@ -122,6 +122,7 @@ typedef enum vk_shader {
   VK_SHADER_RESIZE,
   VK_SHADER_REDUCE,
   VK_SHADER_MATMUL,
+  VK_SHADER_CONV_TRANSPOSE2D,
   VK_SHADER_COUNT
 } vk_shader;
 

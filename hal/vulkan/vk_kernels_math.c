@@ -1,6 +1,8 @@
 /* Vulkan kernels that combine many elements into each result: reductions
  * and (Log)Softmax along a run of axes (reduce.comp, a workgroup per row),
- * and MatMul/Gemm tiled in shared memory (matmul.comp). */
+ * MatMul/Gemm tiled in shared memory (matmul.comp), and the transposed
+ * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
+ * window). */
 #include "vk_kernels.h"
 
 /* A row-wise reduce.comp dispatch over `extent` elements `inner` apart. */
@@ -215,6 +217,49 @@ static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_h
   return put_matmul(device, k, &s);
 }
 
+static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op *op,
+                                       npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_window *win = op->window;
+  if (!win || win->spatial != 2 || op->input_count < 2 || op->inputs[0].rank != 4 ||
+      op->inputs[1].rank != 4 || op->outputs[0].rank != 4)
+    return "2-D transposed convolutions only";
+  const int64_t *x = op->inputs[0].dims, *w = op->inputs[1].dims, *y = op->outputs[0].dims;
+  int64_t groups = win->group;
+  if (groups < 1 || x[1] != w[0] || x[1] % groups != 0 || y[1] != w[1] * groups)
+    return "weights that do not fit the input's channels and groups";
+  bool bias = op->input_count > 2 && present(&op->inputs[2]);
+  if (bias && elements_of(&op->inputs[2]) != (uint64_t)y[1])
+    return "a bias that is not one value per output channel";
+  uint32_t window_words[8];
+  for (uint32_t d = 0; d < 2; d++) {
+    const int64_t values[4] = {win->kernel[d], win->strides[d], win->pad_begin[d],
+                               win->dilations[d]};
+    for (uint32_t v = 0; v < 4; v++)
+      if (values[v] < (v == 2 ? 0 : 1) || values[v] > UINT16_MAX)
+        return "window attributes out of range";
+    /* conv_transpose2d.comp's order: kernel, stride, pad, dilation, each h then w. */
+    for (uint32_t v = 0; v < 4; v++)
+      window_words[2 * v + d] = (uint32_t)values[v];
+  }
+  vk_dispatch *d = vk_kernel_add(k);
+  d->shader = VK_SHADER_CONV_TRANSPOSE2D;
+  d->local_size = 64;
+  d->invocations = elements_of(&op->outputs[0]);
+  bind(d, false, 0, true);
+  bind(d, false, 1, true);
+  bind(d, false, 2, bias);
+  bind(d, true, 0, true);
+  uint32_t shape[7] = {(uint32_t)x[0], (uint32_t)x[1], (uint32_t)x[2], (uint32_t)x[3],
+                       (uint32_t)y[1], (uint32_t)y[2], (uint32_t)y[3]};
+  memcpy(&d->push[OFFSET_WORDS], shape, sizeof shape);
+  memcpy(&d->push[OFFSET_WORDS + 7], window_words, sizeof window_words);
+  d->push[OFFSET_WORDS + 15] = (uint32_t)groups;
+  d->push[OFFSET_WORDS + 16] = bias;
+  return NULL;
+}
+
 vk_kernel_plan vk_math_plan(const char *op_type)
 {
   static const struct {
@@ -224,6 +269,7 @@ vk_kernel_plan vk_math_plan(const char *op_type)
       {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
       {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
       {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
+      {"ConvTranspose", plan_conv_transpose},
   };
   for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
     if (strcmp(op_type, plans[i].type) == 0)

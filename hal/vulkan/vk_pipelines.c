@@ -34,6 +34,9 @@ static const uint32_t reduce_spirv[] =
 static const uint32_t matmul_spirv[] =
 #include "vulkan/matmul.spv.h"
     ;
+static const uint32_t conv_transpose2d_spirv[] =
+#include "vulkan/conv_transpose2d.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -48,6 +51,8 @@ static const struct {
     [VK_SHADER_RESIZE] = {"resize", resize_spirv, sizeof resize_spirv},
     [VK_SHADER_REDUCE] = {"reduce", reduce_spirv, sizeof reduce_spirv},
     [VK_SHADER_MATMUL] = {"matmul", matmul_spirv, sizeof matmul_spirv},
+    [VK_SHADER_CONV_TRANSPOSE2D] = {"conv_transpose2d", conv_transpose2d_spirv,
+                                    sizeof conv_transpose2d_spirv},
 };
 
 struct vk_pipelines {

@@ -237,6 +237,10 @@ static const kernel_case cases[] = {
     {"matmul-vector", "MatMul", 2, {T1(20), T3(2, 20, 7)}, T2(2, 7)},
     {"gemm-bias-transb", "Gemm", 3, {T2(5, 64), T2(10, 64), T1(10)}, T2(5, 10),
      {.trans_b = 1}, .constants = 6},
+    {"conv-transpose-2x2-s2", "ConvTranspose", 3, {T4(1, 8, 5, 6), T4(8, 4, 2, 2), T1(4)},
+     T4(1, 4, 10, 12), {.strides = {2, 2}}, .constants = 6},
+    {"conv-transpose-3x3-pad-groups", "ConvTranspose", 2, {T4(2, 4, 5, 5), T4(4, 3, 3, 3)},
+     T4(2, 6, 9, 9), {.group = 2, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, .constants = 2},
     {"gemm-transa-alpha-beta", "Gemm", 3, {T2(30, 17), T2(30, 21), T2(17, 1)}, T2(17, 21),
      {.trans_a = 1, .alpha = 0.5f, .beta = 2.0f}},
 };
