@@ -163,6 +163,33 @@ static const char *plan_unary(const npu_hal_op *op, uint32_t code, vk_dispatch *
   return NULL;
 }
 
+/* BatchNormalization at inference (its running statistics left out). */
+static const char *plan_batch_norm(const npu_hal_op *op, vk_dispatch *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (op->input_count != 5 || x->rank < 2)
+    return "five inputs and a channel axis expected";
+  for (uint32_t o = 1; o < op->output_count; o++)
+    if (present(&op->outputs[o]))
+      return "training mode's running statistics";
+  for (uint32_t i = 1; i < 5; i++)
+    if (elements_of(&op->inputs[i]) != (uint64_t)x->dims[1])
+      return "statistics that are not one value per channel";
+  k->shader = VK_SHADER_BATCH_NORM;
+  k->local_size = 256;
+  for (uint32_t i = 0; i < 5; i++)
+    bind(k, false, i, true);
+  bind(k, true, 0, true);
+  uint64_t inner = 1;
+  for (uint32_t d = 2; d < x->rank; d++)
+    inner *= (uint64_t)x->dims[d];
+  uint32_t words[3] = {(uint32_t)elements_of(x), (uint32_t)x->dims[1], (uint32_t)inner};
+  memcpy(&k->push[OFFSET_WORDS], words, sizeof words);
+  put_float(k, OFFSET_WORDS + 3,
+            op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f));
+  return NULL;
+}
+
 /* Strides of input `t` over the output's axes under numpy broadcasting:
  * aligned at the last axis, 0 along the axes it has not or has as 1. */
 static void broadcast_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t *strides)
@@ -388,6 +415,8 @@ static const char *plan_single(const npu_hal_op *op, vk_dispatch *d)
     return plan_binary(op, (uint32_t)binary_code(type), d);
   if (unary_code(type) >= 0)
     return plan_unary(op, (uint32_t)unary_code(type), d);
+  if (strcmp(type, "BatchNormalization") == 0)
+    return plan_batch_norm(op, d);
   if (strcmp(type, "Conv") == 0)
     return plan_conv(op, d);
   if (strcmp(type, "MaxPool") == 0 || strcmp(type, "AveragePool") == 0 ||

@@ -2,7 +2,7 @@
  * glslc when the library is built and embedded here; one pipeline per shader
  * per device, made together on the first kernel through a VkPipelineCache
  * (the driver's compile is the only one at run time). Every shader uses one
- * layout: storage buffers 0-4 pushed per dispatch (VK_KHR_push_descriptor,
+ * layout: storage buffers 0-5 pushed per dispatch (VK_KHR_push_descriptor,
  * since a plan's buffers are known only when it runs) and 128 bytes of push
  * constants. */
 #include <stdio.h>
@@ -37,6 +37,9 @@ static const uint32_t matmul_spirv[] =
 static const uint32_t conv_transpose2d_spirv[] =
 #include "vulkan/conv_transpose2d.spv.h"
     ;
+static const uint32_t batch_norm_spirv[] =
+#include "vulkan/batch_norm.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -53,6 +56,7 @@ static const struct {
     [VK_SHADER_MATMUL] = {"matmul", matmul_spirv, sizeof matmul_spirv},
     [VK_SHADER_CONV_TRANSPOSE2D] = {"conv_transpose2d", conv_transpose2d_spirv,
                                     sizeof conv_transpose2d_spirv},
+    [VK_SHADER_BATCH_NORM] = {"batch_norm", batch_norm_spirv, sizeof batch_norm_spirv},
 };
 
 struct vk_pipelines {

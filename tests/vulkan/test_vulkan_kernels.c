@@ -106,7 +106,7 @@ typedef struct kernel_case {
   npu_hal_tensor_desc output;
   test_node node;
   uint32_t constants;            /* bit i: input i's values are known when planning */
-  float low[3], high[3];         /* random range per input; both 0: [-1, 1] */
+  float low[MAX_INPUTS], high[MAX_INPUTS]; /* random range per input; both 0: [-1, 1] */
   uint32_t activation_count;
   npu_hal_activation activations[2];
   bool residual;                 /* one fused input shaped like the output */
@@ -169,6 +169,8 @@ static const kernel_case cases[] = {
     {"leaky-relu", "LeakyRelu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), {.alpha = 0.1f}},
     {"sqrt", "Sqrt", 1, {T2(13, 7)}, T2(13, 7), .low = {0}, .high = {4}},
     {"exp", "Exp", 1, {T2(13, 7)}, T2(13, 7), .low = {-3}, .high = {3}},
+    {"batch-norm", "BatchNormalization", 5, {T4(2, 6, 5, 7), T1(6), T1(6), T1(6), T1(6)},
+     T4(2, 6, 5, 7), .low = {-1, 0.5f, -1, -1, 0.1f}, .high = {1, 2, 1, 1, 2}},
     /* Broadcasting binary operators. */
     {"mul-per-channel", "Mul", 2, {T4(2, 16, 9, 11), T4(1, 16, 1, 1)}, T4(2, 16, 9, 11)},
     {"add-bias-last-axis", "Add", 2, {T3(2, 7, 33), T1(33)}, T3(2, 7, 33)},
@@ -283,8 +285,8 @@ static void case_setup(const kernel_case *c, GRand *rand, case_data *d)
     if (i < c->input_count && c->values[i]) {
       memcpy(d->host[i], c->values[i], d->bytes[i]);
     } else {
-      float low = i < 3 && (c->low[i] || c->high[i]) ? c->low[i] : -1;
-      float high = i < 3 && (c->low[i] || c->high[i]) ? c->high[i] : 1;
+      float low = i < MAX_INPUTS && (c->low[i] || c->high[i]) ? c->low[i] : -1;
+      float high = i < MAX_INPUTS && (c->low[i] || c->high[i]) ? c->high[i] : 1;
       float *floats = d->host[i];
       for (size_t e = 0; e < count_of(t); e++)
         floats[e] = low == high ? low : (float)g_rand_double_range(rand, low, high);

@@ -9,7 +9,7 @@ layout(set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(set = 0, binding = 2) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint count;
   uint op;         // 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Pow, 5 Max, 6 Min
   uint rank;

@@ -12,7 +12,7 @@ layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
 layout(set = 0, binding = 4) readonly buffer Residual { float residual[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint batch, channels, height, width;
   uint out_channels, out_height, out_width;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;

@@ -10,7 +10,7 @@ layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint batch, channels, height, width;
   uint out_channels, out_height, out_width;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;

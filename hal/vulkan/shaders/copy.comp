@@ -10,7 +10,7 @@ layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint count;
   uint rank;
   int src_base, dst_base;

@@ -12,7 +12,7 @@ layout(set = 0, binding = 2) readonly buffer C { float c[]; };
 layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint m, n, k, batch_inner;
   uint a_row, a_col, a_batch0, a_batch1;
   uint b_row, b_col, b_batch0, b_batch1;

@@ -9,7 +9,7 @@ layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint rows, extent, inner;
   uint mode; // 0 sum, 1 mean, 2 max, 3 min, 4 softmax, 5 log-softmax
 } p;

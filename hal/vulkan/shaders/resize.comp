@@ -8,7 +8,7 @@ layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint planes, height, width, out_height, out_width;
   uint linear;
   uint nearest; // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil

@@ -7,7 +7,7 @@ layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5]; // elements from each binding's start
+  uint offsets[6]; // elements from each binding's start
   uint count;
   uint op;
   float alpha, beta;
