@@ -101,8 +101,10 @@ static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op 
       vk_binding source = d->sources[b];
       if (!source.present)
         continue;
-      const npu_hal_tensor_desc *t = source.output ? &op->outputs[source.index]
-                                                   : &op->inputs[source.index];
+      const npu_hal_tensor_desc *t =
+          source.output                      ? &op->outputs[source.index]
+          : source.index < op->input_count ? &op->inputs[source.index]
+                                             : &op->fused_inputs[source.index - op->input_count];
       if (t->dtype != NPU_DTYPE_FLOAT32)
         return "float32 tensors only";
       if (t->layout != NPU_HAL_LAYOUT_PLAIN)

@@ -152,24 +152,26 @@ static int mode_index(const char *name, const char *const *names, int count)
 
 enum { HALF_PIXEL, PYTORCH_HALF_PIXEL, ALIGN_CORNERS, ASYMMETRIC, TF_HALF_PIXEL_FOR_NN };
 
-/* ONNX's coordinate transformation as source = output * ratio + shift. */
-static void source_line(int mode, int64_t in, int64_t out, double scale, float *ratio,
-                        float *shift)
+/* ONNX's coordinate transformation as source = (output + before) / scale
+ * + after: line[0..2] = before, scale, after. */
+static void source_line(int mode, int64_t in, int64_t out, double scale, float *line)
 {
-  double r = 1.0 / scale, s = 0;
+  double before = 0, after = 0;
   if (in == out && scale == 1.0) {
-    r = 1.0; /* an axis kept as it is reads itself */
+    /* an axis kept as it is reads itself */
   } else if (mode == HALF_PIXEL || (mode == PYTORCH_HALF_PIXEL && out > 1)) {
-    s = 0.5 / scale - 0.5;
+    before = 0.5;
+    after = -0.5;
   } else if (mode == PYTORCH_HALF_PIXEL) {
-    r = 0;
+    scale = 1; /* one output, reading 0 */
   } else if (mode == ALIGN_CORNERS) { /* over the unrounded resized length, as ONNX's reference */
-    r = out > 1 ? (double)(in - 1) / ((double)in * scale - 1) : 0;
+    scale = in > 1 ? ((double)in * scale - 1) / (double)(in - 1) : 1;
   } else if (mode == TF_HALF_PIXEL_FOR_NN) {
-    s = 0.5 / scale;
+    before = 0.5;
   }
-  *ratio = (float)r;
-  *shift = (float)s;
+  line[0] = (float)before;
+  line[1] = (float)scale;
+  line[2] = (float)after;
 }
 
 static const char *plan_resize(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
@@ -215,10 +217,9 @@ static const char *plan_resize(npu_hal_device *device, const npu_hal_op *op, npu
   memcpy(&d->push[OFFSET_WORDS], shape, sizeof shape);
   for (uint32_t axis = h; axis <= w; axis++) {
     double scale = scales ? scales[axis] : (double)y->dims[axis] / (double)x->dims[axis];
-    float ratio, shift;
-    source_line(coordinate, x->dims[axis], y->dims[axis], scale, &ratio, &shift);
-    put_float(d, OFFSET_WORDS + 7 + 2 * (axis - h), ratio);
-    put_float(d, OFFSET_WORDS + 8 + 2 * (axis - h), shift);
+    float line[3];
+    source_line(coordinate, x->dims[axis], y->dims[axis], scale, line);
+    memcpy(&d->push[OFFSET_WORDS + 7 + 3 * (axis - h)], line, sizeof line);
   }
   return NULL;
 }

@@ -142,20 +142,16 @@ static const char *put_matmul(npu_hal_device *device, npu_hal_kernel *k, matmul_
   return NULL;
 }
 
-/* MatMul: numpy's matrix product, 1-D operands promoted and batch axes
- * broadcast. */
+/* MatMul: numpy's matrix product of operands of rank 2 or more (as the
+ * CPU backend), batch axes broadcast. */
 static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
-  if (op->input_count != 2 || a->rank < 1 || b->rank < 1)
-    return "two inputs of rank 1 or more";
+  if (op->input_count != 2 || a->rank < 2 || b->rank < 2)
+    return "two inputs of rank 2 or more";
   matmul_shape s = {.alpha = 1, .beta = 0};
-  uint32_t a_rank = a->rank < 2 ? 2 : a->rank, b_rank = b->rank < 2 ? 2 : b->rank;
-  int64_t a_dims[NPU_MAX_RANK + 1], b_dims[NPU_MAX_RANK + 1];
-  a_dims[0] = 1; /* a vector A is one row, a vector B one column */
-  memcpy(a_dims + (a->rank < 2), a->dims, a->rank * sizeof *a->dims);
-  memcpy(b_dims, b->dims, b->rank * sizeof *b->dims);
-  b_dims[1] = b->rank < 2 ? 1 : b_dims[1];
+  uint32_t a_rank = a->rank, b_rank = b->rank;
+  const int64_t *a_dims = a->dims, *b_dims = b->dims;
   s.m = (uint32_t)a_dims[a_rank - 2];
   s.k = (uint32_t)a_dims[a_rank - 1];
   s.n = (uint32_t)b_dims[b_rank - 1];

@@ -1,7 +1,9 @@
 #version 450
 // Resize of the last two axes of a stack of planes, nearest or bilinear:
-// output coordinate o reads source coordinate o * ratio + shift (ONNX's
-// coordinate modes reduce to that; vk_kernels.c works the pair out).
+// output coordinate o reads source coordinate (o + before) / scale + after
+// (ONNX's coordinate modes reduce to that, vk_kernels_data.c works the
+// three out; a division, as ONNX's formulas have it, so that the ties of
+// nearest rounding come out as on the CPU where the division is exact).
 layout(local_size_x = 64) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
@@ -12,7 +14,7 @@ layout(push_constant) uniform Params {
   uint planes, height, width, out_height, out_width;
   uint linear;
   uint nearest; // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
-  float ratio_h, shift_h, ratio_w, shift_w;
+  float before_h, scale_h, after_h, before_w, scale_w, after_w;
 } p;
 
 int nearest_index(float source, uint size)
@@ -46,7 +48,8 @@ void main()
     uint rest = i / p.out_width;
     uint oy = rest % p.out_height;
     uint plane = p.offsets[0] + (rest / p.out_height) * p.height * p.width;
-    float sy = float(oy) * p.ratio_h + p.shift_h, sx = float(ox) * p.ratio_w + p.shift_w;
+    float sy = (float(oy) + p.before_h) / p.scale_h + p.after_h;
+    float sx = (float(ox) + p.before_w) / p.scale_w + p.after_w;
     float result;
     if (p.linear == 0u) {
       result = x[plane + uint(nearest_index(sy, p.height)) * p.width +
