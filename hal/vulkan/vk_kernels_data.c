@@ -62,23 +62,43 @@ static bool constant_int(const npu_hal_op *op, uint32_t input, size_t i, int64_t
   return true;
 }
 
+/* Value i of Slice's starts, axes or steps (`which` 0, 1, 2): an input
+ * known when planning from opset 10 (int32 or int64), an attribute before. */
+static bool slice_value(const npu_hal_op *op, uint32_t which, size_t i, int64_t *value)
+{
+  static const uint32_t inputs[] = {1, 3, 4};
+  static const char *const attributes[] = {"starts", "axes", NULL};
+  if (op->opset >= 10) {
+    uint32_t input = inputs[which];
+    if (input >= op->input_count || !present(&op->inputs[input]))
+      return which > 0; /* axes and steps are optional: keep the default */
+    return constant_int(op, input, i, value);
+  }
+  const int64_t *values = NULL;
+  size_t count = attributes[which] ? op->attributes.get_ints(op->attributes.node,
+                                                             attributes[which], &values)
+                                   : 0;
+  if (i < count)
+    *value = values[i];
+  return i < count || which > 0;
+}
+
 static const char *plan_slice(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
   (void)device;
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
-  if (op->opset < 10 || op->input_count < 3)
-    return "Slice before opset 10 (starts as attributes)";
-  bool has_axes = op->input_count > 3 && present(&op->inputs[3]);
-  bool has_steps = op->input_count > 4 && present(&op->inputs[4]);
-  uint64_t count = elements_of(&op->inputs[1]);
+  const int64_t *starts = NULL;
+  uint64_t count = op->opset >= 10 ? (op->input_count > 1 ? elements_of(&op->inputs[1]) : 0)
+                                   : op->attributes.get_ints(op->attributes.node, "starts",
+                                                             &starts);
   int64_t strides[NPU_MAX_RANK], src[NPU_MAX_RANK], dst[NPU_MAX_RANK], base = 0;
   vk_strides(x, strides);
   vk_strides(y, dst);
   memcpy(src, strides, sizeof src);
   for (uint64_t i = 0; i < count; i++) {
-    int64_t start, axis = (int64_t)i, step = 1;
-    if (!constant_int(op, 1, i, &start) || (has_axes && !constant_int(op, 3, i, &axis)) ||
-        (has_steps && !constant_int(op, 4, i, &step)))
+    int64_t start = 0, axis = (int64_t)i, step = 1;
+    if (!slice_value(op, 0, i, &start) || !slice_value(op, 1, i, &axis) ||
+        !slice_value(op, 2, i, &step))
       return "starts, axes or steps not known when planning";
     axis = normalized_axis(axis, x->rank);
     if (axis < 0 || step == 0)

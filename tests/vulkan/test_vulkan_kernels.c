@@ -22,8 +22,8 @@ typedef struct test_node {
   const char *auto_pad;
   bool has_axis;
   int64_t axis, trans_a, trans_b;
-  int64_t perm[6], axes[4];
-  size_t perm_count, axes_count;
+  int64_t perm[6], axes[4], starts[4], ends[4];
+  size_t perm_count, axes_count, starts_count; /* ends: as many as starts */
   float alpha, beta;             /* both 0: the operator's defaults */
   const char *mode, *coordinate_mode, *nearest_mode;
 } test_node;
@@ -67,11 +67,14 @@ static size_t node_ints(const void *node, const char *name, const int64_t **valu
       *values = table[i].values;
       return table[i].count;
     }
-  bool perm = strcmp(name, "perm") == 0;
-  if ((perm && n->perm_count) || (strcmp(name, "axes") == 0 && n->axes_count)) {
-    *values = perm ? n->perm : n->axes;
-    return perm ? n->perm_count : n->axes_count;
-  }
+  struct { const char *name; const int64_t *values; size_t count; } lists[] = {
+      {"perm", n->perm, n->perm_count}, {"axes", n->axes, n->axes_count},
+      {"starts", n->starts, n->starts_count}, {"ends", n->ends, n->starts_count}};
+  for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
+    if (strcmp(name, lists[i].name) == 0 && lists[i].count) {
+      *values = lists[i].values;
+      return lists[i].count;
+    }
   return 0;
 }
 
@@ -203,6 +206,9 @@ static const kernel_case cases[] = {
      .values = {NULL, starts_1_0, ends_big, axes_1_3, steps_1_2}},
     {"slice-negative-step", "Slice", 5, {T3(2, 3, 7), I64(1), I64(1), I64(1), I64(1)},
      T3(2, 3, 4), .constants = 30, .values = {NULL, start_m1, end_min, axis_2, step_m2}},
+    {"slice-opset-9-attributes", "Slice", 1, {T5(3, 1, 8, 12, 2)}, T5(1, 1, 8, 12, 2),
+     {.starts = {2, 0}, .ends = {3, 2}, .starts_count = 2, .axes = {0, 4}, .axes_count = 2},
+     .opset = 9},
     {"concat-channels", "Concat", 3, {T4(1, 3, 5, 7), T4(1, 1, 5, 7), T4(1, 4, 5, 7)},
      T4(1, 8, 5, 7), {.has_axis = true, .axis = 1}},
     {"concat-last-negative", "Concat", 2, {T3(2, 3, 5), T3(2, 3, 2)}, T3(2, 3, 7),

@@ -139,7 +139,9 @@ static npu_context_stats compare_with_cpu(npu_device *device, const char *path,
   return on_vulkan.stats;
 }
 
-/* Conv + Relu and the pooling on the device, Reshape and Gemm on the CPU. */
+/* The loader's model (Conv + Relu, pooling, Reshape, Gemm) all on the
+ * device; and partitioned, on a Vulkan backend that declines Gemm: Conv to
+ * Reshape on the device, Gemm on the CPU. */
 static void test_small_model(void)
 {
   npu_device *device = vk_test_open_device();
@@ -148,8 +150,14 @@ static void test_small_model(void)
   gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
   const int64_t dims[] = {2, 3, 8, 8};
   npu_context_stats stats = compare_with_cpu(device, path, dims, 4);
+  g_assert_cmpuint(stats.subgraphs, ==, 1);
+  g_assert_cmpuint(stats.host_kernels, ==, 0);
+  npu_device *without_gemm;
+  NPU_ASSERT_OK(npu_device_open_by_backend("vulkan-without-gemm", 0, &without_gemm));
+  stats = compare_with_cpu(without_gemm, path, dims, 4);
   g_assert_cmpuint(stats.subgraphs, ==, 2);
-  g_assert_cmpuint(stats.host_kernels, >, 0);
+  g_assert_cmpuint(stats.host_kernels, ==, 1);
+  NPU_ASSERT_OK(npu_device_release(without_gemm));
   g_free(path);
   NPU_ASSERT_OK(npu_device_release(device));
 }
@@ -222,23 +230,31 @@ static bool refuse_every_operator(npu_hal_device *device, const npu_hal_op *op)
   return false;
 }
 
-/* The Vulkan backend that runs nothing of a model: every kernel on the host. */
-static void add_refusing_backend(void)
+static bool refuse_gemm(npu_hal_device *device, const npu_hal_op *op)
 {
-  static npu_hal_graph_ops graph;
-  static npu_hal_backend backend;
-  graph = npu_vulkan_graph_ops;
-  graph.op_supported = refuse_every_operator;
-  backend = npu_vulkan_backend;
-  backend.name = "vulkan-refusing";
-  backend.graph = &graph;
-  NPU_ASSERT_OK(npu_hal_backend_add(&backend));
+  return strcmp(op->op_type, "Gemm") != 0 && npu_vulkan_graph_ops.op_supported(device, op);
+}
+
+/* The Vulkan backend under another name, declining what `op_supported` does. */
+static void add_declining_backend(const char *name, bool (*op_supported)(npu_hal_device *,
+                                                                         const npu_hal_op *))
+{
+  npu_hal_graph_ops *graph = g_new(npu_hal_graph_ops, 1);
+  npu_hal_backend *backend = g_new(npu_hal_backend, 1);
+  *graph = npu_vulkan_graph_ops;
+  graph->op_supported = op_supported;
+  *backend = npu_vulkan_backend;
+  backend->name = name;
+  backend->graph = graph;
+  NPU_ASSERT_OK(npu_hal_backend_add(backend));
 }
 
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  add_refusing_backend();
+  /* Every kernel on the host, in the layouts a partitioned plan gives it. */
+  add_declining_backend("vulkan-refusing", refuse_every_operator);
+  add_declining_backend("vulkan-without-gemm", refuse_gemm);
   g_test_add_func("/vulkan/small-model", test_small_model);
   g_test_add_func("/vulkan/cached-models", test_cached_models);
   g_test_add_func("/vulkan/vision-models", test_vision_models);
