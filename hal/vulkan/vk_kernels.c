@@ -343,6 +343,13 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   }
   if (adds > 1)
     return "more than one fused residual Add";
+  k->push[OFFSET_WORDS + 16] = (bias ? 1u : 0u) | op->activation_count << 8;
+  k->push[OFFSET_WORDS + 17] = kinds;
+  bool pointwise = groups == 1 && win.kernel[0] == 1 && win.kernel[1] == 1 &&
+                   win.stride[0] == 1 && win.stride[1] == 1 && win.pad[0] == 0 &&
+                   win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
+  if (pointwise)
+    return vk_plan_pointwise_conv(op, k, adds > 0, residual);
   k->shader = VK_SHADER_CONV2D;
   k->local_size = 64;
   bind(k, false, 0, true);
@@ -355,8 +362,6 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
   put_window(k, OFFSET_WORDS + 7, &win);
   k->push[OFFSET_WORDS + 15] = (uint32_t)groups;
-  k->push[OFFSET_WORDS + 16] = (bias ? 1u : 0u) | op->activation_count << 8;
-  k->push[OFFSET_WORDS + 17] = kinds;
   return NULL;
 }
 

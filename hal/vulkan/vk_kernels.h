@@ -81,6 +81,12 @@ const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uin
                          const int64_t *dims, const int64_t *src_strides, int64_t src_base,
                          const int64_t *dst_strides, int64_t dst_base);
 
+/* A 1x1 convolution (stride 1, no pads, one group) as matmul.comp's
+ * product per image, into `d` whose words 16-21 (flags: bias and
+ * activation count, the activations) conv2d.comp's planning wrote. */
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
+                                   uint32_t residual_input);
+
 /* vk_kernels_data.c and vk_kernels_math.c: the operators each plans (NULL:
  * not one of theirs), as kernel_plan functions. */
 typedef const char *(*vk_kernel_plan)(npu_hal_device *device, const npu_hal_op *op,

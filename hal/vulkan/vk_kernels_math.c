@@ -103,6 +103,7 @@ typedef struct matrix_strides {
 typedef struct matmul_shape {
   uint32_t m, n, k;
   matrix_strides a, b, c;
+  uint32_t a_input, b_input;        /* the op's inputs A and B are; C is input 2 */
   uint32_t batch_rank;              /* after merging: 0, 1 or 2 */
   int64_t batch[NPU_MAX_RANK];
   int64_t batch_strides[3][NPU_MAX_RANK]; /* A, B, the output */
@@ -110,46 +111,75 @@ typedef struct matmul_shape {
   float alpha, beta;
 } matmul_shape;
 
-static const char *put_matmul(npu_hal_device *device, npu_hal_kernel *k, matmul_shape *s)
+/* matmul.comp's words 0-15 and bindings for `s`; the caller writes words
+ * 16-21 (flags: C and the activation count, the activations). */
+static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, bool residual,
+                               uint32_t residual_input)
 {
   if (!s->m || !s->n || !s->k)
     return "an empty matrix";
-  uint32_t batches = (uint32_t)product(s->batch, 0, s->batch_rank);
-  const uint32_t *limit = device->properties.limits.maxComputeWorkGroupCount;
-  uint32_t groups[3] = {(s->n + 15) / 16, (s->m + 15) / 16, batches};
-  if (s->batch_rank > 2 || groups[0] > limit[0] || groups[1] > limit[1] || groups[2] > limit[2])
-    return "more batches or tiles than the device dispatches";
-  vk_dispatch *d = vk_kernel_add(k);
+  if (s->batch_rank > 2)
+    return "batch axes that do not merge into two";
+  /* Vulkan guarantees 65535 workgroups along each axis. */
+  uint64_t groups[3] = {(s->n + 15) / 16, (s->m + 15) / 16, product(s->batch, 0, s->batch_rank)};
+  if (groups[0] > 65535 || groups[1] > 65535 || groups[2] > 65535)
+    return "more batches or tiles than a dispatch takes";
   d->shader = VK_SHADER_MATMUL;
-  memcpy(d->groups, groups, sizeof groups);
-  bind(d, false, 0, true);
-  bind(d, false, 1, true);
+  for (int g = 0; g < 3; g++)
+    d->groups[g] = (uint32_t)groups[g];
+  bind(d, false, s->a_input, true);
+  bind(d, false, s->b_input, true);
   bind(d, false, 2, s->bias);
   bind(d, true, 0, true);
+  bind(d, false, residual_input, residual);
   /* The batch as b0 * inner + b1: the merged axes, the outer one first. */
   uint32_t inner = s->batch_rank ? (uint32_t)s->batch[s->batch_rank - 1] : 1;
   int64_t a1 = s->batch_rank ? s->batch_strides[0][s->batch_rank - 1] : 0;
   int64_t b1 = s->batch_rank ? s->batch_strides[1][s->batch_rank - 1] : 0;
   int64_t a0 = s->batch_rank == 2 ? s->batch_strides[0][0] : 0;
   int64_t b0 = s->batch_rank == 2 ? s->batch_strides[1][0] : 0;
-  uint32_t words[15] = {s->m, s->n, s->k, inner,
+  uint32_t words[14] = {s->m, s->n, s->k, inner,
                         (uint32_t)s->a.row, (uint32_t)s->a.column, (uint32_t)a0, (uint32_t)a1,
                         (uint32_t)s->b.row, (uint32_t)s->b.column, (uint32_t)b0, (uint32_t)b1,
-                        (uint32_t)s->c.row, (uint32_t)s->c.column, s->bias};
+                        (uint32_t)s->c.row, (uint32_t)s->c.column};
   memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
-  put_float(d, OFFSET_WORDS + 15, s->alpha);
-  put_float(d, OFFSET_WORDS + 16, s->beta);
+  put_float(d, OFFSET_WORDS + 14, s->alpha);
+  put_float(d, OFFSET_WORDS + 15, s->beta);
   return NULL;
+}
+
+/* MatMul and Gemm: one dispatch, C as the only addition. */
+static const char *put_matmul(npu_hal_kernel *k, const matmul_shape *s)
+{
+  vk_dispatch *d = vk_kernel_add(k);
+  d->push[OFFSET_WORDS + 16] = s->bias;
+  return fill_matmul(d, s, false, 0);
+}
+
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
+                                   uint32_t residual_input)
+{
+  const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
+  /* Each image: Y (out channels x pixels) = W (out x in channels) X (in channels x pixels). */
+  uint32_t pixels = (uint32_t)(x[2] * x[3]);
+  matmul_shape s = {.m = (uint32_t)y[1], .n = pixels, .k = (uint32_t)x[1],
+                    .a = {x[1], 1}, .b = {pixels, 1}, .c = {1, 0}, .a_input = 1, .b_input = 0,
+                    .batch_rank = 1, .batch = {x[0]},
+                    .batch_strides = {{0}, {x[1] * (int64_t)pixels}, {y[1] * (int64_t)pixels}},
+                    .bias = d->push[OFFSET_WORDS + 16] & 1u, .alpha = 1, .beta = 1};
+  s.batch_rank = vk_merge_axes(1, s.batch, s.batch_strides, 3);
+  return fill_matmul(d, &s, residual, residual_input);
 }
 
 /* MatMul: numpy's matrix product of operands of rank 2 or more (as the
  * CPU backend), batch axes broadcast. */
 static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
+  (void)device;
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
   if (op->input_count != 2 || a->rank < 2 || b->rank < 2)
     return "two inputs of rank 2 or more";
-  matmul_shape s = {.alpha = 1, .beta = 0};
+  matmul_shape s = {.alpha = 1, .beta = 0, .a_input = 0, .b_input = 1};
   uint32_t a_rank = a->rank, b_rank = b->rank;
   const int64_t *a_dims = a->dims, *b_dims = b->dims;
   s.m = (uint32_t)a_dims[a_rank - 2];
@@ -178,13 +208,14 @@ static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu
   if ((uint64_t)out_step != elements_of(&op->outputs[0]))
     return "an output of another size than the product";
   s.batch_rank = vk_merge_axes(rank, s.batch, s.batch_strides, 3);
-  return put_matmul(device, k, &s);
+  return put_matmul(k, &s);
 }
 
 /* Gemm: alpha * A' B' + beta * C, A' and B' optionally transposed, C
  * broadcast to the output. */
 static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
+  (void)device;
   const npu_hal_attributes *attr = &op->attributes;
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
   if (op->input_count < 2 || a->rank != 2 || b->rank != 2 || y->rank != 2)
@@ -192,7 +223,8 @@ static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_h
   bool trans_a = attr->get_int(attr->node, "transA", 0);
   bool trans_b = attr->get_int(attr->node, "transB", 0);
   matmul_shape s = {.alpha = attr->get_float(attr->node, "alpha", 1.0f),
-                    .beta = attr->get_float(attr->node, "beta", 1.0f)};
+                    .beta = attr->get_float(attr->node, "beta", 1.0f), .a_input = 0,
+                    .b_input = 1};
   s.m = (uint32_t)a->dims[trans_a ? 1 : 0];
   s.k = (uint32_t)a->dims[trans_a ? 0 : 1];
   s.n = (uint32_t)b->dims[trans_b ? 0 : 1];
@@ -210,7 +242,7 @@ static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_h
       return "a C that does not broadcast to the output";
     s.c = (matrix_strides){rows == 1 ? 0 : columns, columns == 1 ? 0 : 1};
   }
-  return put_matmul(device, k, &s);
+  return put_matmul(k, &s);
 }
 
 static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op *op,

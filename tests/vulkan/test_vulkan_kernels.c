@@ -153,6 +153,10 @@ static const kernel_case cases[] = {
     {"conv-residual-relu", "Conv", 3, {T4(1, 8, 10, 10), T4(8, 8, 3, 3), T1(8)},
      T4(1, 8, 10, 10), {.pads = {1, 1, 1, 1}}, .constants = 6, .activation_count = 2,
      .activations = {{NPU_HAL_ACTIVATION_ADD}, {NPU_HAL_ACTIVATION_RELU}}, .residual = true},
+    {"conv-1x1-gemm-bias-residual-clip", "Conv", 3, {T4(2, 24, 7, 9), T4(40, 24, 1, 1), T1(40)},
+     T4(2, 40, 7, 9), .constants = 6, .activation_count = 2,
+     .activations = {{NPU_HAL_ACTIVATION_ADD}, {NPU_HAL_ACTIVATION_CLIP, 0, 6}},
+     .residual = true},
     {"maxpool-3x3-s2", "MaxPool", 1, {T4(2, 4, 15, 15)}, T4(2, 4, 8, 8),
      {.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}},
     {"maxpool-2x2-ceil", "MaxPool", 1, {T4(1, 3, 7, 7)}, T4(1, 3, 4, 4),
@@ -511,7 +515,8 @@ static void test_refusals(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
-/* A ResNet-sized 3x3 convolution on both: figures, not assertions. */
+/* ResNet-sized convolutions on both, the direct shader (3x3) and the 1x1
+ * as a tiled product: figures, not assertions (but for the result). */
 static void test_convolution_time(void)
 {
   npu_device *device = vk_test_open_device();
@@ -519,29 +524,37 @@ static void test_convolution_time(void)
     return;
   npu_device *cpu;
   NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
-  kernel_case conv = {"conv-3x3-64", "Conv", 3, {T4(1, 64, 56, 56), T4(64, 64, 3, 3), T1(64)},
-                      T4(1, 64, 56, 56), {.pads = {1, 1, 1, 1}}, .constants = 6};
+  const kernel_case convs[] = {
+      {"3x3 64->64", "Conv", 3, {T4(1, 64, 56, 56), T4(64, 64, 3, 3), T1(64)}, T4(1, 64, 56, 56),
+       {.pads = {1, 1, 1, 1}}, .constants = 6},
+      {"1x1 256->64", "Conv", 3, {T4(1, 256, 56, 56), T4(64, 256, 1, 1), T1(64)},
+       T4(1, 64, 56, 56), .constants = 6},
+  };
   GRand *rand = g_rand_new_with_seed(3);
-  case_data d;
-  case_setup(&conv, rand, &d);
-  size_t out_count = count_of(&conv.output);
-  double cpu_ms, vulkan_ms;
-  float *expected, *got;
-  run_on_cpu(cpu, &d, &expected, 3, &cpu_ms);
-  run_on_vulkan(device, &d, &got, 3, &vulkan_ms);
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < out_count; i++) {
-    diff += ((double)got[i] - expected[i]) * ((double)got[i] - expected[i]);
-    norm += (double)expected[i] * expected[i];
+  for (size_t c = 0; c < G_N_ELEMENTS(convs); c++) {
+    case_data d;
+    case_setup(&convs[c], rand, &d);
+    size_t out_count = count_of(&convs[c].output);
+    double cpu_ms, vulkan_ms;
+    float *expected, *got;
+    run_on_cpu(cpu, &d, &expected, 3, &cpu_ms);
+    run_on_vulkan(device, &d, &got, 3, &vulkan_ms);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < out_count; i++) {
+      diff += ((double)got[i] - expected[i]) * ((double)got[i] - expected[i]);
+      norm += (double)expected[i] * expected[i];
+    }
+    g_assert_cmpfloat(sqrt(diff / norm), <=, 1e-5);
+    const int64_t *w = convs[c].inputs[1].dims;
+    double gflop = 2.0 * (double)(w[0] * w[1] * w[2] * w[3]) * 56 * 56 / 1e9;
+    g_test_message("%s convolution at 56x56 (%.2f GFLOP): Vulkan %.1f ms a run (%.2f GFLOP/s); "
+                   "CPU backend %.1f ms (%.1f GFLOP/s, plain NCHW)",
+                   convs[c].name, gflop, vulkan_ms, gflop / vulkan_ms * 1e3, cpu_ms,
+                   gflop / cpu_ms * 1e3);
+    g_free(got);
+    g_free(expected);
+    case_clear(&d);
   }
-  g_assert_cmpfloat(sqrt(diff / norm), <=, 1e-5);
-  double gflop = 2.0 * 64 * 64 * 9 * 56 * 56 / 1e9;
-  g_test_message("3x3 convolution 64->64 at 56x56 (%.2f GFLOP): Vulkan %.1f ms a run (%.1f "
-                 "GFLOP/s); CPU backend %.1f ms (%.1f GFLOP/s, plain NCHW)",
-                 gflop, vulkan_ms, gflop / vulkan_ms * 1e3, cpu_ms, gflop / cpu_ms * 1e3);
-  g_free(got);
-  g_free(expected);
-  case_clear(&d);
   g_rand_free(rand);
   NPU_ASSERT_OK(npu_device_release(cpu));
   NPU_ASSERT_OK(npu_device_release(device));
