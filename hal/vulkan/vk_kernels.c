@@ -432,6 +432,15 @@ static const char *plan_single(const npu_hal_op *op, vk_dispatch *d)
   return "no kernel for this operator";
 }
 
+/* The plan function of `type` in `table`, or NULL. */
+static vk_kernel_plan find_plan(const vk_plan_entry *table, const char *type)
+{
+  for (; table->type; table++)
+    if (strcmp(table->type, type) == 0)
+      return table->plan;
+  return NULL;
+}
+
 /* Fills `k` for `op`, or says why the backend does not run it. */
 static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
@@ -445,8 +454,8 @@ static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu
       return "float32 tensors only";
   if (op->activation_count && strcmp(op->op_type, "Conv") != 0)
     return "fused activations outside convolutions";
-  vk_kernel_plan plan = vk_data_plan(op->op_type);
-  plan = plan ? plan : vk_math_plan(op->op_type);
+  vk_kernel_plan plan = find_plan(vk_data_plans, op->op_type);
+  plan = plan ? plan : find_plan(vk_math_plans, op->op_type);
   const char *why = plan ? plan(device, op, k) : plan_single(op, vk_kernel_add(k));
   return why ? why : check_bound_tensors(device, op, k);
 }

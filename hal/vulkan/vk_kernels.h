@@ -87,11 +87,15 @@ const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uin
 const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
                                    uint32_t residual_input);
 
-/* vk_kernels_data.c and vk_kernels_math.c: the operators each plans (NULL:
- * not one of theirs), as kernel_plan functions. */
+/* The operators vk_kernels_data.c and vk_kernels_math.c plan, each table
+ * ending with a NULL type. */
 typedef const char *(*vk_kernel_plan)(npu_hal_device *device, const npu_hal_op *op,
                                       npu_hal_kernel *k);
-vk_kernel_plan vk_data_plan(const char *op_type);
-vk_kernel_plan vk_math_plan(const char *op_type);
+typedef struct vk_plan_entry {
+  const char *type;
+  vk_kernel_plan plan;
+} vk_plan_entry;
+extern const vk_plan_entry vk_data_plans[];
+extern const vk_plan_entry vk_math_plans[];
 
 #endif

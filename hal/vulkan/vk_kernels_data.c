@@ -244,19 +244,10 @@ static const char *plan_resize(npu_hal_device *device, const npu_hal_op *op, npu
   return NULL;
 }
 
-vk_kernel_plan vk_data_plan(const char *op_type)
-{
-  static const struct {
-    const char *type;
-    vk_kernel_plan plan;
-  } plans[] = {
-      {"Reshape", plan_reshape},     {"Flatten", plan_reshape},  {"Squeeze", plan_reshape},
-      {"Unsqueeze", plan_reshape},   {"Identity", plan_reshape}, {"Transpose", plan_transpose},
-      {"Slice", plan_slice},         {"Concat", plan_concat},    {"Split", plan_split},
-      {"Resize", plan_resize},
-  };
-  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
-    if (strcmp(op_type, plans[i].type) == 0)
-      return plans[i].plan;
-  return NULL;
-}
+const vk_plan_entry vk_data_plans[] = {
+    {"Reshape", plan_reshape},     {"Flatten", plan_reshape},  {"Squeeze", plan_reshape},
+    {"Unsqueeze", plan_reshape},   {"Identity", plan_reshape}, {"Transpose", plan_transpose},
+    {"Slice", plan_slice},         {"Concat", plan_concat},    {"Split", plan_split},
+    {"Resize", plan_resize},
+    {NULL, NULL},
+};

@@ -288,19 +288,10 @@ static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op 
   return NULL;
 }
 
-vk_kernel_plan vk_math_plan(const char *op_type)
-{
-  static const struct {
-    const char *type;
-    vk_kernel_plan plan;
-  } plans[] = {
-      {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
-      {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
-      {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
-      {"ConvTranspose", plan_conv_transpose},
-  };
-  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
-    if (strcmp(op_type, plans[i].type) == 0)
-      return plans[i].plan;
-  return NULL;
-}
+const vk_plan_entry vk_math_plans[] = {
+    {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
+    {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
+    {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
+    {"ConvTranspose", plan_conv_transpose},
+    {NULL, NULL},
+};
