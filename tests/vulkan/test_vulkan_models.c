@@ -9,8 +9,9 @@
  * are printed. The loader's test model always; PP-OCRv4 det/rec and
  * squeezenet when they are cached, each with at most the subgraphs its
  * operators need now (a kernel lost would add hand-overs); MobileNetV2,
- * ResNet-50 and YOLOv8n from the zoo in /vulkan/vision-models (minutes on
- * lavapipe: meson test vulkan_vision_models, suites vulkan and zoo). */
+ * ResNet-50 and YOLOv8n from the zoo: their partition planned always, run
+ * against the CPU in /vulkan/vision-models (many minutes on lavapipe:
+ * meson test vulkan_vision_models, suites vulkan and zoo). */
 #include <math.h>
 #include <string.h>
 
@@ -213,14 +214,56 @@ static void test_cached_models(void)
 }
 
 /* The vision models of issue 16 at their export's input size. */
+static const cached_case vision_models[] = {
+    {"zoo", "mobilenet_v2.onnx", {1, 3, 224, 224}, 1, 0},
+    {"zoo", "resnet50.onnx", {1, 3, 224, 224}, 1, 0},
+    {"zoo", "yolov8n.onnx", {1, 3, 640, 640}, 1, 0},
+};
+
+/* Their partition on the device (planned, not run: a run takes minutes on
+ * lavapipe): printed for all, then checked. */
+static void test_vision_partition(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  npu_context_stats stats[G_N_ELEMENTS(vision_models)] = {{0}};
+  bool cached[G_N_ELEMENTS(vision_models)] = {false};
+  for (size_t m = 0; m < G_N_ELEMENTS(vision_models); m++) {
+    gchar *path = cached_model(vision_models[m].subdir, vision_models[m].file);
+    if (!path)
+      continue;
+    npu_model *model;
+    NPU_ASSERT_OK(npu_model_load_file(path, &model));
+    npu_tensor_info shape;
+    NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+    shape.rank = 4;
+    memcpy(shape.dims, vision_models[m].dims, sizeof vision_models[m].dims);
+    npu_context *context;
+    NPU_ASSERT_OK(npu_context_create(model, device, &shape, 1, &context));
+    NPU_ASSERT_OK(npu_context_get_stats(context, &stats[m]));
+    cached[m] = true;
+    g_test_message("%s planned on Vulkan: %u subgraphs, %u of %u kernels on the CPU",
+                   vision_models[m].file, stats[m].subgraphs, stats[m].host_kernels,
+                   stats[m].kernels);
+    NPU_ASSERT_OK(npu_context_destroy(context));
+    NPU_ASSERT_OK(npu_model_release(model));
+    g_free(path);
+  }
+  for (size_t m = 0; m < G_N_ELEMENTS(vision_models); m++) {
+    g_assert_cmpuint(stats[m].subgraphs, <=, vision_models[m].max_subgraphs);
+    g_assert_cmpuint(stats[m].host_kernels, <=, vision_models[m].max_host_kernels);
+  }
+  if (!cached[0] && !cached[1] && !cached[2])
+    g_test_skip("the zoo is not cached (tests/models/make_zoo.py)");
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* ... and run, against the CPU. */
 static void test_vision_models(void)
 {
-  static const cached_case models[] = {
-      {"zoo", "mobilenet_v2.onnx", {1, 3, 224, 224}, 1, 0},
-      {"zoo", "resnet50.onnx", {1, 3, 224, 224}, 1, 0},
-      {"zoo", "yolov8n.onnx", {1, 3, 640, 640}, 1, 0},
-  };
-  run_cached(models, G_N_ELEMENTS(models), "the zoo is not cached (tests/models/make_zoo.py)");
+  run_cached(vision_models, G_N_ELEMENTS(vision_models),
+             "the zoo is not cached (tests/models/make_zoo.py)");
 }
 
 static bool refuse_every_operator(npu_hal_device *device, const npu_hal_op *op)
@@ -257,6 +300,7 @@ int main(int argc, char **argv)
   add_declining_backend("vulkan-without-gemm", refuse_gemm);
   g_test_add_func("/vulkan/small-model", test_small_model);
   g_test_add_func("/vulkan/cached-models", test_cached_models);
+  g_test_add_func("/vulkan/vision-partition", test_vision_partition);
   g_test_add_func("/vulkan/vision-models", test_vision_models);
   return g_test_run();
 }
