@@ -171,9 +171,8 @@ static const char *plan_batch_norm(const npu_hal_op *op, vk_dispatch *k)
   const npu_hal_tensor_desc *x = &op->inputs[0];
   if (op->input_count != 5 || x->rank < 2)
     return "five inputs and a channel axis expected";
-  for (uint32_t o = 1; o < op->output_count; o++)
-    if (present(&op->outputs[o]))
-      return "training mode's running statistics";
+  if (op->output_count > 1)
+    return "training mode's running statistics";
   for (uint32_t i = 1; i < 5; i++)
     if (elements_of(&op->inputs[i]) != (uint64_t)x->dims[1])
       return "statistics that are not one value per channel";
@@ -369,7 +368,7 @@ static const char *plan_pool(const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->inputs[0].rank != 4 || op->outputs[0].rank != 4)
     return "2-D pooling only";
-  if (op->output_count > 1 && present(&op->outputs[1]))
+  if (op->output_count > 1)
     return "MaxPool's indices";
   const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
   bool global = strncmp(op->op_type, "Global", 6) == 0;
