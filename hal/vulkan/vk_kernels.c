@@ -92,7 +92,6 @@ const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uin
 static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op *op,
                                        const npu_hal_kernel *k)
 {
-  /* Element indices are int32 in the strided shaders. */
   uint64_t limit = device->properties.limits.maxStorageBufferRange;
   uint64_t slack = device->properties.limits.minStorageBufferOffsetAlignment;
   for (uint32_t i = 0; i < k->dispatch_count; i++) {
@@ -109,6 +108,7 @@ static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op 
         return "float32 tensors only";
       if (t->layout != NPU_HAL_LAYOUT_PLAIN)
         return "plain layouts only";
+      /* (element indices are int32 in the strided shaders) */
       if (elements_of(t) * sizeof(float) + slack > limit || elements_of(t) > INT32_MAX)
         return "a tensor larger than the device's storage buffer range";
     }

@@ -1,10 +1,11 @@
 /* What the Vulkan kernel files share: a kernel is a few compute dispatches
  * (a Concat one per input, most operators one), each binding some of its
  * launch's tensors and carrying its push constants, worked out once per
- * plan. vk_kernels.c plans the elementwise, convolution and pooling
- * operators and records them; vk_kernels_data.c the data movement
- * (reshaping copies, Transpose, Slice, Concat, Split, Resize);
- * vk_kernels_math.c the reductions, Softmax and matrix products. A plan_*
+ * plan. vk_kernels.c plans the elementwise (BatchNormalization too),
+ * convolution and pooling operators and records them; vk_kernels_data.c
+ * the data movement (reshaping copies, Transpose, Slice, Concat, Split,
+ * Resize); vk_kernels_math.c the reductions, Softmax, matrix products (1x1
+ * convolutions among them) and ConvTranspose. A plan_*
  * function fills the kernel, or says why the backend does not run the op. */
 #ifndef NPU_VK_KERNELS_H
 #define NPU_VK_KERNELS_H
