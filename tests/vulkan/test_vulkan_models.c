@@ -60,8 +60,10 @@ static void run_on(npu_model *model, npu_device *device, const npu_tensor_info *
   /* The first run warms up (pipelines, plans); the others are timed. */
   gint64 start = 0;
   for (int r = 0; r < runs; r++) {
-    if (r == 1)
+    if (r == 1) { /* the warm-up run done first, so that it is not timed */
+      NPU_ASSERT_OK(npu_stream_synchronize(stream));
       start = g_get_monotonic_time();
+    }
     NPU_ASSERT_OK(npu_context_run(context, stream, &in, outs));
   }
   NPU_ASSERT_OK(npu_stream_synchronize(stream));
