@@ -94,8 +94,8 @@ static const char *plan_reduce(npu_hal_device *device, const npu_hal_op *op, npu
   return NULL;
 }
 
-/* One matrix operand of matmul.comp: its strides per row and column and
- * per batch axis (broadcast: 0). */
+/* Where one matrix operand of matmul.comp steps per row and per column
+ * (0 along an axis it is broadcast over). */
 typedef struct matrix_strides {
   int64_t row, column;
 } matrix_strides;
