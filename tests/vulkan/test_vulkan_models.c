@@ -11,7 +11,7 @@
  * operators need now (a kernel lost would add hand-overs); MobileNetV2,
  * ResNet-50 and YOLOv8n from the zoo: their partition planned always, run
  * against the CPU in /vulkan/vision-models (many minutes on lavapipe:
- * meson test vulkan_vision_models, suites vulkan and zoo). */
+ * meson test vulkan_vision_models, suite zoo). */
 #include <math.h>
 #include <string.h>
 
