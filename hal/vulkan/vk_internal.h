@@ -122,10 +122,16 @@ typedef enum vk_shader {
   VK_SHADER_BINARY,
   VK_SHADER_CONV2D,
   VK_SHADER_POOL2D,
+  VK_SHADER_COPY,
+  VK_SHADER_RESIZE,
+  VK_SHADER_REDUCE,
+  VK_SHADER_MATMUL,
+  VK_SHADER_CONV_TRANSPOSE2D,
+  VK_SHADER_BATCH_NORM,
   VK_SHADER_COUNT
 } vk_shader;
 
-#define VK_MAX_BINDINGS 5
+#define VK_MAX_BINDINGS 6
 #define VK_PUSH_CONSTANT_BYTES 128
 
 npu_status vk_pipelines_ensure(npu_hal_device *device);

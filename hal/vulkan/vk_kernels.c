@@ -1,93 +1,158 @@
-/* Vulkan graph kernels: which operators the backend runs, their push
- * constants worked out once per plan, and a plan's launches recorded as
- * dispatches (a barrier after each) into one command buffer per run.
- * Everything here takes plain float32 tensors; what it refuses runs on the
- * CPU backend through the runtime's partitioning. */
+/* Vulkan graph kernels: which operators the backend runs (the elementwise,
+ * convolution and pooling ones planned here, the others in
+ * vk_kernels_data.c and vk_kernels_math.c), and a plan's launches recorded
+ * as dispatches (a barrier after each) into one command buffer per run.
+ * Everything takes plain float32 tensors; what it refuses runs on the CPU
+ * backend through the runtime's partitioning. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vk_internal.h"
+#include "vk_kernels.h"
 
-typedef struct binding_source {
-  bool present;   /* false: an optional tensor left out (bound to a harmless buffer) */
-  bool output;
-  uint8_t index;  /* into the launch's inputs or outputs */
-} binding_source;
-
-struct npu_hal_kernel {
-  vk_shader shader;
-  uint32_t binding_count;
-  binding_source sources[VK_MAX_BINDINGS];
-  uint32_t push[VK_PUSH_CONSTANT_BYTES / 4]; /* words 0-4: element offsets, set per launch */
-  uint64_t invocations;                      /* output elements */
-  uint32_t local_size;                       /* the shader's workgroup size */
-};
-
-#define OFFSET_WORDS VK_MAX_BINDINGS
-
-static uint64_t elements_of(const npu_hal_tensor_desc *t)
+vk_dispatch *vk_kernel_add(npu_hal_kernel *k)
 {
+  if (k->dispatch_count == VK_MAX_DISPATCHES)
+    return NULL;
+  vk_dispatch *d = &k->dispatches[k->dispatch_count++];
+  memset(d, 0, sizeof *d);
+  return d;
+}
+
+void vk_strides(const npu_hal_tensor_desc *t, int64_t *strides)
+{
+  int64_t step = 1;
+  for (uint32_t d = t->rank; d-- > 0;) {
+    strides[d] = step;
+    step *= t->dims[d];
+  }
+}
+
+uint32_t vk_merge_axes(uint32_t rank, int64_t *dims, int64_t (*strides)[NPU_MAX_RANK],
+                       uint32_t count)
+{
+  uint32_t kept = 0;
+  for (uint32_t d = 0; d < rank; d++) {
+    if (dims[d] == 1)
+      continue;
+    bool runs_on = kept > 0;
+    for (uint32_t o = 0; o < count && runs_on; o++)
+      runs_on = strides[o][kept - 1] == strides[o][d] * dims[d];
+    if (runs_on) {
+      dims[kept - 1] *= dims[d];
+      for (uint32_t o = 0; o < count; o++)
+        strides[o][kept - 1] = strides[o][d];
+      continue;
+    }
+    dims[kept] = dims[d];
+    for (uint32_t o = 0; o < count; o++)
+      strides[o][kept] = strides[o][d];
+    kept++;
+  }
+  return kept;
+}
+
+const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uint32_t rank,
+                         const int64_t *dims, const int64_t *src_strides, int64_t src_base,
+                         const int64_t *dst_strides, int64_t dst_base)
+{
+  int64_t box[NPU_MAX_RANK], strides[2][NPU_MAX_RANK];
+  memcpy(box, dims, rank * sizeof *dims);
+  memcpy(strides[0], src_strides, rank * sizeof *src_strides);
+  memcpy(strides[1], dst_strides, rank * sizeof *dst_strides);
+  rank = vk_merge_axes(rank, box, strides, 2);
+  if (rank > VK_MAX_WALKED_AXES)
+    return "a copy over more axes than the shader walks";
+  vk_dispatch *d = vk_kernel_add(k);
+  if (!d)
+    return "more pieces than a kernel dispatches";
+  d->shader = VK_SHADER_COPY;
+  d->local_size = 256;
+  bind(d, false, input, true);
+  bind(d, true, output, true);
   uint64_t count = 1;
-  for (uint32_t d = 0; d < t->rank; d++)
-    count *= (uint64_t)t->dims[d];
-  return count;
+  for (uint32_t a = 0; a < rank; a++)
+    count *= (uint64_t)box[a];
+  d->invocations = count;
+  /* Element indices fit int32: check_bound_tensors refuses larger tensors. */
+  int32_t words[4 + 3 * VK_MAX_WALKED_AXES] = {(int32_t)count, (int32_t)rank, (int32_t)src_base,
+                                               (int32_t)dst_base};
+  for (uint32_t a = 0; a < rank; a++) {
+    words[4 + a] = (int32_t)box[a];
+    words[4 + VK_MAX_WALKED_AXES + a] = (int32_t)strides[0][a];
+    words[4 + 2 * VK_MAX_WALKED_AXES + a] = (int32_t)strides[1][a];
+  }
+  memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
+  return NULL;
 }
 
-static bool present(const npu_hal_tensor_desc *t)
-{
-  return t->dtype != NPU_DTYPE_UNDEFINED;
-}
-
-static void bind(npu_hal_kernel *k, bool output, uint32_t index, bool is_present)
-{
-  k->sources[k->binding_count++] = (binding_source){is_present, output, (uint8_t)index};
-}
-
-static void put_float(npu_hal_kernel *k, uint32_t word, float value)
-{
-  memcpy(&k->push[word], &value, sizeof value);
-}
-
-/* Why the device cannot hold the op's tensors as it runs them, or NULL. */
-static const char *check_tensors(npu_hal_device *device, const npu_hal_op *op)
+/* Why the device cannot hold the tensors the kernel reads and writes as it
+ * runs them, or NULL. Inputs it does not bind (Reshape's shape, Slice's
+ * starts: read when planning) may be of any type. */
+static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op *op,
+                                       const npu_hal_kernel *k)
 {
   uint64_t limit = device->properties.limits.maxStorageBufferRange;
   uint64_t slack = device->properties.limits.minStorageBufferOffsetAlignment;
-  for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
-    const npu_hal_tensor_desc *t =
-        i < op->input_count ? &op->inputs[i] : &op->outputs[i - op->input_count];
-    if (!present(t))
-      continue;
-    if (t->dtype != NPU_DTYPE_FLOAT32)
-      return "float32 tensors only";
-    if (t->layout != NPU_HAL_LAYOUT_PLAIN)
-      return "plain layouts only";
-    if (elements_of(t) * sizeof(float) + slack > limit || elements_of(t) > UINT32_MAX)
-      return "a tensor larger than the device's storage buffer range";
+  for (uint32_t i = 0; i < k->dispatch_count; i++) {
+    const vk_dispatch *d = &k->dispatches[i];
+    for (uint32_t b = 0; b < d->binding_count; b++) {
+      vk_binding source = d->sources[b];
+      if (!source.present)
+        continue;
+      const npu_hal_tensor_desc *t =
+          source.output                      ? &op->outputs[source.index]
+          : source.index < op->input_count ? &op->inputs[source.index]
+                                             : &op->fused_inputs[source.index - op->input_count];
+      if (t->dtype != NPU_DTYPE_FLOAT32)
+        return "float32 tensors only";
+      if (t->layout != NPU_HAL_LAYOUT_PLAIN)
+        return "plain layouts only";
+      /* (element indices are int32 in the strided shaders) */
+      if (elements_of(t) * sizeof(float) + slack > limit || elements_of(t) > INT32_MAX)
+        return "a tensor larger than the device's storage buffer range";
+    }
   }
   return NULL;
 }
 
-static const char *plan_unary(const npu_hal_op *op, npu_hal_kernel *k)
+/* unary.comp's operations, by its numbers. */
+static const char *const unary_ops[] = {"Relu", "Sigmoid", "Clip", "Tanh", "HardSigmoid",
+                                        "HardSwish", "LeakyRelu", "Exp", "Sqrt", "Neg", "Abs",
+                                        "Reciprocal"};
+
+static int unary_code(const char *type)
 {
-  float low = -FLT_MAX, high = FLT_MAX;
-  uint32_t code = 0;
-  if (strcmp(op->op_type, "Sigmoid") == 0) {
-    code = 1;
-  } else if (strcmp(op->op_type, "Clip") == 0) {
-    code = 2;
+  for (int code = 0; code < (int)(sizeof unary_ops / sizeof unary_ops[0]); code++)
+    if (strcmp(type, unary_ops[code]) == 0)
+      return code;
+  return -1;
+}
+
+static const char *plan_unary(const npu_hal_op *op, uint32_t code, vk_dispatch *k)
+{
+  const npu_hal_attributes *a = &op->attributes;
+  float alpha = 0, beta = 0;
+  if (strcmp(op->op_type, "Clip") == 0) {
+    alpha = -FLT_MAX;
+    beta = FLT_MAX;
     if (op->opset < 11) {
-      low = op->attributes.get_float(op->attributes.node, "min", low);
-      high = op->attributes.get_float(op->attributes.node, "max", high);
+      alpha = a->get_float(a->node, "min", alpha);
+      beta = a->get_float(a->node, "max", beta);
     }
     for (uint32_t i = 1; i < op->input_count && op->opset >= 11; i++) {
       if (!present(&op->inputs[i]))
         continue;
-      if (!op->input_values || !op->input_values[i] || elements_of(&op->inputs[i]) != 1)
-        return "Clip bounds that are not constant scalars";
-      *(i == 1 ? &low : &high) = *(const float *)op->input_values[i];
+      if (!op->input_values || !op->input_values[i] || elements_of(&op->inputs[i]) != 1 ||
+          op->inputs[i].dtype != NPU_DTYPE_FLOAT32)
+        return "Clip bounds that are not constant float scalars";
+      *(i == 1 ? &alpha : &beta) = *(const float *)op->input_values[i];
     }
+  } else if (strcmp(op->op_type, "HardSigmoid") == 0) {
+    alpha = a->get_float(a->node, "alpha", 0.2f);
+    beta = a->get_float(a->node, "beta", 0.5f);
+  } else if (strcmp(op->op_type, "LeakyRelu") == 0) {
+    alpha = a->get_float(a->node, "alpha", 0.01f);
   }
   k->shader = VK_SHADER_UNARY;
   k->local_size = 256;
@@ -95,28 +160,79 @@ static const char *plan_unary(const npu_hal_op *op, npu_hal_kernel *k)
   bind(k, true, 0, true);
   k->push[OFFSET_WORDS] = (uint32_t)elements_of(&op->outputs[0]);
   k->push[OFFSET_WORDS + 1] = code;
-  put_float(k, OFFSET_WORDS + 2, low);
-  put_float(k, OFFSET_WORDS + 3, high);
+  put_float(k, OFFSET_WORDS + 2, alpha);
+  put_float(k, OFFSET_WORDS + 3, beta);
   return NULL;
 }
 
-static const char *plan_binary(const npu_hal_op *op, uint32_t code, npu_hal_kernel *k)
+/* BatchNormalization at inference (its running statistics left out). */
+static const char *plan_batch_norm(const npu_hal_op *op, vk_dispatch *k)
 {
-  if (op->input_count != 2)
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (op->input_count != 5 || x->rank < 2)
+    return "five inputs and a channel axis expected";
+  if (op->output_count > 1)
+    return "training mode's running statistics";
+  for (uint32_t i = 1; i < 5; i++)
+    if (elements_of(&op->inputs[i]) != (uint64_t)x->dims[1])
+      return "statistics that are not one value per channel";
+  k->shader = VK_SHADER_BATCH_NORM;
+  k->local_size = 256;
+  for (uint32_t i = 0; i < 5; i++)
+    bind(k, false, i, true);
+  bind(k, true, 0, true);
+  uint64_t inner = 1;
+  for (uint32_t d = 2; d < x->rank; d++)
+    inner *= (uint64_t)x->dims[d];
+  uint32_t words[3] = {(uint32_t)elements_of(x), (uint32_t)x->dims[1], (uint32_t)inner};
+  memcpy(&k->push[OFFSET_WORDS], words, sizeof words);
+  put_float(k, OFFSET_WORDS + 3,
+            op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f));
+  return NULL;
+}
+
+/* Strides of input `t` over the output's axes under numpy broadcasting:
+ * aligned at the last axis, 0 along the axes it has not or has as 1. */
+static void broadcast_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t *strides)
+{
+  int64_t own[NPU_MAX_RANK];
+  vk_strides(t, own);
+  uint32_t shift = rank - t->rank;
+  for (uint32_t d = 0; d < rank; d++)
+    strides[d] = d < shift || t->dims[d - shift] == 1 ? 0 : own[d - shift];
+}
+
+static const char *plan_binary(const npu_hal_op *op, uint32_t code, vk_dispatch *k)
+{
+  if (op->input_count != 2 || !present(&op->inputs[1]))
     return "two inputs expected";
-  uint64_t count = elements_of(&op->outputs[0]);
-  uint64_t a = elements_of(&op->inputs[0]), b = elements_of(&op->inputs[1]);
-  if ((a != count && a != 1) || (b != count && b != 1))
-    return "broadcasts other than same shape or a scalar";
+  const npu_hal_tensor_desc *out = &op->outputs[0];
+  int64_t dims[NPU_MAX_RANK], strides[2][NPU_MAX_RANK];
+  memcpy(dims, out->dims, sizeof dims);
+  for (uint32_t i = 0; i < 2; i++) {
+    const npu_hal_tensor_desc *t = &op->inputs[i];
+    if (t->rank > out->rank)
+      return "an input of higher rank than the output";
+    for (uint32_t d = 0; d < t->rank; d++)
+      if (t->dims[d] != 1 && t->dims[d] != out->dims[out->rank - t->rank + d])
+        return "inputs that do not broadcast to the output";
+    broadcast_strides(t, out->rank, strides[i]);
+  }
+  uint32_t rank = vk_merge_axes(out->rank, dims, strides, 2);
+  if (rank > VK_MAX_WALKED_AXES)
+    return "a broadcast over more axes than the shader walks";
   k->shader = VK_SHADER_BINARY;
   k->local_size = 256;
   bind(k, false, 0, true);
   bind(k, false, 1, true);
   bind(k, true, 0, true);
-  k->push[OFFSET_WORDS] = (uint32_t)count;
-  k->push[OFFSET_WORDS + 1] = code;
-  k->push[OFFSET_WORDS + 2] = a == count;
-  k->push[OFFSET_WORDS + 3] = b == count;
+  uint32_t words[3 + 3 * VK_MAX_WALKED_AXES] = {(uint32_t)elements_of(out), code, rank};
+  for (uint32_t d = 0; d < rank; d++) {
+    words[3 + d] = (uint32_t)dims[d];
+    words[3 + VK_MAX_WALKED_AXES + d] = (uint32_t)strides[0][d];
+    words[3 + 2 * VK_MAX_WALKED_AXES + d] = (uint32_t)strides[1][d];
+  }
+  memcpy(&k->push[OFFSET_WORDS], words, sizeof words);
   return NULL;
 }
 
@@ -145,7 +261,7 @@ static const char *plan_window(const npu_hal_window *resolved, window *win)
 }
 
 /* Writes the window's 8 words: kernel h/w, stride h/w, pad top/left, dilation h/w. */
-static void put_window(npu_hal_kernel *k, uint32_t word, const window *win)
+static void put_window(vk_dispatch *k, uint32_t word, const window *win)
 {
   uint32_t values[8] = {win->kernel[0], win->kernel[1], win->stride[0], win->stride[1],
                         win->pad[0],    win->pad[1],    win->dilation[0], win->dilation[1]};
@@ -170,7 +286,7 @@ static int shader_activation(npu_hal_activation_kind kind)
   }
 }
 
-static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
+static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->input_count < 2 || op->inputs[0].rank != 4 || op->inputs[1].rank != 4 ||
       op->outputs[0].rank != 4)
@@ -207,6 +323,13 @@ static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
   }
   if (adds > 1)
     return "more than one fused residual Add";
+  k->push[OFFSET_WORDS + 16] = (bias ? 1u : 0u) | op->activation_count << 8;
+  k->push[OFFSET_WORDS + 17] = kinds;
+  bool pointwise = groups == 1 && win.kernel[0] == 1 && win.kernel[1] == 1 &&
+                   win.stride[0] == 1 && win.stride[1] == 1 && win.pad[0] == 0 &&
+                   win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
+  if (pointwise)
+    return vk_plan_pointwise_conv(op, k, adds > 0, residual);
   k->shader = VK_SHADER_CONV2D;
   k->local_size = 64;
   bind(k, false, 0, true);
@@ -219,16 +342,14 @@ static const char *plan_conv(const npu_hal_op *op, npu_hal_kernel *k)
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
   put_window(k, OFFSET_WORDS + 7, &win);
   k->push[OFFSET_WORDS + 15] = (uint32_t)groups;
-  k->push[OFFSET_WORDS + 16] = (bias ? 1u : 0u) | op->activation_count << 8;
-  k->push[OFFSET_WORDS + 17] = kinds;
   return NULL;
 }
 
-static const char *plan_pool(const npu_hal_op *op, npu_hal_kernel *k)
+static const char *plan_pool(const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->inputs[0].rank != 4 || op->outputs[0].rank != 4)
     return "2-D pooling only";
-  if (op->output_count > 1 && present(&op->outputs[1]))
+  if (op->output_count > 1)
     return "MaxPool's indices";
   const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
   bool global = strncmp(op->op_type, "Global", 6) == 0;
@@ -262,41 +383,58 @@ static const char *plan_pool(const npu_hal_op *op, npu_hal_kernel *k)
 /* The binary shader's operation code of an operator type; -1 for others. */
 static int binary_code(const char *type)
 {
-  static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div"};
-  for (int code = 0; code < 4; code++)
+  static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  for (int code = 0; code < (int)(sizeof binary_ops / sizeof binary_ops[0]); code++)
     if (strcmp(type, binary_ops[code]) == 0)
       return code;
   return -1;
 }
 
+/* The operators of one dispatch planned in this file. */
+static const char *plan_single(const npu_hal_op *op, vk_dispatch *d)
+{
+  const char *type = op->op_type;
+  d->invocations = elements_of(&op->outputs[0]);
+  if (binary_code(type) >= 0)
+    return plan_binary(op, (uint32_t)binary_code(type), d);
+  if (unary_code(type) >= 0)
+    return plan_unary(op, (uint32_t)unary_code(type), d);
+  if (strcmp(type, "BatchNormalization") == 0)
+    return plan_batch_norm(op, d);
+  if (strcmp(type, "Conv") == 0)
+    return plan_conv(op, d);
+  if (strcmp(type, "MaxPool") == 0 || strcmp(type, "AveragePool") == 0 ||
+      strcmp(type, "GlobalAveragePool") == 0 || strcmp(type, "GlobalMaxPool") == 0)
+    return plan_pool(op, d);
+  return "no kernel for this operator";
+}
+
+/* The plan function of `type` in `table`, or NULL. */
+static vk_kernel_plan find_plan(const vk_plan_entry *table, const char *type)
+{
+  for (; table->type; table++)
+    if (strcmp(table->type, type) == 0)
+      return table->plan;
+  return NULL;
+}
+
 /* Fills `k` for `op`, or says why the backend does not run it. */
 static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
-  memset(k, 0, sizeof *k);
+  k->dispatch_count = 0;
   if (!device->push_descriptors)
     return "the device has no VK_KHR_push_descriptor";
   if (op->output_count < 1 || op->input_count < 1 || !present(&op->inputs[0]))
     return "an operator without its first input or an output";
-  const char *why = check_tensors(device, op);
-  if (why)
-    return why;
-  const char *type = op->op_type;
-  bool conv = strcmp(type, "Conv") == 0;
-  if (op->activation_count && !conv)
+  for (uint32_t o = 0; o < op->output_count; o++)
+    if (present(&op->outputs[o]) && op->outputs[o].dtype != NPU_DTYPE_FLOAT32)
+      return "float32 tensors only";
+  if (op->activation_count && strcmp(op->op_type, "Conv") != 0)
     return "fused activations outside convolutions";
-  if (binary_code(type) >= 0)
-    why = plan_binary(op, (uint32_t)binary_code(type), k);
-  else if (strcmp(type, "Relu") == 0 || strcmp(type, "Sigmoid") == 0 || strcmp(type, "Clip") == 0)
-    why = plan_unary(op, k);
-  else if (conv)
-    why = plan_conv(op, k);
-  else if (strcmp(type, "MaxPool") == 0 || strcmp(type, "AveragePool") == 0 ||
-           strcmp(type, "GlobalAveragePool") == 0 || strcmp(type, "GlobalMaxPool") == 0)
-    why = plan_pool(op, k);
-  else
-    why = "no kernel for this operator";
-  k->invocations = elements_of(&op->outputs[0]);
-  return why;
+  vk_kernel_plan plan = find_plan(vk_data_plans, op->op_type);
+  plan = plan ? plan : find_plan(vk_math_plans, op->op_type);
+  const char *why = plan ? plan(device, op, k) : plan_single(op, vk_kernel_add(k));
+  return why ? why : check_bound_tensors(device, op, k);
 }
 
 static bool vk_op_supported(npu_hal_device *device, const npu_hal_op *op)
@@ -343,11 +481,24 @@ static npu_hal_layout vk_preferred_layout(npu_hal_device *device,
   return NPU_HAL_LAYOUT_PLAIN;
 }
 
-static npu_status record_launch(npu_hal_device *device, VkCommandBuffer commands,
-                                const npu_hal_launch *launch)
+/* The inputs no dispatch reads (Reshape's shape, Slice's starts, Resize's
+ * scales): their values were taken when planning, no device copy is needed. */
+static uint32_t vk_kernel_packed_inputs(const npu_hal_kernel *k)
 {
-  const npu_hal_kernel *k = launch->kernel;
-  if (!k->invocations)
+  uint32_t read = 0;
+  for (uint32_t i = 0; i < k->dispatch_count; i++)
+    for (uint32_t b = 0; b < k->dispatches[i].binding_count; b++) {
+      vk_binding source = k->dispatches[i].sources[b];
+      if (source.present && !source.output && source.index < 32)
+        read |= 1u << source.index;
+    }
+  return ~read;
+}
+
+static npu_status record_dispatch(npu_hal_device *device, VkCommandBuffer commands,
+                                  const npu_hal_launch *launch, const vk_dispatch *k)
+{
+  if (!k->invocations && !k->groups[0])
     return NPU_OK;
   uint32_t push[VK_PUSH_CONSTANT_BYTES / 4];
   memcpy(push, k->push, sizeof push);
@@ -355,7 +506,7 @@ static npu_status record_launch(npu_hal_device *device, VkCommandBuffer commands
   VkDeviceSize align = device->properties.limits.minStorageBufferOffsetAlignment;
   VkDeviceSize max_range = device->properties.limits.maxStorageBufferRange;
   for (uint32_t b = 0; b < k->binding_count; b++) {
-    binding_source source = k->sources[b];
+    vk_binding source = k->sources[b];
     /* An absent optional tensor: the shader never reads it, any buffer will do. */
     npu_hal_mem_ref ref = !source.present ? launch->outputs[0]
                           : source.output ? launch->outputs[source.index]
@@ -374,11 +525,24 @@ static npu_status record_launch(npu_hal_device *device, VkCommandBuffer commands
   vk_cmd_push_buffers(device, commands, buffers, k->binding_count);
   vkCmdPushConstants(commands, vk_pipeline_layout(device), VK_SHADER_STAGE_COMPUTE_BIT, 0,
                      sizeof push, push);
-  uint64_t groups = (k->invocations + k->local_size - 1) / k->local_size;
-  uint64_t max_groups = device->properties.limits.maxComputeWorkGroupCount[0];
-  vkCmdDispatch(commands, (uint32_t)(groups < max_groups ? groups : max_groups), 1, 1);
+  if (k->groups[0]) {
+    vkCmdDispatch(commands, k->groups[0], k->groups[1], k->groups[2]);
+  } else {
+    uint64_t groups = (k->invocations + k->local_size - 1) / k->local_size;
+    uint64_t max_groups = device->properties.limits.maxComputeWorkGroupCount[0];
+    vkCmdDispatch(commands, (uint32_t)(groups < max_groups ? groups : max_groups), 1, 1);
+  }
   vk_cmd_barrier(commands);
   return NPU_OK;
+}
+
+static npu_status record_launch(npu_hal_device *device, VkCommandBuffer commands,
+                                const npu_hal_launch *launch)
+{
+  npu_status status = NPU_OK;
+  for (uint32_t i = 0; i < launch->kernel->dispatch_count && status == NPU_OK; i++)
+    status = record_dispatch(device, commands, launch, &launch->kernel->dispatches[i]);
+  return status;
 }
 
 static npu_status vk_run(npu_hal_device *device, npu_hal_stream *stream,
@@ -405,5 +569,6 @@ const npu_hal_graph_ops npu_vulkan_graph_ops = {
     .kernel_destroy = vk_kernel_destroy,
     .layout_supported = vk_layout_supported,
     .preferred_layout = vk_preferred_layout,
+    .kernel_packed_inputs = vk_kernel_packed_inputs,
     .run = vk_run,
 };

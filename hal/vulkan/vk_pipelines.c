@@ -2,7 +2,7 @@
  * glslc when the library is built and embedded here; one pipeline per shader
  * per device, made together on the first kernel through a VkPipelineCache
  * (the driver's compile is the only one at run time). Every shader uses one
- * layout: storage buffers 0-4 pushed per dispatch (VK_KHR_push_descriptor,
+ * layout: storage buffers 0-5 pushed per dispatch (VK_KHR_push_descriptor,
  * since a plan's buffers are known only when it runs) and 128 bytes of push
  * constants. */
 #include <stdio.h>
@@ -22,6 +22,24 @@ static const uint32_t conv2d_spirv[] =
 static const uint32_t pool2d_spirv[] =
 #include "vulkan/pool2d.spv.h"
     ;
+static const uint32_t copy_spirv[] =
+#include "vulkan/copy.spv.h"
+    ;
+static const uint32_t resize_spirv[] =
+#include "vulkan/resize.spv.h"
+    ;
+static const uint32_t reduce_spirv[] =
+#include "vulkan/reduce.spv.h"
+    ;
+static const uint32_t matmul_spirv[] =
+#include "vulkan/matmul.spv.h"
+    ;
+static const uint32_t conv_transpose2d_spirv[] =
+#include "vulkan/conv_transpose2d.spv.h"
+    ;
+static const uint32_t batch_norm_spirv[] =
+#include "vulkan/batch_norm.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -32,6 +50,13 @@ static const struct {
     [VK_SHADER_BINARY] = {"binary", binary_spirv, sizeof binary_spirv},
     [VK_SHADER_CONV2D] = {"conv2d", conv2d_spirv, sizeof conv2d_spirv},
     [VK_SHADER_POOL2D] = {"pool2d", pool2d_spirv, sizeof pool2d_spirv},
+    [VK_SHADER_COPY] = {"copy", copy_spirv, sizeof copy_spirv},
+    [VK_SHADER_RESIZE] = {"resize", resize_spirv, sizeof resize_spirv},
+    [VK_SHADER_REDUCE] = {"reduce", reduce_spirv, sizeof reduce_spirv},
+    [VK_SHADER_MATMUL] = {"matmul", matmul_spirv, sizeof matmul_spirv},
+    [VK_SHADER_CONV_TRANSPOSE2D] = {"conv_transpose2d", conv_transpose2d_spirv,
+                                    sizeof conv_transpose2d_spirv},
+    [VK_SHADER_BATCH_NORM] = {"batch_norm", batch_norm_spirv, sizeof batch_norm_spirv},
 };
 
 struct vk_pipelines {

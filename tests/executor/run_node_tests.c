@@ -435,7 +435,8 @@ int main(int argc, char **argv)
   integer_tolerance = atoi(g_getenv("NPU_NODE_TESTS_INTEGER_TOLERANCE") ?: "0");
   if (npu_device_open_default(&device) != NPU_OK || npu_stream_create(device, &stream) != NPU_OK) {
     fprintf(stderr, "no device: %s\n", npu_last_error_message());
-    return 1;
+    /* A backend asked for by name (NPU_BACKEND) that this machine has not: skipped (77). */
+    return g_getenv("NPU_BACKEND") ? 77 : 1;
   }
   int present = 0;
   for (int i = 2; i < argc; i++) {

@@ -1,8 +1,8 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // Direct 2-D convolution on plain NCHW float32: one output element per
 // invocation, any kernel size, strides, pads, dilations and groups; bias and
-// up to two fused activations (numbered as in activate(); vk_kernels.c maps
-// the HAL's kinds to them).
+// up to two fused activations (activation.glsl).
 layout(local_size_x = 64) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
@@ -12,7 +12,7 @@ layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
 layout(set = 0, binding = 4) readonly buffer Residual { float residual[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint batch, channels, height, width;
   uint out_channels, out_height, out_width;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
@@ -22,21 +22,7 @@ layout(push_constant) uniform Params {
   float activation_params[4]; // alpha, beta of each
 } p;
 
-float activate(float v, uint kind, float alpha, float beta, uint index)
-{
-  switch (kind) {
-  case 0u: return max(v, 0.0);                                   // Relu
-  case 1u: return v < 0.0 ? alpha * v : v;                       // LeakyRelu
-  case 2u: return min(max(v, alpha), beta);                      // Clip
-  case 3u: return 1.0 / (1.0 + exp(-v));                         // Sigmoid
-  case 4u: return clamp(alpha * v + beta, 0.0, 1.0);             // HardSigmoid
-  case 5u: return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);            // HardSwish
-  case 6u: return v / (1.0 + exp(-v));                           // Swish
-  case 7u: return tanh(v);                                       // Tanh
-  case 8u: return alpha * v + beta;                              // Linear
-  default: return v + residual[p.offsets[4] + index];            // Add
-  }
-}
+#include "activation.glsl"
 
 void main()
 {
@@ -71,9 +57,12 @@ void main()
       }
     }
     uint activations = (p.flags >> 8) & 0xffu;
-    for (uint a = 0u; a < activations; a++)
-      sum = activate(sum, (p.activation_kinds >> (8u * a)) & 0xffu,
-                     p.activation_params[2u * a], p.activation_params[2u * a + 1u], i);
+    for (uint a = 0u; a < activations; a++) {
+      uint kind = (p.activation_kinds >> (8u * a)) & 0xffu;
+      float addend = kind == 9u ? residual[p.offsets[4] + i] : 0.0;
+      sum = activate(sum, kind, p.activation_params[2u * a], p.activation_params[2u * a + 1u],
+                     addend);
+    }
     y[p.offsets[3] + i] = sum;
   }
 }

@@ -7,7 +7,7 @@ layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer Output { float y[]; };
 
 layout(push_constant) uniform Params {
-  uint offsets[5];
+  uint offsets[6];
   uint planes, height, width, out_height, out_width;
   uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
   uint mode; // 0 max, 1 average of the positions inside, 2 average over the whole window

@@ -1,0 +1,17 @@
+// The fused activations of conv2d.comp and matmul.comp, numbered as
+// vk_kernels.c's shader_activation(); `addend` is the residual Add's element.
+float activate(float v, uint kind, float alpha, float beta, float addend)
+{
+  switch (kind) {
+  case 0u: return max(v, 0.0);                                   // Relu
+  case 1u: return v < 0.0 ? alpha * v : v;                       // LeakyRelu
+  case 2u: return min(max(v, alpha), beta);                      // Clip
+  case 3u: return 1.0 / (1.0 + exp(-v));                         // Sigmoid
+  case 4u: return clamp(alpha * v + beta, 0.0, 1.0);             // HardSigmoid
+  case 5u: return v * clamp(v / 6.0 + 0.5, 0.0, 1.0);            // HardSwish
+  case 6u: return v / (1.0 + exp(-v));                           // Swish
+  case 7u: return tanh(v);                                       // Tanh
+  case 8u: return alpha * v + beta;                              // Linear
+  default: return v + addend;                                    // Add
+  }
+}

@@ -1,0 +1,102 @@
+/* What the Vulkan kernel files share: a kernel is a few compute dispatches
+ * (a Concat one per input, most operators one), each binding some of its
+ * launch's tensors and carrying its push constants, worked out once per
+ * plan. vk_kernels.c plans the elementwise (BatchNormalization too),
+ * convolution and pooling operators and records them; vk_kernels_data.c
+ * the data movement (reshaping copies, Transpose, Slice, Concat, Split,
+ * Resize); vk_kernels_math.c the reductions, Softmax, matrix products (1x1
+ * convolutions among them) and ConvTranspose. A plan_*
+ * function fills the kernel, or says why the backend does not run the op. */
+#ifndef NPU_VK_KERNELS_H
+#define NPU_VK_KERNELS_H
+
+#include <string.h>
+
+#include "vk_internal.h"
+
+typedef struct vk_binding {
+  bool present;   /* false: an optional tensor left out (bound to a harmless buffer) */
+  bool output;
+  uint8_t index;  /* into the launch's inputs or outputs */
+} vk_binding;
+
+/* Push constant words 0-4: each binding's element offset, set per launch. */
+#define OFFSET_WORDS VK_MAX_BINDINGS
+/* Axes a strided shader walks (binary, copy): more are merged or refused. */
+#define VK_MAX_WALKED_AXES 6
+#define VK_MAX_DISPATCHES 16
+
+typedef struct vk_dispatch {
+  vk_shader shader;
+  uint32_t binding_count;
+  vk_binding sources[VK_MAX_BINDINGS];
+  uint32_t push[VK_PUSH_CONSTANT_BYTES / 4];
+  uint64_t invocations;  /* 1-D shaders: one per output element (or row) */
+  uint32_t local_size;   /* their workgroup size */
+  uint32_t groups[3];    /* 2-D/3-D shaders: the workgroups (groups[0] 0: 1-D) */
+} vk_dispatch;
+
+struct npu_hal_kernel {
+  uint32_t dispatch_count;
+  vk_dispatch dispatches[VK_MAX_DISPATCHES];
+};
+
+static inline uint64_t elements_of(const npu_hal_tensor_desc *t)
+{
+  uint64_t count = 1;
+  for (uint32_t d = 0; d < t->rank; d++)
+    count *= (uint64_t)t->dims[d];
+  return count;
+}
+
+static inline bool present(const npu_hal_tensor_desc *t)
+{
+  return t->dtype != NPU_DTYPE_UNDEFINED;
+}
+
+static inline void bind(vk_dispatch *d, bool output, uint32_t index, bool is_present)
+{
+  d->sources[d->binding_count++] = (vk_binding){is_present, output, (uint8_t)index};
+}
+
+static inline void put_float(vk_dispatch *d, uint32_t word, float value)
+{
+  memcpy(&d->push[word], &value, sizeof value);
+}
+
+/* The kernel's next dispatch (zeroed), NULL when it has them all. */
+vk_dispatch *vk_kernel_add(npu_hal_kernel *k);
+
+/* Row-major strides of `t`'s elements. */
+void vk_strides(const npu_hal_tensor_desc *t, int64_t *strides);
+
+/* Merges the axes of a box walked by `count` operands at their strides
+ * (strides[o][d]): axes of extent 1 go, and an axis goes into the next
+ * where every operand steps over it as one run. Returns the axes left. */
+uint32_t vk_merge_axes(uint32_t rank, int64_t *dims, int64_t (*strides)[NPU_MAX_RANK],
+                       uint32_t count);
+
+/* A copy.comp dispatch: the box `dims` read from input `input` at
+ * src_base + c . src_strides into output `output` at dst_base + c . dst_strides. */
+const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uint32_t rank,
+                         const int64_t *dims, const int64_t *src_strides, int64_t src_base,
+                         const int64_t *dst_strides, int64_t dst_base);
+
+/* A 1x1 convolution (stride 1, no pads, one group) as matmul.comp's
+ * product per image, into `d` whose words 16-21 (flags: bias and
+ * activation count, the activations) conv2d.comp's planning wrote. */
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
+                                   uint32_t residual_input);
+
+/* The operators vk_kernels_data.c and vk_kernels_math.c plan, each table
+ * ending with a NULL type. */
+typedef const char *(*vk_kernel_plan)(npu_hal_device *device, const npu_hal_op *op,
+                                      npu_hal_kernel *k);
+typedef struct vk_plan_entry {
+  const char *type;
+  vk_kernel_plan plan;
+} vk_plan_entry;
+extern const vk_plan_entry vk_data_plans[];
+extern const vk_plan_entry vk_math_plans[];
+
+#endif

@@ -1,0 +1,297 @@
+/* Vulkan kernels that combine many elements into each result: reductions
+ * and (Log)Softmax along a run of axes (reduce.comp, a workgroup per row),
+ * MatMul/Gemm tiled in shared memory (matmul.comp), and the transposed
+ * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
+ * window). */
+#include "vk_kernels.h"
+
+/* A row-wise reduce.comp dispatch over `extent` elements `inner` apart. */
+static void put_rows(npu_hal_kernel *k, uint64_t outer, uint64_t extent, uint64_t inner,
+                     uint32_t mode)
+{
+  vk_dispatch *d = vk_kernel_add(k);
+  d->shader = VK_SHADER_REDUCE;
+  d->local_size = 64;
+  d->invocations = outer * inner * 64; /* a workgroup per row */
+  bind(d, false, 0, true);
+  bind(d, true, 0, true);
+  uint32_t words[4] = {(uint32_t)(outer * inner), (uint32_t)extent, (uint32_t)inner, mode};
+  memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
+}
+
+static uint64_t product(const int64_t *dims, uint32_t from, uint32_t to)
+{
+  uint64_t count = 1;
+  for (uint32_t d = from; d < to; d++)
+    count *= (uint64_t)dims[d];
+  return count;
+}
+
+static const char *plan_softmax(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  /* Before opset 13 the input is a matrix: the axes from `axis` on are one. */
+  bool coerced = op->opset < 13;
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", coerced ? 1 : -1);
+  axis = axis < 0 ? axis + (int64_t)x->rank : axis;
+  if (axis < 0 || axis >= (int64_t)x->rank)
+    return "an axis out of range";
+  uint32_t end = coerced ? x->rank : (uint32_t)axis + 1;
+  uint64_t extent = product(x->dims, (uint32_t)axis, end);
+  if (!extent)
+    return "an empty axis";
+  put_rows(k, product(x->dims, 0, (uint32_t)axis), extent, product(x->dims, end, x->rank),
+           strcmp(op->op_type, "Softmax") == 0 ? 4 : 5);
+  return NULL;
+}
+
+static const char *plan_reduce(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
+{
+  (void)device;
+  static const char *const reductions[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
+  uint32_t mode = 0;
+  while (strcmp(op->op_type, reductions[mode]) != 0)
+    mode++;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  /* Axes: an input from opset 18 (ReduceSum: 13), an attribute before. */
+  bool axes_input = op->opset >= (mode == 0 ? 13 : 18);
+  const int64_t *axes = NULL;
+  size_t count = 0;
+  if (axes_input && op->input_count > 1 && present(&op->inputs[1])) {
+    if (!op->input_values || !op->input_values[1] || op->inputs[1].dtype != NPU_DTYPE_INT64)
+      return "axes not known when planning";
+    axes = op->input_values[1];
+    count = elements_of(&op->inputs[1]);
+  } else if (!axes_input) {
+    count = a->get_ints(a->node, "axes", &axes);
+  }
+  if (!count && a->get_int(a->node, "noop_with_empty_axes", 0))
+    return "noop_with_empty_axes";
+  bool reduced[NPU_MAX_RANK] = {false};
+  for (size_t i = 0; i < count; i++) {
+    int64_t axis = axes[i] < 0 ? axes[i] + (int64_t)x->rank : axes[i];
+    if (axis < 0 || axis >= (int64_t)x->rank)
+      return "an axis out of range";
+    reduced[axis] = true;
+  }
+  /* The reduced axes must be one run (axes of extent 1 between them do not count). */
+  int64_t first = -1, last = -1;
+  for (uint32_t d = 0; d < x->rank; d++)
+    if (!count || reduced[d]) {
+      first = first < 0 ? d : first;
+      last = d;
+    }
+  for (int64_t d = first; d >= 0 && d <= last; d++)
+    if (!reduced[d] && count && x->dims[d] != 1)
+      return "reduced axes that are not next to each other";
+  uint64_t extent = first < 0 ? 1 : product(x->dims, (uint32_t)first, (uint32_t)last + 1);
+  if (!extent)
+    return "an empty reduction";
+  put_rows(k, first < 0 ? elements_of(x) : product(x->dims, 0, (uint32_t)first), extent,
+           first < 0 ? 1 : product(x->dims, (uint32_t)last + 1, x->rank), mode);
+  return NULL;
+}
+
+/* Where one matrix operand of matmul.comp steps per row and per column
+ * (0 along an axis it is broadcast over). */
+typedef struct matrix_strides {
+  int64_t row, column;
+} matrix_strides;
+
+typedef struct matmul_shape {
+  uint32_t m, n, k;
+  matrix_strides a, b, c;
+  uint32_t a_input, b_input;        /* the op's inputs A and B are; C is input 2 */
+  uint32_t batch_rank;              /* after merging: 0, 1 or 2 */
+  int64_t batch[NPU_MAX_RANK];
+  int64_t batch_strides[3][NPU_MAX_RANK]; /* A, B, the output */
+  bool bias;
+  float alpha, beta;
+} matmul_shape;
+
+/* matmul.comp's words 0-15 and bindings for `s`; the caller writes words
+ * 16-21 (flags: C and the activation count, the activations). */
+static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, bool residual,
+                               uint32_t residual_input)
+{
+  if (!s->m || !s->n || !s->k)
+    return "an empty matrix";
+  if (s->batch_rank > 2)
+    return "batch axes that do not merge into two";
+  /* Vulkan guarantees 65535 workgroups along each axis. */
+  uint64_t groups[3] = {(s->n + 15) / 16, (s->m + 15) / 16, product(s->batch, 0, s->batch_rank)};
+  if (groups[0] > 65535 || groups[1] > 65535 || groups[2] > 65535)
+    return "more batches or tiles than a dispatch takes";
+  d->shader = VK_SHADER_MATMUL;
+  for (int g = 0; g < 3; g++)
+    d->groups[g] = (uint32_t)groups[g];
+  bind(d, false, s->a_input, true);
+  bind(d, false, s->b_input, true);
+  bind(d, false, 2, s->bias);
+  bind(d, true, 0, true);
+  bind(d, false, residual_input, residual);
+  /* The batch as b0 * inner + b1: the merged axes, the outer one first. */
+  uint32_t inner = s->batch_rank ? (uint32_t)s->batch[s->batch_rank - 1] : 1;
+  int64_t a1 = s->batch_rank ? s->batch_strides[0][s->batch_rank - 1] : 0;
+  int64_t b1 = s->batch_rank ? s->batch_strides[1][s->batch_rank - 1] : 0;
+  int64_t a0 = s->batch_rank == 2 ? s->batch_strides[0][0] : 0;
+  int64_t b0 = s->batch_rank == 2 ? s->batch_strides[1][0] : 0;
+  uint32_t words[14] = {s->m, s->n, s->k, inner,
+                        (uint32_t)s->a.row, (uint32_t)s->a.column, (uint32_t)a0, (uint32_t)a1,
+                        (uint32_t)s->b.row, (uint32_t)s->b.column, (uint32_t)b0, (uint32_t)b1,
+                        (uint32_t)s->c.row, (uint32_t)s->c.column};
+  memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
+  put_float(d, OFFSET_WORDS + 14, s->alpha);
+  put_float(d, OFFSET_WORDS + 15, s->beta);
+  return NULL;
+}
+
+/* MatMul and Gemm: one dispatch, C as the only addition. */
+static const char *put_matmul(npu_hal_kernel *k, const matmul_shape *s)
+{
+  vk_dispatch *d = vk_kernel_add(k);
+  d->push[OFFSET_WORDS + 16] = s->bias;
+  return fill_matmul(d, s, false, 0);
+}
+
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
+                                   uint32_t residual_input)
+{
+  const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
+  /* Each image: Y (out channels x pixels) = W (out x in channels) X (in channels x pixels). */
+  uint32_t pixels = (uint32_t)(x[2] * x[3]);
+  matmul_shape s = {.m = (uint32_t)y[1], .n = pixels, .k = (uint32_t)x[1],
+                    .a = {x[1], 1}, .b = {pixels, 1}, .c = {1, 0}, .a_input = 1, .b_input = 0,
+                    .batch_rank = 1, .batch = {x[0]},
+                    .batch_strides = {{0}, {x[1] * (int64_t)pixels}, {y[1] * (int64_t)pixels}},
+                    .bias = d->push[OFFSET_WORDS + 16] & 1u, .alpha = 1, .beta = 1};
+  s.batch_rank = vk_merge_axes(1, s.batch, s.batch_strides, 3);
+  return fill_matmul(d, &s, residual, residual_input);
+}
+
+/* MatMul: numpy's matrix product of operands of rank 2 or more (as the
+ * CPU backend), batch axes broadcast. */
+static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
+  if (op->input_count != 2 || a->rank < 2 || b->rank < 2)
+    return "two inputs of rank 2 or more";
+  matmul_shape s = {.alpha = 1, .beta = 0, .a_input = 0, .b_input = 1};
+  uint32_t a_rank = a->rank, b_rank = b->rank;
+  const int64_t *a_dims = a->dims, *b_dims = b->dims;
+  s.m = (uint32_t)a_dims[a_rank - 2];
+  s.k = (uint32_t)a_dims[a_rank - 1];
+  s.n = (uint32_t)b_dims[b_rank - 1];
+  if ((int64_t)s.k != b_dims[b_rank - 2])
+    return "inner dimensions that differ";
+  s.a = (matrix_strides){s.k, 1};
+  s.b = (matrix_strides){s.n, 1};
+  uint32_t rank = (a_rank > b_rank ? a_rank : b_rank) - 2;
+  int64_t a_step = (int64_t)s.m * s.k, b_step = (int64_t)s.k * s.n, out_step = (int64_t)s.m * s.n;
+  for (uint32_t d = rank; d-- > 0;) { /* batch axes, the innermost first */
+    uint32_t from_end = rank - 1 - d;
+    int64_t ad = from_end < a_rank - 2 ? a_dims[a_rank - 3 - from_end] : 1;
+    int64_t bd = from_end < b_rank - 2 ? b_dims[b_rank - 3 - from_end] : 1;
+    if (ad != bd && ad != 1 && bd != 1)
+      return "batch axes that do not broadcast";
+    s.batch[d] = ad > bd ? ad : bd;
+    s.batch_strides[0][d] = ad == 1 ? 0 : a_step;
+    s.batch_strides[1][d] = bd == 1 ? 0 : b_step;
+    s.batch_strides[2][d] = out_step;
+    a_step *= ad;
+    b_step *= bd;
+    out_step *= s.batch[d];
+  }
+  if ((uint64_t)out_step != elements_of(&op->outputs[0]))
+    return "an output of another size than the product";
+  s.batch_rank = vk_merge_axes(rank, s.batch, s.batch_strides, 3);
+  return put_matmul(k, &s);
+}
+
+/* Gemm: alpha * A' B' + beta * C, A' and B' optionally transposed, C
+ * broadcast to the output. */
+static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_attributes *attr = &op->attributes;
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
+  if (op->input_count < 2 || a->rank != 2 || b->rank != 2 || y->rank != 2)
+    return "2-D A and B";
+  bool trans_a = attr->get_int(attr->node, "transA", 0);
+  bool trans_b = attr->get_int(attr->node, "transB", 0);
+  matmul_shape s = {.alpha = attr->get_float(attr->node, "alpha", 1.0f),
+                    .beta = attr->get_float(attr->node, "beta", 1.0f), .a_input = 0,
+                    .b_input = 1};
+  s.m = (uint32_t)a->dims[trans_a ? 1 : 0];
+  s.k = (uint32_t)a->dims[trans_a ? 0 : 1];
+  s.n = (uint32_t)b->dims[trans_b ? 0 : 1];
+  if ((int64_t)s.k != b->dims[trans_b ? 1 : 0] || y->dims[0] != s.m || y->dims[1] != s.n)
+    return "shapes that do not multiply";
+  s.a = trans_a ? (matrix_strides){1, s.m} : (matrix_strides){s.k, 1};
+  s.b = trans_b ? (matrix_strides){1, s.k} : (matrix_strides){s.n, 1};
+  const npu_hal_tensor_desc *c = op->input_count > 2 ? &op->inputs[2] : NULL;
+  s.bias = c && present(c);
+  if (s.bias) {
+    if (c->rank > 2)
+      return "a C of rank above 2";
+    int64_t rows = c->rank == 2 ? c->dims[0] : 1, columns = c->rank ? c->dims[c->rank - 1] : 1;
+    if ((rows != 1 && rows != s.m) || (columns != 1 && columns != s.n))
+      return "a C that does not broadcast to the output";
+    s.c = (matrix_strides){rows == 1 ? 0 : columns, columns == 1 ? 0 : 1};
+  }
+  return put_matmul(k, &s);
+}
+
+static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op *op,
+                                       npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_window *win = op->window;
+  if (!win || win->spatial != 2 || op->input_count < 2 || op->inputs[0].rank != 4 ||
+      op->inputs[1].rank != 4 || op->outputs[0].rank != 4)
+    return "2-D transposed convolutions only";
+  const int64_t *x = op->inputs[0].dims, *w = op->inputs[1].dims, *y = op->outputs[0].dims;
+  int64_t groups = win->group;
+  if (groups < 1 || x[1] != w[0] || x[1] % groups != 0 || y[1] != w[1] * groups)
+    return "weights that do not fit the input's channels and groups";
+  bool bias = op->input_count > 2 && present(&op->inputs[2]);
+  if (bias && elements_of(&op->inputs[2]) != (uint64_t)y[1])
+    return "a bias that is not one value per output channel";
+  uint32_t window_words[8];
+  for (uint32_t d = 0; d < 2; d++) {
+    const int64_t values[4] = {win->kernel[d], win->strides[d], win->pad_begin[d],
+                               win->dilations[d]};
+    for (uint32_t v = 0; v < 4; v++)
+      if (values[v] < (v == 2 ? 0 : 1) || values[v] > UINT16_MAX)
+        return "window attributes out of range";
+    /* conv_transpose2d.comp's order: kernel, stride, pad, dilation, each h then w. */
+    for (uint32_t v = 0; v < 4; v++)
+      window_words[2 * v + d] = (uint32_t)values[v];
+  }
+  vk_dispatch *d = vk_kernel_add(k);
+  d->shader = VK_SHADER_CONV_TRANSPOSE2D;
+  d->local_size = 64;
+  d->invocations = elements_of(&op->outputs[0]);
+  bind(d, false, 0, true);
+  bind(d, false, 1, true);
+  bind(d, false, 2, bias);
+  bind(d, true, 0, true);
+  uint32_t shape[7] = {(uint32_t)x[0], (uint32_t)x[1], (uint32_t)x[2], (uint32_t)x[3],
+                       (uint32_t)y[1], (uint32_t)y[2], (uint32_t)y[3]};
+  memcpy(&d->push[OFFSET_WORDS], shape, sizeof shape);
+  memcpy(&d->push[OFFSET_WORDS + 7], window_words, sizeof window_words);
+  d->push[OFFSET_WORDS + 15] = (uint32_t)groups;
+  d->push[OFFSET_WORDS + 16] = bias;
+  return NULL;
+}
+
+const vk_plan_entry vk_math_plans[] = {
+    {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
+    {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
+    {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
+    {"ConvTranspose", plan_conv_transpose},
+    {NULL, NULL},
+};
