@@ -13,7 +13,7 @@
 #include "npu_hal_graph.h"
 #include "npu_internal.h"
 #include "vk_test.h"
-#include "window.h"
+#include "op_params.h"
 
 /* The attributes a case sets; everything else answers the fallback. */
 typedef struct test_node {
@@ -266,7 +266,7 @@ static size_t count_of(const npu_hal_tensor_desc *t)
 
 typedef struct case_data {
   npu_hal_op op;
-  npu_hal_window window;
+  npu_op_params params;
   test_node node;
   npu_hal_tensor_desc inputs[MAX_INPUTS], outputs[MAX_OUTPUTS], fused;
   const void *values[MAX_INPUTS];
@@ -308,10 +308,14 @@ static void case_setup(const kernel_case *c, GRand *rand, case_data *d)
                        c->input_count, d->output_count, d->inputs, d->outputs, d->values,
                        c->activations, c->activation_count,
                        c->residual ? &d->fused : NULL, c->residual ? 1 : 0};
-  if (npu_window_op(c->op_type)) {
-    NPU_ASSERT_OK(npu_window_resolve(&d->op, &d->window, c->name));
-    d->op.window = &d->window;
-  }
+  /* the window, axes and ranges, resolved as the runtime resolves them for
+   * an op that passes validation (the refusals include some that do not:
+   * a backend must decline them too) */
+  const npu_op_schema *schema = npu_op_schema_find("", c->op_type);
+  g_assert_nonnull(schema);
+  static const char *const names[MAX_INPUTS] = {"a", "b", "c", "d", "e"};
+  if (npu_op_validate(schema, &d->op, names, c->name) == NPU_OK)
+    NPU_ASSERT_OK(npu_op_params_attach(schema, &d->op, &d->params, c->name));
 }
 
 static void case_clear(case_data *d)
