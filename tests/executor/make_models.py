@@ -5,14 +5,10 @@ model per validation rule. Uses Debian's python3-onnx."""
 import os
 import sys
 
-import warnings
-
 import numpy as np
 
-warnings.simplefilter("ignore", FutureWarning)
-for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
-    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
-        setattr(np, alias, value)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import onnx_numpy  # noqa: E402,F401  (before onnx)
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 

@@ -8,14 +8,11 @@ Expected outputs come from a numpy reference that rounds as the operators
 do (float32 arithmetic, half to even, saturated)."""
 import os
 import sys
-import warnings
 
 import numpy as np
 
-warnings.simplefilter("ignore", FutureWarning)
-for alias, value in (("float", float), ("int", int), ("bool", bool), ("object", object)):
-    if not hasattr(np, alias):  # removed in numpy 1.24; onnx 1.12 still uses them
-        setattr(np, alias, value)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import onnx_numpy  # noqa: E402,F401  (before onnx)
 
 from onnx import helper, numpy_helper  # noqa: E402
 from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE  # noqa: E402
