@@ -31,7 +31,10 @@ static void quantize_run(const float *x, uint8_t *y, size_t n, float scale, int3
 {
   for (size_t i = 0; i < n; i++) {
     float v = x[i] / scale;
-    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
+     * low end: converting it to an integer is undefined */
+    v = v > -512.0f ? v : -512.0f;
+    v = v < 512.0f ? v : 512.0f;
     /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
     int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + zero;
     q = q < 0 ? 0 : q > 255 ? 255 : q;
@@ -164,7 +167,10 @@ static void add_chunk(void *data, size_t chunk)
     float va = (float)((int32_t)(a[i] ^ flip) - az) * as;
     float vb = (float)((int32_t)(b[i] ^ flip) - bz) * bs;
     float v = (va + vb) / ys;
-    v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* beyond any 8-bit range */
+    /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
+     * low end: converting it to an integer is undefined */
+    v = v > -512.0f ? v : -512.0f;
+    v = v < 512.0f ? v : 512.0f;
     /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
     int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
     q = q < 0 ? 0 : q > 255 ? 255 : q;
