@@ -26,6 +26,8 @@ static const bench_case cases[] = {
      true, 0},
     {"I420 1080p -> 224x224 RGB f32 planar", NPU_FORMAT_I420, GST_VIDEO_FORMAT_I420, 224, 224,
      false, 0},
+    {"NV12 1080p -> 224x224 RGB f32 planar", NPU_FORMAT_NV12, GST_VIDEO_FORMAT_NV12, 224, 224,
+     false, 0},
     {"NV12 1080p -> 32 crops -> 32x3x48x320", NPU_FORMAT_NV12, GST_VIDEO_FORMAT_NV12, 320, 48,
      false, 32},
 };

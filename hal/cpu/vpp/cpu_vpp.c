@@ -52,6 +52,7 @@ typedef struct row_scratch {
   float *values[3]; /* sampled source channels */
   float *rgb[3];
   npu_vpp_taps columns[3];
+  size_t word_columns[3]; /* bilinear: the leading columns sampled by word reads (read_pair) */
   int32_t span[3][2]; /* bilinear: the bytes of a source row the columns read, [lo, hi] */
   float *vertical[2]; /* a source row span blended vertically, per channel of a pair;
                          NULL: sample directly */
@@ -72,12 +73,73 @@ static void blend_rows(const uint8_t *restrict r0, const uint8_t *restrict r1, f
     vertical[x] = r0[x] + (r1[x] - r0[x]) * fy;
 }
 
+/* A pixel and its right neighbour (`shift` = 8 x the pixel stride, at most
+ * 24) from one 32-bit read, blended by `fx`. Word reads vectorise (as
+ * gathers) where byte loads stay scalar; they need canonical taps (the second
+ * pixel always the first's neighbour) and the whole word inside the row. */
+static inline float read_pair(const uint8_t *pixel, uint32_t shift, float fx)
+{
+  uint32_t word;
+  memcpy(&word, pixel, sizeof word);
+  float a = (float)(word & 0xff), b = (float)((word >> shift) & 0xff);
+  return a + (b - a) * fx;
+}
+
+/* Direct bilinear sampling of columns [0, count) by word reads (their taps
+ * canonical, see canonicalise_taps). `out` never aliases the source, which
+ * lets the reads become gathers. */
+NPU_VECTOR_CLONES
+static void sample_words(const uint8_t *r0, const uint8_t *r1, float fy, const npu_vpp_taps *cols,
+                         uint32_t shift, size_t count, float *restrict out)
+{
+  const int32_t *restrict first = cols->first;
+  const float *restrict weight = cols->weight;
+  for (size_t k = 0; k < count; k++) {
+    float top = read_pair(r0 + first[k], shift, weight[k]);
+    float bottom = read_pair(r1 + first[k], shift, weight[k]);
+    out[k] = top + (bottom - top) * fy;
+  }
+}
+
+/* Rewrites edge taps that read one pixel twice (first == second) as the
+ * pixel and a neighbour weighted so the value is unchanged, so that every
+ * tap reads a neighbouring pair. Returns how many leading columns can be
+ * sampled by word reads: 0 unless the taps are bilinear pairs, the pixel
+ * stride fits a word and the channel (`channel_len` pixels) is at least two
+ * pixels wide. */
+static size_t canonicalise_taps(npu_vpp_taps *t, size_t n, int32_t pixel_stride,
+                                uint32_t channel_len)
+{
+  if (pixel_stride > 3 || channel_len < 2)
+    return 0;
+  /* the channel's bytes in a row, from its first pixel to its last */
+  const int32_t row_bytes = (int32_t)(channel_len - 1) * pixel_stride + 1;
+  size_t word_columns = 0;
+  bool leading = true;
+  for (size_t k = 0; k < n; k++) {
+    if (t->second[k] == t->first[k]) {
+      if (t->first[k] + pixel_stride < row_bytes) {
+        t->second[k] = t->first[k] + pixel_stride;
+        t->weight[k] = 0;
+      } else {
+        t->first[k] -= pixel_stride;
+        t->weight[k] = 1;
+      }
+    }
+    if (t->second[k] != t->first[k] + pixel_stride)
+      return 0;
+    leading = leading && t->first[k] + 4 <= row_bytes;
+    word_columns += leading;
+  }
+  return word_columns;
+}
+
 /* `vertical` (NULL: sample directly): scratch for blend_rows, based so
  * that the span's bytes index it. */
 NPU_VECTOR_CLONES
 static void sample_row(int method, const npu_hal_vpp_channel *ch, const npu_vpp_taps *cols,
-                       const npu_vpp_taps *row, size_t n, float *out, const int32_t span[2],
-                       float *vertical)
+                       size_t word_columns, const npu_vpp_taps *row, size_t n, float *out,
+                       const int32_t span[2], float *vertical)
 {
   const uint8_t *base = npu_cpu_mem_ref_ptr(ch->base);
   const uint32_t ps = ch->pixel_stride;
@@ -108,7 +170,8 @@ static void sample_row(int method, const npu_hal_vpp_channel *ch, const npu_vpp_
     }
     return;
   }
-  for (size_t k = 0; k < n; k++) {
+  sample_words(r0, r1, fy, cols, 8 * ps, word_columns, out);
+  for (size_t k = word_columns; k < n; k++) {
     int32_t a = first[k], b = second[k]; /* byte offsets */
     float fx = weight[k];
     float top = r0[a] + (r0[b] - r0[a]) * fx;
@@ -121,9 +184,9 @@ static void sample_row(int method, const npu_hal_vpp_channel *ch, const npu_vpp_
  * their taps: one pass, half the index loads. */
 NPU_VECTOR_CLONES
 static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_channel *ch_b,
-                            const npu_vpp_taps *cols, const npu_vpp_taps *row, size_t n,
-                            float *out_a, float *out_b, const int32_t span[2], float *vertical_a,
-                            float *vertical_b)
+                            const npu_vpp_taps *cols, size_t word_columns,
+                            const npu_vpp_taps *row, size_t n, float *out_a, float *out_b,
+                            const int32_t span[2], float *vertical_a, float *vertical_b)
 {
   const uint8_t *base_a = npu_cpu_mem_ref_ptr(ch_a->base);
   const uint8_t *base_b = npu_cpu_mem_ref_ptr(ch_b->base);
@@ -144,7 +207,9 @@ static void sample_row_pair(const npu_hal_vpp_channel *ch_a, const npu_hal_vpp_c
     }
     return;
   }
-  for (size_t k = 0; k < n; k++) {
+  sample_words(a0, a1, fy, cols, 8 * ch_a->pixel_stride, word_columns, out_a);
+  sample_words(b0, b1, fy, cols, 8 * ch_b->pixel_stride, word_columns, out_b);
+  for (size_t k = word_columns; k < n; k++) {
     int32_t p = first[k], q = second[k];
     float fx = weight[k];
     float top_a = a0[p] + (a0[q] - a0[p]) * fx, bottom_a = a1[p] + (a1[q] - a1[p]) * fx;
@@ -347,6 +412,11 @@ static void run_item(void *ctx, size_t index)
                       vpp_div_up(src->width, ch->sub_x),
                       batch->method == NPU_SCALE_AREA ? 1 : (int32_t)ch->pixel_stride,
                       &s.columns[c]);
+    s.word_columns[c] =
+        batch->method == NPU_SCALE_BILINEAR && col1 > col0
+            ? canonicalise_taps(&s.columns[c], col1 - col0, (int32_t)ch->pixel_stride,
+                                vpp_div_up(src->width, ch->sub_x))
+            : 0;
     if (!vertical_first)
       continue;
     /* taps are monotonic: the ends bound the bytes a row's samples read */
@@ -390,13 +460,13 @@ static void run_item(void *ctx, size_t index)
         }
         if (batch->method != NPU_SCALE_AREA && c + 1 < src->channel_count &&
             same_geometry(ch, &src->channels[c + 1])) {
-          sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], &row, col1 - col0,
-                          shifted.values[c], shifted.values[c + 1], s.span[c], s.vertical[0],
-                          s.vertical[1]);
+          sample_row_pair(ch, &src->channels[c + 1], &s.columns[c], s.word_columns[c], &row,
+                          col1 - col0, shifted.values[c], shifted.values[c + 1], s.span[c],
+                          s.vertical[0], s.vertical[1]);
           c += 2;
         } else {
-          sample_row(batch->method, ch, &s.columns[c], &row, col1 - col0, shifted.values[c],
-                     s.span[c], s.vertical[0]);
+          sample_row(batch->method, ch, &s.columns[c], s.word_columns[c], &row, col1 - col0,
+                     shifted.values[c], s.span[c], s.vertical[0]);
           c++;
         }
       }
