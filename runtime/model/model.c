@@ -5,11 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "float16.h"
 #include "model_internal.h"
 #include "npu_internal.h"
+#include "onnx_wire.h"
+
+/* Initializers of at least this many bytes of raw data are lifted out of the
+ * protobuf bytes and copied once (onnx_wire.h); smaller ones protobuf-c
+ * copies as it parses. */
+#define LIFTED_MIN_BYTES 4096
 
 struct npu_model {
   atomic_uint refcount;
@@ -47,17 +55,86 @@ NPU_API const char *npu_dtype_name(npu_dtype dtype)
   return "undefined";
 }
 
-static npu_status load(const void *data, size_t size, const char *base_dir, npu_model **out)
+/* Gives the pages wholly inside [data, data + size) of a read-only file
+ * mapping back (their bytes have been copied); the file's page cache keeps
+ * them, they just stop counting in this process. */
+static void release_mapped_pages(const uint8_t *data, size_t size)
+{
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t first = ((uintptr_t)data + page - 1) / page * page;
+  uintptr_t last = ((uintptr_t)data + size) / page * page;
+  if (last > first)
+    madvise((void *)first, last - first, MADV_DONTNEED);
+}
+
+/* Copies a mapped initializer a few MiB at a time, each part's pages given
+ * back once copied, so that no more than that is resident twice. */
+static void copy_blob(uint8_t *copy, const uint8_t *data, size_t size, bool mapped)
+{
+  const size_t part = 8u << 20;
+  for (size_t done = 0; done < size; done += part) {
+    size_t n = size - done < part ? size - done : part;
+    memcpy(copy + done, data + done, n);
+    if (mapped)
+      release_mapped_pages(data + done, n);
+  }
+}
+
+/* ModelProto of `size` bytes (a read-only file mapping when `mapped`), its
+ * large initializers copied once each, straight to their own 64-byte aligned
+ * buffers that the proto owns as if protobuf-c had made them. */
+static npu_status unpack(const uint8_t *data, size_t size, bool mapped, Onnx__ModelProto **out)
+{
+  uint8_t *stripped = NULL;
+  size_t stripped_size = 0, blob_count = 0;
+  npu_onnx_blob *blobs = NULL;
+  bool lifted = npu_onnx_lift_initializer_data(data, size, LIFTED_MIN_BYTES, &stripped,
+                                               &stripped_size, &blobs, &blob_count);
+  Onnx__ModelProto *proto = lifted ? onnx__model_proto__unpack(NULL, stripped_size, stripped)
+                                   : onnx__model_proto__unpack(NULL, size, data);
+  free(stripped);
+  npu_status status = NPU_OK;
+  if (!proto)
+    status = npu_set_error(NPU_ERROR_INVALID_MODEL,
+                           "not an ONNX model: the %zu bytes do not parse as a ModelProto", size);
+  for (size_t i = 0; status == NPU_OK && i < blob_count; i++) {
+    const npu_onnx_blob *blob = &blobs[i];
+    /* the pass and protobuf-c count the same initializer fields */
+    Onnx__TensorProto *tensor = proto->graph && blob->initializer < proto->graph->n_initializer
+                                    ? proto->graph->initializer[blob->initializer]
+                                    : NULL;
+    void *copy = NULL;
+    if (!tensor || tensor->has_raw_data) {
+      status = npu_set_error(NPU_ERROR_INTERNAL, "initializer %zu of the model: its data was "
+                             "lifted, but protobuf-c read another tensor there", blob->initializer);
+    } else if (posix_memalign(&copy, 64, blob->size) != 0) {
+      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory for initializer '%s' "
+                             "(%zu bytes)", tensor->name ? tensor->name : "?", blob->size);
+    } else {
+      copy_blob(copy, data + blob->offset, blob->size, mapped);
+      tensor->raw_data.data = copy;
+      tensor->raw_data.len = blob->size;
+      tensor->has_raw_data = 1;
+    }
+  }
+  free(blobs);
+  if (status != NPU_OK && proto)
+    onnx__model_proto__free_unpacked(proto, NULL);
+  *out = status == NPU_OK ? proto : NULL;
+  return status;
+}
+
+static npu_status load(const void *data, size_t size, bool mapped, const char *base_dir,
+                       npu_model **out)
 {
   npu_model *model = calloc(1, sizeof *model);
   if (!model)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory loading a model");
-  /* protobuf-c copies what it keeps: the caller's bytes may go after this. */
-  model->proto = onnx__model_proto__unpack(NULL, size, data);
-  if (!model->proto) {
+  /* The proto keeps copies of what it needs: the caller's bytes may go after this. */
+  npu_status unpacked = unpack(data, size, mapped, &model->proto);
+  if (unpacked != NPU_OK) {
     free(model);
-    return npu_set_error(NPU_ERROR_INVALID_MODEL,
-                         "not an ONNX model: the %zu bytes do not parse as a ModelProto", size);
+    return unpacked;
   }
   npu_status status = npu_graph_from_onnx(model->proto, base_dir, &model->graph);
   if (status == NPU_OK) {
@@ -84,7 +161,7 @@ NPU_API npu_status npu_model_load_memory(const void *data, size_t size, const ch
   if (!data || !size || !model)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "npu_model_load_memory: data or model is NULL, or size is 0");
-  return load(data, size, base_dir, model);
+  return load(data, size, false, base_dir, model);
 }
 
 NPU_API npu_status npu_model_load_file(const char *path, npu_model **model)
@@ -110,17 +187,24 @@ NPU_API npu_status npu_model_load_file(const char *path, npu_model **model)
     status = npu_set_error(NPU_ERROR_INVALID_MODEL, "model '%s' is empty or unreadable", path);
     goto done;
   }
-  bytes = malloc((size_t)size);
   dir_copy = strdup(path);
-  if (!bytes || !dir_copy) {
+  if (!dir_copy) {
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory reading model '%s'", path);
     goto done;
   }
-  if (fread(bytes, 1, (size_t)size, file) != (size_t)size) {
+  /* Mapped, so that only the pages being copied are resident (unpack());
+   * read into memory where the file cannot be mapped. */
+  void *mapping = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(file), 0);
+  if (mapping != MAP_FAILED) {
+    status = load(mapping, (size_t)size, true, dirname(dir_copy), model);
+    munmap(mapping, (size_t)size);
+  } else if (!(bytes = malloc((size_t)size))) {
+    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory reading model '%s'", path);
+  } else if (fread(bytes, 1, (size_t)size, file) != (size_t)size) {
     status = npu_set_error(NPU_ERROR_IO, "cannot read model '%s'", path);
-    goto done;
+  } else {
+    status = load(bytes, (size_t)size, false, dirname(dir_copy), model);
   }
-  status = load(bytes, (size_t)size, dirname(dir_copy), model);
   if (status != NPU_OK) { /* say which file */
     char reason[512];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());

@@ -55,6 +55,16 @@ for key, value in (("location", "good_weights.bin"), ("offset", "16"), ("length"
     entry.key, entry.value = key, value
 save(external, "external.onnx")
 
+# Initializer data large enough for the loader to lift out of the protobuf
+# bytes (model.c, onnx_wire.c) beside a typed one: y = (x + w) * s, w[i] = i / 8.
+lifted_w = numpy_helper.from_array(np.arange(4096, dtype=np.float32) / 8, "w")
+lifted_s = helper.make_tensor("s", TensorProto.FLOAT, [1], [2.0])
+save(model_of([helper.make_node("Add", ["x", "w"], ["sum"]),
+               helper.make_node("Mul", ["sum", "s"], ["y"])],
+              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4096])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4096])],
+              [lifted_w, lifted_s]), "lifted.onnx")
+
 escape = model_of(good_nodes, [image], [scores], [conv_w, gemm_w, shape_c])
 escape.CopyFrom(external)
 escape.graph.initializer[0].external_data[0].value = "../outside.bin"

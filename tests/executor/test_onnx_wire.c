@@ -1,0 +1,184 @@
+/* The loader's wire-format pre-pass (runtime/model/onnx_wire.c): the bytes it
+ * leaves and the blobs it lifts from hand-encoded ModelProtos, the messages it
+ * leaves to protobuf-c, and a model with lifted data loading and computing as
+ * it should from a file and from memory. */
+#include <string.h>
+
+#include <glib.h>
+
+#include "../runtime/npu_test.h"
+#include "onnx_wire.h"
+
+/* Protobuf field keys: field number << 3 | wire type (0 varint, 2 bytes). */
+#define KEY(number, wire) (uint8_t)((number) << 3 | (wire))
+
+/* ModelProto { ir_version: 8; graph { name: "g"; initializer { dims: 2;
+ * data_type: FLOAT; raw_data: 8 bytes; name: "w" } initializer { raw_data: 2
+ * bytes } } }, with `extra` appended inside the first initializer. */
+static GByteArray *crafted_model(const uint8_t *extra, size_t extra_size)
+{
+  static const uint8_t weights[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  GByteArray *tensor = g_byte_array_new();
+  const uint8_t head[] = {KEY(1, 0), 2, KEY(2, 0), 1, KEY(9, 2), 8};
+  g_byte_array_append(tensor, head, sizeof head);
+  g_byte_array_append(tensor, weights, sizeof weights);
+  const uint8_t name[] = {KEY(8, 2), 1, 'w'};
+  g_byte_array_append(tensor, name, sizeof name);
+  g_byte_array_append(tensor, extra, (guint)extra_size);
+
+  GByteArray *graph = g_byte_array_new();
+  const uint8_t graph_name[] = {KEY(2, 2), 1, 'g', KEY(5, 2), (uint8_t)tensor->len};
+  g_byte_array_append(graph, graph_name, sizeof graph_name);
+  g_byte_array_append(graph, tensor->data, tensor->len);
+  const uint8_t small[] = {KEY(5, 2), 4, KEY(9, 2), 2, 9, 9};
+  g_byte_array_append(graph, small, sizeof small);
+
+  GByteArray *model = g_byte_array_new();
+  const uint8_t model_head[] = {KEY(1, 0), 8, KEY(7, 2), (uint8_t)graph->len};
+  g_byte_array_append(model, model_head, sizeof model_head);
+  g_byte_array_append(model, graph->data, graph->len);
+  g_byte_array_unref(tensor);
+  g_byte_array_unref(graph);
+  return model;
+}
+
+static void test_large_raw_data_is_lifted(void)
+{
+  GByteArray *model = crafted_model(NULL, 0);
+  uint8_t *stripped;
+  size_t stripped_size, count;
+  npu_onnx_blob *blobs;
+  g_assert_true(npu_onnx_lift_initializer_data(model->data, model->len, 8, &stripped,
+                                               &stripped_size, &blobs, &count));
+  /* the first tensor's 10 bytes of raw_data field gone, both lengths shrunk */
+  const uint8_t expected[] = {KEY(1, 0), 8, KEY(7, 2), 18,
+                              KEY(2, 2), 1, 'g', KEY(5, 2), 7,
+                              KEY(1, 0), 2, KEY(2, 0), 1, KEY(8, 2), 1, 'w',
+                              KEY(5, 2), 4, KEY(9, 2), 2, 9, 9};
+  g_assert_cmpmem(stripped, stripped_size, expected, sizeof expected);
+  g_assert_cmpuint(count, ==, 1);
+  g_assert_cmpuint(blobs[0].initializer, ==, 0);
+  g_assert_cmpuint(blobs[0].size, ==, 8);
+  g_assert_cmpuint(model->data[blobs[0].offset], ==, 1);
+  g_assert_cmpuint(model->data[blobs[0].offset + 7], ==, 8);
+  free(stripped);
+  free(blobs);
+
+  /* a lower threshold lifts the second initializer's two bytes too */
+  g_assert_true(npu_onnx_lift_initializer_data(model->data, model->len, 2, &stripped,
+                                               &stripped_size, &blobs, &count));
+  g_assert_cmpuint(count, ==, 2);
+  g_assert_cmpuint(blobs[1].initializer, ==, 1);
+  g_assert_cmpuint(blobs[1].size, ==, 2);
+  free(stripped);
+  free(blobs);
+  g_byte_array_unref(model);
+}
+
+/* Nothing lifted: the caller unpacks the bytes as they are. */
+static void assert_left_alone(const uint8_t *bytes, size_t size)
+{
+  uint8_t *stripped = NULL;
+  size_t stripped_size = 0, count = 0;
+  npu_onnx_blob *blobs = NULL;
+  g_assert_false(npu_onnx_lift_initializer_data(bytes, size, 8, &stripped, &stripped_size, &blobs,
+                                                &count));
+  g_assert_null(stripped);
+  g_assert_null(blobs);
+}
+
+static void test_other_messages_are_left_to_protobuf(void)
+{
+  /* nothing large enough */
+  GByteArray *model = crafted_model(NULL, 0);
+  uint8_t *stripped;
+  size_t stripped_size, count;
+  npu_onnx_blob *blobs;
+  g_assert_false(npu_onnx_lift_initializer_data(model->data, model->len, 9, &stripped,
+                                                &stripped_size, &blobs, &count));
+  /* every truncation of it */
+  for (guint size = 1; size < model->len; size++)
+    assert_left_alone(model->data, size);
+  g_byte_array_unref(model);
+
+  /* a second raw_data in the tensor (protobuf keeps the last one) */
+  const uint8_t second_raw[] = {KEY(9, 2), 1, 0};
+  model = crafted_model(second_raw, sizeof second_raw);
+  assert_left_alone(model->data, model->len);
+  g_byte_array_unref(model);
+
+  /* a group (wire type 3) */
+  const uint8_t group[] = {KEY(20, 3)};
+  model = crafted_model(group, sizeof group);
+  assert_left_alone(model->data, model->len);
+  g_byte_array_unref(model);
+
+  /* the graph given twice (protobuf would merge them) */
+  model = crafted_model(NULL, 0);
+  GByteArray *twice = g_byte_array_new();
+  g_byte_array_append(twice, model->data, model->len);
+  g_byte_array_append(twice, model->data + 2, model->len - 2); /* the graph field */
+  assert_left_alone(twice->data, twice->len);
+  g_byte_array_unref(twice);
+  g_byte_array_unref(model);
+
+  /* a length running past the end */
+  const uint8_t overlong[] = {KEY(7, 2), 0xff, 0xff, 0xff, 0xff, 0x0f, 0};
+  assert_left_alone(overlong, sizeof overlong);
+}
+
+/* y = (x + w) * 2 with w[i] = i / 8, w lifted: the right values from a file
+ * and from bytes freed right after loading. */
+static void check_lifted_model(npu_model *model)
+{
+  enum { N = 4096 };
+  npu_device *device = npu_test_open_device();
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, NULL, 0, &context));
+  npu_buffer *x, *y;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, N * sizeof(float), &x));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, N * sizeof(float), &y));
+  NPU_ASSERT_OK(npu_memset(x, 0, 0, N * sizeof(float)));
+  NPU_ASSERT_OK(npu_context_run_sync(context, &x, &y));
+  float *values = g_new(float, N);
+  NPU_ASSERT_OK(npu_memcpy_d2h(values, y, 0, N * sizeof(float)));
+  for (int i = 0; i < N; i++)
+    g_assert_cmpfloat(values[i], ==, i / 4.0f);
+  g_free(values);
+  NPU_ASSERT_OK(npu_buffer_release(x));
+  NPU_ASSERT_OK(npu_buffer_release(y));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+static void test_lifted_model_computes(void)
+{
+  const char *dir = g_getenv("NPU_TEST_MODELS");
+  if (!dir) {
+    g_test_skip("NPU_TEST_MODELS is not set");
+    return;
+  }
+  char *path = g_build_filename(dir, "lifted.onnx", NULL);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  check_lifted_model(model);
+  NPU_ASSERT_OK(npu_model_release(model));
+  gchar *bytes;
+  gsize size;
+  g_assert_true(g_file_get_contents(path, &bytes, &size, NULL));
+  NPU_ASSERT_OK(npu_model_load_memory(bytes, size, NULL, &model));
+  g_free(bytes);
+  check_lifted_model(model);
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/onnx-wire/large-raw-data-is-lifted", test_large_raw_data_is_lifted);
+  g_test_add_func("/onnx-wire/other-messages-are-left-to-protobuf",
+                  test_other_messages_are_left_to_protobuf);
+  g_test_add_func("/onnx-wire/lifted-model-computes", test_lifted_model_computes);
+  return g_test_run();
+}
