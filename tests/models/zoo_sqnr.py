@@ -5,7 +5,9 @@ min-max calibration) on synthetic pictures, then its QDQ form and fp32 run
 by our runtime on other pictures, and the SQNR of every output against
 fp32 printed (10 log10 of signal over noise power, over all test samples).
 
-  zoo_sqnr.py [--build DIR] [--calibration N] [--test N] [NAME...]
+  zoo_sqnr.py [--build DIR] [--calibration N] [--test N] [--exclude-depthwise] [NAME...]
+
+--exclude-depthwise keeps depthwise convolutions fp32 (npu-quantize's option).
 
 The pictures are drawn here, seeded (smooth colour fields, shapes and noise,
 normalised as each model expects): no image data set is available, so the
@@ -74,7 +76,7 @@ def sample(rng, name, shape):
     return ((pixels - mean) / std)[None].astype(np.float32)
 
 
-def measure(name, entry, calibration, test):
+def measure(name, entry, calibration, test, exclude_depthwise):
     from npu import quantize
     from npu.quantize.report import Powers
     from npu.quantize.runner import Runner
@@ -85,7 +87,8 @@ def measure(name, entry, calibration, test):
     calibration_samples, test_samples = make(calibration), make(test)
     model = onnx.load(entry["file"])
     start = time.monotonic()
-    result = quantize.quantize(model, calibration_samples, quantize.Options(report_samples=0))
+    options = quantize.Options(report_samples=0, exclude_depthwise=exclude_depthwise)
+    result = quantize.quantize(model, calibration_samples, options)
     seconds = time.monotonic() - start
     outputs = [o.name for o in model.graph.output]
     fp32, qdq = Runner(model, ()), Runner(result.model, ())
@@ -99,9 +102,12 @@ def measure(name, entry, calibration, test):
 
 def main(args):
     build, calibration, test, names = os.path.join(ROOT, "build"), 16, 8, []
+    exclude_depthwise = False
     while args:
         arg = args.pop(0)
-        if arg in ("--build", "--calibration", "--test") and args:
+        if arg == "--exclude-depthwise":
+            exclude_depthwise = True
+        elif arg in ("--build", "--calibration", "--test") and args:
             value = args.pop(0)
             if arg == "--build":
                 build = value
@@ -121,7 +127,8 @@ def main(args):
     except make_zoo.Unavailable as error:
         print(f"zoo_sqnr: SKIP: {error}")
         return 77
-    print(f"# {calibration} calibration and {test} test pictures per model (synthetic, seeded)")
+    print(f"# {calibration} calibration and {test} test pictures per model (synthetic, seeded)"
+          + (", depthwise convolutions kept fp32" if exclude_depthwise else ""))
     print("| model | nodes quantised | output SQNR vs fp32, dB | quantise s |")
     print("|---|---|---|---|")
     for name in names or list(manifest):
@@ -129,7 +136,8 @@ def main(args):
             print(f"| {name} | - | not exported: {failed.get(name, 'unknown model')} | - |")
             continue
         try:
-            nodes, outputs, seconds = measure(name, manifest[name], calibration, test)
+            nodes, outputs, seconds = measure(name, manifest[name], calibration, test,
+                                              exclude_depthwise)
         except Exception as error:  # one model's failure is reported, the rest still run
             print(f"| {name} | - | failed: {type(error).__name__}: {error} | - |", flush=True)
             continue
