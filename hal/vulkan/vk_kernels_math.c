@@ -1,5 +1,6 @@
 /* Vulkan kernels that combine many elements into each result: reductions
  * and (Log)Softmax along a run of axes (reduce.comp, a workgroup per row),
+ * LayerNormalization (layer_norm.comp, likewise),
  * MatMul/Gemm tiled in shared memory (matmul.comp), and the transposed
  * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
  * window). */
@@ -43,6 +44,40 @@ static const char *plan_softmax(npu_hal_device *device, const npu_hal_op *op, np
     return "an empty axis";
   put_rows(k, product(x->dims, 0, (uint32_t)axis), extent, product(x->dims, end, x->rank),
            strcmp(op->op_type, "Softmax") == 0 ? 4 : 5);
+  return NULL;
+}
+
+/* LayerNormalization over the axes from `axis` on, its scale and bias one
+ * value per element of those axes (layer_norm.comp, a workgroup per row). */
+static const char *plan_layer_norm(npu_hal_device *device, const npu_hal_op *op,
+                                   npu_hal_kernel *k)
+{
+  (void)device;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
+  axis = axis < 0 ? axis + (int64_t)x->rank : axis;
+  if (axis < 0 || axis >= (int64_t)x->rank)
+    return "an axis out of range";
+  for (uint32_t o = 1; o < op->output_count; o++)
+    if (present(&op->outputs[o]))
+      return "the mean and inverse standard deviation outputs";
+  uint64_t extent = product(x->dims, (uint32_t)axis, x->rank);
+  bool has_bias = op->input_count > 2 && present(&op->inputs[2]);
+  if (!extent || op->input_count < 2 || elements_of(&op->inputs[1]) != extent ||
+      (has_bias && elements_of(&op->inputs[2]) != extent))
+    return "a scale or bias other than one value per normalised element";
+  uint64_t rows = product(x->dims, 0, (uint32_t)axis);
+  vk_dispatch *d = vk_kernel_add(k);
+  d->shader = VK_SHADER_LAYER_NORM;
+  d->local_size = 64;
+  d->invocations = rows * 64; /* a workgroup per row */
+  bind(d, false, 0, true);
+  bind(d, false, 1, true);
+  bind(d, false, 2, has_bias);
+  bind(d, true, 0, true);
+  uint32_t words[3] = {(uint32_t)rows, (uint32_t)extent, has_bias};
+  memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
+  put_float(d, OFFSET_WORDS + 3, op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f));
   return NULL;
 }
 
@@ -292,6 +327,6 @@ const vk_plan_entry vk_math_plans[] = {
     {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
     {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
     {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
-    {"ConvTranspose", plan_conv_transpose},
+    {"ConvTranspose", plan_conv_transpose}, {"LayerNormalization", plan_layer_norm},
     {NULL, NULL},
 };

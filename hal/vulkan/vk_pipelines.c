@@ -40,6 +40,9 @@ static const uint32_t conv_transpose2d_spirv[] =
 static const uint32_t batch_norm_spirv[] =
 #include "vulkan/batch_norm.spv.h"
     ;
+static const uint32_t layer_norm_spirv[] =
+#include "vulkan/layer_norm.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -57,6 +60,7 @@ static const struct {
     [VK_SHADER_CONV_TRANSPOSE2D] = {"conv_transpose2d", conv_transpose2d_spirv,
                                     sizeof conv_transpose2d_spirv},
     [VK_SHADER_BATCH_NORM] = {"batch_norm", batch_norm_spirv, sizeof batch_norm_spirv},
+    [VK_SHADER_LAYER_NORM] = {"layer_norm", layer_norm_spirv, sizeof layer_norm_spirv},
 };
 
 struct vk_pipelines {
