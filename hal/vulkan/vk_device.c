@@ -141,20 +141,6 @@ uint32_t vk_device_count(void)
   return count;
 }
 
-static bool has_extension(VkPhysicalDevice physical, const char *name)
-{
-  uint32_t count = 0;
-  vkEnumerateDeviceExtensionProperties(physical, NULL, &count, NULL);
-  VkExtensionProperties *extensions = calloc(count ? count : 1, sizeof *extensions);
-  bool found = false;
-  if (extensions &&
-      vkEnumerateDeviceExtensionProperties(physical, NULL, &count, extensions) == VK_SUCCESS)
-    for (uint32_t i = 0; i < count && !found; i++)
-      found = strcmp(extensions[i].extensionName, name) == 0;
-  free(extensions);
-  return found;
-}
-
 /* The first memory type among `allowed` with all of `flags`; -1 if none. */
 static int memory_type_with(const VkPhysicalDeviceMemoryProperties *memory, uint32_t allowed,
                             VkMemoryPropertyFlags flags)
@@ -212,11 +198,13 @@ static npu_status create_logical_device(npu_hal_device *device)
                                    .pQueuePriorities = &priority};
   VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .timelineSemaphore = VK_TRUE};
-  const char *extensions[1];
-  uint32_t extension_count = 0;
-  device->push_descriptors = has_extension(device->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  if (device->push_descriptors)
-    extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  VkPhysicalDeviceVulkan12Features supported12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                         .pNext = &supported12};
+  vkGetPhysicalDeviceFeatures2(device->physical, &features2);
+  device->update_after_bind = supported12.descriptorBindingStorageBufferUpdateAfterBind;
+  v12.descriptorBindingStorageBufferUpdateAfterBind = device->update_after_bind;
   VkPhysicalDeviceFeatures supported;
   vkGetPhysicalDeviceFeatures(device->physical, &supported);
   device->buffer_array_indexing = supported.shaderStorageBufferArrayDynamicIndexing;
@@ -224,9 +212,7 @@ static npu_status create_logical_device(npu_hal_device *device)
       .shaderStorageBufferArrayDynamicIndexing = supported.shaderStorageBufferArrayDynamicIndexing};
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &v12,
                              .pEnabledFeatures = &features,
-                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
-                             .enabledExtensionCount = extension_count,
-                             .ppEnabledExtensionNames = extensions};
+                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue};
   VkResult result = vkCreateDevice(device->physical, &info, NULL, &device->device);
   if (result != VK_SUCCESS) {
     device->device = VK_NULL_HANDLE;
@@ -235,6 +221,21 @@ static npu_status create_logical_device(npu_hal_device *device)
   }
   vkGetDeviceQueue(device->device, device->queue_family, 0, &device->queue);
   return NPU_OK;
+}
+
+/* A sub-allocator per memory type, never taking more than the type's heap. */
+static void init_heaps(npu_hal_device *device)
+{
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++) {
+    const VkMemoryType *type = &device->memory.memoryTypes[t];
+    bool known = t < device->memory.memoryTypeCount;
+    VkDeviceSize budget = known ? device->memory.memoryHeaps[type->heapIndex].size : 0;
+    VkDeviceSize block = device->max_allocation < VK_HEAP_BLOCK_BYTES ? device->max_allocation
+                                                                     : VK_HEAP_BLOCK_BYTES;
+    vk_heap_init(&device->heaps[t], t,
+                 known && (type->propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT), block,
+                 budget);
+  }
 }
 
 /* 4 copies of every byte value, so that a fill's unaligned edges are copies. */
@@ -266,6 +267,7 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
   pthread_mutex_unlock(&vk_instance.lock);
   pthread_mutex_init(&device->queue_lock, NULL);
   pthread_mutex_init(&device->pipelines_lock, NULL);
+  pthread_mutex_init(&device->recordings_lock, NULL);
   vkGetPhysicalDeviceProperties(device->physical, &device->properties);
   vkGetPhysicalDeviceMemoryProperties(device->physical, &device->memory);
   VkPhysicalDeviceMaintenance3Properties maintenance3 = {
@@ -274,6 +276,7 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
                                         .pNext = &maintenance3};
   vkGetPhysicalDeviceProperties2(device->physical, &props2);
   device->max_allocation = maintenance3.maxMemoryAllocationSize;
+  init_heaps(device);
   VkQueueFamilyProperties families[16];
   uint32_t family_count = 16;
   vkGetPhysicalDeviceQueueFamilyProperties(device->physical, &family_count, families);
@@ -305,9 +308,14 @@ void vk_device_close(npu_hal_device *device)
     vk_vpp_destroy(device);
     if (device->byte_patterns)
       vk_buffer_destroy(device, device->byte_patterns);
-    vkDestroyDevice(device->device, NULL);
   }
+  /* (blocks exist only where the logical device does) */
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
+    vk_heap_destroy(device->device, &device->heaps[t]);
+  if (device->device)
+    vkDestroyDevice(device->device, NULL);
   pthread_mutex_destroy(&device->pipelines_lock);
+  pthread_mutex_destroy(&device->recordings_lock);
   pthread_mutex_destroy(&device->queue_lock);
   pthread_mutex_lock(&vk_instance.lock);
   vk_instance.open_devices--;

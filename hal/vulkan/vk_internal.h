@@ -19,6 +19,54 @@ extern const npu_hal_vpp_ops npu_vulkan_vpp_ops;
 
 typedef struct vk_pipelines vk_pipelines;
 typedef struct vk_vpp_pipeline vk_vpp_pipeline;
+typedef struct vk_block vk_block;
+
+/* Kernel runs and how their commands came about (vk_replay.c), for tests. */
+typedef struct vk_replay_counts {
+  atomic_uint_fast64_t runs;               /* vk_replay_run calls that queued commands */
+  atomic_uint_fast64_t recorded;           /* command buffers recorded */
+  atomic_uint_fast64_t descriptor_updates; /* descriptor sets rewritten */
+} vk_replay_counts;
+
+/* Sub-allocated device memory of one memory type (vk_suballoc.c): blocks
+ * from the driver, carved into ranges; thread-safe. */
+typedef struct vk_heap {
+  pthread_mutex_t lock;
+  uint32_t memory_type;
+  bool mappable;                 /* blocks are mapped once, whole */
+  VkDeviceSize block_size;
+  VkDeviceSize budget;           /* most bytes taken from the driver (0: no limit) */
+  VkDeviceSize reserved;         /* bytes taken now */
+  uint64_t driver_allocations;   /* vkAllocateMemory calls so far */
+  vk_block *blocks;
+} vk_heap;
+
+/* A range of a block: where a buffer is bound. */
+typedef struct vk_allocation {
+  vk_block *block;
+  VkDeviceMemory memory;
+  VkDeviceSize offset, size;
+  void *mapped;                  /* its host address in a mappable heap, else NULL */
+} vk_allocation;
+
+typedef struct vk_heap_counts {
+  uint64_t driver_allocations;
+  VkDeviceSize reserved;
+  uint32_t blocks;
+} vk_heap_counts;
+
+/* Blocks of VK_HEAP_BLOCK_BYTES unless the driver allocates less at once. */
+#define VK_HEAP_BLOCK_BYTES ((VkDeviceSize)64 << 20)
+
+/* `block_size` is cut to `budget` where larger. */
+void vk_heap_init(vk_heap *heap, uint32_t memory_type, bool mappable, VkDeviceSize block_size,
+                  VkDeviceSize budget);
+void vk_heap_destroy(VkDevice device, vk_heap *heap);
+/* NPU_ERROR_OUT_OF_MEMORY (with a message) past the budget or when the driver refuses. */
+npu_status vk_heap_alloc(VkDevice device, vk_heap *heap, VkDeviceSize size,
+                         VkDeviceSize alignment, vk_allocation *allocation);
+void vk_heap_free(VkDevice device, vk_heap *heap, const vk_allocation *allocation);
+void vk_heap_stats(vk_heap *heap, vk_heap_counts *counts);
 
 struct npu_hal_device {
   VkInstance instance;
@@ -33,20 +81,25 @@ struct npu_hal_device {
   uint32_t buffer_memory_type;      /* device buffers */
   uint32_t staging_memory_type;     /* host-visible and coherent */
   bool host_visible;                /* device buffers are mapped: host copies go direct */
-  bool push_descriptors;            /* VK_KHR_push_descriptor: kernels need it */
+  bool update_after_bind;           /* storage buffer descriptors updatable once bound */
   bool buffer_array_indexing;       /* shaderStorageBufferArrayDynamicIndexing: the VPP needs it */
   bool timestamps;                  /* the queue family writes timestamps */
   atomic_uint_fast64_t bytes_in_use;
   npu_hal_buffer *byte_patterns;    /* 4 copies of each byte value: unaligned fill edges */
   npu_hal_stream *sync_stream;      /* synchronous copies and fills that need the queue */
+  vk_heap heaps[VK_MAX_MEMORY_TYPES]; /* sub-allocated memory, one per memory type */
   vk_pipelines *pipelines;          /* made on the first kernel */
   vk_vpp_pipeline *vpp;             /* made on the first VPP batch (vk_vpp.c) */
   pthread_mutex_t pipelines_lock;   /* guards both */
+  pthread_mutex_t recordings_lock;  /* guards kernels' recordings (vk_replay.c) */
+  vk_replay_counts replay_counts;
 };
 
 struct npu_hal_buffer {
   VkBuffer buffer;
-  VkDeviceMemory memory;
+  uint64_t serial;      /* unique in the process (a handle may be reused) */
+  vk_heap *heap;
+  vk_allocation memory; /* the range it is bound to */
   VkDeviceSize size;
   void *mapped;        /* host address when the memory is host-visible, else NULL */
   bool counted;        /* in the device's bytes_in_use */
@@ -74,9 +127,15 @@ void vk_stream_abandon(npu_hal_stream *stream, VkCommandBuffer commands);
 
 /* One piece of stream work: an optional host copy (into or out of mapped
  * memory, run by the stream's worker in order), before or after optional
- * commands; then `temporary` (a staging buffer) is destroyed and `done` runs. */
+ * commands; then `temporary` (a staging buffer) is destroyed and `done` runs.
+ * Commands are the stream's (from vk_stream_begin) unless `finished` is
+ * set: then they were recorded elsewhere and ended, and `finished` is
+ * called (from whichever thread sees them done, holding a stream lock: it
+ * must not take locks) once they have run. */
 typedef struct vk_work {
   VkCommandBuffer commands;
+  npu_hal_task_fn finished;
+  void *finished_data;
   void *copy_dst;
   const void *copy_src;
   size_t copy_size;      /* 0: no host copy */
@@ -87,6 +146,8 @@ typedef struct vk_work {
 } vk_work;
 npu_status vk_stream_queue(npu_hal_stream *stream, const vk_work *work);
 npu_hal_device *vk_stream_device(npu_hal_stream *stream);
+/* Takes back the work of the stream that has run (calls its `finished`). */
+void vk_stream_reclaim(npu_hal_stream *stream);
 /* Makes shader and transfer writes visible to the next command and to the host. */
 void vk_cmd_barrier(VkCommandBuffer commands);
 
@@ -142,11 +203,15 @@ VkPipelineLayout vk_pipeline_layout(npu_hal_device *device);
 VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
                                     VkPipelineCache cache, const uint32_t *code, size_t bytes,
                                     VkPipeline *pipeline);
-/* Binds storage buffers 0..count-1 for the next dispatch. */
-void vk_cmd_push_buffers(npu_hal_device *device, VkCommandBuffer commands,
-                         const VkDescriptorBufferInfo *buffers, uint32_t count);
+/* The layout of a dispatch's descriptor set: storage buffers 0..VK_MAX_BINDINGS-1. */
+VkDescriptorSetLayout vk_descriptor_set_layout(npu_hal_device *device);
 
 /* The VPP's pipeline (vk_vpp.c), destroyed with the device. */
 void vk_vpp_destroy(npu_hal_device *device);
+/* How often batches needed a new job table or descriptor pool (tests). */
+typedef struct vk_vpp_counts {
+  uint64_t batches, tables_made, pools_made;
+} vk_vpp_counts;
+void vk_vpp_counts_of(npu_hal_device *device, vk_vpp_counts *counts);
 
 #endif

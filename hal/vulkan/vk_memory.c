@@ -1,5 +1,5 @@
-/* Vulkan device memory: one VkBuffer and its own allocation per npu buffer
- * (no sub-allocator yet). Where device memory is host-visible and coherent
+/* Vulkan device memory: one VkBuffer per npu buffer, bound to a range of
+ * a block of the device's sub-allocator (vk_suballoc.c). Where device memory is host-visible and coherent
  * (lavapipe, integrated GPUs) buffers stay mapped: the HAL maps them and
  * host copies are memcpys run in stream order by the stream's worker.
  * Elsewhere host copies go through a staging buffer and a copy command.
@@ -30,6 +30,8 @@ npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool stag
   npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
   if (!buffer)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
+  static atomic_uint_fast64_t serials = 1;
+  buffer->serial = atomic_fetch_add(&serials, 1);
   buffer->size = size;
   /* Whole 32-bit words, so that shaders reading bytes as words may bind the last one. */
   VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -38,32 +40,34 @@ npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool stag
                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-  const char *what = "create a buffer";
   VkResult result = vkCreateBuffer(device->device, &info, NULL, &buffer->buffer);
-  uint32_t type = staging ? device->staging_memory_type : device->buffer_memory_type;
-  if (result == VK_SUCCESS) {
-    VkMemoryRequirements needs;
-    vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
-    VkMemoryAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                     .allocationSize = needs.size, .memoryTypeIndex = type};
-    what = "allocate device memory";
-    result = vkAllocateMemory(device->device, &allocate, NULL, &buffer->memory);
-  }
-  if (result == VK_SUCCESS) {
-    what = "bind device memory";
-    result = vkBindBufferMemory(device->device, buffer->buffer, buffer->memory, 0);
-  }
-  bool mappable = staging || device->host_visible;
-  if (result == VK_SUCCESS && mappable) {
-    what = "map device memory";
-    result = vkMapMemory(device->device, buffer->memory, 0, VK_WHOLE_SIZE, 0, &buffer->mapped);
-  }
   if (result != VK_SUCCESS) {
+    buffer->buffer = VK_NULL_HANDLE;
     vk_buffer_destroy(device, buffer);
-    return npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot %s of %llu bytes: %s",
-                         device->properties.deviceName, what, (unsigned long long)size,
-                         vk_result_name(result));
+    return npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot create a buffer of "
+                         "%llu bytes: %s", device->properties.deviceName,
+                         (unsigned long long)size, vk_result_name(result));
   }
+  VkMemoryRequirements needs;
+  vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
+  vk_heap *heap = &device->heaps[staging ? device->staging_memory_type : device->buffer_memory_type];
+  npu_status status = vk_heap_alloc(device->device, heap, needs.size, needs.alignment,
+                                    &buffer->memory);
+  if (status == NPU_OK) {
+    buffer->heap = heap;
+    result = vkBindBufferMemory(device->device, buffer->buffer, buffer->memory.memory,
+                                buffer->memory.offset);
+    if (result != VK_SUCCESS)
+      status = npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot bind memory "
+                             "to a buffer: %s", device->properties.deviceName,
+                             vk_result_name(result));
+  }
+  if (status != NPU_OK) {
+    vk_buffer_destroy(device, buffer);
+    return status;
+  }
+  /* Opaque device memory stays unmapped even where its type could map. */
+  buffer->mapped = staging || device->host_visible ? buffer->memory.mapped : NULL;
   *out = buffer;
   return NPU_OK;
 }
@@ -72,8 +76,8 @@ void vk_buffer_destroy(npu_hal_device *device, npu_hal_buffer *buffer)
 {
   if (buffer->buffer)
     vkDestroyBuffer(device->device, buffer->buffer, NULL);
-  if (buffer->memory)
-    vkFreeMemory(device->device, buffer->memory, NULL); /* unmaps too */
+  if (buffer->heap)
+    vk_heap_free(device->device, buffer->heap, &buffer->memory);
   if (buffer->counted)
     atomic_fetch_sub(&device->bytes_in_use, buffer->size);
   free(buffer);
