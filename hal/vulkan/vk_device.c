@@ -287,6 +287,8 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
   if (status == NPU_OK)
     status = choose_memory_types(device);
   if (status == NPU_OK)
+    status = vk_pipeline_cache_open(device);
+  if (status == NPU_OK)
     status = make_byte_patterns(device);
   if (status == NPU_OK)
     status = vk_stream_create(device, &device->sync_stream);
@@ -309,6 +311,7 @@ void vk_device_close(npu_hal_device *device)
     if (device->byte_patterns)
       vk_buffer_destroy(device, device->byte_patterns);
   }
+  vk_pipeline_cache_close(device);
   /* (blocks exist only where the logical device does) */
   for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
     vk_heap_destroy(device->device, &device->heaps[t]);

@@ -88,6 +88,9 @@ struct npu_hal_device {
   npu_hal_buffer *byte_patterns;    /* 4 copies of each byte value: unaligned fill edges */
   npu_hal_stream *sync_stream;      /* synchronous copies and fills that need the queue */
   vk_heap heaps[VK_MAX_MEMORY_TYPES]; /* sub-allocated memory, one per memory type */
+  VkPipelineCache pipeline_cache;   /* loaded from disk, saved after compiles (vk_pipeline_cache.c) */
+  char pipeline_cache_path[512];    /* "": no cache directory */
+  size_t pipeline_cache_loaded;     /* bytes of driver data taken from the file */
   vk_pipelines *pipelines;          /* made on the first kernel */
   vk_vpp_pipeline *vpp;             /* made on the first VPP batch (vk_vpp.c) */
   pthread_mutex_t pipelines_lock;   /* guards both */
@@ -176,6 +179,12 @@ void vk_buffer_free(npu_hal_device *device, npu_hal_buffer *buffer);
 void *vk_buffer_host_ptr(npu_hal_buffer *buffer);
 npu_status vk_host_alloc(npu_hal_device *device, size_t size, void **host_ptr);
 void vk_host_free(npu_hal_device *device, void *host_ptr);
+
+/* The pipeline cache on disk (vk_pipeline_cache.c): a bad or foreign file
+ * is ignored with a warning; only vkCreatePipelineCache failing fails. */
+npu_status vk_pipeline_cache_open(npu_hal_device *device);
+void vk_pipeline_cache_save(npu_hal_device *device);
+void vk_pipeline_cache_close(npu_hal_device *device);
 
 /* Compute pipelines (vk_pipelines.c), one per shader, made once per device. */
 typedef enum vk_shader {

@@ -1,7 +1,8 @@
 /* Compute pipelines: the GLSL shaders in shaders/, compiled to SPIR-V by
  * glslc when the library is built and embedded here; one pipeline per shader
- * per device, made together on the first kernel through a VkPipelineCache
- * (the driver's compile is the only one at run time). Every shader uses one
+ * per device, made together on the first kernel through the device's
+ * pipeline cache, saved to disk after (the driver's compile is the only one
+ * at run time, and a second process finds it cached). Every shader uses one
  * layout: storage buffers 0-5 in a descriptor set per dispatch (updatable
  * after the dispatch is recorded where the device allows: vk_replay.c) and
  * 128 bytes of push constants. */
@@ -62,7 +63,6 @@ static const struct {
 struct vk_pipelines {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
-  VkPipelineCache cache;
   VkPipeline pipelines[VK_SHADER_COUNT];
 };
 
@@ -71,8 +71,6 @@ static void destroy_pipelines(VkDevice device, vk_pipelines *p)
   for (int s = 0; s < VK_SHADER_COUNT; s++)
     if (p->pipelines[s])
       vkDestroyPipeline(device, p->pipelines[s], NULL);
-  if (p->cache)
-    vkDestroyPipelineCache(device, p->cache, NULL);
   if (p->layout)
     vkDestroyPipelineLayout(device, p->layout, NULL);
   if (p->set_layout)
@@ -109,11 +107,7 @@ static VkResult create_layouts(npu_hal_device *device, vk_pipelines *p)
                                             .setLayoutCount = 1, .pSetLayouts = &p->set_layout,
                                             .pushConstantRangeCount = 1,
                                             .pPushConstantRanges = &range};
-  result = vkCreatePipelineLayout(device->device, &layout_info, NULL, &p->layout);
-  if (result != VK_SUCCESS)
-    return result;
-  VkPipelineCacheCreateInfo cache_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  return vkCreatePipelineCache(device->device, &cache_info, NULL, &p->cache);
+  return vkCreatePipelineLayout(device->device, &layout_info, NULL, &p->layout);
 }
 
 VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
@@ -151,7 +145,8 @@ npu_status vk_pipelines_ensure(npu_hal_device *device)
   VkResult result = create_layouts(device, p);
   for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
     snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
-    result = vk_compute_pipeline_create(device->device, p->layout, p->cache, shaders[s].code,
+    result = vk_compute_pipeline_create(device->device, p->layout, device->pipeline_cache,
+                                        shaders[s].code,
                                         shaders[s].bytes, &p->pipelines[s]);
   }
   if (result != VK_SUCCESS) {
@@ -164,6 +159,7 @@ npu_status vk_pipelines_ensure(npu_hal_device *device)
     goto done;
   }
   device->pipelines = p;
+  vk_pipeline_cache_save(device);
 done:
   pthread_mutex_unlock(&device->pipelines_lock);
   return status;

@@ -138,8 +138,11 @@ static VkResult create_pipeline(npu_hal_device *device, vk_vpp_pipeline *vpp)
   result = vkCreatePipelineLayout(device->device, &layout_info, NULL, &vpp->layout);
   if (result != VK_SUCCESS)
     return result;
-  return vk_compute_pipeline_create(device->device, vpp->layout, VK_NULL_HANDLE, vpp_spirv,
-                                    sizeof vpp_spirv, &vpp->pipeline);
+  result = vk_compute_pipeline_create(device->device, vpp->layout, device->pipeline_cache,
+                                      vpp_spirv, sizeof vpp_spirv, &vpp->pipeline);
+  if (result == VK_SUCCESS)
+    vk_pipeline_cache_save(device);
+  return result;
 }
 
 /* The device's VPP pipeline, made on its first batch. */
