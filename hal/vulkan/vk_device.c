@@ -141,6 +141,20 @@ uint32_t vk_device_count(void)
   return count;
 }
 
+static bool has_extension(VkPhysicalDevice physical, const char *name)
+{
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(physical, NULL, &count, NULL);
+  VkExtensionProperties *extensions = calloc(count ? count : 1, sizeof *extensions);
+  bool found = false;
+  if (extensions &&
+      vkEnumerateDeviceExtensionProperties(physical, NULL, &count, extensions) == VK_SUCCESS)
+    for (uint32_t i = 0; i < count && !found; i++)
+      found = strcmp(extensions[i].extensionName, name) == 0;
+  free(extensions);
+  return found;
+}
+
 /* The first memory type among `allowed` with all of `flags`; -1 if none. */
 static int memory_type_with(const VkPhysicalDeviceMemoryProperties *memory, uint32_t allowed,
                             VkMemoryPropertyFlags flags)
@@ -190,6 +204,20 @@ static npu_status choose_memory_types(npu_hal_device *device)
   return NPU_OK;
 }
 
+/* VK_EXT_external_memory_host's entry and the alignment it imports at. */
+static void find_host_import(npu_hal_device *device)
+{
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &host};
+  vkGetPhysicalDeviceProperties2(device->physical, &props);
+  device->get_host_pointer_properties = (PFN_vkGetMemoryHostPointerPropertiesEXT)
+      vkGetDeviceProcAddr(device->device, "vkGetMemoryHostPointerPropertiesEXT");
+  if (device->get_host_pointer_properties && host.minImportedHostPointerAlignment)
+    device->host_import_alignment = host.minImportedHostPointerAlignment;
+}
+
 static npu_status create_logical_device(npu_hal_device *device)
 {
   float priority = 1.0f;
@@ -205,6 +233,10 @@ static npu_status create_logical_device(npu_hal_device *device)
   vkGetPhysicalDeviceFeatures2(device->physical, &features2);
   device->update_after_bind = supported12.descriptorBindingStorageBufferUpdateAfterBind;
   v12.descriptorBindingStorageBufferUpdateAfterBind = device->update_after_bind;
+  const char *extensions[1];
+  uint32_t extension_count = 0;
+  if (has_extension(device->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+    extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   VkPhysicalDeviceFeatures supported;
   vkGetPhysicalDeviceFeatures(device->physical, &supported);
   device->buffer_array_indexing = supported.shaderStorageBufferArrayDynamicIndexing;
@@ -212,7 +244,9 @@ static npu_status create_logical_device(npu_hal_device *device)
       .shaderStorageBufferArrayDynamicIndexing = supported.shaderStorageBufferArrayDynamicIndexing};
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &v12,
                              .pEnabledFeatures = &features,
-                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue};
+                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
+                             .enabledExtensionCount = extension_count,
+                             .ppEnabledExtensionNames = extensions};
   VkResult result = vkCreateDevice(device->physical, &info, NULL, &device->device);
   if (result != VK_SUCCESS) {
     device->device = VK_NULL_HANDLE;
@@ -220,6 +254,9 @@ static npu_status create_logical_device(npu_hal_device *device)
                          device->properties.deviceName, vk_result_name(result));
   }
   vkGetDeviceQueue(device->device, device->queue_family, 0, &device->queue);
+  for (uint32_t e = 0; e < extension_count; e++)
+    if (strcmp(extensions[e], VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+      find_host_import(device);
   return NPU_OK;
 }
 
@@ -276,7 +313,6 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
                                         .pNext = &maintenance3};
   vkGetPhysicalDeviceProperties2(device->physical, &props2);
   device->max_allocation = maintenance3.maxMemoryAllocationSize;
-  init_heaps(device);
   VkQueueFamilyProperties families[16];
   uint32_t family_count = 16;
   vkGetPhysicalDeviceQueueFamilyProperties(device->physical, &family_count, families);
@@ -284,6 +320,7 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
                        families[device->queue_family].timestampValidBits > 0;
 
   npu_status status = create_logical_device(device);
+  init_heaps(device);
   if (status == NPU_OK)
     status = choose_memory_types(device);
   if (status == NPU_OK)
@@ -346,6 +383,9 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
   props->row_alignment = align > 0 && align <= 4096 ? (uint32_t)align : 1;
   props->caps = (npu_device_caps){
       .host_visible_memory = device->host_visible,
+      .host_import = device->host_import_alignment > 0,
+      /* An fd is mapped and its pages imported as host memory. */
+      .fd_import = device->host_import_alignment > 0,
       .async_copy = true,
       .cross_stream_events = true,
       .bf16_compute = false, /* its shaders compute float32: NPU_PRECISION_BF16 is ignored */

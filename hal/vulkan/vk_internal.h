@@ -10,6 +10,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "fd_map.h"
 #include "npu_hal.h"
 #include "npu_hal_graph.h"
 
@@ -82,6 +83,8 @@ struct npu_hal_device {
   uint32_t staging_memory_type;     /* host-visible and coherent */
   bool host_visible;                /* device buffers are mapped: host copies go direct */
   bool update_after_bind;           /* storage buffer descriptors updatable once bound */
+  VkDeviceSize host_import_alignment; /* 0: no VK_EXT_external_memory_host */
+  PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties;
   bool buffer_array_indexing;       /* shaderStorageBufferArrayDynamicIndexing: the VPP needs it */
   bool timestamps;                  /* the queue family writes timestamps */
   atomic_uint_fast64_t bytes_in_use;
@@ -99,14 +102,25 @@ struct npu_hal_device {
 };
 
 struct npu_hal_buffer {
+  npu_hal_device *device;
   VkBuffer buffer;
   uint64_t serial;      /* unique in the process (a handle may be reused) */
   vk_heap *heap;
-  vk_allocation memory; /* the range it is bound to */
+  vk_allocation memory; /* the range it is bound to (heap NULL: imported memory) */
+  VkDeviceMemory imported; /* memory of its own, imported (host pointer, fd) */
+  VkDeviceSize base;    /* where byte 0 is in `buffer` (imports start at aligned pages) */
+  npu_fd_map fd_map;    /* imported from an fd: its mapping (mapping NULL: not) */
+  size_t fd_offset;
   VkDeviceSize size;
   void *mapped;        /* host address when the memory is host-visible, else NULL */
   bool counted;        /* in the device's bytes_in_use */
 };
+
+/* Where a reference's byte is in its VkBuffer. */
+static inline VkDeviceSize vk_offset(npu_hal_mem_ref ref)
+{
+  return ref.buffer->base + ref.offset;
+}
 
 /* Instance and physical devices (vk_device.c). */
 uint32_t vk_device_count(void);
@@ -121,6 +135,17 @@ npu_status vk_status_of(VkResult result);
 npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool staging,
                             npu_hal_buffer **buffer);
 void vk_buffer_destroy(npu_hal_device *device, npu_hal_buffer *buffer);
+/* A buffer with a VkBuffer of `bytes` (whole words) and no memory yet, for
+ * memory of `handle_types` (0: the device's own). */
+npu_status vk_buffer_shell(npu_hal_device *device, VkDeviceSize bytes,
+                           VkExternalMemoryHandleTypeFlags handle_types, npu_hal_buffer **buffer);
+
+/* Host pointers and fds imported, buffers exported (vk_import.c). */
+npu_status vk_buffer_import_host(npu_hal_device *device, void *host_ptr, size_t size,
+                                 npu_hal_buffer **buffer);
+npu_status vk_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,
+                               npu_hal_buffer **buffer);
+npu_status vk_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *offset);
 
 /* Streams (vk_stream.c). Work is recorded into a command buffer of the
  * stream's between vk_stream_begin and vk_stream_queue (or vk_stream_abandon

@@ -179,16 +179,16 @@ static npu_status resolve_bindings(vk_recording *r, const npu_hal_launch *launch
         npu_hal_mem_ref ref = !source.present ? launch->outputs[0]
                               : source.output ? launch->outputs[source.index]
                                               : launch->inputs[source.index];
-        if (!ref.buffer || ref.offset % sizeof(float))
+        if (!ref.buffer || vk_offset(ref) % sizeof(float))
           return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                                "Vulkan kernels take float-aligned device buffers, not %s",
                                ref.buffer ? "an unaligned offset" : "host memory");
-        VkDeviceSize start = ref.offset / align * align;
-        VkDeviceSize range = ref.buffer->size - start;
+        VkDeviceSize start = vk_offset(ref) / align * align;
+        VkDeviceSize range = ref.buffer->base + ref.buffer->size - start;
         if (range > limits->maxStorageBufferRange)
           range = limits->maxStorageBufferRange;
         r->wanted[at + b] = (bound){ref.buffer->serial, start, range,
-                                    (uint32_t)((ref.offset - start) / sizeof(float))};
+                                    (uint32_t)((vk_offset(ref) - start) / sizeof(float))};
         r->infos[at + b] = (VkDescriptorBufferInfo){ref.buffer->buffer, start, range};
       }
     }

@@ -57,7 +57,8 @@ typedef struct grid {
   bool chroma;
 } grid;
 
-/* A buffer of a dispatch: bound from `start`, its planes reaching to `end`. */
+/* A buffer of a dispatch: bound from `start`, its planes reaching to `end`
+ * (offsets in its VkBuffer). */
 typedef struct plane_binding {
   npu_hal_buffer *buffer;
   VkDeviceSize start, end;
@@ -285,13 +286,13 @@ static bool group_add_job(dispatch_group *group, const npu_hal_vpp_batch *batch,
     int b = binding_of(group, refs[i].buffer);
     if (b < 0) {
       b = (int)group->binding_count++;
-      group->bindings[b] = (plane_binding){refs[i].buffer, refs[i].offset, refs[i].offset};
+      group->bindings[b] = (plane_binding){refs[i].buffer, vk_offset(refs[i]), vk_offset(refs[i])};
     }
     plane_binding *binding = &group->bindings[b];
-    if (refs[i].offset < binding->start)
-      binding->start = refs[i].offset;
-    if (refs[i].offset + extents[i] > binding->end)
-      binding->end = refs[i].offset + extents[i];
+    if (vk_offset(refs[i]) < binding->start)
+      binding->start = vk_offset(refs[i]);
+    if (vk_offset(refs[i]) + extents[i] > binding->end)
+      binding->end = vk_offset(refs[i]) + extents[i];
   }
   grid grids[2];
   uint32_t grid_count = job_grids(batch, job, grids);
@@ -376,7 +377,7 @@ static void put_plane(table_writer *w, size_t at, const dispatch_group *group,
 {
   const plane_binding *binding = &group->bindings[binding_of(group, ch->base.buffer)];
   put_word(w, at + VPP_PLANE_SLOT, (uint32_t)(binding - group->bindings));
-  put_word(w, at + VPP_PLANE_OFFSET, (uint32_t)(ch->base.offset - binding->start));
+  put_word(w, at + VPP_PLANE_OFFSET, (uint32_t)(vk_offset(ch->base) - binding->start));
   put_word(w, at + VPP_PLANE_PIXEL_STRIDE, ch->pixel_stride);
   put_word(w, at + VPP_PLANE_ROW_STRIDE, ch->row_stride);
 }
