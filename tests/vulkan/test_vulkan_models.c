@@ -193,7 +193,7 @@ static float *run_once(npu_context *context, npu_stream *stream, npu_buffer *in,
  * runs record nothing. Input and output buffers alternating as a pool's
  * do: where the device updates descriptor sets after bind, only those are
  * rewritten; elsewhere the second pair gets a recording of its own, once.
- * The outputs stay the same. */
+ * Then an input imported from host memory. The outputs stay the same. */
 static void test_replay(void)
 {
   npu_device *device = vk_test_open_device();
@@ -252,6 +252,22 @@ static void test_replay(void)
       if (!updatable)
         g_assert_cmpuint(rebound.descriptor_updates, ==, before.descriptor_updates);
     }
+  }
+  /* An input in imported host memory: the buffer starts inside its first
+   * imported page (at g_malloc's address), which the bindings follow. */
+  npu_device_properties props;
+  NPU_ASSERT_OK(npu_device_properties_of(device, &props));
+  if (props.caps.host_import) {
+    float *host = g_new(float, in_floats + 3);
+    memcpy(host + 3, input, in_floats * sizeof(float));
+    npu_buffer *imported;
+    NPU_ASSERT_OK(npu_buffer_import_host(device, host + 3, in_floats * sizeof(float), NULL, NULL,
+                                         &imported));
+    float *from_host = run_once(context, stream, imported, out[0], out_floats);
+    g_assert_cmpmem(from_host, out_floats * sizeof(float), first, out_floats * sizeof(float));
+    g_free(from_host);
+    NPU_ASSERT_OK(npu_buffer_release(imported));
+    g_free(host);
   }
   g_test_message("runs %llu, recorded %llu, descriptor sets rewritten %llu (update after bind: %s)",
                  (unsigned long long)(rebound.runs - start.runs),
