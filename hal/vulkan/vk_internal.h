@@ -102,7 +102,6 @@ struct npu_hal_device {
 };
 
 struct npu_hal_buffer {
-  npu_hal_device *device;
   VkBuffer buffer;
   uint64_t serial;      /* unique in the process (a handle may be reused) */
   vk_heap *heap;
@@ -140,7 +139,7 @@ void vk_buffer_destroy(npu_hal_device *device, npu_hal_buffer *buffer);
 npu_status vk_buffer_shell(npu_hal_device *device, VkDeviceSize bytes,
                            VkExternalMemoryHandleTypeFlags handle_types, npu_hal_buffer **buffer);
 
-/* Host pointers and fds imported, buffers exported (vk_import.c). */
+/* Host pointers and fds imported, fds exported again (vk_import.c). */
 npu_status vk_buffer_import_host(npu_hal_device *device, void *host_ptr, size_t size,
                                  npu_hal_buffer **buffer);
 npu_status vk_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,

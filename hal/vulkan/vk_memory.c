@@ -27,7 +27,6 @@ npu_status vk_buffer_shell(npu_hal_device *device, VkDeviceSize bytes,
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
   static atomic_uint_fast64_t serials = 1;
   buffer->serial = atomic_fetch_add(&serials, 1);
-  buffer->device = device;
   buffer->size = bytes;
   VkExternalMemoryBufferCreateInfo external = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
