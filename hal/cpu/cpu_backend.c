@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
+#include "fd_map.h"
 #include "cpu_stream.h"
 #include "cpu_engine.h"
 #include "cpu/kernels/cpu_kernels.h"
@@ -225,35 +226,26 @@ static bool reserve_device_bytes(npu_hal_device *device, size_t size)
 
 /* Maps the `size` bytes at `offset` in `fd` (taken over: closed by
  * cpu_buffer_free) into a new buffer descriptor; closes `fd` on failure. */
-static npu_status map_fd_buffer(int fd, size_t offset, size_t size, npu_hal_buffer **out)
+static npu_status map_fd_buffer(int fd, size_t offset, size_t size, bool own_fd,
+                                npu_hal_buffer **out)
 {
-  size_t page = page_size();
-  size_t start = offset / page * page;
-  size_t mapped_size = (offset - start + size + page - 1) / page * page;
-  npu_status status;
   npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
   if (!buffer) {
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
-    goto fail;
+    if (own_fd)
+      close(fd);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
   }
-  void *mapping = mmap(NULL, mapped_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
-  if (mapping == MAP_FAILED) {
-    int error = errno;
-    status = npu_set_error(error == ENOMEM ? NPU_ERROR_OUT_OF_MEMORY : NPU_ERROR_IO,
-                           "cannot map %zu bytes at offset %zu of fd %d for reading and writing: "
-                           "%s", size, offset, fd, strerror(error));
-    goto fail;
+  npu_fd_map map;
+  npu_status status = own_fd ? npu_fd_map_own(fd, offset, size, &map)
+                             : npu_fd_map_import(fd, offset, size, &map);
+  if (status != NPU_OK) {
+    free(buffer);
+    return status;
   }
-  *buffer = (npu_hal_buffer){.ptr = (char *)mapping + (offset - start), .size = size,
-                             .mapping = mapping, .mapped_size = mapped_size, .fd = fd,
-                             .fd_offset = offset};
+  *buffer = (npu_hal_buffer){.ptr = map.ptr, .size = size, .mapping = map.mapping,
+                             .mapped_size = map.mapped_size, .fd = map.fd, .fd_offset = offset};
   *out = buffer;
   return NPU_OK;
-
-fail:
-  free(buffer);
-  close(fd);
-  return status;
 }
 
 static npu_status cpu_buffer_alloc(npu_hal_device *device, size_t size, npu_hal_buffer **out)
@@ -274,7 +266,7 @@ static npu_status cpu_buffer_alloc(npu_hal_device *device, size_t size, npu_hal_
                            size, strerror(errno));
     close(fd);
   } else {
-    status = map_fd_buffer(fd, 0, size, out);
+    status = map_fd_buffer(fd, 0, size, true, out);
   }
   if (status != NPU_OK) {
     atomic_fetch_sub(&device->bytes_in_use, rounded);
@@ -330,34 +322,13 @@ static npu_status cpu_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *
   return NPU_OK;
 }
 
-/* The bytes an fd holds: a file's (memfd, shm) size, else where it seeks to
- * at its end, the way dma-buf documents its size; -1 with errno if neither. */
-static off_t fd_size(int fd)
-{
-  struct stat st;
-  if (fstat(fd, &st) != 0)
-    return -1;
-  return S_ISREG(st.st_mode) ? st.st_size : lseek(fd, 0, SEEK_END);
-}
-
 /* Any fd whose memory can be mapped (memfd, dma-buf, shm) is imported by
  * mapping it: the device reads and writes those very pages. */
 static npu_status cpu_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,
                                        npu_hal_buffer **out)
 {
   (void)device;
-  off_t end = fd_size(fd);
-  if (end < 0)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "fd %d is not mappable memory: %s", fd,
-                         strerror(errno));
-  if (offset > (uint64_t)end || size > (uint64_t)end - offset)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                         "%zu bytes at offset %zu overrun fd %d, which holds %lld bytes", size,
-                         offset, fd, (long long)end);
-  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0)
-    return npu_set_error(NPU_ERROR_IO, "cannot duplicate fd %d: %s", fd, strerror(errno));
-  return map_fd_buffer(own, offset, size, out);
+  return map_fd_buffer(fd, offset, size, false, out);
 }
 
 static npu_status cpu_host_alloc(npu_hal_device *device, size_t size, void **host_ptr)

@@ -1,5 +1,5 @@
 /* The Vulkan compute backend's entries: devices (vk_device.c), memory and
- * copies (vk_memory.c), streams and events (vk_stream.c), graph kernels
+ * copies (vk_memory.c), imports and exports (vk_import.c), streams and events (vk_stream.c), graph kernels
  * (vk_kernels.c), the VPP (vk_vpp.c). */
 #include "vk_internal.h"
 
@@ -12,6 +12,9 @@ const npu_hal_backend npu_vulkan_backend = {
     .buffer_alloc = vk_buffer_alloc,
     .buffer_free = vk_buffer_free,
     .buffer_host_ptr = vk_buffer_host_ptr,
+    .buffer_import_host = vk_buffer_import_host,
+    .buffer_export_fd = vk_buffer_export_fd,
+    .buffer_import_fd = vk_buffer_import_fd,
     .host_alloc = vk_host_alloc,
     .host_free = vk_host_free,
     .copy = vk_copy,

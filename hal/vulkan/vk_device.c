@@ -204,6 +204,20 @@ static npu_status choose_memory_types(npu_hal_device *device)
   return NPU_OK;
 }
 
+/* VK_EXT_external_memory_host's entry and the alignment it imports at. */
+static void find_host_import(npu_hal_device *device)
+{
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &host};
+  vkGetPhysicalDeviceProperties2(device->physical, &props);
+  device->get_host_pointer_properties = (PFN_vkGetMemoryHostPointerPropertiesEXT)
+      vkGetDeviceProcAddr(device->device, "vkGetMemoryHostPointerPropertiesEXT");
+  if (device->get_host_pointer_properties && host.minImportedHostPointerAlignment)
+    device->host_import_alignment = host.minImportedHostPointerAlignment;
+}
+
 static npu_status create_logical_device(npu_hal_device *device)
 {
   float priority = 1.0f;
@@ -212,11 +226,17 @@ static npu_status create_logical_device(npu_hal_device *device)
                                    .pQueuePriorities = &priority};
   VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .timelineSemaphore = VK_TRUE};
+  VkPhysicalDeviceVulkan12Features supported12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                         .pNext = &supported12};
+  vkGetPhysicalDeviceFeatures2(device->physical, &features2);
+  device->update_after_bind = supported12.descriptorBindingStorageBufferUpdateAfterBind;
+  v12.descriptorBindingStorageBufferUpdateAfterBind = device->update_after_bind;
   const char *extensions[1];
   uint32_t extension_count = 0;
-  device->push_descriptors = has_extension(device->physical, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  if (device->push_descriptors)
-    extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  if (has_extension(device->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+    extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   VkPhysicalDeviceFeatures supported;
   vkGetPhysicalDeviceFeatures(device->physical, &supported);
   device->buffer_array_indexing = supported.shaderStorageBufferArrayDynamicIndexing;
@@ -234,7 +254,25 @@ static npu_status create_logical_device(npu_hal_device *device)
                          device->properties.deviceName, vk_result_name(result));
   }
   vkGetDeviceQueue(device->device, device->queue_family, 0, &device->queue);
+  for (uint32_t e = 0; e < extension_count; e++)
+    if (strcmp(extensions[e], VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+      find_host_import(device);
   return NPU_OK;
+}
+
+/* A sub-allocator per memory type, never taking more than the type's heap. */
+static void init_heaps(npu_hal_device *device)
+{
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++) {
+    const VkMemoryType *type = &device->memory.memoryTypes[t];
+    bool known = t < device->memory.memoryTypeCount;
+    VkDeviceSize budget = known ? device->memory.memoryHeaps[type->heapIndex].size : 0;
+    VkDeviceSize block = device->max_allocation < VK_HEAP_BLOCK_BYTES ? device->max_allocation
+                                                                     : VK_HEAP_BLOCK_BYTES;
+    vk_heap_init(&device->heaps[t], t,
+                 known && (type->propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT), block,
+                 budget);
+  }
 }
 
 /* 4 copies of every byte value, so that a fill's unaligned edges are copies. */
@@ -266,6 +304,7 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
   pthread_mutex_unlock(&vk_instance.lock);
   pthread_mutex_init(&device->queue_lock, NULL);
   pthread_mutex_init(&device->pipelines_lock, NULL);
+  pthread_mutex_init(&device->recordings_lock, NULL);
   vkGetPhysicalDeviceProperties(device->physical, &device->properties);
   vkGetPhysicalDeviceMemoryProperties(device->physical, &device->memory);
   VkPhysicalDeviceMaintenance3Properties maintenance3 = {
@@ -281,8 +320,11 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
                        families[device->queue_family].timestampValidBits > 0;
 
   npu_status status = create_logical_device(device);
+  init_heaps(device);
   if (status == NPU_OK)
     status = choose_memory_types(device);
+  if (status == NPU_OK)
+    status = vk_pipeline_cache_open(device);
   if (status == NPU_OK)
     status = make_byte_patterns(device);
   if (status == NPU_OK)
@@ -305,9 +347,15 @@ void vk_device_close(npu_hal_device *device)
     vk_vpp_destroy(device);
     if (device->byte_patterns)
       vk_buffer_destroy(device, device->byte_patterns);
-    vkDestroyDevice(device->device, NULL);
   }
+  vk_pipeline_cache_close(device);
+  /* (blocks exist only where the logical device does) */
+  for (uint32_t t = 0; t < VK_MAX_MEMORY_TYPES; t++)
+    vk_heap_destroy(device->device, &device->heaps[t]);
+  if (device->device)
+    vkDestroyDevice(device->device, NULL);
   pthread_mutex_destroy(&device->pipelines_lock);
+  pthread_mutex_destroy(&device->recordings_lock);
   pthread_mutex_destroy(&device->queue_lock);
   pthread_mutex_lock(&vk_instance.lock);
   vk_instance.open_devices--;
@@ -335,6 +383,9 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
   props->row_alignment = align > 0 && align <= 4096 ? (uint32_t)align : 1;
   props->caps = (npu_device_caps){
       .host_visible_memory = device->host_visible,
+      .host_import = device->host_import_alignment > 0,
+      /* An fd is mapped and its pages imported as host memory. */
+      .fd_import = device->host_import_alignment > 0,
       .async_copy = true,
       .cross_stream_events = true,
       .bf16_compute = false, /* its shaders compute float32: NPU_PRECISION_BF16 is ignored */

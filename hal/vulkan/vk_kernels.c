@@ -1,7 +1,7 @@
 /* Vulkan graph kernels: which operators the backend runs (the elementwise,
  * convolution and pooling ones planned here, the others in
- * vk_kernels_data.c and vk_kernels_math.c), and a plan's launches recorded
- * as dispatches (a barrier after each) into one command buffer per run.
+ * vk_kernels_data.c and vk_kernels_math.c); vk_replay.c records and
+ * replays a plan's launches.
  * Everything takes plain float32 tensors; what it refuses runs on the CPU
  * backend through the runtime's partitioning. */
 #include <float.h>
@@ -422,8 +422,6 @@ static vk_kernel_plan find_plan(const vk_plan_entry *table, const char *type)
 static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
   k->dispatch_count = 0;
-  if (!device->push_descriptors)
-    return "the device has no VK_KHR_push_descriptor";
   if (op->output_count < 1 || op->input_count < 1 || !present(&op->inputs[0]))
     return "an operator without its first input or an output";
   for (uint32_t o = 0; o < op->output_count; o++)
@@ -457,13 +455,17 @@ static npu_status vk_kernel_create(npu_hal_device *device, const npu_hal_op *op,
   npu_hal_kernel *kernel = malloc(sizeof *kernel);
   if (!kernel)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a kernel");
+  static atomic_uint_fast64_t serials = 1;
   *kernel = planned;
+  kernel->serial = atomic_fetch_add(&serials, 1);
+  kernel->recording = NULL;
   *out = kernel;
   return NPU_OK;
 }
 
 static void vk_kernel_destroy(npu_hal_kernel *kernel)
 {
+  vk_recording_release(kernel->recording);
   free(kernel);
 }
 
@@ -495,74 +497,6 @@ static uint32_t vk_kernel_packed_inputs(const npu_hal_kernel *k)
   return ~read;
 }
 
-static npu_status record_dispatch(npu_hal_device *device, VkCommandBuffer commands,
-                                  const npu_hal_launch *launch, const vk_dispatch *k)
-{
-  if (!k->invocations && !k->groups[0])
-    return NPU_OK;
-  uint32_t push[VK_PUSH_CONSTANT_BYTES / 4];
-  memcpy(push, k->push, sizeof push);
-  VkDescriptorBufferInfo buffers[VK_MAX_BINDINGS];
-  VkDeviceSize align = device->properties.limits.minStorageBufferOffsetAlignment;
-  VkDeviceSize max_range = device->properties.limits.maxStorageBufferRange;
-  for (uint32_t b = 0; b < k->binding_count; b++) {
-    vk_binding source = k->sources[b];
-    /* An absent optional tensor: the shader never reads it, any buffer will do. */
-    npu_hal_mem_ref ref = !source.present ? launch->outputs[0]
-                          : source.output ? launch->outputs[source.index]
-                                          : launch->inputs[source.index];
-    if (!ref.buffer || ref.offset % sizeof(float))
-      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                           "Vulkan kernels take float-aligned device buffers, not %s",
-                           ref.buffer ? "an unaligned offset" : "host memory");
-    VkDeviceSize start = ref.offset / align * align;
-    VkDeviceSize range = ref.buffer->size - start;
-    buffers[b] = (VkDescriptorBufferInfo){ref.buffer->buffer, start,
-                                          range < max_range ? range : max_range};
-    push[b] = (uint32_t)((ref.offset - start) / sizeof(float));
-  }
-  vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vk_pipeline(device, k->shader));
-  vk_cmd_push_buffers(device, commands, buffers, k->binding_count);
-  vkCmdPushConstants(commands, vk_pipeline_layout(device), VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                     sizeof push, push);
-  if (k->groups[0]) {
-    vkCmdDispatch(commands, k->groups[0], k->groups[1], k->groups[2]);
-  } else {
-    uint64_t groups = (k->invocations + k->local_size - 1) / k->local_size;
-    uint64_t max_groups = device->properties.limits.maxComputeWorkGroupCount[0];
-    vkCmdDispatch(commands, (uint32_t)(groups < max_groups ? groups : max_groups), 1, 1);
-  }
-  vk_cmd_barrier(commands);
-  return NPU_OK;
-}
-
-static npu_status record_launch(npu_hal_device *device, VkCommandBuffer commands,
-                                const npu_hal_launch *launch)
-{
-  npu_status status = NPU_OK;
-  for (uint32_t i = 0; i < launch->kernel->dispatch_count && status == NPU_OK; i++)
-    status = record_dispatch(device, commands, launch, &launch->kernel->dispatches[i]);
-  return status;
-}
-
-static npu_status vk_run(npu_hal_device *device, npu_hal_stream *stream,
-                         const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
-                         void *done_data)
-{
-  vk_work work = {.done = done, .done_data = done_data};
-  if (count) {
-    npu_status status = vk_stream_begin(stream, &work.commands);
-    for (size_t l = 0; l < count && status == NPU_OK; l++)
-      status = record_launch(device, work.commands, &launches[l]);
-    if (status != NPU_OK) {
-      if (work.commands)
-        vk_stream_abandon(stream, work.commands);
-      return status;
-    }
-  }
-  return vk_stream_queue(stream, &work);
-}
-
 const npu_hal_graph_ops npu_vulkan_graph_ops = {
     .op_supported = vk_op_supported,
     .kernel_create = vk_kernel_create,
@@ -570,5 +504,5 @@ const npu_hal_graph_ops npu_vulkan_graph_ops = {
     .layout_supported = vk_layout_supported,
     .preferred_layout = vk_preferred_layout,
     .kernel_packed_inputs = vk_kernel_packed_inputs,
-    .run = vk_run,
+    .run = vk_replay_run,
 };

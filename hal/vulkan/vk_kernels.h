@@ -36,7 +36,11 @@ typedef struct vk_dispatch {
   uint32_t groups[3];    /* 2-D/3-D shaders: the workgroups (groups[0] 0: 1-D) */
 } vk_dispatch;
 
+typedef struct vk_recording vk_recording;
+
 struct npu_hal_kernel {
+  uint64_t serial;            /* unique in the process: which plan a recording is of */
+  vk_recording *recording;    /* of the launches this kernel starts (vk_replay.c) */
   uint32_t dispatch_count;
   vk_dispatch dispatches[VK_MAX_DISPATCHES];
 };
@@ -98,5 +102,13 @@ typedef struct vk_plan_entry {
 } vk_plan_entry;
 extern const vk_plan_entry vk_data_plans[];
 extern const vk_plan_entry vk_math_plans[];
+
+/* Queues the launches' dispatches on `stream`: recorded once, replayed on
+ * later runs of the same kernels (vk_replay.c); `done` runs after them. */
+npu_status vk_replay_run(npu_hal_device *device, npu_hal_stream *stream,
+                         const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
+                         void *done_data);
+/* Drops the kernel's reference to its recording. */
+void vk_recording_release(vk_recording *recording);
 
 #endif

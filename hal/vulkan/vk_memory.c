@@ -1,5 +1,5 @@
-/* Vulkan device memory: one VkBuffer and its own allocation per npu buffer
- * (no sub-allocator yet). Where device memory is host-visible and coherent
+/* Vulkan device memory: one VkBuffer per npu buffer, bound to a range of
+ * a block of the device's sub-allocator (vk_suballoc.c). Where device memory is host-visible and coherent
  * (lavapipe, integrated GPUs) buffers stay mapped: the HAL maps them and
  * host copies are memcpys run in stream order by the stream's worker.
  * Elsewhere host copies go through a staging buffer and a copy command.
@@ -19,6 +19,37 @@ static bool reserve_bytes(npu_hal_device *device, VkDeviceSize size, uint64_t to
   return true;
 }
 
+npu_status vk_buffer_shell(npu_hal_device *device, VkDeviceSize bytes,
+                           VkExternalMemoryHandleTypeFlags handle_types, npu_hal_buffer **out)
+{
+  npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
+  if (!buffer)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
+  static atomic_uint_fast64_t serials = 1;
+  buffer->serial = atomic_fetch_add(&serials, 1);
+  buffer->size = bytes;
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = handle_types};
+  /* Whole 32-bit words, so that shaders reading bytes as words may bind the last one. */
+  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .pNext = handle_types ? &external : NULL,
+                             .size = (bytes + 3) & ~(VkDeviceSize)3,
+                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult result = vkCreateBuffer(device->device, &info, NULL, &buffer->buffer);
+  if (result != VK_SUCCESS) {
+    free(buffer);
+    return npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot create a buffer of "
+                         "%llu bytes: %s", device->properties.deviceName,
+                         (unsigned long long)bytes, vk_result_name(result));
+  }
+  *out = buffer;
+  return NPU_OK;
+}
+
 npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool staging,
                             npu_hal_buffer **out)
 {
@@ -27,43 +58,30 @@ npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool stag
                          "Vulkan device '%s' allocates at most %llu bytes at once, not %llu",
                          device->properties.deviceName,
                          (unsigned long long)device->max_allocation, (unsigned long long)size);
-  npu_hal_buffer *buffer = calloc(1, sizeof *buffer);
-  if (!buffer)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
-  buffer->size = size;
-  /* Whole 32-bit words, so that shaders reading bytes as words may bind the last one. */
-  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                             .size = (size + 3) & ~(VkDeviceSize)3,
-                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-  const char *what = "create a buffer";
-  VkResult result = vkCreateBuffer(device->device, &info, NULL, &buffer->buffer);
-  uint32_t type = staging ? device->staging_memory_type : device->buffer_memory_type;
-  if (result == VK_SUCCESS) {
-    VkMemoryRequirements needs;
-    vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
-    VkMemoryAllocateInfo allocate = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                     .allocationSize = needs.size, .memoryTypeIndex = type};
-    what = "allocate device memory";
-    result = vkAllocateMemory(device->device, &allocate, NULL, &buffer->memory);
+  npu_hal_buffer *buffer;
+  npu_status status = vk_buffer_shell(device, size, 0, &buffer);
+  if (status != NPU_OK)
+    return status;
+  VkResult result;
+  VkMemoryRequirements needs;
+  vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
+  vk_heap *heap = &device->heaps[staging ? device->staging_memory_type : device->buffer_memory_type];
+  status = vk_heap_alloc(device->device, heap, needs.size, needs.alignment, &buffer->memory);
+  if (status == NPU_OK) {
+    buffer->heap = heap;
+    result = vkBindBufferMemory(device->device, buffer->buffer, buffer->memory.memory,
+                                buffer->memory.offset);
+    if (result != VK_SUCCESS)
+      status = npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot bind memory "
+                             "to a buffer: %s", device->properties.deviceName,
+                             vk_result_name(result));
   }
-  if (result == VK_SUCCESS) {
-    what = "bind device memory";
-    result = vkBindBufferMemory(device->device, buffer->buffer, buffer->memory, 0);
-  }
-  bool mappable = staging || device->host_visible;
-  if (result == VK_SUCCESS && mappable) {
-    what = "map device memory";
-    result = vkMapMemory(device->device, buffer->memory, 0, VK_WHOLE_SIZE, 0, &buffer->mapped);
-  }
-  if (result != VK_SUCCESS) {
+  if (status != NPU_OK) {
     vk_buffer_destroy(device, buffer);
-    return npu_set_error(vk_status_of(result), "Vulkan device '%s': cannot %s of %llu bytes: %s",
-                         device->properties.deviceName, what, (unsigned long long)size,
-                         vk_result_name(result));
+    return status;
   }
+  /* Opaque device memory stays unmapped even where its type could map. */
+  buffer->mapped = staging || device->host_visible ? buffer->memory.mapped : NULL;
   *out = buffer;
   return NPU_OK;
 }
@@ -72,8 +90,12 @@ void vk_buffer_destroy(npu_hal_device *device, npu_hal_buffer *buffer)
 {
   if (buffer->buffer)
     vkDestroyBuffer(device->device, buffer->buffer, NULL);
-  if (buffer->memory)
-    vkFreeMemory(device->device, buffer->memory, NULL); /* unmaps too */
+  if (buffer->heap)
+    vk_heap_free(device->device, buffer->heap, &buffer->memory);
+  if (buffer->imported)
+    vkFreeMemory(device->device, buffer->imported, NULL);
+  if (buffer->fd_map.mapping) /* (after the memory imported from it) */
+    npu_fd_unmap(&buffer->fd_map);
   if (buffer->counted)
     atomic_fetch_sub(&device->bytes_in_use, buffer->size);
   free(buffer);
@@ -144,7 +166,7 @@ static npu_status queue_staged_copy(npu_hal_stream *stream, npu_hal_mem_ref dst,
     return status;
   }
   npu_hal_buffer *device_side = upload ? dst.buffer : src.buffer;
-  size_t device_offset = upload ? dst.offset : src.offset;
+  VkDeviceSize device_offset = upload ? vk_offset(dst) : vk_offset(src);
   VkBufferCopy region = {.srcOffset = upload ? 0 : device_offset,
                          .dstOffset = upload ? device_offset : 0, .size = size};
   vkCmdCopyBuffer(work->commands, upload ? staging->buffer : device_side->buffer,
@@ -176,7 +198,7 @@ static npu_status queue_copy(npu_hal_stream *stream, npu_hal_mem_ref dst, npu_ha
   npu_status status = vk_stream_begin(stream, &work.commands);
   if (status != NPU_OK)
     return status;
-  VkBufferCopy region = {.srcOffset = src.offset, .dstOffset = dst.offset, .size = size};
+  VkBufferCopy region = {.srcOffset = vk_offset(src), .dstOffset = vk_offset(dst), .size = size};
   vkCmdCopyBuffer(work.commands, src.buffer->buffer, dst.buffer->buffer, 1, &region);
   return vk_stream_queue(stream, &work);
 }
@@ -191,7 +213,7 @@ static npu_status queue_fill(npu_hal_stream *stream, npu_hal_mem_ref dst, uint8_
   npu_status status = vk_stream_begin(stream, &work.commands);
   if (status != NPU_OK)
     return status;
-  size_t start = dst.offset, end = dst.offset + size;
+  size_t start = vk_offset(dst), end = vk_offset(dst) + size;
   size_t head_end = (start + 3) & ~(size_t)3;
   if (head_end > end)
     head_end = end;

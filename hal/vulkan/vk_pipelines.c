@@ -1,10 +1,11 @@
 /* Compute pipelines: the GLSL shaders in shaders/, compiled to SPIR-V by
  * glslc when the library is built and embedded here; one pipeline per shader
- * per device, made together on the first kernel through a VkPipelineCache
- * (the driver's compile is the only one at run time). Every shader uses one
- * layout: storage buffers 0-5 pushed per dispatch (VK_KHR_push_descriptor,
- * since a plan's buffers are known only when it runs) and 128 bytes of push
- * constants. */
+ * per device, made together on the first kernel through the device's
+ * pipeline cache, saved to disk after (the driver's compile is the only one
+ * at run time, and a second process finds it cached). Every shader uses one
+ * layout: storage buffers 0-5 in a descriptor set per dispatch (updatable
+ * after the dispatch is recorded where the device allows: vk_replay.c) and
+ * 128 bytes of push constants. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,9 +67,7 @@ static const struct {
 struct vk_pipelines {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
-  VkPipelineCache cache;
   VkPipeline pipelines[VK_SHADER_COUNT];
-  PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
 };
 
 static void destroy_pipelines(VkDevice device, vk_pipelines *p)
@@ -76,8 +75,6 @@ static void destroy_pipelines(VkDevice device, vk_pipelines *p)
   for (int s = 0; s < VK_SHADER_COUNT; s++)
     if (p->pipelines[s])
       vkDestroyPipeline(device, p->pipelines[s], NULL);
-  if (p->cache)
-    vkDestroyPipelineCache(device, p->cache, NULL);
   if (p->layout)
     vkDestroyPipelineLayout(device, p->layout, NULL);
   if (p->set_layout)
@@ -85,18 +82,27 @@ static void destroy_pipelines(VkDevice device, vk_pipelines *p)
   free(p);
 }
 
-static VkResult create_layouts(VkDevice device, vk_pipelines *p)
+static VkResult create_layouts(npu_hal_device *device, vk_pipelines *p)
 {
   VkDescriptorSetLayoutBinding bindings[VK_MAX_BINDINGS];
-  for (uint32_t b = 0; b < VK_MAX_BINDINGS; b++)
+  VkDescriptorBindingFlags flags[VK_MAX_BINDINGS];
+  for (uint32_t b = 0; b < VK_MAX_BINDINGS; b++) {
     bindings[b] = (VkDescriptorSetLayoutBinding){
         .binding = b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
         .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    flags[b] = VK_DESCRIPTOR_BINDING_UPDATE_AFTER_BIND_BIT;
+  }
+  VkDescriptorSetLayoutBindingFlagsCreateInfo binding_flags = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO,
+      .bindingCount = VK_MAX_BINDINGS, .pBindingFlags = flags};
   VkDescriptorSetLayoutCreateInfo set_info = {
       .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+      .pNext = device->update_after_bind ? &binding_flags : NULL,
+      .flags = device->update_after_bind
+                   ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_UPDATE_AFTER_BIND_POOL_BIT
+                   : 0,
       .bindingCount = VK_MAX_BINDINGS, .pBindings = bindings};
-  VkResult result = vkCreateDescriptorSetLayout(device, &set_info, NULL, &p->set_layout);
+  VkResult result = vkCreateDescriptorSetLayout(device->device, &set_info, NULL, &p->set_layout);
   if (result != VK_SUCCESS)
     return result;
   VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -105,11 +111,7 @@ static VkResult create_layouts(VkDevice device, vk_pipelines *p)
                                             .setLayoutCount = 1, .pSetLayouts = &p->set_layout,
                                             .pushConstantRangeCount = 1,
                                             .pPushConstantRanges = &range};
-  result = vkCreatePipelineLayout(device, &layout_info, NULL, &p->layout);
-  if (result != VK_SUCCESS)
-    return result;
-  VkPipelineCacheCreateInfo cache_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  return vkCreatePipelineCache(device, &cache_info, NULL, &p->cache);
+  return vkCreatePipelineLayout(device->device, &layout_info, NULL, &p->layout);
 }
 
 VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
@@ -138,25 +140,17 @@ npu_status vk_pipelines_ensure(npu_hal_device *device)
   pthread_mutex_lock(&device->pipelines_lock);
   if (device->pipelines)
     goto done;
-  if (!device->push_descriptors) {
-    status = npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Vulkan device '%s' has no "
-                           "VK_KHR_push_descriptor, which the backend's kernels need",
-                           device->properties.deviceName);
-    goto done;
-  }
   vk_pipelines *p = calloc(1, sizeof *p);
   if (!p) {
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
     goto done;
   }
-  p->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
-      device->device, "vkCmdPushDescriptorSetKHR");
   char failed[64] = "the pipeline layout";
-  VkResult result = p->push_descriptor_set ? create_layouts(device->device, p)
-                                           : VK_ERROR_EXTENSION_NOT_PRESENT;
+  VkResult result = create_layouts(device, p);
   for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
     snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
-    result = vk_compute_pipeline_create(device->device, p->layout, p->cache, shaders[s].code,
+    result = vk_compute_pipeline_create(device->device, p->layout, device->pipeline_cache,
+                                        shaders[s].code,
                                         shaders[s].bytes, &p->pipelines[s]);
   }
   if (result != VK_SUCCESS) {
@@ -169,6 +163,7 @@ npu_status vk_pipelines_ensure(npu_hal_device *device)
     goto done;
   }
   device->pipelines = p;
+  vk_pipeline_cache_save(device);
 done:
   pthread_mutex_unlock(&device->pipelines_lock);
   return status;
@@ -191,15 +186,7 @@ VkPipelineLayout vk_pipeline_layout(npu_hal_device *device)
   return device->pipelines->layout;
 }
 
-void vk_cmd_push_buffers(npu_hal_device *device, VkCommandBuffer commands,
-                         const VkDescriptorBufferInfo *buffers, uint32_t count)
+VkDescriptorSetLayout vk_descriptor_set_layout(npu_hal_device *device)
 {
-  VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
-  for (uint32_t b = 0; b < count; b++)
-    writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstBinding = b, .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &buffers[b]};
-  device->pipelines->push_descriptor_set(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                         device->pipelines->layout, 0, count, writes);
+  return device->pipelines->set_layout;
 }

@@ -36,6 +36,8 @@ typedef struct stream_item {
   item_kind kind;
   uint64_t point;
   VkCommandBuffer commands;   /* COMMANDS; VK_NULL_HANDLE: only a wait */
+  npu_hal_task_fn finished;   /* COMMANDS recorded elsewhere: told when they have run */
+  void *finished_data;
   vk_timeline *wait;          /* COMMANDS: another stream's point to wait for */
   uint64_t wait_value;
   npu_hal_buffer *temporary;  /* destroyed once the work is done */
@@ -287,7 +289,9 @@ static void reclaim_finished(npu_hal_stream *stream)
       vk_buffer_destroy(stream->device, item->temporary);
     event_unref(item->timed_event);
     timeline_unref(item->wait);
-    if (item->commands) /* the array has room for every command buffer made */
+    if (item->finished) /* (lock-free: it runs under the timeline's lock) */
+      item->finished(item->finished_data);
+    else if (item->commands) /* the array has room for every command buffer made */
       stream->idle_commands[stream->idle_count++] = item->commands;
     memset(item, 0, sizeof *item);
     item->next = stream->spare;
@@ -437,9 +441,17 @@ static void give_back_commands(npu_hal_stream *stream, VkCommandBuffer commands)
   pthread_mutex_unlock(&stream->timeline->lock);
 }
 
+void vk_stream_reclaim(npu_hal_stream *stream)
+{
+  pthread_mutex_lock(&stream->timeline->lock);
+  reclaim_finished(stream);
+  pthread_mutex_unlock(&stream->timeline->lock);
+}
+
 npu_status vk_stream_queue(npu_hal_stream *stream, const vk_work *work)
 {
-  if (work->commands) {
+  bool own_commands = work->commands && !work->finished;
+  if (own_commands) {
     npu_status status = end_commands(stream, work->commands);
     if (status != NPU_OK)
       return status;
@@ -451,7 +463,9 @@ npu_status vk_stream_queue(npu_hal_stream *stream, const vk_work *work)
   if (work->copy_size && !work->copy_after)
     items[count++] = host_copy;
   if (work->commands)
-    items[count++] = (stream_item){.kind = ITEM_COMMANDS, .commands = work->commands};
+    items[count++] = (stream_item){.kind = ITEM_COMMANDS, .commands = work->commands,
+                                   .finished = work->finished,
+                                   .finished_data = work->finished_data};
   if (work->copy_size && work->copy_after)
     items[count++] = host_copy;
   if (work->done)
@@ -460,7 +474,7 @@ npu_status vk_stream_queue(npu_hal_stream *stream, const vk_work *work)
   if (count)
     items[count - 1].temporary = work->temporary;
   npu_status status = count ? enqueue(stream, items, count) : NPU_OK;
-  if (status != NPU_OK && work->commands)
+  if (status != NPU_OK && own_commands)
     give_back_commands(stream, work->commands);
   return status;
 }

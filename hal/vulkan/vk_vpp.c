@@ -19,22 +19,35 @@ static const uint32_t vpp_spirv[] =
 /* Bindings: the table, then the array of plane buffers. */
 #define VPP_BINDINGS (1 + VPP_PLANE_BUFFERS)
 
+/* What a queued batch holds until it has run: its job table and a
+ * descriptor pool with a set per dispatch. Plain sets rather than push
+ * descriptors: the array binding then needs no VK_KHR_push_descriptor (and
+ * lavapipe 22.3 read wrong buffers from arrays pushed element by element).
+ * When the batch has run both go back to the pipeline's spares, and the
+ * next batch takes them (the pool reset, the table rewritten) instead of
+ * asking the driver for new ones. */
+typedef struct batch_resources {
+  npu_hal_device *device;
+  npu_hal_buffer *table;
+  VkDescriptorPool pool;
+  uint32_t set_capacity;
+  npu_hal_task_fn done;
+  void *done_data;
+  struct batch_resources *next; /* among the spares */
+} batch_resources;
+
+/* Spares kept at most (batches in flight at once beyond this make their own). */
+#define MAX_SPARE_BATCHES 8
+
 struct vk_vpp_pipeline {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
+  pthread_mutex_t spares_lock;
+  batch_resources *spares;
+  uint32_t spare_count;
+  vk_vpp_counts counts;
 };
-
-/* A queued batch's descriptor sets: a pool of its own, a set per dispatch,
- * released once the batch has run. Plain sets rather than push descriptors:
- * the array binding then needs no VK_KHR_push_descriptor (and lavapipe 22.3
- * read wrong buffers from arrays pushed element by element). */
-typedef struct batch_descriptors {
-  npu_hal_device *device;
-  VkDescriptorPool pool;
-  npu_hal_task_fn done;
-  void *done_data;
-} batch_descriptors;
 
 /* One output grid of a job: the full-resolution pixels, or a destination's
  * subsampled chroma. */
@@ -44,7 +57,8 @@ typedef struct grid {
   bool chroma;
 } grid;
 
-/* A buffer of a dispatch: bound from `start`, its planes reaching to `end`. */
+/* A buffer of a dispatch: bound from `start`, its planes reaching to `end`
+ * (offsets in its VkBuffer). */
 typedef struct plane_binding {
   npu_hal_buffer *buffer;
   VkDeviceSize start, end;
@@ -65,8 +79,23 @@ typedef struct dispatch_group {
 
 /* ---- the pipeline ------------------------------------------------------------ */
 
+static void release_resources(batch_resources *r)
+{
+  if (r->table)
+    vk_buffer_destroy(r->device, r->table);
+  if (r->pool)
+    vkDestroyDescriptorPool(r->device->device, r->pool, NULL);
+  free(r);
+}
+
 static void destroy_pipeline(VkDevice device, vk_vpp_pipeline *vpp)
 {
+  while (vpp->spares) {
+    batch_resources *r = vpp->spares;
+    vpp->spares = r->next;
+    release_resources(r);
+  }
+  pthread_mutex_destroy(&vpp->spares_lock);
   if (vpp->pipeline)
     vkDestroyPipeline(device, vpp->pipeline, NULL);
   if (vpp->layout)
@@ -110,8 +139,11 @@ static VkResult create_pipeline(npu_hal_device *device, vk_vpp_pipeline *vpp)
   result = vkCreatePipelineLayout(device->device, &layout_info, NULL, &vpp->layout);
   if (result != VK_SUCCESS)
     return result;
-  return vk_compute_pipeline_create(device->device, vpp->layout, VK_NULL_HANDLE, vpp_spirv,
-                                    sizeof vpp_spirv, &vpp->pipeline);
+  result = vk_compute_pipeline_create(device->device, vpp->layout, device->pipeline_cache,
+                                      vpp_spirv, sizeof vpp_spirv, &vpp->pipeline);
+  if (result == VK_SUCCESS)
+    vk_pipeline_cache_save(device);
+  return result;
 }
 
 /* The device's VPP pipeline, made on its first batch. */
@@ -125,6 +157,8 @@ static npu_status ensure_pipeline(npu_hal_device *device, vk_vpp_pipeline **out)
                            "VPP shader needs", device->properties.deviceName, missing);
   } else if (!device->vpp) {
     vk_vpp_pipeline *vpp = calloc(1, sizeof *vpp);
+    if (vpp)
+      pthread_mutex_init(&vpp->spares_lock, NULL);
     if (!vpp) {
       status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for the VPP pipeline");
     } else {
@@ -142,6 +176,19 @@ static npu_status ensure_pipeline(npu_hal_device *device, vk_vpp_pipeline **out)
   *out = device->vpp;
   pthread_mutex_unlock(&device->pipelines_lock);
   return status;
+}
+
+void vk_vpp_counts_of(npu_hal_device *device, vk_vpp_counts *counts)
+{
+  *counts = (vk_vpp_counts){0};
+  pthread_mutex_lock(&device->pipelines_lock);
+  vk_vpp_pipeline *vpp = device->vpp;
+  pthread_mutex_unlock(&device->pipelines_lock);
+  if (!vpp)
+    return;
+  pthread_mutex_lock(&vpp->spares_lock);
+  *counts = vpp->counts;
+  pthread_mutex_unlock(&vpp->spares_lock);
 }
 
 void vk_vpp_destroy(npu_hal_device *device)
@@ -239,13 +286,13 @@ static bool group_add_job(dispatch_group *group, const npu_hal_vpp_batch *batch,
     int b = binding_of(group, refs[i].buffer);
     if (b < 0) {
       b = (int)group->binding_count++;
-      group->bindings[b] = (plane_binding){refs[i].buffer, refs[i].offset, refs[i].offset};
+      group->bindings[b] = (plane_binding){refs[i].buffer, vk_offset(refs[i]), vk_offset(refs[i])};
     }
     plane_binding *binding = &group->bindings[b];
-    if (refs[i].offset < binding->start)
-      binding->start = refs[i].offset;
-    if (refs[i].offset + extents[i] > binding->end)
-      binding->end = refs[i].offset + extents[i];
+    if (vk_offset(refs[i]) < binding->start)
+      binding->start = vk_offset(refs[i]);
+    if (vk_offset(refs[i]) + extents[i] > binding->end)
+      binding->end = vk_offset(refs[i]) + extents[i];
   }
   grid grids[2];
   uint32_t grid_count = job_grids(batch, job, grids);
@@ -330,7 +377,7 @@ static void put_plane(table_writer *w, size_t at, const dispatch_group *group,
 {
   const plane_binding *binding = &group->bindings[binding_of(group, ch->base.buffer)];
   put_word(w, at + VPP_PLANE_SLOT, (uint32_t)(binding - group->bindings));
-  put_word(w, at + VPP_PLANE_OFFSET, (uint32_t)(ch->base.offset - binding->start));
+  put_word(w, at + VPP_PLANE_OFFSET, (uint32_t)(vk_offset(ch->base) - binding->start));
   put_word(w, at + VPP_PLANE_PIXEL_STRIDE, ch->pixel_stride);
   put_word(w, at + VPP_PLANE_ROW_STRIDE, ch->row_stride);
 }
@@ -498,43 +545,87 @@ static void record_group(npu_hal_device *device, const vk_vpp_pipeline *vpp,
   }
 }
 
-static void release_descriptors(batch_descriptors *d)
-{
-  if (d->pool)
-    vkDestroyDescriptorPool(d->device->device, d->pool, NULL);
-  free(d);
-}
-
-/* The batch has run: its descriptor sets go, then the caller hears. */
+/* The batch has run: its table and pool become spares (or go, past
+ * MAX_SPARE_BATCHES), then the caller hears. */
 static void batch_done(void *data)
 {
-  batch_descriptors *d = data;
-  npu_hal_task_fn done = d->done;
-  void *done_data = d->done_data;
-  release_descriptors(d);
+  batch_resources *r = data;
+  npu_hal_task_fn done = r->done;
+  void *done_data = r->done_data;
+  vk_vpp_pipeline *vpp = r->device->vpp;
+  pthread_mutex_lock(&vpp->spares_lock);
+  bool kept = vpp->spare_count < MAX_SPARE_BATCHES;
+  if (kept) {
+    r->next = vpp->spares;
+    vpp->spares = r;
+    vpp->spare_count++;
+  }
+  pthread_mutex_unlock(&vpp->spares_lock);
+  if (!kept)
+    release_resources(r);
   if (done)
     done(done_data);
 }
 
-/* A pool with a descriptor set for each of `count` groups, in `sets`. */
-static npu_status make_descriptors(npu_hal_device *device, const vk_vpp_pipeline *vpp,
-                                   size_t count, batch_descriptors *d, VkDescriptorSet *sets)
+/* A spare (or new) table of at least `table_bytes` and pool of at least
+ * `set_count` sets, the sets allocated in `sets`. */
+static npu_status take_resources(npu_hal_device *device, vk_vpp_pipeline *vpp,
+                                 VkDeviceSize table_bytes, uint32_t set_count,
+                                 batch_resources **out, VkDescriptorSet *sets)
 {
-  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               (uint32_t)count * VPP_BINDINGS};
-  VkDescriptorPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                          .maxSets = (uint32_t)count, .poolSizeCount = 1,
-                                          .pPoolSizes = &size};
-  VkResult result = vkCreateDescriptorPool(device->device, &pool_info, NULL, &d->pool);
-  for (size_t g = 0; g < count && result == VK_SUCCESS; g++) {
+  pthread_mutex_lock(&vpp->spares_lock);
+  batch_resources *r = vpp->spares;
+  if (r) {
+    vpp->spares = r->next;
+    vpp->spare_count--;
+  }
+  pthread_mutex_unlock(&vpp->spares_lock);
+  if (!r && !(r = calloc(1, sizeof *r)))
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "VPP: out of host memory");
+  r->device = device;
+  npu_status status = NPU_OK;
+  bool new_table = !r->table || r->table->size < table_bytes;
+  bool new_pool = !r->pool || r->set_capacity < set_count;
+  if (new_table && r->table) {
+    vk_buffer_destroy(device, r->table);
+    r->table = NULL;
+  }
+  if (new_table)
+    status = vk_buffer_create(device, table_bytes, true, &r->table);
+  VkResult result = VK_SUCCESS;
+  if (new_pool && r->pool) {
+    vkDestroyDescriptorPool(device->device, r->pool, NULL);
+    r->pool = VK_NULL_HANDLE;
+  }
+  if (status == NPU_OK && new_pool) {
+    r->set_capacity = set_count;
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, set_count * VPP_BINDINGS};
+    VkDescriptorPoolCreateInfo pool_info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = set_count,
+        .poolSizeCount = 1, .pPoolSizes = &size};
+    result = vkCreateDescriptorPool(device->device, &pool_info, NULL, &r->pool);
+  } else if (status == NPU_OK) {
+    result = vkResetDescriptorPool(device->device, r->pool, 0);
+  }
+  for (uint32_t g = 0; g < set_count && status == NPU_OK && result == VK_SUCCESS; g++) {
     VkDescriptorSetAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                        .descriptorPool = d->pool, .descriptorSetCount = 1,
+                                        .descriptorPool = r->pool, .descriptorSetCount = 1,
                                         .pSetLayouts = &vpp->set_layout};
     result = vkAllocateDescriptorSets(device->device, &info, &sets[g]);
   }
-  if (result != VK_SUCCESS)
-    return npu_set_error(vk_status_of(result), "VPP: cannot allocate descriptor sets: %s",
-                         vk_result_name(result));
+  if (status == NPU_OK && result != VK_SUCCESS)
+    status = npu_set_error(vk_status_of(result), "VPP: cannot allocate descriptor sets: %s",
+                           vk_result_name(result));
+  if (status != NPU_OK) {
+    release_resources(r);
+    return status;
+  }
+  pthread_mutex_lock(&vpp->spares_lock);
+  vpp->counts.batches++;
+  vpp->counts.tables_made += new_table;
+  vpp->counts.pools_made += new_pool;
+  pthread_mutex_unlock(&vpp->spares_lock);
+  *out = r;
   return NPU_OK;
 }
 
@@ -556,13 +647,12 @@ static npu_status vk_vpp_submit(npu_hal_device *device, npu_hal_stream *stream,
                                 npu_hal_vpp_batch *batch, npu_hal_task_fn done, void *done_data)
 {
   vk_vpp_pipeline *vpp = NULL;
-  npu_hal_buffer *table = NULL;
+  batch_resources *resources = NULL;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   size_t group_count = 0;
   dispatch_group *groups = malloc(batch->job_count * sizeof *groups);
   VkDescriptorSet *sets = malloc(batch->job_count * sizeof *sets);
-  batch_descriptors *descriptors = calloc(1, sizeof *descriptors);
-  npu_status status = groups && sets && descriptors
+  npu_status status = groups && sets
                           ? ensure_pipeline(device, &vpp)
                           : npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "VPP: out of host memory");
   if (status == NPU_OK)
@@ -572,32 +662,29 @@ static npu_status vk_vpp_submit(npu_hal_device *device, npu_hal_stream *stream,
   table_writer writer = {NULL, 0};
   if (status == NPU_OK) {
     put_table(&writer, batch, groups, group_count);
-    status = vk_buffer_create(device, writer.next * sizeof(uint32_t), true, &table);
+    status = take_resources(device, vpp, writer.next * sizeof(uint32_t), (uint32_t)group_count,
+                            &resources, sets);
   }
   if (status == NPU_OK) {
-    writer = (table_writer){table->mapped, 0};
+    writer = (table_writer){resources->table->mapped, 0};
     put_table(&writer, batch, groups, group_count);
-    *descriptors = (batch_descriptors){device, VK_NULL_HANDLE, done, done_data};
-    status = make_descriptors(device, vpp, group_count, descriptors, sets);
-  }
-  if (status == NPU_OK)
+    resources->done = done;
+    resources->done_data = done_data;
     status = vk_stream_begin(stream, &commands);
+  }
   if (status == NPU_OK) {
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, vpp->pipeline);
     for (size_t g = 0; g < group_count; g++) {
-      write_descriptors(device, sets[g], table, &groups[g]);
+      write_descriptors(device, sets[g], resources->table, &groups[g]);
       record_group(device, vpp, commands, sets[g], &groups[g]);
     }
-    vk_work work = {.commands = commands, .temporary = table, .done = batch_done,
-                    .done_data = descriptors};
-    status = vk_stream_queue(stream, &work); /* destroys the table once run */
+    vk_work work = {.commands = commands, .done = batch_done, .done_data = resources};
+    status = vk_stream_queue(stream, &work);
     if (status == NPU_OK)
-      descriptors = NULL; /* batch_done's */
+      resources = NULL; /* batch_done's */
   }
-  if (status != NPU_OK && table)
-    vk_buffer_destroy(device, table);
-  if (descriptors)
-    release_descriptors(descriptors);
+  if (resources)
+    release_resources(resources);
   free(sets);
   free(groups);
   free(batch->jobs);

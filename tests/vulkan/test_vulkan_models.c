@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "npu_internal.h"
 #include "vk_test.h"
 #include "vulkan/vk_internal.h"
 
@@ -165,6 +166,127 @@ static void test_small_model(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+typedef struct replay_counts {
+  guint64 runs, recorded, descriptor_updates;
+} replay_counts;
+
+static replay_counts counts_of(npu_device *device)
+{
+  npu_hal_device *hal = npu_device_hal(device);
+  return (replay_counts){atomic_load(&hal->replay_counts.runs),
+                         atomic_load(&hal->replay_counts.recorded),
+                         atomic_load(&hal->replay_counts.descriptor_updates)};
+}
+
+/* Runs the context from `in` into `out` and waits; returns the outputs' floats. */
+static float *run_once(npu_context *context, npu_stream *stream, npu_buffer *in, npu_buffer *out,
+                       size_t floats)
+{
+  NPU_ASSERT_OK(npu_context_run(context, stream, &in, &out));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  float *values = g_new(float, floats);
+  NPU_ASSERT_OK(npu_memcpy_d2h(values, out, 0, floats * sizeof(float)));
+  return values;
+}
+
+/* The loader's model recorded on its first run and replayed after: later
+ * runs record nothing. Input and output buffers alternating as a pool's
+ * do: where the device updates descriptor sets after bind, only those are
+ * rewritten; elsewhere the second pair gets a recording of its own, once.
+ * Then an input imported from host memory. The outputs stay the same. */
+static void test_replay(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "good.onnx", NULL);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  npu_tensor_info shape = {.dtype = NPU_DTYPE_FLOAT32, .rank = 4, .dims = {2, 3, 8, 8}};
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, device, &shape, 1, &context));
+  npu_tensor_info out_info;
+  NPU_ASSERT_OK(npu_context_output_info(context, 0, &out_info));
+  size_t in_floats = floats_in(&shape), out_floats = floats_in(&out_info);
+  float *input = g_new(float, in_floats);
+  for (size_t i = 0; i < in_floats; i++)
+    input[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  npu_buffer *in[2], *out[2];
+  for (int b = 0; b < 2; b++) {
+    NPU_ASSERT_OK(npu_buffer_alloc(device, in_floats * sizeof(float), &in[b]));
+    NPU_ASSERT_OK(npu_memcpy_h2d(in[b], 0, input, in_floats * sizeof(float)));
+    NPU_ASSERT_OK(npu_buffer_alloc(device, out_floats * sizeof(float), &out[b]));
+  }
+  replay_counts start = counts_of(device);
+  float *first = run_once(context, stream, in[0], out[0], out_floats);
+  replay_counts recorded = counts_of(device);
+  g_assert_cmpuint(recorded.runs - start.runs, ==, 1);
+  g_assert_cmpuint(recorded.recorded - start.recorded, ==, 1);
+  for (int r = 0; r < 3; r++) {
+    float *again = run_once(context, stream, in[0], out[0], out_floats);
+    g_assert_cmpmem(again, out_floats * sizeof(float), first, out_floats * sizeof(float));
+    g_free(again);
+  }
+  replay_counts replayed = counts_of(device);
+  g_assert_cmpuint(replayed.runs - recorded.runs, ==, 3);
+  g_assert_cmpuint(replayed.recorded, ==, recorded.recorded);
+  g_assert_cmpuint(replayed.descriptor_updates, ==, recorded.descriptor_updates);
+  /* Other buffers, alternating, as a pool's frames come. */
+  replay_counts rebound = replayed;
+  gboolean updatable = npu_device_hal(device)->update_after_bind;
+  for (int round = 0; round < 2; round++) {
+    replay_counts before = counts_of(device);
+    for (int r = 0; r < 4; r++) {
+      float *other = run_once(context, stream, in[(r + 1) % 2], out[(r + 1) % 2], out_floats);
+      g_assert_cmpmem(other, out_floats * sizeof(float), first, out_floats * sizeof(float));
+      g_free(other);
+    }
+    rebound = counts_of(device);
+    if (round == 0) {
+      g_assert_cmpuint(rebound.descriptor_updates, >, before.descriptor_updates);
+      g_assert_cmpuint(rebound.recorded - before.recorded, ==, updatable ? 0 : 1);
+    } else { /* every pair has its recording now */
+      g_assert_cmpuint(rebound.recorded, ==, before.recorded);
+      if (!updatable)
+        g_assert_cmpuint(rebound.descriptor_updates, ==, before.descriptor_updates);
+    }
+  }
+  /* An input in imported host memory: the buffer starts inside its first
+   * imported page (at g_malloc's address), which the bindings follow. */
+  npu_device_properties props;
+  NPU_ASSERT_OK(npu_device_properties_of(device, &props));
+  if (props.caps.host_import) {
+    float *host = g_new(float, in_floats + 3);
+    memcpy(host + 3, input, in_floats * sizeof(float));
+    npu_buffer *imported;
+    NPU_ASSERT_OK(npu_buffer_import_host(device, host + 3, in_floats * sizeof(float), NULL, NULL,
+                                         &imported));
+    float *from_host = run_once(context, stream, imported, out[0], out_floats);
+    g_assert_cmpmem(from_host, out_floats * sizeof(float), first, out_floats * sizeof(float));
+    g_free(from_host);
+    NPU_ASSERT_OK(npu_buffer_release(imported));
+    g_free(host);
+  }
+  g_test_message("runs %llu, recorded %llu, descriptor sets rewritten %llu (update after bind: %s)",
+                 (unsigned long long)(rebound.runs - start.runs),
+                 (unsigned long long)(rebound.recorded - start.recorded),
+                 (unsigned long long)(rebound.descriptor_updates - start.descriptor_updates),
+                 updatable ? "yes" : "no");
+  for (int b = 0; b < 2; b++) {
+    NPU_ASSERT_OK(npu_buffer_release(in[b]));
+    NPU_ASSERT_OK(npu_buffer_release(out[b]));
+  }
+  g_free(first);
+  g_free(input);
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 static gchar *cached_model(const char *subdir, const char *file)
 {
   gchar *path = g_build_filename(g_get_home_dir(), ".cache", "gst-npu", subdir, file, NULL);
@@ -301,6 +423,7 @@ int main(int argc, char **argv)
   add_declining_backend("vulkan-refusing", refuse_every_operator);
   add_declining_backend("vulkan-without-gemm", refuse_gemm);
   g_test_add_func("/vulkan/small-model", test_small_model);
+  g_test_add_func("/vulkan/replay", test_replay);
   g_test_add_func("/vulkan/cached-models", test_cached_models);
   g_test_add_func("/vulkan/vision-partition", test_vision_partition);
   g_test_add_func("/vulkan/vision-models", test_vision_models);

@@ -11,7 +11,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "npu_internal.h"
 #include "vk_test.h"
+#include "vulkan/vk_internal.h"
 
 static const uint32_t all_formats[] = {
     NPU_FORMAT_NV12, NPU_FORMAT_NV21, NPU_FORMAT_I420, NPU_FORMAT_YV12, NPU_FORMAT_NV16,
@@ -260,6 +262,8 @@ static void test_tensor_batches(void)
     return;
   GRand *rand = g_rand_new_with_seed(16);
   difference diff = {0};
+  vk_vpp_counts before;
+  vk_vpp_counts_of(npu_device_hal(devices[1]), &before);
   for (int i = 0; i < 150; i++) {
     gchar *what = g_strdup_printf("tensor case %d", i);
     uint32_t jobs = (uint32_t)g_rand_int_range(rand, 1, 5);
@@ -267,6 +271,18 @@ static void test_tensor_batches(void)
                     what);
     g_free(what);
   }
+  /* Each batch has run before the next is made: job tables and descriptor
+   * pools are reused, made again only when a batch needs a larger one. */
+  vk_vpp_counts after;
+  vk_vpp_counts_of(npu_device_hal(devices[1]), &after);
+  guint64 batches = after.batches - before.batches;
+  g_test_message("%llu batches: %llu job tables and %llu descriptor pools made",
+                 (unsigned long long)batches,
+                 (unsigned long long)(after.tables_made - before.tables_made),
+                 (unsigned long long)(after.pools_made - before.pools_made));
+  g_assert_cmpuint(batches, >=, 150);
+  g_assert_cmpuint(after.tables_made - before.tables_made, <, batches / 5);
+  g_assert_cmpuint(after.pools_made - before.pools_made, <, batches / 5);
   check_bytes_off(&diff);
   g_rand_free(rand);
   close_devices();
