@@ -1,7 +1,8 @@
 /* oneDNN primitives deferred to the end of a plan (deferred_primitives.c):
  * outside a plan a primitive is made at once; inside, each slot is filled
- * by the compile step, on several threads, with a primitive that computes
- * what it was described to, and a slot dropped before is left alone. */
+ * by the time the compile step returns (by helper threads, or by the
+ * compile step itself) with a primitive that computes what it was
+ * described to, and a slot dropped before is left alone. */
 #include <omp.h>
 
 #include "cpu/kernels/deferred_primitives.h"
@@ -59,30 +60,35 @@ static void test_outside_a_plan_made_at_once(void)
   dnnl_primitive_t slot = NULL;
   g_assert_false(cpu_deferred_add(pd, &slot));
   g_assert_null(slot);
-  NPU_ASSERT_OK(cpu_deferred_compile(2)); /* nothing waits: nothing to do */
+  NPU_ASSERT_OK(cpu_deferred_compile()); /* nothing waits: nothing to do */
   dnnl_primitive_desc_destroy(pd);
 }
 
-static void test_compiled_together(void)
+/* `threads` - 1 helpers compile while descriptions are added; two slots
+ * are dropped on the way: with no helper they are still queued and stay
+ * NULL, with helpers they may be done already (then the caller destroys
+ * the primitive, as a kernel does). */
+static void compile_scales(unsigned threads)
 {
-  enum { COUNT = 24 };
+  enum { COUNT = 24, DROPPED_A = 5, DROPPED_B = COUNT - 1 };
   dnnl_primitive_t slots[COUNT] = {NULL};
-  cpu_deferred_begin();
+  int caller_threads = omp_get_max_threads();
+  cpu_deferred_begin(threads);
   for (int i = 0; i < COUNT; i++) {
     dnnl_primitive_desc_t pd = describe_scale((float)(i + 1));
     g_assert_true(cpu_deferred_add(pd, &slots[i]));
     dnnl_primitive_desc_destroy(pd); /* as a kernel does with its own: a copy waits */
-    g_assert_null(slots[i]);
+    if (i == DROPPED_A)
+      cpu_deferred_drop(&slots[DROPPED_A]);
   }
-  cpu_deferred_drop(&slots[5]);
-  cpu_deferred_drop(&slots[COUNT - 1]);
-  int threads = omp_get_max_threads();
-  NPU_ASSERT_OK(cpu_deferred_compile(4));
-  g_assert_cmpint(omp_get_max_threads(), ==, threads); /* the caller's setting kept */
+  cpu_deferred_drop(&slots[DROPPED_B]);
+  if (threads == 1)
+    g_assert_true(slots[DROPPED_A] == NULL && slots[DROPPED_B] == NULL);
+  NPU_ASSERT_OK(cpu_deferred_compile());
+  g_assert_cmpint(omp_get_max_threads(), ==, caller_threads); /* the caller's setting kept */
   for (int i = 0; i < COUNT; i++) {
-    if (i == 5 || i == COUNT - 1)
-      g_assert_null(slots[i]);
-    else
+    bool dropped = i == DROPPED_A || i == DROPPED_B;
+    if (!dropped || slots[i])
       assert_scales(slots[i], (float)(i + 1));
     if (slots[i])
       dnnl_primitive_destroy(slots[i]);
@@ -94,12 +100,23 @@ static void test_compiled_together(void)
   dnnl_primitive_desc_destroy(pd);
 }
 
+static void test_compiled_at_the_end(void)
+{
+  compile_scales(1);
+}
+
+static void test_compiled_by_helpers(void)
+{
+  compile_scales(4);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_assert_nonnull(cpu_dnnl_engine());
   g_test_add_func("/cpu/deferred-primitives/outside-a-plan-made-at-once",
                   test_outside_a_plan_made_at_once);
-  g_test_add_func("/cpu/deferred-primitives/compiled-together", test_compiled_together);
+  g_test_add_func("/cpu/deferred-primitives/compiled-at-the-end", test_compiled_at_the_end);
+  g_test_add_func("/cpu/deferred-primitives/compiled-by-helpers", test_compiled_by_helpers);
   return g_test_run();
 }

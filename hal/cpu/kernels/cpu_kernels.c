@@ -240,16 +240,16 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   return status;
 }
 
+/* The plan's primitives compiled on the device's thread budget of threads. */
 static void cpu_kernels_begin(npu_hal_device *device)
 {
-  (void)device;
-  cpu_deferred_begin();
+  cpu_deferred_begin(npu_cpu_thread_budget(device));
 }
 
-/* The plan's primitives compiled on the device's thread budget of threads. */
 static npu_status cpu_kernels_ready(npu_hal_device *device)
 {
-  return cpu_deferred_compile(npu_cpu_thread_budget(device));
+  (void)device;
+  return cpu_deferred_compile();
 }
 
 static uint32_t cpu_kernel_packed_inputs(const npu_hal_kernel *kernel)
