@@ -1143,8 +1143,9 @@ static size_t plan_devices(const shape_plan *ctx, npu_device *devices[2])
   return ctx->host == ctx->device ? 1 : 2;
 }
 
-/* Backends that make kernels together (npu_hal_graph_ops.kernels_begin)
- * make the plan's at once, once it has them all. */
+/* Backends that finish kernels in the background (npu_hal_graph_ops.
+ * kernels_begin) do so while the plan creates the next ones; the plan waits
+ * for them all once it has created them. */
 static void begin_kernels(shape_plan *ctx)
 {
   npu_device *devices[2];
