@@ -231,6 +231,15 @@ struct npu_hal_graph_ops {
   /* Scratch memory a kernel needs while it runs; the runtime plans it like a
    * tensor that lives for that one launch. Optional (NULL: none). */
   size_t (*kernel_workspace)(const npu_hal_kernel *kernel);
+  /* Kernels finished in the background: between kernels_begin and
+   * kernels_ready, a kernel that kernel_create returns on the calling
+   * thread may not be ready to run yet (the CPU backend compiles their
+   * oneDNN primitives on helper threads meanwhile); kernels_ready waits
+   * until they all are, reports the first failure, and ends that. Destroying such a kernel before is
+   * allowed. The runtime brackets the creation of a plan's kernels with
+   * them. Optional (NULL: kernel_create returns kernels ready to run). */
+  void (*kernels_begin)(npu_hal_device *device);
+  npu_status (*kernels_ready)(npu_hal_device *device);
   /* Queues the launches, in order, on `stream`; `done` runs after the last. */
   npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
                     const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,

@@ -1135,6 +1135,41 @@ static npu_status add_compiled_launch(shape_plan *ctx, const bool *runs, size_t 
   return status;
 }
 
+/* The plan's devices, each once (the target may be the host). */
+static size_t plan_devices(const shape_plan *ctx, npu_device *devices[2])
+{
+  devices[0] = ctx->device;
+  devices[1] = ctx->host;
+  return ctx->host == ctx->device ? 1 : 2;
+}
+
+/* Backends that finish kernels in the background (npu_hal_graph_ops.
+ * kernels_begin) do so while the plan creates the next ones; the plan waits
+ * for them all once it has created them. */
+static void begin_kernels(shape_plan *ctx)
+{
+  npu_device *devices[2];
+  for (size_t d = 0; d < plan_devices(ctx, devices); d++) {
+    const npu_hal_graph_ops *graph = npu_device_backend(devices[d])->graph;
+    if (graph->kernels_begin)
+      graph->kernels_begin(npu_device_hal(devices[d]));
+  }
+}
+
+static npu_status finish_kernels(shape_plan *ctx)
+{
+  npu_status status = NPU_OK;
+  npu_device *devices[2];
+  for (size_t d = 0; d < plan_devices(ctx, devices); d++) {
+    const npu_hal_graph_ops *graph = npu_device_backend(devices[d])->graph;
+    npu_status ready = graph->kernels_ready ? graph->kernels_ready(npu_device_hal(devices[d]))
+                                            : NPU_OK;
+    if (status == NPU_OK && ready != NPU_OK)
+      status = ready;
+  }
+  return status;
+}
+
 static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
 {
   const npu_graph *g = ctx->graph;
@@ -1180,6 +1215,7 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
   if (!per_op)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   bool compiles = npu_device_backend(ctx->device)->graph->subgraph_compile != NULL;
+  begin_kernels(ctx);
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
     if (!runs[index] || ctx->absorbed[index])
@@ -1191,6 +1227,9 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     }
     status = add_kernel_launch(ctx, index, io);
   }
+  npu_status ready = finish_kernels(ctx);
+  if (status == NPU_OK)
+    status = ready;
   free(per_op);
   free(runs);
   free(io);

@@ -30,8 +30,10 @@ typedef struct options {
 
 typedef struct report {
   double load_ms, plan_ms;
+  double plan_cpu_ms;        /* the process's CPU time while planning (other loads do not count) */
   double replan_ms;          /* the first context planned again for another batch; < 0: none */
   double first_replan_ms;    /* --planned-at/-shape: the first context re-planned for --batch */
+  double first_replan_cpu_ms;
   double first_run_ms;       /* the first run after planning (before any warm-up) */
   char planned[160];         /* the shapes the contexts were planned for first */
   double min_ms, median_ms, p90_ms, max_ms;
@@ -282,7 +284,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     }
     printf("], \"precision\": \"%s\", \"batch\": %d, \"streams\": %d, \"threads\": %d, "
            "\"iterations\": %d, "
-           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"replan_ms\": %.3f, \"first_replan_ms\": %.3f, "
+           "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"plan_cpu_ms\": %.3f, \"replan_ms\": %.3f, "
+           "\"first_replan_ms\": %.3f, \"first_replan_cpu_ms\": %.3f, "
            "\"first_run_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
            "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
@@ -290,7 +293,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            npu_precision_name(o->precision), o->batch, o->streams, o->threads, o->iterations,
-           r->load_ms, r->plan_ms, r->replan_ms, r->first_replan_ms, r->first_run_ms, r->min_ms,
+           r->load_ms, r->plan_ms, r->plan_cpu_ms, r->replan_ms, r->first_replan_ms,
+           r->first_replan_cpu_ms, r->first_run_ms, r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
@@ -309,11 +313,14 @@ static void print_report(const char *model_path, const options *o, const npu_ten
          o->precision != NPU_PRECISION_FP32 && !r->bf16_compute
              ? " asked, ignored: the device computes float32"
              : "");
-  printf("load:         %.1f ms (planning %.1f ms)\n", r->load_ms, r->plan_ms);
+  printf("load:         %.1f ms (planning %.1f ms, %.1f ms of CPU)\n", r->load_ms, r->plan_ms,
+         r->plan_cpu_ms);
   if (o->planned_at || o->planned_shapes)
     printf("planned at:   %s first, re-planned for the input above in %.1f ms (%.1f%% of the "
-           "first plan; the figures below are the re-planned shape's)\n", r->planned,
-           r->first_replan_ms, r->plan_ms > 0 ? 100.0 * r->first_replan_ms / r->plan_ms : 0);
+           "first plan), %.1f ms of CPU (%.1f%%; the figures below are the re-planned "
+           "shape's)\n", r->planned, r->first_replan_ms,
+           r->plan_ms > 0 ? 100.0 * r->first_replan_ms / r->plan_ms : 0, r->first_replan_cpu_ms,
+           r->plan_cpu_ms > 0 ? 100.0 * r->first_replan_cpu_ms / r->plan_cpu_ms : 0);
   if (r->replan_ms >= 0)
     printf("re-planning:  %.1f ms for another batch size (%.0f%% of the first plan; weights "
            "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
@@ -417,7 +424,7 @@ static gboolean measure(const char *model_path, const options *o)
   if (npu_device_properties_of(device, &properties) == NPU_OK)
     r.bf16_compute = properties.caps.bf16_compute;
   npu_context_options context_options = {.precision = o->precision};
-  double planned = now_ms();
+  double planned = now_ms(), planned_cpu = process_cpu_ms();
   for (int s = 0; s < o->streams; s++)
     if (npu_context_create_with_options(model, device, first_shapes, in_count, &context_options,
                                         &workers[s].context) != NPU_OK) {
@@ -425,13 +432,15 @@ static gboolean measure(const char *model_path, const options *o)
       goto done;
     }
   r.plan_ms = (now_ms() - planned) / o->streams;
-  double replanned = now_ms();
+  r.plan_cpu_ms = (process_cpu_ms() - planned_cpu) / o->streams;
+  double replanned = now_ms(), replanned_cpu = process_cpu_ms();
   for (int s = 0; (o->planned_at || o->planned_shapes) && s < o->streams; s++)
     if (npu_context_reshape(workers[s].context, shapes, in_count) != NPU_OK) {
       die_status("re-planning the model for --batch");
       goto done;
     }
   r.first_replan_ms = (now_ms() - replanned) / o->streams;
+  r.first_replan_cpu_ms = (process_cpu_ms() - replanned_cpu) / o->streams;
   size_t at = 0;
   for (uint32_t i = 0; i < in_count && at < sizeof r.planned; i++)
     for (uint32_t d = 0; d < first_shapes[i].rank && at < sizeof r.planned; d++)

@@ -12,6 +12,7 @@
 
 #include "cpu/cpu_stream.h"
 #include "cpu_kernels.h"
+#include "deferred_primitives.h"
 #include "quant_kernels.h"
 
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t)
@@ -239,6 +240,18 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   return status;
 }
 
+/* The plan's primitives compiled on the device's thread budget of threads. */
+static void cpu_kernels_begin(npu_hal_device *device)
+{
+  cpu_deferred_begin(npu_cpu_thread_budget(device));
+}
+
+static npu_status cpu_kernels_ready(npu_hal_device *device)
+{
+  (void)device;
+  return cpu_deferred_compile();
+}
+
 static uint32_t cpu_kernel_packed_inputs(const npu_hal_kernel *kernel)
 {
   return kernel->packed_inputs;
@@ -457,5 +470,7 @@ const npu_hal_graph_ops npu_cpu_graph_ops = {
     .preferred_layout = cpu_preferred_layout,
     .kernel_packed_inputs = cpu_kernel_packed_inputs,
     .kernel_workspace = cpu_kernel_workspace,
+    .kernels_begin = cpu_kernels_begin,
+    .kernels_ready = cpu_kernels_ready,
     .run = cpu_graph_run,
 };

@@ -15,6 +15,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "deferred_primitives.h"
 #include "dnnl_kernels.h"
 
 static dnnl_engine_t engine;
@@ -67,6 +68,7 @@ void cpu_dnnl_free_params(void *data)
   cpu_dnnl_params *p = data;
   if (!p)
     return;
+  cpu_deferred_drop(&p->primitive);
   dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
                               p->scratchpad, p->plain_src, p->plain_dst};
   for (size_t i = 0; i < sizeof memories / sizeof memories[0]; i++)
@@ -477,7 +479,8 @@ static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_mem
   return s == dnnl_success ? dnnl_memory_create(plain, plain_md, engine, DNNL_MEMORY_NONE) : s;
 }
 
-/* The primitive of `pd` and the memories bound to its src, dst and
+/* The primitive of `pd` (compiled now, or with the plan's others where the
+ * plan defers them: cpu_deferred_add) and the memories bound to its src, dst and
  * scratchpad when it runs: the tensors themselves, or where the primitive
  * runs another layout (`run_src`, `run_dst`) than theirs (`src`, `dst`), a
  * copy in the workspace reordered on the way in or out. Sets the kernel's
@@ -490,7 +493,8 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
 {
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
-  dnnl_status_t s = dnnl_primitive_create(&p->primitive, pd);
+  dnnl_status_t s =
+      cpu_deferred_add(pd, &p->primitive) ? dnnl_success : dnnl_primitive_create(&p->primitive, pd);
   if (s == dnnl_success)
     s = dnnl_memory_create(&p->src, run_src, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success)

@@ -1,0 +1,31 @@
+/* oneDNN primitives compiled on helper threads while a plan goes on, and
+ * waited for at its end: compiling (JIT code generation) is most of what a
+ * re-plan for a new shape costs, and oneDNN compiles primitives on any
+ * thread. */
+#ifndef NPU_CPU_DEFERRED_PRIMITIVES_H
+#define NPU_CPU_DEFERRED_PRIMITIVES_H
+
+#include <stdbool.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "npu_hal.h"
+
+/* From now on, primitives asked for on this thread are compiled by
+ * `threads` - 1 helper threads, and by this one in cpu_deferred_compile. */
+void cpu_deferred_begin(unsigned threads);
+/* Whether this thread defers: then `*slot` (NULL until then) is filled,
+ * by the time cpu_deferred_compile returns, from a copy of `pd`, with the
+ * OpenMP thread count this thread has now, and true is returned; false:
+ * the caller creates the primitive itself. */
+bool cpu_deferred_add(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot);
+/* A kernel freed (on the thread that made it) before cpu_deferred_compile:
+ * its slot is forgotten, or if its primitive is being compiled, waited for
+ * (the slot then holds it, or NULL). */
+void cpu_deferred_drop(dnnl_primitive_t *slot);
+/* Compiles what this thread deferred that is still waiting, with the
+ * helpers, waits for them, and stops deferring. The first failure is
+ * reported; every slot is then filled or left NULL. */
+npu_status cpu_deferred_compile(void);
+
+#endif
