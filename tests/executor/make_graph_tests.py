@@ -543,3 +543,23 @@ pointwise_case("pointwise_conv_hardswish_leaky", ["hardswish", "leaky"])
 pointwise_case("pointwise_conv_gelu_relu6", ["gelu_expanded", "relu6"])
 pointwise_case("pointwise_conv_tanh_mul_add", ["tanh", "mul", "add"])
 pointwise_case("pointwise_conv_sigmoid", ["sigmoid"])
+
+
+def narrow_block_conv_case(name):
+    """SqueezeNet's classifier end: a dense convolution into 40 channels (8
+    of them past the last 16-channel block, so the tensor takes blocks of 8)
+    with ReLU, then GlobalAveragePool; batch 2. On AVX-512 the convolution
+    runs on 16-channel blocks in the workspace and is reordered to the
+    tensor's 8-channel blocks on the way out."""
+    x = rng.standard_normal((2, 64, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((40, 64, 3, 3)) * np.sqrt(1 / (64 * 9))).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["y"])]
+    value = np.maximum(conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)), 0)
+    write_case(name, nodes, inits, x, value.mean(axis=(2, 3), keepdims=True))
+
+
+narrow_block_conv_case("conv_narrow_blocks_global_pool")
