@@ -563,3 +563,24 @@ def narrow_block_conv_case(name):
 
 
 narrow_block_conv_case("conv_narrow_blocks_global_pool")
+
+
+def spatial_mean_case(name, channels, keepdims):
+    """ReduceMean over the spatial axes, as exporters write global average
+    pooling (ShuffleNetV2's x.mean([2, 3])), of a convolution's output in
+    its planned layout (16 channels: channel blocks; 12: channels-last),
+    batch 2; then a Relu on the pooled values."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((channels, 8, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(channels).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["m"], axes=[2, -1], keepdims=keepdims),
+             helper.make_node("Relu", ["m"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    write_case(name, nodes, inits, x,
+               np.maximum(value.mean(axis=(2, 3), keepdims=bool(keepdims)), 0))
+
+
+spatial_mean_case("reduce_mean_spatial_blocks", 16, 0)
+spatial_mean_case("reduce_mean_spatial_channels_last_keepdims", 12, 1)
