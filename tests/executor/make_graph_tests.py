@@ -584,3 +584,29 @@ def spatial_mean_case(name, channels, keepdims):
 
 spatial_mean_case("reduce_mean_spatial_blocks", 16, 0)
 spatial_mean_case("reduce_mean_spatial_channels_last_keepdims", 12, 1)
+
+
+def channel_shuffle_case(name):
+    """ShuffleNet's channel shuffle between convolutions: Reshape to
+    (N, 2, C/2, H, W), Transpose of the two channel axes, Reshape back, then
+    the sum with the first convolution's output (still read after the first
+    Reshape) and a Flatten; batch 2. Each Reshape whose input dies there
+    takes that input's memory and copies nothing."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(np.array([2, 2, 4, SIZE, SIZE], np.int64), "split_shape"),
+             numpy_helper.from_array(np.array([2, 8, SIZE, SIZE], np.int64), "joined_shape")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Reshape", ["c", "split_shape"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "joined_shape"], ["s"]),
+             helper.make_node("Add", ["s", "c"], ["a"]),
+             helper.make_node("Flatten", ["a"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    shuffled = value.reshape(2, 2, 4, SIZE, SIZE).transpose(0, 2, 1, 3, 4).reshape(value.shape)
+    write_case(name, nodes, inits, x, (shuffled + value).reshape(2, -1))
+
+
+channel_shuffle_case("reshape_in_place_channel_shuffle")
