@@ -543,3 +543,70 @@ pointwise_case("pointwise_conv_hardswish_leaky", ["hardswish", "leaky"])
 pointwise_case("pointwise_conv_gelu_relu6", ["gelu_expanded", "relu6"])
 pointwise_case("pointwise_conv_tanh_mul_add", ["tanh", "mul", "add"])
 pointwise_case("pointwise_conv_sigmoid", ["sigmoid"])
+
+
+def narrow_block_conv_case(name):
+    """SqueezeNet's classifier end: a dense convolution into 40 channels (8
+    of them past the last 16-channel block, so the tensor takes blocks of 8)
+    with ReLU, then GlobalAveragePool; batch 2. On AVX-512 the convolution
+    runs on 16-channel blocks in the workspace and is reordered to the
+    tensor's 8-channel blocks on the way out."""
+    x = rng.standard_normal((2, 64, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((40, 64, 3, 3)) * np.sqrt(1 / (64 * 9))).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["y"])]
+    value = np.maximum(conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)), 0)
+    write_case(name, nodes, inits, x, value.mean(axis=(2, 3), keepdims=True))
+
+
+narrow_block_conv_case("conv_narrow_blocks_global_pool")
+
+
+def spatial_mean_case(name, channels, keepdims):
+    """ReduceMean over the spatial axes, as exporters write global average
+    pooling (ShuffleNetV2's x.mean([2, 3])), of a convolution's output in
+    its planned layout (16 channels: channel blocks; 12: channels-last),
+    batch 2; then a Relu on the pooled values."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((channels, 8, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(channels).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["m"], axes=[2, -1], keepdims=keepdims),
+             helper.make_node("Relu", ["m"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    write_case(name, nodes, inits, x,
+               np.maximum(value.mean(axis=(2, 3), keepdims=bool(keepdims)), 0))
+
+
+spatial_mean_case("reduce_mean_spatial_blocks", 16, 0)
+spatial_mean_case("reduce_mean_spatial_channels_last_keepdims", 12, 1)
+
+
+def channel_shuffle_case(name):
+    """ShuffleNet's channel shuffle between convolutions: Reshape to
+    (N, 2, C/2, H, W), Transpose of the two channel axes, Reshape back, then
+    the sum with the first convolution's output (still read after the first
+    Reshape) and a Flatten; batch 2. Each Reshape whose input dies there
+    takes that input's memory and copies nothing."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(np.array([2, 2, 4, SIZE, SIZE], np.int64), "split_shape"),
+             numpy_helper.from_array(np.array([2, 8, SIZE, SIZE], np.int64), "joined_shape")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Reshape", ["c", "split_shape"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "joined_shape"], ["s"]),
+             helper.make_node("Add", ["s", "c"], ["a"]),
+             helper.make_node("Flatten", ["a"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    shuffled = value.reshape(2, 2, 4, SIZE, SIZE).transpose(0, 2, 1, 3, 4).reshape(value.shape)
+    write_case(name, nodes, inits, x, (shuffled + value).reshape(2, -1))
+
+
+channel_shuffle_case("reshape_in_place_channel_shuffle")

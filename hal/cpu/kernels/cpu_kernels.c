@@ -124,6 +124,17 @@ static bool works_on_channel_axis(const npu_hal_op *op)
   return op->axes && op->axes->axes[0] == 1;
 }
 
+bool cpu_reduces_spatial_axes(const npu_hal_op *op)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (!op->axes || x->rank < 3 || op->axes->count != x->rank - 2)
+    return false;
+  for (uint32_t i = 0; i < op->axes->count; i++)
+    if (op->axes->axes[i] != 2 + (int64_t)i)
+      return false;
+  return true;
+}
+
 /* Whether kernel entry `e` takes the layouts of `op`'s tensors. */
 static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
 {
@@ -151,7 +162,8 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
          (e->layouts == CPU_LAYOUTS_CHANNEL_AXIS && same_relaid_layout(op) &&
           works_on_channel_axis(op)) ||
          (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op)) ||
-         (e->layouts == CPU_LAYOUTS_BROADCAST && broadcast_layouts_fit(op));
+         (e->layouts == CPU_LAYOUTS_BROADCAST && broadcast_layouts_fit(op)) ||
+         (e->layouts == CPU_LAYOUTS_SPATIAL_REDUCTION && cpu_reduces_spatial_axes(op));
 }
 
 

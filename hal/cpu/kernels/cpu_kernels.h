@@ -43,6 +43,8 @@ typedef enum cpu_layouts {
   CPU_LAYOUTS_BROADCAST,           /* inputs of the output's shape in its layout, broadcast
                                       ones in any layout but other channel blocks (binary
                                       elementwise: strides follow each input's layout) */
+  CPU_LAYOUTS_SPATIAL_REDUCTION,   /* any layout when the operator reduces exactly the
+                                      axes after N and C (ReduceMean as global pooling) */
 } cpu_layouts;
 
 typedef struct cpu_kernel_entry {
@@ -93,6 +95,9 @@ npu_status cpu_unsupported(const npu_hal_op *op, const char *why);
  * first failure of a launch is the one reported. */
 void cpu_kernel_fail(const npu_hal_kernel *kernel, npu_status status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Whether a reduction's axes are exactly those after N and C (global pooling). */
+bool cpu_reduces_spatial_axes(const npu_hal_op *op);
 
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);

@@ -296,16 +296,21 @@ npu_status cpu_dnnl_read_window(const npu_hal_op *op, const npu_hal_tensor_desc 
   return NPU_OK;
 }
 
+/* Whether oneDNN runs 16-float (AVX-512) vectors here. */
+static bool wide_vectors(void)
+{
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  return isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+         isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
 npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t *block)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
     return NPU_HAL_LAYOUT_CHANNELS_LAST;
   /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. */
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
-              isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
-  *block = wide && t->dims[1] % 16 == 0 ? 16 : 8;
+  *block = wide_vectors() && t->dims[1] % 16 == 0 ? 16 : 8;
   return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
@@ -329,6 +334,18 @@ bool cpu_dnnl_fast_implementation(const_dnnl_primitive_desc_t pd)
   const char *name = NULL;
   return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success &&
          name && strncmp(name, "ref", 3) != 0;
+}
+
+/* 0: oneDNN's reference loops; 1: a JIT kernel; 2 (where `widest` asks
+ * for it): a JIT kernel on the machine's widest vectors. On AVX-512, tensors
+ * in blocks of 8 channels get AVX2 kernels, which run half the lanes. */
+static int implementation_rank(const_dnnl_primitive_desc_t pd, bool widest)
+{
+  const char *name = NULL;
+  if (!cpu_dnnl_fast_implementation(pd) ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success)
+    return 0;
+  return widest && wide_vectors() && !strstr(name, "avx512") && !strstr(name, "amx") ? 1 : 2;
 }
 
 typedef struct reorder_job {
@@ -552,13 +569,32 @@ static bool winograd_weights(const dnnl_memory_desc_t *weights)
   return weights->format_kind == dnnl_format_kind_wino;
 }
 
+/* Whether the window multiplies at least 64 values per element it reads
+ * or writes: then a kernel on twice the lanes pays for reordering a tensor
+ * in the workspace (SqueezeNet's 512 -> 1000 1x1 convolution on 8-channel
+ * blocks: 1.8 ms on AVX2 kernels against 1.0 on AVX-512's, 1 thread). Not
+ * for the first convolution on 3 channels nor depthwise ones: they read
+ * and write more than they compute, and ran 1.4 to 1.5x as long so. */
+static bool dense_window(const cpu_dnnl_window *g)
+{
+  int64_t src = 1, dst = 1, products = g->weights[2];
+  for (int d = 0; d < g->spatial + 2; d++) {
+    src *= g->src[d];
+    dst *= g->dst[d];
+  }
+  for (int d = 0; d < g->spatial; d++)
+    products *= g->weights[3 + d];
+  return products * dst >= 64 * (src + dst);
+}
+
 /* The fastest primitive for the window with `weights` (format_any: packed
  * as oneDNN picks; else already packed in that layout): Winograd first if
  * `winograd`, else the algorithm those weights are packed for, in the
  * tensors' layouts. Unless that leaves oneDNN only its reference loops for
- * this shape (say, channels-last in and channel blocks out): then oneDNN's
- * own choice for one tensor, the smaller, reordered in the workspace (it
- * may pad it to a whole block), else for both. */
+ * this shape (say, channels-last in and channel blocks out), or a dense
+ * window narrower vectors than the machine has (dense_window): then
+ * oneDNN's own choice for one tensor, the smaller, reordered in the
+ * workspace (it may pad it to a whole block), else for both. */
 static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed, bool winograd,
                                       const window_mds *m, const dnnl_memory_desc_t *weights,
                                       const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
@@ -580,11 +616,13 @@ static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed,
       {src_larger ? &m->any_src : &m->run_src, src_larger ? &m->run_dst : &m->any_dst},
       {&m->any_src, &m->any_dst},
   };
-  for (size_t f = 0; f < 3 && (s != dnnl_success || !cpu_dnnl_fast_implementation(*pd)); f++) {
+  bool widest = dense_window(g);
+  for (size_t f = 0; f < 3 && (s != dnnl_success || implementation_rank(*pd, widest) < 2); f++) {
     dnnl_primitive_desc_t chosen = NULL;
     if (cpu_dnnl_describe_window(g, transposed, alg, fallbacks[f][0], weights, bias,
                                  fallbacks[f][1], attr, &chosen) == dnnl_success &&
-        (s != dnnl_success || cpu_dnnl_fast_implementation(chosen))) {
+        (s != dnnl_success ||
+         implementation_rank(chosen, widest) > implementation_rank(*pd, widest))) {
       if (*pd)
         dnnl_primitive_desc_destroy(*pd);
       *pd = chosen;

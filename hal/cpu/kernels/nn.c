@@ -442,11 +442,16 @@ static void run_global_pool(const npu_hal_kernel *k, void *const *in, void *cons
   npu_cpu_parallel_for(k->device, (size_t)(p->images * p->groups), global_pool_group, &job);
 }
 
+/* GlobalAveragePool and GlobalMaxPool; ReduceMean over the spatial axes
+ * too (exporters write global average pooling so), with or without its kept
+ * axes: the same values in the same order. */
 static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 || x->rank < 3)
     return cpu_unsupported(op, "float32 inputs with spatial axes only");
+  if (strncmp(op->op_type, "Reduce", 6) == 0 && !cpu_reduces_spatial_axes(op))
+    return cpu_unsupported(op, "a reduction over other axes than the spatial ones");
   global_pool_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -616,6 +621,7 @@ const cpu_kernel_entry cpu_nn_kernels[] = {
     {"AveragePool", create_pool},
     {"GlobalAveragePool", create_global_pool, CPU_LAYOUTS_ANY},
     {"GlobalMaxPool", create_global_pool, CPU_LAYOUTS_ANY},
+    {"ReduceMean", create_global_pool, CPU_LAYOUTS_SPATIAL_REDUCTION},
     {"BatchNormalization", create_batch_norm},
     {"Softmax", create_softmax},
     {"LogSoftmax", create_softmax},
