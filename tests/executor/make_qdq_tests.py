@@ -144,7 +144,7 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_graph(name, shape, x_params, build, kernels):
+def write_graph(name, shape, x_params, build, kernels, opset=13):
     """A float input quantised with x_params, then what build(b, q, real,
     params) adds (returning the last quantised tensor, its values and
     parameters); the last quantised output is y."""
@@ -156,7 +156,7 @@ def write_graph(name, shape, x_params, build, kernels):
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("y", TYPES[params[2]], values.shape)], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
@@ -368,7 +368,7 @@ def region(kind, y_type):
     constants -> Q -> conv: the chain becomes one 256-entry table.
     "hardswish": PP-OCR's scaling (Mul, Add) and HardSwish written out
     (Add 3, Clip 0..6, Mul, Div 6), then another scaling; "mixed": the
-    operators HardSigmoid, Tanh, LeakyRelu, Sub, Neg, Abs, Relu."""
+    operators HardSwish (opset 14), HardSigmoid, Tanh, LeakyRelu, Sub, Neg, Abs, Relu."""
     def build(b, q, x, params):
         q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": y_type,
                                                   "y_zero": 3 if y_type == np.int8 else 120})
@@ -383,12 +383,14 @@ def region(kind, y_type):
             s = b.node("Add", [b.node("Mul", [b.const("k", f32(0.8)), s]), b.const("c", f32(0.1))])
             real = (ra * np.clip(ra + f32(3), f32(0), f32(6)) / f32(6)) * f32(0.8) + f32(0.1)
         else:
-            s = b.node("HardSigmoid", [d], alpha=0.25, beta=0.4)
+            s = b.node("HardSwish", [d])
+            s = b.node("HardSigmoid", [s], alpha=0.25, beta=0.4)
             s = b.node("Tanh", [s])
             s = b.node("LeakyRelu", [s], alpha=0.3)
             s = b.node("Sub", [b.const("k", f32(0.25)), s])
             s = b.node("Relu", [b.node("Abs", [b.node("Neg", [s])])])
-            h = np.clip(f32(0.25) * r1 + f32(0.4), f32(0), f32(1))
+            h = r1 * np.clip(r1 / f32(6) + f32(0.5), f32(0), f32(1))
+            h = np.clip(f32(0.25) * h + f32(0.4), f32(0), f32(1))
             t = np.tanh(h.astype(np.float64)).astype(np.float32)
             t = np.where(t >= 0, t, t * f32(0.3))
             real = np.abs(f32(0.25) - t)
@@ -404,7 +406,7 @@ def region(kind, y_type):
 
 # Q, conv1, the table, conv2, Identity.
 write_graph("test_qdq_region_hardswish_u8", (1, 8, 11, 9), U8_X, region("hardswish", np.uint8), 5)
-write_graph("test_qdq_region_mixed_s8", (2, 8, 7, 7), S8_X, region("mixed", np.int8), 5)
+write_graph("test_qdq_region_mixed_s8", (2, 8, 7, 7), S8_X, region("mixed", np.int8), 5, opset=14)
 
 
 def average(y_type):
