@@ -434,7 +434,9 @@ def pair(kind):
     """Two dequantised inputs through elementwise nodes to one Q: a table
     of 65536. "excite": PP-OCR's squeeze-excitation, conv1 -> DQ ->
     GlobalAveragePool -> Q -> 1x1 conv -> DQ -> HardSigmoid, times DQ(conv1)
-    (one scale per channel); "same": DQ(conv1) * DQ(conv2) - 0.5, one shape."""
+    (one scale per channel); "same": DQ(conv1) * DQ(conv2) - 0.5, one shape;
+    "spatial": DQ(conv1) * Sigmoid(DQ(1-channel conv of conv1)), one scale
+    per pixel (any other broadcast: strides, channels-last)."""
     def build(b, q, x, params):
         q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_zero": 110})
         f32 = np.float32
@@ -449,6 +451,11 @@ def pair(kind):
             gate = b.node("HardSigmoid", [b.dequantise(q2, *p2)], alpha=0.2, beta=0.5)
             y = b.node("Mul", [b.dequantise(q1, *p1), gate])
             real = r1 * np.clip(f32(0.2) * r2 + f32(0.5), f32(0), f32(1))
+        elif kind == "spatial":
+            q2, _, p2, r2 = conv_on(b, q1, r1, p1, {"out": 1, "y_type": np.uint8, "y_zero": 128})
+            gate = b.node("Sigmoid", [b.dequantise(q2, *p2)])
+            y = b.node("Mul", [gate, b.dequantise(q1, *p1)])
+            real = r1 * (1 / (1 + np.exp(-r2.astype(np.float64)))).astype(np.float32)
         else:
             q2, _, p2, r2 = conv_on(b, q, x, params, {"out": 16, "y_type": np.uint8,
                                                       "y_zero": 90})
@@ -468,3 +475,5 @@ def pair(kind):
 # conv1, conv2, the table, conv3, Identity.
 write_graph("test_qdq_pair_excite_u8", (2, 8, 7, 9), U8_X, pair("excite"), 7)
 write_graph("test_qdq_pair_same_shape_u8", (1, 8, 6, 7), U8_X, pair("same"), 6)
+# Q, conv1, the 1-channel conv, the table, conv3, Identity.
+write_graph("test_qdq_pair_spatial_u8", (2, 8, 5, 6), U8_X, pair("spatial"), 6)

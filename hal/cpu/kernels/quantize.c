@@ -138,9 +138,44 @@ static npu_status create_dynamic(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- QLinearAdd, QLinearMul ----------------------------------------------------------- */
 
+/* Element strides of two inputs A, B and the output Y along the output's
+ * axes (0 along broadcast axes), and their offsets at the current index. */
 typedef struct broadcast_params {
-  int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* 0 along broadcast axes */
+  int64_t strides[3][NPU_MAX_RANK];
 } broadcast_params;
+
+/* The next output index of `y` odometer-wise, moving the offsets of A, B
+ * and Y (`at`) along. */
+static void next_broadcast_index(const npu_hal_tensor_desc *y, const broadcast_params *p,
+                                 int64_t *index, int64_t at[3])
+{
+  for (uint32_t d = y->rank; d-- > 0;) {
+    for (int t = 0; t < 3; t++)
+      at[t] += p->strides[t][d];
+    if (++index[d] < y->dims[d])
+      return;
+    for (int t = 0; t < 3; t++)
+      at[t] -= p->strides[t][d] * y->dims[d];
+    index[d] = 0;
+  }
+}
+
+/* cpu_broadcast_strides in t's layout: plain, or channels-last (of the
+ * output's rank: channels innermost, then the last spatial axis...). */
+static void layout_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t *strides)
+{
+  cpu_broadcast_strides(t, rank, strides);
+  if (t->layout != NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return;
+  int64_t step = t->dims[1];
+  for (uint32_t d = t->rank; d-- > 0;) {
+    if (d == 1)
+      continue;
+    strides[d] = t->dims[d] == 1 ? 0 : step;
+    step *= t->dims[d];
+  }
+  strides[1] = t->dims[1] == 1 ? 0 : 1;
+}
 
 /* QLinearAdd of three tensors of one shape and 8-bit type, in any one
  * layout: the reference's float arithmetic, vectorised. int8 is read as
@@ -208,20 +243,12 @@ static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *c
   int32_t lo, hi;
   cpu_q_range(y->dtype, &lo, &hi);
   size_t n = cpu_tensor_elements(y);
-  int64_t index[NPU_MAX_RANK] = {0}, a = 0, b = 0;
+  int64_t index[NPU_MAX_RANK] = {0}, at[3] = {0, 0, 0};
   for (size_t i = 0; i < n; i++) {
-    float va = (float)(cpu_q_load(in[0], (size_t)a, k->inputs[0].dtype) - az) * as;
-    float vb = (float)(cpu_q_load(in[3], (size_t)b, k->inputs[3].dtype) - bz) * bs;
+    float va = (float)(cpu_q_load(in[0], (size_t)at[0], k->inputs[0].dtype) - az) * as;
+    float vb = (float)(cpu_q_load(in[3], (size_t)at[1], k->inputs[3].dtype) - bz) * bs;
     cpu_q_store(out[0], i, y->dtype, cpu_q_round((multiply ? va * vb : va + vb) / ys, yz, lo, hi));
-    for (uint32_t d = y->rank; d-- > 0;) { /* the next output index, odometer-wise */
-      a += p->a_strides[d];
-      b += p->b_strides[d];
-      if (++index[d] < y->dims[d])
-        break;
-      a -= p->a_strides[d] * y->dims[d];
-      b -= p->b_strides[d] * y->dims[d];
-      index[d] = 0;
-    }
+    next_broadcast_index(y, p, index, at);
   }
 }
 
@@ -230,8 +257,8 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   broadcast_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
-  cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->a_strides);
-  cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->b_strides);
+  cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->strides[0]);
+  cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->strides[1]);
   k->params = p;
   k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
                ? run_qlinear_add
@@ -426,7 +453,7 @@ typedef enum pair_kind {
   PAIR_ONE,          /* one value: one 256-entry row of the table */
   PAIR_CHANNEL,      /* one per channel (N or 1, C, 1...), plain: a row per plane */
   PAIR_CHANNEL_LAST, /* the same, channels-last: a row per channel of each pixel */
-  PAIR_GENERAL,      /* (or neither is full) any broadcast, plain tensors: strides */
+  PAIR_GENERAL,      /* (or neither is full) any broadcast: strides */
 } pair_kind;
 
 typedef struct pair_params {
@@ -435,7 +462,7 @@ typedef struct pair_params {
   uint32_t full;  /* its input: 0 (A) or 3 (B) */
   size_t images, channels, area;
   bool other_per_image; /* the other's dims[0] is the output's (else 1) */
-  int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* GENERAL */
+  broadcast_params strides; /* GENERAL */
 } pair_params;
 
 typedef struct pair_job {
@@ -492,7 +519,8 @@ static void pair_chunk(void *data, size_t task)
   }
 }
 
-/* Any broadcast of plain tensors: the output's index odometer-wise. */
+/* Any broadcast, plain or channels-last tensors: the output's index
+ * odometer-wise. */
 static void run_pair_general(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const pair_params *p = k->params;
@@ -500,18 +528,10 @@ static void run_pair_general(const npu_hal_kernel *k, void *const *in, void *con
   const uint8_t *a = in[0], *b = in[3];
   uint8_t *o = out[0];
   size_t n = cpu_tensor_elements(y);
-  int64_t index[NPU_MAX_RANK] = {0}, ai = 0, bi = 0;
+  int64_t index[NPU_MAX_RANK] = {0}, at[3] = {0, 0, 0};
   for (size_t i = 0; i < n; i++) {
-    o[i] = p->table[(size_t)b[bi] << 8 | a[ai]];
-    for (uint32_t d = y->rank; d-- > 0;) {
-      ai += p->a_strides[d];
-      bi += p->b_strides[d];
-      if (++index[d] < y->dims[d])
-        break;
-      ai -= p->a_strides[d] * y->dims[d];
-      bi -= p->b_strides[d] * y->dims[d];
-      index[d] = 0;
-    }
+    o[at[2]] = p->table[(size_t)b[at[1]] << 8 | a[at[0]]];
+    next_broadcast_index(y, &p->strides, index, at);
   }
 }
 
@@ -583,14 +603,13 @@ static npu_status create_qlinear_binary_lookup(const npu_hal_op *op, npu_hal_ker
                                                           : values[i];
   if (p->kind != PAIR_GENERAL)
     return NPU_OK;
-  for (uint32_t i = 0; i < op->input_count; i++)
-    if (op->inputs[i].dtype != NPU_DTYPE_UNDEFINED && cpu_tensor_elements(&op->inputs[i]) > 1 &&
-        op->inputs[i].layout != NPU_HAL_LAYOUT_PLAIN)
-      return cpu_unsupported(op, "broadcasts other than per channel take plain tensors");
-  if (y->layout != NPU_HAL_LAYOUT_PLAIN)
-    return cpu_unsupported(op, "broadcasts other than per channel take plain tensors");
-  cpu_broadcast_strides(&op->inputs[0], y->rank, p->a_strides);
-  cpu_broadcast_strides(&op->inputs[3], y->rank, p->b_strides);
+  const npu_hal_tensor_desc *tensors[3] = {&op->inputs[0], &op->inputs[3], y};
+  for (int t = 0; t < 3; t++) {
+    if (tensors[t]->layout != NPU_HAL_LAYOUT_PLAIN &&
+        (tensors[t]->layout != NPU_HAL_LAYOUT_CHANNELS_LAST || tensors[t]->rank != y->rank))
+      return cpu_unsupported(op, "takes plain or channels-last tensors");
+    layout_strides(tensors[t], y->rank, p->strides.strides[t]);
+  }
   k->run = run_pair_general;
   return NPU_OK;
 }
