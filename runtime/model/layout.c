@@ -12,6 +12,7 @@ static bool is_elementwise(const char *op_type)
       "Sqrt", "Abs",       "Neg",     "Erf",  "Reciprocal",  "Floor",     "Ceil",
       "Elu",  "Selu",      "Celu",    "Softplus", "Softsign", "Sign",    "ThresholdedRelu",
       "Mish", "Round", "Mod", "QLinearAdd", "QLinearLookup",
+      "QLinearBinaryLookup",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(op_type, names[i]) == 0)

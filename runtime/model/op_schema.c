@@ -130,6 +130,10 @@ static const npu_op_schema schemas[] = {
      .ranges = NPU_RANGES_PAD},
     {"Pow", 2, 2, 1, 1, 1, INFER(broadcast)},
     {"QLinearAdd", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
+    /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): QLinearAdd's
+     * inputs (B of A's shape, one value or one per channel), then the 65536
+     * output values of every pair of byte values (B * 256 + A). */
+    {"QLinearBinaryLookup", 9, 9, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearConcat", 5, V, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearConv", 8, 9, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"QLinearGlobalAveragePool", 5, 5, 1, 1, 1, MICROSOFT, .min_rank = 3, QUANT},

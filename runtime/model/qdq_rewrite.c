@@ -12,7 +12,9 @@
  * arithmetic between the same roundings (QLinearAdd, QLinearConcat, the
  * table of QLinearLookup), or move 8-bit values whose parameters do not
  * change (MaxPool, Split, Concat), which quantising what was dequantised
- * with the same parameters gives back exactly. */
+ * with the same parameters gives back exactly. A chain of elementwise float
+ * nodes between one DequantizeLinear and a QuantizeLinear is a function of
+ * 256 input values: its table (QLinearLookup) is that arithmetic, done once. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +371,23 @@ static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t
   return become(g, node, NULL, "MaxPool", &input, 1, &out);
 }
 
+/* DQ -> GlobalAveragePool -> [Relu/Clip] -> Q (one 8-bit type) becomes
+ * com.microsoft's QLinearGlobalAveragePool: the mean of the 8-bit values
+ * less the zero point, rescaled once, is the float mean up to rounding. */
+static npu_status rewrite_average(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (n->output_count != 1 || n->outputs[0] < 0 || dequantize < 0 ||
+      !match_output(g, c, node, &out) || x.zero_type != out.y.zero_type)
+    return NPU_OK;
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[5] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2]};
+  return become(g, node, "com.microsoft", "QLinearGlobalAveragePool", inputs, 5, &out);
+}
+
 /* DQ -> Resize (nearest) -> Q with the same parameters on both sides
  * resizes the 8-bit values: nearest only copies them. */
 static npu_status rewrite_resize(npu_graph *g, const npu_consumers *c, int32_t node)
@@ -455,67 +474,233 @@ static npu_status rewrite_split(npu_graph *g, const npu_consumers *c, int32_t no
   return NPU_OK;
 }
 
-/* The Sigmoid reading `tensor` whose output only `mul` reads, or -1. */
-static int32_t sigmoid_for(const npu_graph *g, const npu_consumers *c, int32_t tensor,
-                           int32_t mul)
+/* ---- Elementwise regions: tables of their values ------------------------------------ */
+
+enum { MAX_REGION = 32 };
+
+/* The float elementwise nodes between one or two per-tensor
+ * DequantizeLinear and a QuantizeLinear, every other input a one-value
+ * constant: the region is a function of the one or two 8-bit inputs (any
+ * broadcast of two: the kernel is fast where one has the output's shape
+ * and the other that shape, one value, or one per channel, as a
+ * squeeze-excitation's scale). `nodes` in evaluation order (each after the
+ * nodes it reads), the last one's output the QuantizeLinear's. */
+typedef struct qdq_region {
+  int32_t dequantize[2]; /* [1]: -1 with one input */
+  quant_params x[2];
+  int32_t nodes[MAX_REGION];
+  size_t count;
+} qdq_region;
+
+static const char *const region_ops[] = {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
+                                         "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Neg",
+                                         "Abs"};
+
+static bool region_op(const npu_graph *g, int32_t node)
 {
-  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++) {
-    int32_t reader = (int32_t)c->nodes[k];
-    const npu_graph_node *n = &g->nodes[reader];
-    if (op_is(g, reader, "Sigmoid") && n->output_count == 1 && n->outputs[0] >= 0 &&
-        only_reader(g, c, n->outputs[0]) == mul)
-      return reader;
-  }
+  for (size_t i = 0; i < sizeof region_ops / sizeof region_ops[0]; i++)
+    if (op_is(g, node, region_ops[i]))
+      return true;
+  return false;
+}
+
+/* One float value that broadcasts to any tensor of rank `rank` or more
+ * without changing its shape. */
+static bool scalar_constant(const npu_graph *g, int32_t tensor, uint32_t rank)
+{
+  return constant(g, tensor, NPU_DTYPE_FLOAT32, 1, NULL) && g->tensors[tensor].rank <= rank;
+}
+
+static int32_t region_index(const qdq_region *r, int32_t node)
+{
+  for (size_t i = 0; i < r->count; i++)
+    if (r->nodes[i] == node)
+      return (int32_t)i;
   return -1;
 }
 
-/* DQ -> Sigmoid -> Q, and DQ(x) -> Mul(x, Sigmoid(x)) -> Q (SiLU), with at
- * most a saturating Relu/Clip, become a QLinearLookup: the 256 outputs of
- * the float function of every input value, quantised (computed here, once). */
-static npu_status rewrite_lookup(npu_graph *g, const npu_consumers *c, int32_t node)
+/* Adds the nodes computing `tensor` to `r` (depth first, producers first). */
+static bool collect_region(const npu_graph *g, int32_t tensor, qdq_region *r, int depth)
 {
-  const npu_graph_node *n = &g->nodes[node];
-  bool silu = strcmp(n->proto->op_type, "Mul") == 0;
-  quant_params x;
-  qdq_output out;
-  int32_t dequantize = -1, sigmoid = -1;
-  if (n->input_count != (silu ? 2u : 1u) || n->output_count != 1 || n->outputs[0] < 0)
-    return NPU_OK;
-  for (uint32_t i = 0; i < n->input_count && dequantize < 0; i++) {
-    dequantize = dequantized_input(g, node, i, &x);
-    sigmoid = silu && dequantize >= 0 ? sigmoid_for(g, c, n->inputs[i], node) : -1;
-    if (silu && (sigmoid < 0 || g->nodes[sigmoid].outputs[0] != n->inputs[1 - i]))
-      dequantize = -1;
+  if (tensor < 0 || depth > MAX_REGION)
+    return false;
+  int32_t producer = g->tensors[tensor].producer;
+  if (op_is(g, producer, "DequantizeLinear")) {
+    for (int k = 0; k < 2; k++) {
+      if (r->dequantize[k] == producer)
+        return true;
+      if (r->dequantize[k] < 0) {
+        r->dequantize[k] = producer;
+        return read_params(g, producer, 1, &r->x[k]);
+      }
+    }
+    return false;
   }
-  if (dequantize < 0 || !match_output(g, c, node, &out))
+  if (!region_op(g, producer) || g->nodes[producer].output_count != 1)
+    return false;
+  if (region_index(r, producer) >= 0)
+    return true;
+  const npu_graph_node *n = &g->nodes[producer];
+  for (uint32_t i = 0; i < n->input_count; i++) {
+    if (n->inputs[i] < 0 || g->tensors[n->inputs[i]].constant)
+      continue; /* (checked below, once the input's rank is known) */
+    if (!collect_region(g, n->inputs[i], r, depth + 1))
+      return false;
+  }
+  if (r->count == MAX_REGION)
+    return false;
+  r->nodes[r->count++] = producer;
+  return true;
+}
+
+/* The region ending at QuantizeLinear `quantize`: one or two
+ * DequantizeLinear, scalar constants, and nodes whose outputs only region
+ * nodes read. */
+static bool match_region(const npu_graph *g, const npu_consumers *c, int32_t quantize,
+                         qdq_region *r)
+{
+  r->dequantize[0] = r->dequantize[1] = -1;
+  r->count = 0;
+  int32_t y = g->nodes[quantize].inputs[0];
+  if (!collect_region(g, y, r, 0) || r->count == 0 || r->dequantize[0] < 0 ||
+      g->nodes[r->nodes[r->count - 1]].outputs[0] != y || only_reader(g, c, y) != quantize)
+    return false;
+  const npu_graph_tensor *x = &g->tensors[g->nodes[r->dequantize[0]].inputs[0]];
+  uint32_t rank = x->has_shape ? x->rank : 1; /* (shapes are known per plan, later) */
+  for (size_t i = 0; i < r->count; i++) {
+    const npu_graph_node *n = &g->nodes[r->nodes[i]];
+    for (uint32_t k = 0; k < n->input_count; k++)
+      if (n->inputs[k] >= 0 && g->tensors[n->inputs[k]].constant &&
+          !scalar_constant(g, n->inputs[k], rank))
+        return false;
+    int32_t out = n->outputs[0];
+    if (i + 1 == r->count)
+      continue;
+    if (out < 0 || is_output(g, out))
+      return false;
+    for (uint32_t k = c->offsets[out]; k < c->offsets[out + 1]; k++)
+      if (region_index(r, (int32_t)c->nodes[k]) < 0)
+        return false;
+  }
+  return true;
+}
+
+/* Node `n` of the region on float `in` (its inputs' values), as ONNX
+ * defines it in float. */
+static float region_apply(const npu_graph *g, const npu_graph_node *n, const float *in)
+{
+  const char *type = n->proto->op_type;
+  float x = in[0];
+  if (!strcmp(type, "Add"))
+    return x + in[1];
+  if (!strcmp(type, "Sub"))
+    return x - in[1];
+  if (!strcmp(type, "Mul"))
+    return x * in[1];
+  if (!strcmp(type, "Div"))
+    return x / in[1];
+  if (!strcmp(type, "Relu"))
+    return x > 0 ? x : 0;
+  if (!strcmp(type, "Clip")) {
+    float low = g->opset < 11 ? float_attribute(n, "min", -INFINITY) : in[1];
+    float high = g->opset < 11 ? float_attribute(n, "max", INFINITY) : in[2];
+    return x < low ? low : x > high ? high : x;
+  }
+  if (!strcmp(type, "Sigmoid"))
+    return 1.0f / (1.0f + expf(-x));
+  if (!strcmp(type, "HardSigmoid") || !strcmp(type, "HardSwish")) {
+    bool swish = !strcmp(type, "HardSwish");
+    float alpha = swish ? 1.0f / 6 : float_attribute(n, "alpha", 0.2f);
+    float beta = swish ? 0.5f : float_attribute(n, "beta", 0.5f);
+    float h = fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
+    return swish ? x * h : h;
+  }
+  if (!strcmp(type, "Tanh"))
+    return tanhf(x);
+  if (!strcmp(type, "LeakyRelu"))
+    return x >= 0 ? x : x * float_attribute(n, "alpha", 0.01f);
+  if (!strcmp(type, "Neg"))
+    return -x;
+  return fabsf(x); /* Abs */
+}
+
+/* The region's float value on the dequantised inputs `real`. */
+static float region_value(const npu_graph *g, const qdq_region *r, const float real[2])
+{
+  float values[MAX_REGION];
+  for (size_t i = 0; i < r->count; i++) {
+    const npu_graph_node *n = &g->nodes[r->nodes[i]];
+    float in[3] = {0, -INFINITY, INFINITY}; /* (Clip's bounds left out) */
+    for (uint32_t k = 0; k < n->input_count && k < 3; k++) {
+      int32_t t = n->inputs[k], producer = t >= 0 ? g->tensors[t].producer : -1;
+      if (t < 0)
+        continue;
+      if (g->tensors[t].constant)
+        in[k] = *(const float *)g->tensors[t].data;
+      else if (producer == r->dequantize[0] || producer == r->dequantize[1])
+        in[k] = real[producer == r->dequantize[0] ? 0 : 1];
+      else
+        in[k] = values[region_index(r, producer)];
+    }
+    values[i] = region_apply(g, n, in);
+  }
+  return values[r->count - 1];
+}
+
+/* The real value of 8-bit value `v` (a byte) under `p`. */
+static float dequantised(const quant_params *p, int v)
+{
+  int32_t q = p->zero_type == NPU_DTYPE_INT8 ? (int8_t)v : v;
+  return (float)(q - load_8bit(p->zeros, 0, p->zero_type)) * p->scales[0];
+}
+
+/* `real` quantised with `p` as QuantizeLinear does (NaN saturates low). */
+static uint8_t quantised(const quant_params *p, float real)
+{
+  int32_t lo = p->zero_type == NPU_DTYPE_INT8 ? -128 : 0, hi = lo + 255;
+  float r = rintf(real / p->scales[0]) + (float)load_8bit(p->zeros, 0, p->zero_type);
+  return (uint8_t)(r >= (float)lo ? (r > (float)hi ? hi : (int32_t)r) : lo);
+}
+
+/* DQ -> elementwise region -> Q becomes, on the region's last node, a
+ * QLinearLookup (one input: its 256 quantised outputs) or a
+ * QLinearBinaryLookup (two: 65536, indexed second * 256 + first byte),
+ * computed here once: one byte lookup per element. */
+static npu_status rewrite_region(npu_graph *g, const npu_consumers *c, int32_t quantize)
+{
+  qdq_region r;
+  quant_params y;
+  if (!read_params(g, quantize, 1, &y) || !match_region(g, c, quantize, &r))
     return NPU_OK;
-  uint8_t *table = malloc(256);
+  int32_t last = r.nodes[r.count - 1];
+  bool binary = r.dequantize[1] >= 0;
+  size_t size = binary ? 65536 : 256;
+  uint8_t *table = malloc(size);
   if (!table || !npu_graph_own(g, table)) {
     free(table);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
-                         n->proto->op_type);
+                         g->nodes[last].proto->op_type);
   }
-  int32_t x_zero = load_8bit(x.zeros, 0, x.zero_type);
-  int32_t y_zero = load_8bit(out.y.zeros, 0, out.y.zero_type);
-  int32_t lo = out.y.zero_type == NPU_DTYPE_INT8 ? -128 : 0, hi = lo + 255;
-  for (int v = 0; v < 256; v++) {
-    int32_t q = x.zero_type == NPU_DTYPE_INT8 ? (int8_t)v : v;
-    float real = (float)(q - x_zero) * x.scales[0];
-    float y = 1.0f / (1.0f + expf(-real)) * (silu ? real : 1.0f);
-    float r = rintf(y / out.y.scales[0]) + (float)y_zero;
-    table[v] = (uint8_t)(r < (float)lo ? lo : r > (float)hi ? hi : (int32_t)r);
+  for (size_t i = 0; i < size; i++) {
+    float real[2] = {dequantised(&r.x[0], (int)(i & 255)),
+                     binary ? dequantised(&r.x[1], (int)(i >> 8)) : 0};
+    table[i] = quantised(&y, region_value(g, &r, real));
   }
-  int64_t dims[1] = {256};
-  int32_t values = npu_graph_add_constant(g, "qdq_lookup", out.y.zero_type, table, dims, 1);
+  int64_t dims[1] = {(int64_t)size};
+  int32_t values = npu_graph_add_constant(g, "qdq_lookup", y.zero_type, table, dims, 1);
   if (values < 0)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
-                         n->proto->op_type);
-  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
-  int32_t inputs[6] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2],
-                       values};
-  if (sigmoid >= 0)
-    g->nodes[sigmoid].folded = true;
-  return become(g, node, "ai.gst-npu", "QLinearLookup", inputs, 6, &out);
+                         g->nodes[last].proto->op_type);
+  const npu_graph_node *a = &g->nodes[r.dequantize[0]], *q = &g->nodes[quantize];
+  const npu_graph_node *b = binary ? &g->nodes[r.dequantize[1]] : a;
+  int32_t one[6] = {a->inputs[0], a->inputs[1], a->inputs[2], q->inputs[1], q->inputs[2], values};
+  int32_t two[9] = {a->inputs[0], a->inputs[1], a->inputs[2], b->inputs[0], b->inputs[1],
+                    b->inputs[2], q->inputs[1], q->inputs[2], values};
+  for (size_t i = 0; i + 1 < r.count; i++)
+    g->nodes[r.nodes[i]].folded = true;
+  qdq_output out = {.activation = -1, .quantize = quantize, .y = y};
+  return binary ? become(g, last, "ai.gst-npu", "QLinearBinaryLookup", two, 9, &out)
+                : become(g, last, "ai.gst-npu", "QLinearLookup", one, 6, &out);
 }
 
 /* Whether a node that is not folded reads `tensor`. */
@@ -558,14 +743,16 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_add(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "MaxPool"))
       status = rewrite_max_pool(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "GlobalAveragePool"))
+      status = rewrite_average(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Resize") || op_is(g, (int32_t)i, "Upsample"))
       status = rewrite_resize(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Concat"))
       status = rewrite_concat(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Split"))
       status = rewrite_split(g, &c, (int32_t)i);
-    else if (op_is(g, (int32_t)i, "Sigmoid") || op_is(g, (int32_t)i, "Mul"))
-      status = rewrite_lookup(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "QuantizeLinear"))
+      status = rewrite_region(g, &c, (int32_t)i);
   }
   npu_consumers_clear(&c);
   if (status == NPU_OK)

@@ -16,8 +16,11 @@
  * output, the same way: Add -> QLinearAdd; MaxPool (input and output
  * parameters equal) and Split (every output's equal to the input's) -> the
  * same op on 8-bit values; Concat -> Concat of 8-bit values (all parameters
- * equal) or QLinearConcat; Sigmoid and SiLU (Mul(x, Sigmoid(x))) ->
- * QLinearLookup, a table of 256 values. DequantizeLinear nodes left without
+ * equal) or QLinearConcat; GlobalAveragePool -> QLinearGlobalAveragePool. Elementwise float nodes (Add, Sub, Mul, Div
+ * by one-value constants, Relu, Clip, Sigmoid, HardSigmoid, HardSwish,
+ * Tanh, LeakyRelu, Neg, Abs: SiLU, HardSwish written out, affine scalings)
+ * between one per-tensor DequantizeLinear and a QuantizeLinear, whose
+ * inner outputs nothing else reads -> QLinearLookup, a table of 256 values. DequantizeLinear nodes left without
  * readers are folded. Everything else, and an activation that is not
  * exactly a saturation, stays in float. */
 npu_status npu_graph_rewrite_qdq(npu_graph *graph);

@@ -44,6 +44,8 @@ static const quant_op quant_ops[] = {
      3},
     {"QLinearAdd", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearMul", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
+    {"QLinearBinaryLookup",
+     {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearGlobalAveragePool", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     {"QLinearSigmoid", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     {"QLinearLookup", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
@@ -298,7 +300,8 @@ npu_status npu_quant_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *out
   npu_hal_tensor_desc inputs[NPU_OP_VARIADIC];
   const void *values[NPU_OP_VARIADIC];
   uint32_t y_scale, y_zero;
-  if (!strcmp(type, "QLinearAdd") || !strcmp(type, "QLinearMul")) {
+  if (!strcmp(type, "QLinearAdd") || !strcmp(type, "QLinearMul") ||
+      !strcmp(type, "QLinearBinaryLookup")) {
     view.op_type = "Add";
     inputs[0] = op->inputs[0];
     inputs[1] = op->inputs[3];

@@ -144,7 +144,7 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_graph(name, shape, x_params, build, kernels):
+def write_graph(name, shape, x_params, build, kernels, opset=13):
     """A float input quantised with x_params, then what build(b, q, real,
     params) adds (returning the last quantised tensor, its values and
     parameters); the last quantised output is y."""
@@ -156,7 +156,7 @@ def write_graph(name, shape, x_params, build, kernels):
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("y", TYPES[params[2]], values.shape)], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
@@ -361,3 +361,119 @@ write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False),
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
 # Q, conv1, Resize, conv2, Identity.
 write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)
+
+
+def region(kind, y_type):
+    """conv -> DQ -> a chain of elementwise float nodes with one-value
+    constants -> Q -> conv: the chain becomes one 256-entry table.
+    "hardswish": PP-OCR's scaling (Mul, Add) and HardSwish written out
+    (Add 3, Clip 0..6, Mul, Div 6), then another scaling; "mixed": the
+    operators HardSwish (opset 14), HardSigmoid, Tanh, LeakyRelu, Sub, Neg, Abs, Relu."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": y_type,
+                                                  "y_zero": 3 if y_type == np.int8 else 120})
+        d = b.dequantise(q1, *p1)
+        f32 = np.float32
+        if kind == "hardswish":
+            a = b.node("Add", [b.node("Mul", [b.const("k", f32(1.3)), d]), b.const("c", f32(-0.2))])
+            ra = r1 * f32(1.3) + f32(-0.2)
+            c = b.node("Clip", [b.node("Add", [a, b.const("three", f32(3))]),
+                                b.const("lo", f32(0)), b.const("hi", f32(6))])
+            s = b.node("Div", [b.node("Mul", [a, c]), b.const("six", f32(6))])
+            s = b.node("Add", [b.node("Mul", [b.const("k", f32(0.8)), s]), b.const("c", f32(0.1))])
+            real = (ra * np.clip(ra + f32(3), f32(0), f32(6)) / f32(6)) * f32(0.8) + f32(0.1)
+        else:
+            s = b.node("HardSwish", [d])
+            s = b.node("HardSigmoid", [s], alpha=0.25, beta=0.4)
+            s = b.node("Tanh", [s])
+            s = b.node("LeakyRelu", [s], alpha=0.3)
+            s = b.node("Sub", [b.const("k", f32(0.25)), s])
+            s = b.node("Relu", [b.node("Abs", [b.node("Neg", [s])])])
+            h = r1 * np.clip(r1 / f32(6) + f32(0.5), f32(0), f32(1))
+            h = np.clip(f32(0.25) * h + f32(0.4), f32(0), f32(1))
+            t = np.tanh(h.astype(np.float64)).astype(np.float32)
+            t = np.where(t >= 0, t, t * f32(0.3))
+            real = np.abs(f32(0.25) - t)
+        real = real.astype(np.float32)
+        p2 = (np.float32((real.max() - real.min()) / 255), 0, y_type)
+        p2 = (p2[0], int(np.clip(np.rint(-real.min() / p2[0]) + (-128 if y_type == np.int8 else 0),
+                                 *limits(y_type))), y_type)
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(s, *p2), r2, p2, {"out": 16})
+        return q3, values, p3
+    return build
+
+
+# Q, conv1, the table, conv2, Identity.
+write_graph("test_qdq_region_hardswish_u8", (1, 8, 11, 9), U8_X, region("hardswish", np.uint8), 5)
+write_graph("test_qdq_region_mixed_s8", (2, 8, 7, 7), S8_X, region("mixed", np.int8), 5, opset=14)
+
+
+def average(y_type):
+    """conv -> DQ -> GlobalAveragePool -> Q -> 1x1 conv: the mean of the
+    8-bit values (the conv's output channels-last)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 24, "y_type": y_type,
+                                                  "y_zero": -7 if y_type == np.int8 else 100})
+        pooled = b.node("GlobalAveragePool", [b.dequantise(q1, *p1)])
+        real = r1.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32)
+        p2 = (np.float32(np.abs(real).max() / 100), 1 if y_type == np.int8 else 128, y_type)
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(pooled, *p2), r2, p2,
+                                    {"out": 8, "kernel": 1, "pad": 0})
+        return q3, values, p3
+    return build
+
+
+# Q, conv1, the average, conv2, Identity.
+write_graph("test_qdq_global_average_u8", (2, 8, 9, 11), U8_X, average(np.uint8), 5)
+write_graph("test_qdq_global_average_s8", (1, 8, 6, 6), S8_X, average(np.int8), 5)
+
+
+def pair(kind):
+    """Two dequantised inputs through elementwise nodes to one Q: a table
+    of 65536. "excite": PP-OCR's squeeze-excitation, conv1 -> DQ ->
+    GlobalAveragePool -> Q -> 1x1 conv -> DQ -> HardSigmoid, times DQ(conv1)
+    (one scale per channel); "same": DQ(conv1) * DQ(conv2) - 0.5, one shape;
+    "spatial": DQ(conv1) * Sigmoid(DQ(1-channel conv of conv1)), one scale
+    per pixel (any other broadcast: strides, channels-last)."""
+    def build(b, q, x, params):
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_zero": 110})
+        f32 = np.float32
+        if kind == "excite":
+            pooled = b.node("GlobalAveragePool", [b.dequantise(q1, *p1)])
+            rp = r1.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32)
+            pp = (np.float32(np.abs(rp).max() / 100), 128, np.uint8)
+            rp = dequantise(quantise(rp, *pp), pp[0], pp[1])
+            q2, _, p2, r2 = conv_on(b, b.quantise(pooled, *pp), rp, pp,
+                                    {"out": 16, "kernel": 1, "pad": 0, "y_type": np.int8,
+                                     "y_zero": 2})
+            gate = b.node("HardSigmoid", [b.dequantise(q2, *p2)], alpha=0.2, beta=0.5)
+            y = b.node("Mul", [b.dequantise(q1, *p1), gate])
+            real = r1 * np.clip(f32(0.2) * r2 + f32(0.5), f32(0), f32(1))
+        elif kind == "spatial":
+            q2, _, p2, r2 = conv_on(b, q1, r1, p1, {"out": 1, "y_type": np.uint8, "y_zero": 128})
+            gate = b.node("Sigmoid", [b.dequantise(q2, *p2)])
+            y = b.node("Mul", [gate, b.dequantise(q1, *p1)])
+            real = r1 * (1 / (1 + np.exp(-r2.astype(np.float64)))).astype(np.float32)
+        else:
+            q2, _, p2, r2 = conv_on(b, q, x, params, {"out": 16, "y_type": np.uint8,
+                                                      "y_zero": 90})
+            y = b.node("Sub", [b.node("Mul", [b.dequantise(q2, *p2), b.dequantise(q1, *p1)]),
+                              b.const("half", f32(0.5))])
+            real = r2 * r1 - f32(0.5)
+        real = real.astype(np.float32)
+        p3 = (np.float32((real.max() - real.min()) / 255), 0, np.uint8)
+        p3 = (p3[0], int(np.clip(np.rint(-real.min() / p3[0]), 0, 255)), np.uint8)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, b.quantise(y, *p3), r3, p3, {"out": 8})
+        return q4, values, p4
+    return build
+
+
+# Q, conv1, the average, the 1x1 conv, the table, conv3, Identity; Q,
+# conv1, conv2, the table, conv3, Identity.
+write_graph("test_qdq_pair_excite_u8", (2, 8, 7, 9), U8_X, pair("excite"), 7)
+write_graph("test_qdq_pair_same_shape_u8", (1, 8, 6, 7), U8_X, pair("same"), 6)
+# Q, conv1, the 1-channel conv, the table, conv3, Identity.
+write_graph("test_qdq_pair_spatial_u8", (2, 8, 5, 6), U8_X, pair("spatial"), 6)

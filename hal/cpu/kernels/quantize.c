@@ -3,7 +3,9 @@
  * quantised operators (QLinearAdd, QLinearMul, QLinearSigmoid,
  * QLinearGlobalAveragePool, QLinearConcat), which compute in float between
  * dequantising their inputs and quantising their output, as ONNX Runtime
- * does. Scales and zero points are read at run time. */
+ * does (scales and zero points are read at run time), and gst-npu's table
+ * lookups of one or two 8-bit inputs (QLinearLookup, QLinearBinaryLookup),
+ * whose tables the QDQ rewriting computes. */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -136,9 +138,44 @@ static npu_status create_dynamic(const npu_hal_op *op, npu_hal_kernel *k)
 
 /* ---- QLinearAdd, QLinearMul ----------------------------------------------------------- */
 
+/* Element strides of two inputs A, B and the output Y along the output's
+ * axes (0 along broadcast axes), and their offsets at the current index. */
 typedef struct broadcast_params {
-  int64_t a_strides[NPU_MAX_RANK], b_strides[NPU_MAX_RANK]; /* 0 along broadcast axes */
+  int64_t strides[3][NPU_MAX_RANK];
 } broadcast_params;
+
+/* The next output index of `y` odometer-wise, moving the offsets of A, B
+ * and Y (`at`) along. */
+static void next_broadcast_index(const npu_hal_tensor_desc *y, const broadcast_params *p,
+                                 int64_t *index, int64_t at[3])
+{
+  for (uint32_t d = y->rank; d-- > 0;) {
+    for (int t = 0; t < 3; t++)
+      at[t] += p->strides[t][d];
+    if (++index[d] < y->dims[d])
+      return;
+    for (int t = 0; t < 3; t++)
+      at[t] -= p->strides[t][d] * y->dims[d];
+    index[d] = 0;
+  }
+}
+
+/* cpu_broadcast_strides in t's layout: plain, or channels-last (of the
+ * output's rank: channels innermost, then the last spatial axis...). */
+static void layout_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t *strides)
+{
+  cpu_broadcast_strides(t, rank, strides);
+  if (t->layout != NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return;
+  int64_t step = t->dims[1];
+  for (uint32_t d = t->rank; d-- > 0;) {
+    if (d == 1)
+      continue;
+    strides[d] = t->dims[d] == 1 ? 0 : step;
+    step *= t->dims[d];
+  }
+  strides[1] = t->dims[1] == 1 ? 0 : 1;
+}
 
 /* QLinearAdd of three tensors of one shape and 8-bit type, in any one
  * layout: the reference's float arithmetic, vectorised. int8 is read as
@@ -206,20 +243,12 @@ static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *c
   int32_t lo, hi;
   cpu_q_range(y->dtype, &lo, &hi);
   size_t n = cpu_tensor_elements(y);
-  int64_t index[NPU_MAX_RANK] = {0}, a = 0, b = 0;
+  int64_t index[NPU_MAX_RANK] = {0}, at[3] = {0, 0, 0};
   for (size_t i = 0; i < n; i++) {
-    float va = (float)(cpu_q_load(in[0], (size_t)a, k->inputs[0].dtype) - az) * as;
-    float vb = (float)(cpu_q_load(in[3], (size_t)b, k->inputs[3].dtype) - bz) * bs;
+    float va = (float)(cpu_q_load(in[0], (size_t)at[0], k->inputs[0].dtype) - az) * as;
+    float vb = (float)(cpu_q_load(in[3], (size_t)at[1], k->inputs[3].dtype) - bz) * bs;
     cpu_q_store(out[0], i, y->dtype, cpu_q_round((multiply ? va * vb : va + vb) / ys, yz, lo, hi));
-    for (uint32_t d = y->rank; d-- > 0;) { /* the next output index, odometer-wise */
-      a += p->a_strides[d];
-      b += p->b_strides[d];
-      if (++index[d] < y->dims[d])
-        break;
-      a -= p->a_strides[d] * y->dims[d];
-      b -= p->b_strides[d] * y->dims[d];
-      index[d] = 0;
-    }
+    next_broadcast_index(y, p, index, at);
   }
 }
 
@@ -228,8 +257,8 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   broadcast_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
-  cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->a_strides);
-  cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->b_strides);
+  cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->strides[0]);
+  cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->strides[1]);
   k->params = p;
   k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
                ? run_qlinear_add
@@ -259,21 +288,53 @@ static void run_qlinear_sigmoid(const npu_hal_kernel *k, void *const *in, void *
     y[i] = table[x[i]];
 }
 
+enum { SUMMED_CHANNELS = 256 }; /* channels summed at a time */
+
+/* Sums of the 8-bit values of `channels` (at most SUMMED_CHANNELS) channels
+ * over `area` pixels a row of `stride` apart (channels innermost). int32:
+ * exact below 2^23 pixels. */
+NPU_VECTOR_CLONES
+static void sum_channels_last(const uint8_t *x, bool is_signed, size_t area, size_t stride,
+                              size_t channels, int32_t *sums)
+{
+  for (size_t c = 0; c < channels; c++)
+    sums[c] = 0;
+  for (size_t s = 0; s < area; s++) {
+    const uint8_t *row = x + s * stride;
+    if (is_signed)
+      for (size_t c = 0; c < channels; c++)
+        sums[c] += (int8_t)row[c];
+    else
+      for (size_t c = 0; c < channels; c++)
+        sums[c] += row[c];
+  }
+}
+
 static void run_qlinear_average(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const npu_hal_tensor_desc *x = &k->inputs[0];
   bool channels_last = *(const bool *)k->params;
   size_t images = (size_t)x->dims[0];
-  size_t channels = (size_t)x->dims[channels_last ? x->rank - 1 : 1];
+  size_t channels = (size_t)(x->layout == NPU_HAL_LAYOUT_CHANNELS_LAST || !channels_last
+                                 ? x->dims[1]
+                                 : x->dims[x->rank - 1]);
   size_t planes = images * channels;
   size_t area = planes ? cpu_tensor_elements(x) / planes : 0;
+  bool summed = channels_last && area < (1u << 23);
   float scale = *(const float *)in[1] / *(const float *)in[3];
   int32_t xz = cpu_q_zero(k, in, 2, 0), yz = cpu_q_zero(k, in, 4, 0), lo, hi;
   cpu_q_range(k->outputs[0].dtype, &lo, &hi);
+  int32_t sums[SUMMED_CHANNELS];
   for (size_t image = 0; image < images; image++)
     for (size_t c = 0; c < channels; c++) {
       int64_t sum = 0;
-      for (size_t s = 0; s < area; s++) {
+      if (summed && c % SUMMED_CHANNELS == 0)
+        sum_channels_last((const uint8_t *)in[0] + image * area * channels + c,
+                          x->dtype == NPU_DTYPE_INT8, area, channels,
+                          channels - c < SUMMED_CHANNELS ? channels - c : SUMMED_CHANNELS, sums);
+      if (summed)
+        sum = sums[c % SUMMED_CHANNELS] - (int64_t)xz * (int64_t)area;
+      for (size_t s = 0; !summed && s < area; s++) {
         size_t i = channels_last ? (image * area + s) * channels + c
                                  : (image * channels + c) * area + s;
         sum += cpu_q_load(in[0], i, x->dtype) - xz;
@@ -289,10 +350,16 @@ static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
     k->run = run_qlinear_sigmoid;
     return NPU_OK;
   }
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  bool relaid = x->layout == NPU_HAL_LAYOUT_CHANNELS_LAST;
+  bool nhwc = op->attributes.get_int(op->attributes.node, "channels_last", 0) != 0;
+  if (x->layout != NPU_HAL_LAYOUT_PLAIN && (!relaid || nhwc))
+    return cpu_unsupported(op, "takes plain NCHW or NHWC, or channels-last NCHW tensors");
   bool *channels_last = malloc(sizeof *channels_last);
   if (!channels_last)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
-  *channels_last = op->attributes.get_int(op->attributes.node, "channels_last", 0) != 0;
+  /* (channels innermost: the attribute says so, or the planned layout) */
+  *channels_last = relaid || nhwc;
   k->params = channels_last;
   k->run = run_qlinear_average;
   return NPU_OK;
@@ -334,19 +401,24 @@ static bool has_vbmi(void)
 }
 #endif
 
+/* y[i] = table[x[i]] for n bytes. */
+static void lookup_bytes(const uint8_t *x, const uint8_t *table, uint8_t *y, size_t n)
+{
+  size_t start = 0;
+#if defined(__x86_64__)
+  if (has_vbmi())
+    start = lookup_vbmi(x, table, y, n);
+#endif
+  for (size_t i = start; i < n; i++)
+    y[i] = table[x[i]];
+}
+
 static void lookup_chunk(void *data, size_t chunk)
 {
   const lookup_job *j = data;
-  const uint8_t *x = j->x, *table = j->table;
-  uint8_t *y = j->y;
   size_t start = chunk * CHUNK;
   size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
-#if defined(__x86_64__)
-  if (has_vbmi())
-    start += lookup_vbmi(x + start, table, y + start, end - start);
-#endif
-  for (size_t i = start; i < end; i++)
-    y[i] = table[x[i]];
+  lookup_bytes(j->x + start, j->table, j->y + start, end - start);
 }
 
 /* Every element through the table (input 5), indexed by its byte: one
@@ -369,6 +441,176 @@ static npu_status create_qlinear_lookup(const npu_hal_op *op, npu_hal_kernel *k)
   memcpy(copy, op->input_values[5], 256);
   k->params = copy;
   k->run = run_qlinear_lookup;
+  return NPU_OK;
+}
+
+/* ---- QLinearBinaryLookup (gst-npu's: see qdq_rewrite.c) ------------------------------ */
+
+/* How the two inputs meet: one, the full one, has the output's shape and
+ * layout, and the other is ... */
+typedef enum pair_kind {
+  PAIR_SAME,         /* of that shape and layout too: element i with element i */
+  PAIR_ONE,          /* one value: one 256-entry row of the table */
+  PAIR_CHANNEL,      /* one per channel (N or 1, C, 1...), plain: a row per plane */
+  PAIR_CHANNEL_LAST, /* the same, channels-last: a row per channel of each pixel */
+  PAIR_GENERAL,      /* (or neither is full) any broadcast: strides */
+} pair_kind;
+
+typedef struct pair_params {
+  uint8_t *table; /* 65536: other * 256 + full (GENERAL: B * 256 + A) */
+  pair_kind kind;
+  uint32_t full;  /* its input: 0 (A) or 3 (B) */
+  size_t images, channels, area;
+  bool other_per_image; /* the other's dims[0] is the output's (else 1) */
+  broadcast_params strides; /* GENERAL */
+} pair_params;
+
+typedef struct pair_job {
+  const pair_params *p;
+  const uint8_t *full, *other;
+  uint8_t *y;
+  size_t count, rows_per_task;
+} pair_job;
+
+static void free_pair(void *data)
+{
+  pair_params *p = data;
+  if (p)
+    free(p->table);
+  free(p);
+}
+
+/* Task `task`: CHUNK elements (SAME, ONE), planes (CHANNEL) or pixels
+ * (CHANNEL_LAST), `rows_per_task` of them. */
+static void pair_chunk(void *data, size_t task)
+{
+  const pair_job *j = data;
+  const pair_params *p = j->p;
+  const uint8_t *table = p->table, *a = j->full, *b = j->other;
+  uint8_t *y = j->y;
+  size_t start = task * j->rows_per_task;
+  size_t end = start + j->rows_per_task < j->count ? start + j->rows_per_task : j->count;
+  switch (p->kind) {
+  case PAIR_SAME:
+    for (size_t i = start; i < end; i++)
+      y[i] = table[(size_t)b[i] << 8 | a[i]];
+    break;
+  case PAIR_ONE:
+    lookup_bytes(a + start, table + ((size_t)b[0] << 8), y + start, end - start);
+    break;
+  case PAIR_CHANNEL: /* plane = image * channels + channel */
+    for (size_t plane = start; plane < end; plane++) {
+      size_t channel = plane % p->channels, image = plane / p->channels;
+      size_t value = b[(p->other_per_image ? image : 0) * p->channels + channel];
+      lookup_bytes(a + plane * p->area, table + (value << 8), y + plane * p->area, p->area);
+    }
+    break;
+  case PAIR_CHANNEL_LAST: /* pixel = image * area + position */
+    for (size_t pixel = start; pixel < end; pixel++) {
+      const uint8_t *values = b + (p->other_per_image ? pixel / p->area : 0) * p->channels;
+      const uint8_t *in = a + pixel * p->channels;
+      uint8_t *o = y + pixel * p->channels;
+      for (size_t c = 0; c < p->channels; c++)
+        o[c] = table[(size_t)values[c] << 8 | in[c]];
+    }
+    break;
+  case PAIR_GENERAL:
+    break; /* (run_pair_general) */
+  }
+}
+
+/* Any broadcast, plain or channels-last tensors: the output's index
+ * odometer-wise. */
+static void run_pair_general(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const pair_params *p = k->params;
+  const npu_hal_tensor_desc *y = &k->outputs[0];
+  const uint8_t *a = in[0], *b = in[3];
+  uint8_t *o = out[0];
+  size_t n = cpu_tensor_elements(y);
+  int64_t index[NPU_MAX_RANK] = {0}, at[3] = {0, 0, 0};
+  for (size_t i = 0; i < n; i++) {
+    o[at[2]] = p->table[(size_t)b[at[1]] << 8 | a[at[0]]];
+    next_broadcast_index(y, &p->strides, index, at);
+  }
+}
+
+static void run_qlinear_binary_lookup(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const pair_params *p = k->params;
+  pair_job job = {p, in[p->full], in[3 - p->full], out[0], cpu_tensor_elements(&k->outputs[0]),
+                  CHUNK};
+  if (p->kind == PAIR_CHANNEL) {
+    job.count = p->images * p->channels;
+    job.rows_per_task = p->area >= CHUNK ? 1 : CHUNK / p->area;
+  } else if (p->kind == PAIR_CHANNEL_LAST) {
+    job.count = p->images * p->area;
+    job.rows_per_task = p->channels >= CHUNK ? 1 : CHUNK / p->channels;
+  }
+  npu_cpu_parallel_for(k->device, (job.count + job.rows_per_task - 1) / job.rows_per_task,
+                       pair_chunk, &job);
+}
+
+static bool has_dims(const npu_hal_tensor_desc *t, const npu_hal_tensor_desc *y)
+{
+  return t->rank == y->rank && !memcmp(t->dims, y->dims, y->rank * sizeof y->dims[0]) &&
+         npu_hal_same_layout(t, y);
+}
+
+/* How the other input meets the full one (of the output's shape). */
+static pair_kind pair_kind_of(const npu_hal_tensor_desc *other, const npu_hal_tensor_desc *y,
+                              pair_params *p)
+{
+  size_t count = cpu_tensor_elements(y), other_count = cpu_tensor_elements(other);
+  if (other_count == 1)
+    return PAIR_ONE;
+  if (has_dims(other, y))
+    return PAIR_SAME;
+  bool channels_last = y->layout == NPU_HAL_LAYOUT_CHANNELS_LAST;
+  if (y->rank < 3 || other->rank != y->rank || other->dims[1] != y->dims[1] ||
+      (y->layout != NPU_HAL_LAYOUT_PLAIN && !channels_last) ||
+      other_count != (size_t)other->dims[0] * (size_t)other->dims[1] ||
+      (other->dims[0] != 1 && other->dims[0] != y->dims[0]))
+    return PAIR_GENERAL;
+  p->images = (size_t)y->dims[0];
+  p->channels = (size_t)y->dims[1];
+  p->area = p->images && p->channels ? count / (p->images * p->channels) : 0;
+  p->other_per_image = other->dims[0] > 1;
+  return channels_last ? PAIR_CHANNEL_LAST : PAIR_CHANNEL;
+}
+
+static npu_status create_qlinear_binary_lookup(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *y = &op->outputs[0], *table = &op->inputs[8];
+  if (!op->input_values[8] || cpu_tensor_elements(table) != 65536 || table->dtype != y->dtype)
+    return cpu_unsupported(op, "the table must be 65536 constant values of the output's type");
+  pair_params *p = calloc(1, sizeof *p);
+  if (p)
+    p->table = malloc(65536);
+  if (!p || !p->table) {
+    free_pair(p);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  }
+  k->params = p;
+  k->free_params = free_pair;
+  k->run = run_qlinear_binary_lookup;
+  p->full = has_dims(&op->inputs[0], y) ? 0 : has_dims(&op->inputs[3], y) ? 3 : NPU_MAX_RANK;
+  p->kind = p->full == NPU_MAX_RANK ? PAIR_GENERAL
+                                    : pair_kind_of(&op->inputs[3 - p->full], y, p);
+  const uint8_t *values = op->input_values[8];
+  for (size_t i = 0; i < 65536; i++) /* (B full: the other is A, the table transposed) */
+    p->table[i] = p->full == 3 && p->kind != PAIR_GENERAL ? values[(i & 255) << 8 | i >> 8]
+                                                          : values[i];
+  if (p->kind != PAIR_GENERAL)
+    return NPU_OK;
+  const npu_hal_tensor_desc *tensors[3] = {&op->inputs[0], &op->inputs[3], y};
+  for (int t = 0; t < 3; t++) {
+    if (tensors[t]->layout != NPU_HAL_LAYOUT_PLAIN &&
+        (tensors[t]->layout != NPU_HAL_LAYOUT_CHANNELS_LAST || tensors[t]->rank != y->rank))
+      return cpu_unsupported(op, "takes plain or channels-last tensors");
+    layout_strides(tensors[t], y->rank, p->strides.strides[t]);
+  }
+  k->run = run_pair_general;
   return NPU_OK;
 }
 
@@ -477,7 +719,11 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     /* (ANY: its table is no activation; the layout planner gives its input
      * and output one layout, as for every elementwise operator) */
     {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
-    {"QLinearGlobalAveragePool", create_qlinear_unary},
+    /* (B of A's shape in A's layout; one per channel in any but channel blocks) */
+    {"QLinearBinaryLookup", create_qlinear_binary_lookup, CPU_LAYOUTS_BROADCAST},
+    /* (plain, or channels-last as int8 activations are planned: the
+     * output's channels are the same bytes in both) */
+    {"QLinearGlobalAveragePool", create_qlinear_unary, CPU_LAYOUTS_ANY},
     {"QLinearConcat", create_qlinear_concat, CPU_LAYOUTS_CHANNEL_AXIS},
     {NULL, NULL},
 };
