@@ -546,3 +546,25 @@ pointwise_case("pointwise_conv_tanh_mul_add", ["tanh", "mul", "add"])
 pointwise_case("pointwise_conv_sigmoid", ["sigmoid"])
 pointwise_case("pointwise_conv_hardsigmoid_tail", ["hardsigmoid"], outputs=37)
 pointwise_case("pointwise_conv_swish_tail", ["swish_expanded"], outputs=37)
+
+
+def global_pool_case(name, channels, size):
+    """GlobalMaxPool and GlobalAveragePool over a convolution's output in its
+    layout (channel blocks or channels-last, by `channels`): whole 16-channel
+    lane groups, a narrower last group, and positions not a multiple of the
+    pooling's unrolling."""
+    x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
+    w = (rng.standard_normal((channels, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(channels).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalMaxPool", ["c"], ["max"]),
+             helper.make_node("GlobalAveragePool", ["c"], ["mean"]),
+             helper.make_node("Add", ["max", "mean"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    write_case(name, nodes, inits, x,
+               value.max(axis=(2, 3), keepdims=True) + value.mean(axis=(2, 3), keepdims=True))
+
+
+for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last")):
+    global_pool_case(f"global_pools_{layout}", channels, 7)
