@@ -568,3 +568,35 @@ def global_pool_case(name, channels, size):
 
 for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last")):
     global_pool_case(f"global_pools_{layout}", channels, 7)
+
+
+def projection_residual_case(name, channels, expanded):
+    """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
+    to `expanded` (channel blocks) and projected back with the residual Add
+    fused. Where `channels` fill no whole block their tensors are in another
+    layout than the expansion's: the projection reads blocks and writes (and
+    adds) in that one."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes, value = [], [], x.astype(np.float64)
+    tensor = "x"
+    for k, (out_channels, kernel) in enumerate(((channels, 3), (expanded, 1), (channels, 1),
+                                                (8, 1))):
+        w = (rng.standard_normal((out_channels, value.shape[1], kernel, kernel)) *
+             np.sqrt(1 / (value.shape[1] * kernel * kernel))).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")]
+        nodes.append(helper.make_node("Conv", [tensor, f"w{k}", f"b{k}"], [f"conv{k}"],
+                                      pads=[kernel // 2] * 4))
+        value = conv(value, w.astype(np.float64), b.astype(np.float64), pad=kernel // 2)
+        tensor = f"conv{k}"
+        if k == 0:
+            residual, residual_value = tensor, value
+        if k == 2:
+            nodes.append(helper.make_node("Add", [tensor, residual], ["projected"]))
+            tensor, value = "projected", value + residual_value
+    nodes[-1].output[0] = "y"
+    write_case(name, nodes, inits, x, value)
+
+
+for channels in (24, 40, 12):
+    projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)

@@ -299,11 +299,13 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t 
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
     return NPU_HAL_LAYOUT_CHANNELS_LAST;
-  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. */
+  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. Channels
+   * that fill no whole block stay channels-last, which oneDNN's AVX-512
+   * kernels also run (in blocks of 8 it has only its AVX2 ones). */
   dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
               isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
-  *block = wide && t->dims[1] % 16 == 0 ? 16 : 8;
+  *block = wide ? 16 : 8;
   return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
@@ -515,6 +517,7 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
 typedef struct window_mds {
   dnnl_memory_desc_t src, dst;         /* the tensors, in the layouts the runtime planned */
   dnnl_memory_desc_t run_src, run_dst; /* those, or format_any where they are plain */
+  dnnl_memory_desc_t src_as_dst;       /* the input in the output's layout */
   dnnl_memory_desc_t any_src, any_dst, user_weights, bias;
 } window_mds;
 
@@ -537,6 +540,8 @@ static void describe_tensors(const npu_hal_op *op, const cpu_dnnl_window *g, boo
   if (op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN)
     m->run_src = m->any_src;
   m->run_dst = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_dst : m->dst;
+  dnnl_memory_desc_init_by_tag(&m->src_as_dst, rank, g->src, products,
+                               layout_tag(&op->outputs[0]));
   dnnl_memory_desc_init_by_tag(&m->user_weights, rank + 1, g->weights, dnnl_f32,
                                transposed ? grouped_transposed_tags[tag]
                                           : grouped_weight_tags[tag]);
@@ -554,7 +559,8 @@ static bool winograd_weights(const dnnl_memory_desc_t *weights)
  * tensors' layouts. Unless that leaves oneDNN only its reference loops for
  * this shape (say, channels-last in and channel blocks out): then oneDNN's
  * own choice for one tensor, the smaller, reordered in the workspace (it
- * may pad it to a whole block), else for both. */
+ * may pad it to a whole block), else the input in the output's layout
+ * (the layout of a fused residual addend), else oneDNN's choice for both. */
 static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed, bool winograd,
                                       const window_mds *m, const dnnl_memory_desc_t *weights,
                                       const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
@@ -573,10 +579,11 @@ static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed,
   bool src_larger = dnnl_memory_desc_get_size(&m->src) >= dnnl_memory_desc_get_size(&m->dst);
   const dnnl_memory_desc_t *fallbacks[][2] = {
       {src_larger ? &m->run_src : &m->any_src, src_larger ? &m->any_dst : &m->run_dst},
+      {&m->src_as_dst, &m->run_dst}, /* before oneDNN's choice, which may be plain */
       {src_larger ? &m->any_src : &m->run_src, src_larger ? &m->run_dst : &m->any_dst},
       {&m->any_src, &m->any_dst},
   };
-  for (size_t f = 0; f < 3 && (s != dnnl_success || !cpu_dnnl_fast_implementation(*pd)); f++) {
+  for (size_t f = 0; f < 4 && (s != dnnl_success || !cpu_dnnl_fast_implementation(*pd)); f++) {
     dnnl_primitive_desc_t chosen = NULL;
     if (cpu_dnnl_describe_window(g, transposed, alg, fallbacks[f][0], weights, bias,
                                  fallbacks[f][1], attr, &chosen) == dnnl_success &&
