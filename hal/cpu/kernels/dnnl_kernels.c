@@ -299,13 +299,11 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t 
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
     return NPU_HAL_LAYOUT_CHANNELS_LAST;
-  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. Channels
-   * that fill no whole block stay channels-last, which oneDNN's AVX-512
-   * kernels also run (in blocks of 8 it has only its AVX2 ones). */
+  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. */
   dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   bool wide = isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
               isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
-  *block = wide ? 16 : 8;
+  *block = wide && t->dims[1] % 16 == 0 ? 16 : 8;
   return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
