@@ -525,12 +525,13 @@ transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2,
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
 
 
-def pointwise_case(name, steps):
+def pointwise_case(name, steps, outputs=16):
     """1x1 convolutions of one position (squeeze-and-excitation's), with
-    fused activations: the CPU backend's own small kernel runs them."""
+    fused activations: the CPU backend's own small kernel runs them (an odd
+    `outputs` leaves a tail after the vector loops)."""
     x = rng.standard_normal((2, 24, 1, 1)).astype(np.float32)
-    w = (rng.standard_normal((16, 24, 1, 1)) * 0.5).astype(np.float32)
-    b = rng.standard_normal(16).astype(np.float32)
+    w = (rng.standard_normal((outputs, 24, 1, 1)) * 0.5).astype(np.float32)
+    b = rng.standard_normal(outputs).astype(np.float32)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t0"])]
     value = np.einsum("nc,mc->nm", x[:, :, 0, 0].astype(np.float64),
@@ -610,3 +611,60 @@ def channel_shuffle_case(name):
 
 
 channel_shuffle_case("reshape_in_place_channel_shuffle")
+
+pointwise_case("pointwise_conv_hardsigmoid_tail", ["hardsigmoid"], outputs=37)
+pointwise_case("pointwise_conv_swish_tail", ["swish_expanded"], outputs=37)
+
+
+def global_pool_case(name, channels, size):
+    """GlobalMaxPool and GlobalAveragePool over a convolution's output in its
+    layout (channel blocks or channels-last, by `channels`): whole 16-channel
+    lane groups, a narrower last group, and positions not a multiple of the
+    pooling's unrolling."""
+    x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
+    w = (rng.standard_normal((channels, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(channels).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalMaxPool", ["c"], ["max"]),
+             helper.make_node("GlobalAveragePool", ["c"], ["mean"]),
+             helper.make_node("Add", ["max", "mean"], ["y"])]
+    value = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    write_case(name, nodes, inits, x,
+               value.max(axis=(2, 3), keepdims=True) + value.mean(axis=(2, 3), keepdims=True))
+
+
+for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last")):
+    global_pool_case(f"global_pools_{layout}", channels, 7)
+
+
+def projection_residual_case(name, channels, expanded):
+    """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
+    to `expanded` (channel blocks) and projected back with the residual Add
+    fused. Where `channels` fill no whole block their tensors are in another
+    layout than the expansion's: the projection reads blocks and writes (and
+    adds) in that one."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes, value = [], [], x.astype(np.float64)
+    tensor = "x"
+    for k, (out_channels, kernel) in enumerate(((channels, 3), (expanded, 1), (channels, 1),
+                                                (8, 1))):
+        w = (rng.standard_normal((out_channels, value.shape[1], kernel, kernel)) *
+             np.sqrt(1 / (value.shape[1] * kernel * kernel))).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")]
+        nodes.append(helper.make_node("Conv", [tensor, f"w{k}", f"b{k}"], [f"conv{k}"],
+                                      pads=[kernel // 2] * 4))
+        value = conv(value, w.astype(np.float64), b.astype(np.float64), pad=kernel // 2)
+        tensor = f"conv{k}"
+        if k == 0:
+            residual, residual_value = tensor, value
+        if k == 2:
+            nodes.append(helper.make_node("Add", [tensor, residual], ["projected"]))
+            tensor, value = "projected", value + residual_value
+    nodes[-1].output[0] = "y"
+    write_case(name, nodes, inits, x, value)
+
+
+for channels in (24, 40, 12):
+    projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)

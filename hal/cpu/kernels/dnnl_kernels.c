@@ -536,6 +536,7 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
 typedef struct window_mds {
   dnnl_memory_desc_t src, dst;         /* the tensors, in the layouts the runtime planned */
   dnnl_memory_desc_t run_src, run_dst; /* those, or format_any where they are plain */
+  dnnl_memory_desc_t src_as_dst;       /* the input in the output's layout */
   dnnl_memory_desc_t any_src, any_dst, user_weights, bias;
 } window_mds;
 
@@ -558,6 +559,8 @@ static void describe_tensors(const npu_hal_op *op, const cpu_dnnl_window *g, boo
   if (op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN)
     m->run_src = m->any_src;
   m->run_dst = op->outputs[0].layout == NPU_HAL_LAYOUT_PLAIN ? m->any_dst : m->dst;
+  dnnl_memory_desc_init_by_tag(&m->src_as_dst, rank, g->src, products,
+                               layout_tag(&op->outputs[0]));
   dnnl_memory_desc_init_by_tag(&m->user_weights, rank + 1, g->weights, dnnl_f32,
                                transposed ? grouped_transposed_tags[tag]
                                           : grouped_weight_tags[tag]);
@@ -594,7 +597,9 @@ static bool dense_window(const cpu_dnnl_window *g)
  * this shape (say, channels-last in and channel blocks out), or a dense
  * window narrower vectors than the machine has (dense_window): then
  * oneDNN's own choice for one tensor, the smaller, reordered in the
- * workspace (it may pad it to a whole block), else for both. */
+ * workspace (it may pad it to a whole block), else the input in the
+ * output's layout (the layout of a fused residual addend), else oneDNN's
+ * choice for both. */
 static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed, bool winograd,
                                       const window_mds *m, const dnnl_memory_desc_t *weights,
                                       const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
@@ -613,11 +618,12 @@ static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed,
   bool src_larger = dnnl_memory_desc_get_size(&m->src) >= dnnl_memory_desc_get_size(&m->dst);
   const dnnl_memory_desc_t *fallbacks[][2] = {
       {src_larger ? &m->run_src : &m->any_src, src_larger ? &m->any_dst : &m->run_dst},
+      {&m->src_as_dst, &m->run_dst}, /* before oneDNN's choice, which may be plain */
       {src_larger ? &m->any_src : &m->run_src, src_larger ? &m->run_dst : &m->any_dst},
       {&m->any_src, &m->any_dst},
   };
   bool widest = dense_window(g);
-  for (size_t f = 0; f < 3 && (s != dnnl_success || implementation_rank(*pd, widest) < 2); f++) {
+  for (size_t f = 0; f < 4 && (s != dnnl_success || implementation_rank(*pd, widest) < 2); f++) {
     dnnl_primitive_desc_t chosen = NULL;
     if (cpu_dnnl_describe_window(g, transposed, alg, fallbacks[f][0], weights, bias,
                                  fallbacks[f][1], attr, &chosen) == dnnl_success &&

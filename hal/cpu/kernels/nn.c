@@ -404,35 +404,58 @@ typedef struct global_pool_job {
   float *y;
 } global_pool_job;
 
+/* Lanes pooled together: 16 side-by-side channels (a 16-channel block; two
+ * AVX2 vectors), in POOL_CHAINS partial results over interleaved positions, so
+ * that consecutive additions do not wait for each other. */
+enum { POOL_LANES = 16, POOL_CHAINS = 4 };
+
+/* The maximum or mean over `positions` of `width` (<= POOL_LANES) channels
+ * that lie side by side, `step` elements from one position to the next. */
+NPU_VECTOR_CLONES
+static void pool_lanes(const float *x, int64_t positions, int64_t step, int64_t width, bool max,
+                       float *restrict y)
+{
+  float acc[POOL_CHAINS][POOL_LANES];
+  for (int chain = 0; chain < POOL_CHAINS; chain++)
+    for (int l = 0; l < POOL_LANES; l++)
+      acc[chain][l] = max ? -INFINITY : 0.0f;
+  int64_t s = 0;
+  if (width == POOL_LANES) /* the common case, unrolled whole */
+    for (; s + POOL_CHAINS <= positions; s += POOL_CHAINS)
+      for (int chain = 0; chain < POOL_CHAINS; chain++) {
+        const float *row = x + (s + chain) * step;
+        for (int l = 0; l < POOL_LANES; l++)
+          acc[chain][l] = max ? (row[l] > acc[chain][l] ? row[l] : acc[chain][l])
+                              : acc[chain][l] + row[l];
+      }
+  for (; s < positions; s++) {
+    const float *row = x + s * step;
+    for (int64_t l = 0; l < width; l++)
+      acc[0][l] = max ? (row[l] > acc[0][l] ? row[l] : acc[0][l]) : acc[0][l] + row[l];
+  }
+  for (int64_t l = 0; l < width; l++) {
+    float v = acc[0][l];
+    for (int chain = 1; chain < POOL_CHAINS; chain++)
+      v = max ? (acc[chain][l] > v ? acc[chain][l] : v) : v + acc[chain][l];
+    y[l] = max ? v : v / (float)positions;
+  }
+}
+
 static void global_pool_group(void *ctx, size_t task)
 {
   const global_pool_job *job = ctx;
   const global_pool_params *p = job->p;
   int64_t n = (int64_t)task / p->groups, group = (int64_t)task % p->groups;
   const float *x = job->x + n * p->channels * p->positions + group * p->group_step;
+  float *y = job->y + n * p->channels + group * p->lanes;
   if (p->lanes == 1) { /* plain: one contiguous row */
     size_t count = (size_t)p->positions;
-    job->y[n * p->channels + group] = p->max ? cpu_max(x, count) : cpu_sum(x, count) / (float)count;
+    *y = p->max ? cpu_max(x, count) : cpu_sum(x, count) / (float)count;
     return;
   }
-  float acc[64];
-  for (int64_t done = 0; done < p->lanes; done += 64) {
-    int64_t width = p->lanes - done < 64 ? p->lanes - done : 64;
-    for (int64_t l = 0; l < width; l++)
-      acc[l] = p->max ? -INFINITY : 0.0f;
-    for (int64_t s = 0; s < p->positions; s++) {
-      const float *row = x + s * p->position_step + done;
-      if (p->max)
-        for (int64_t l = 0; l < width; l++)
-          acc[l] = row[l] > acc[l] ? row[l] : acc[l];
-      else
-        for (int64_t l = 0; l < width; l++)
-          acc[l] += row[l];
-    }
-    float *y = job->y + n * p->channels + group * p->lanes + done;
-    for (int64_t l = 0; l < width; l++)
-      y[l] = p->max ? acc[l] : acc[l] / (float)p->positions;
-  }
+  for (int64_t done = 0; done < p->lanes; done += POOL_LANES)
+    pool_lanes(x + done, p->positions, p->position_step,
+               p->lanes - done < POOL_LANES ? p->lanes - done : POOL_LANES, p->max, y + done);
 }
 
 static void run_global_pool(const npu_hal_kernel *k, void *const *in, void *const *out)

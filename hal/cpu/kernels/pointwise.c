@@ -22,27 +22,56 @@ typedef struct pointwise_params {
 /* Larger products are oneDNN's: its threads pay off there. */
 #define MAX_POINTWISE_WEIGHTS (1 << 18)
 
-static float sigmoid(float v)
+static inline float sigmoid(float v)
 {
   return 1.0f / (1.0f + cpu_expf(-v));
 }
 
-static float activate(const npu_hal_activation *a, float v)
+/* v within [0, 1] (fmaxf and fminf do not vectorise). */
+static inline float unit_clamp(float v)
 {
+  return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* One activation over y[0, n): the kind is chosen once, so that each loop
+ * is branch-free and vectorises (a switch per element kept the gates of
+ * squeeze-and-excitation, Sigmoid and HardSigmoid, scalar). */
+static inline void activate(const npu_hal_activation *a, float *restrict y, int64_t n)
+{
+  float alpha = a->alpha, beta = a->beta;
   switch (a->kind) {
-  case NPU_HAL_ACTIVATION_RELU: return v > 0 ? v : 0;
-  case NPU_HAL_ACTIVATION_LEAKY_RELU: return v > 0 ? v : a->alpha * v;
-  case NPU_HAL_ACTIVATION_CLIP: return v < a->alpha ? a->alpha : v > a->beta ? a->beta : v;
-  case NPU_HAL_ACTIVATION_SIGMOID: return sigmoid(v);
-  case NPU_HAL_ACTIVATION_HARD_SIGMOID: return fmaxf(0, fminf(1, a->alpha * v + a->beta));
-  case NPU_HAL_ACTIVATION_HARD_SWISH: return v * fmaxf(0, fminf(1, v / 6 + 0.5f));
-  case NPU_HAL_ACTIVATION_SWISH: return v * sigmoid(v);
-  case NPU_HAL_ACTIVATION_GELU: return v * 0.5f * (1 + cpu_erff(v * 0.70710678f));
-  case NPU_HAL_ACTIVATION_TANH: return tanhf(v);
-  case NPU_HAL_ACTIVATION_LINEAR: return a->alpha * v + a->beta;
+  case NPU_HAL_ACTIVATION_RELU:
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
+    break;
+  case NPU_HAL_ACTIVATION_LEAKY_RELU:
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : alpha * y[i];
+    break;
+  case NPU_HAL_ACTIVATION_CLIP:
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] < alpha ? alpha : y[i] > beta ? beta : y[i];
+    break;
+  case NPU_HAL_ACTIVATION_SIGMOID:
+    for (int64_t i = 0; i < n; i++) y[i] = sigmoid(y[i]);
+    break;
+  case NPU_HAL_ACTIVATION_HARD_SIGMOID:
+    for (int64_t i = 0; i < n; i++) y[i] = unit_clamp(alpha * y[i] + beta);
+    break;
+  case NPU_HAL_ACTIVATION_HARD_SWISH:
+    for (int64_t i = 0; i < n; i++) y[i] *= unit_clamp(y[i] * (1.0f / 6) + 0.5f);
+    break;
+  case NPU_HAL_ACTIVATION_SWISH:
+    for (int64_t i = 0; i < n; i++) y[i] *= sigmoid(y[i]);
+    break;
+  case NPU_HAL_ACTIVATION_GELU:
+    for (int64_t i = 0; i < n; i++) y[i] *= 0.5f * (1 + cpu_erff(y[i] * 0.70710678f));
+    break;
+  case NPU_HAL_ACTIVATION_TANH:
+    for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]);
+    break;
+  case NPU_HAL_ACTIVATION_LINEAR:
+    for (int64_t i = 0; i < n; i++) y[i] = alpha * y[i] + beta;
+    break;
   case NPU_HAL_ACTIVATION_ADD: break; /* refused at creation */
   }
-  return v;
 }
 
 NPU_VECTOR_CLONES
@@ -61,8 +90,7 @@ static void pointwise_products(const pointwise_params *p, const float *restrict 
         yn[o] += w[o] * v;
     }
     for (uint32_t i = 0; i < p->activation_count; i++)
-      for (int64_t o = 0; o < outs; o++)
-        yn[o] = activate(&p->activations[i], yn[o]);
+      activate(&p->activations[i], yn, outs);
   }
 }
 
