@@ -6,6 +6,7 @@
 
 #include "fusion.h"
 #include "graph.h"
+#include "matmul_rewrite.h"
 #include "qdq_rewrite.h"
 
 static bool is_output(const npu_graph *g, int32_t tensor)
@@ -284,6 +285,8 @@ npu_status npu_graph_optimize(npu_graph *g)
     while (status == NPU_OK && mergeable_follower(g, &consumers, (uint32_t)i, &a, &follower))
       status = merge_affine(g, &consumers, known_tensors, (uint32_t)i, follower, &a);
   }
+  if (status == NPU_OK)
+    npu_graph_move_scales_past_matmuls(g, &consumers);
   free(a.scale);
   free(a.shift);
   npu_consumers_clear(&consumers);

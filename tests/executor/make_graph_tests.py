@@ -505,6 +505,29 @@ def matmul_gelu_case(name):
 matmul_gelu_case("fuse_matmul_bias_gelu_expanded")
 
 
+def attention_scores_case(name):
+    """Attention's scores as exporters write them: the queries divided by a
+    scalar and the keys multiplied by one (scalar first), both moved out of
+    a Transpose, then MatMul and Softmax: the scalings move past the
+    product and run as its post-ops."""
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["q"], perm=[1, 0, 2]),
+             helper.make_node("Div", ["q", "root"], ["q_scaled"]),
+             helper.make_node("Transpose", ["x"], ["k"], perm=[1, 2, 0]),
+             helper.make_node("Mul", ["half", "k"], ["k_scaled"]),
+             helper.make_node("MatMul", ["q_scaled", "k_scaled"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["y"], axis=-1)]
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k)
+             for k, v in (("root", math.sqrt(8)), ("half", 0.5))]
+    x64 = x.astype(np.float64)
+    scores = (np.transpose(x64, (1, 0, 2)) / math.sqrt(8)) @ (0.5 * np.transpose(x64, (1, 2, 0)))
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    write_case(name, nodes, inits, x, e / e.sum(axis=-1, keepdims=True))
+
+
+attention_scores_case("matmul_scaled_operands_attention")
+
+
 def transpose_case(name, shape, perm, dtype=np.float32):
     """A Transpose moving the innermost axis (copied in tiles, several per
     axis and partial ones at the ends), then a Slice reversing the new last
