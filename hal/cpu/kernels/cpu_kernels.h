@@ -43,6 +43,8 @@ typedef enum cpu_layouts {
   CPU_LAYOUTS_BROADCAST,           /* inputs of the output's shape in its layout, broadcast
                                       ones in any layout but other channel blocks (binary
                                       elementwise: strides follow each input's layout) */
+  CPU_LAYOUTS_UNBLOCKED,           /* plain or channels-last, per tensor (Transpose's
+                                      strided copy) */
 } cpu_layouts;
 
 typedef struct cpu_kernel_entry {
