@@ -1,4 +1,5 @@
 /* Load-time rewrites around MatMul (see matmul_rewrite.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "matmul_rewrite.h"
@@ -110,4 +111,122 @@ void npu_graph_move_scales_past_matmuls(npu_graph *g, npu_consumers *c)
         swap_scale_and_product(g, c, (uint32_t)s, (uint32_t)m, operand);
     }
   }
+}
+
+/* ---- constant scales across Transposes ------------------------------------------- */
+
+/* The permutation of Transpose `n` (false when it has none: the reversal
+ * of an axis count not known here). */
+static bool permutation_of(const npu_graph_node *n, uint32_t *perm, uint32_t *rank)
+{
+  for (size_t i = 0; i < n->proto->n_attribute; i++) {
+    const Onnx__AttributeProto *a = n->proto->attribute[i];
+    if (!a->name || strcmp(a->name, "perm") != 0 || a->n_ints == 0 || a->n_ints > NPU_MAX_RANK)
+      continue;
+    *rank = (uint32_t)a->n_ints;
+    for (uint32_t d = 0; d < *rank; d++) {
+      if (a->ints[d] < 0 || a->ints[d] >= (int64_t)*rank)
+        return false;
+      perm[d] = (uint32_t)a->ints[d];
+    }
+    return true;
+  }
+  return false;
+}
+
+/* Constant `c` (broadcast to `rank` axes) as it lines up with the input of
+ * Transpose `perm` instead of its output (axis perm[d] of the input is axis
+ * d of the output), its leading 1s dropped; -1 when out of memory. */
+static int32_t permuted_constant(npu_graph *g, int32_t c, const uint32_t *perm, uint32_t rank)
+{
+  const npu_graph_tensor *t = &g->tensors[c];
+  int64_t out_dims[NPU_MAX_RANK], in_dims[NPU_MAX_RANK], in_strides[NPU_MAX_RANK];
+  for (uint32_t d = 0; d < rank; d++)
+    out_dims[d] = d < rank - t->rank ? 1 : t->dims[d - (rank - t->rank)];
+  for (uint32_t d = 0; d < rank; d++)
+    in_dims[perm[d]] = out_dims[d];
+  int64_t step = 1;
+  for (uint32_t d = rank; d-- > 0;) {
+    in_strides[d] = step;
+    step *= in_dims[d];
+  }
+  size_t count = t->data_size / sizeof(float);
+  float *data = malloc(count * sizeof *data);
+  if (!data || !npu_graph_own(g, data)) {
+    free(data);
+    return -1;
+  }
+  const float *from = t->data;
+  int64_t index[NPU_MAX_RANK] = {0}; /* over the output's axes, in c's element order */
+  for (size_t e = 0; e < count; e++) {
+    int64_t to = 0;
+    for (uint32_t d = 0; d < rank; d++)
+      to += index[d] * in_strides[perm[d]];
+    data[to] = from[e];
+    for (uint32_t d = rank; d-- > 0 && ++index[d] == out_dims[d];)
+      index[d] = 0;
+  }
+  uint32_t first = 0;
+  while (first + 1 < rank && in_dims[first] == 1)
+    first++;
+  return npu_graph_add_constant(g, t->name, NPU_DTYPE_FLOAT32, data, in_dims + first,
+                                rank - first);
+}
+
+/* Transpose t (y = transpose(x)) and Mul m (z = y * c) trade places:
+ * y = x * c', z = transpose(y); m moves to t's place in the node order. */
+static void swap_transpose_and_scale(npu_graph *g, npu_consumers *c, uint32_t t, uint32_t m,
+                                     int32_t permuted)
+{
+  npu_graph_node *transpose = &g->nodes[t], *mul = &g->nodes[m];
+  int32_t x = transpose->inputs[0], y = transpose->outputs[0], z = mul->outputs[0];
+  uint32_t y_slot = mul->inputs[0] == y ? 0 : 1;
+  mul->inputs[y_slot] = x;
+  mul->inputs[1 - y_slot] = permuted;
+  mul->outputs[0] = y;
+  transpose->inputs[0] = y;
+  transpose->outputs[0] = z;
+  g->tensors[y].producer = (int32_t)m;
+  g->tensors[z].producer = (int32_t)t;
+  g->tensors[y].dtype = NPU_DTYPE_UNDEFINED; /* now x's shape: inferred when planning */
+  g->tensors[y].has_shape = false;
+  replace_reader(c, x, t, m);
+  replace_reader(c, y, m, t);
+  size_t at = 0;
+  while (g->order[at] != m)
+    at++;
+  for (; g->order[at - 1] != t; at--)
+    g->order[at] = g->order[at - 1];
+  g->order[at] = t;
+  g->order[at - 1] = m;
+}
+
+npu_status npu_graph_move_scales_before_transposes(npu_graph *g, npu_consumers *c)
+{
+  size_t nodes = g->node_count;
+  for (size_t t = 0; t < nodes; t++) {
+    npu_graph_node *n = &g->nodes[t];
+    uint32_t perm[NPU_MAX_RANK], rank;
+    if (n->folded || !op_is(n, "Transpose") || n->input_count != 1 || n->output_count != 1 ||
+        !permutation_of(n, perm, &rank))
+      continue;
+    int32_t y = n->outputs[0];
+    if (y < 0 || is_output(g, y) || c->offsets[y + 1] - c->offsets[y] != 1)
+      continue;
+    uint32_t m = c->nodes[c->offsets[y]];
+    const npu_graph_node *mul = &g->nodes[m];
+    if (mul->folded || !op_is(mul, "Mul") || mul->input_count != 2 || mul->output_count != 1 ||
+        mul->inputs[0] == mul->inputs[1])
+      continue;
+    int32_t k = mul->inputs[mul->inputs[0] == y ? 1 : 0];
+    const npu_graph_tensor *kt = &g->tensors[k];
+    if (!kt->constant || !kt->data || kt->dtype != NPU_DTYPE_FLOAT32 || kt->rank > rank ||
+        !kt->has_shape)
+      continue;
+    int32_t permuted = permuted_constant(g, k, perm, rank);
+    if (permuted < 0)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory moving a scale");
+    swap_transpose_and_scale(g, c, (uint32_t)t, m, permuted);
+  }
+  return NPU_OK;
 }

@@ -570,6 +570,21 @@ def convnext_block_case(name):
 convnext_block_case("convnext_block_transposes_layer_scale")
 
 
+def transpose_scale_case(name, shape, perm, scale_shape):
+    """A Mul by a constant after a Transpose: moved before it, the constant
+    permuted to the Transpose's input axes."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    k = rng.standard_normal(scale_shape).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["moved"], perm=list(perm)),
+             helper.make_node("Mul", ["moved", "k"], ["y"])]
+    write_case(name, nodes, [numpy_helper.from_array(k, "k")], x,
+               np.transpose(x.astype(np.float64), perm) * k)
+
+
+transpose_scale_case("transpose_then_mul_matrix", (2, 3, 4, 5), (0, 3, 1, 2), (5, 1, 4))
+transpose_scale_case("transpose_then_mul_full", (3, 4), (1, 0), (2, 1, 4, 3))
+
+
 def transpose_case(name, shape, perm, dtype=np.float32):
     """A Transpose moving the innermost axis (copied in tiles, several per
     axis and partial ones at the ends), then a Slice reversing the new last
