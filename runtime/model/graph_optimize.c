@@ -9,14 +9,6 @@
 #include "matmul_rewrite.h"
 #include "qdq_rewrite.h"
 
-static bool is_output(const npu_graph *g, int32_t tensor)
-{
-  for (size_t i = 0; i < g->output_count; i++)
-    if (g->outputs[i] == tensor)
-      return true;
-  return false;
-}
-
 static const Onnx__AttributeProto *attribute_of(const npu_graph_node *n, const char *name)
 {
   for (size_t i = 0; i < n->proto->n_attribute; i++)
@@ -135,7 +127,7 @@ static bool only_this_conv_reads(const npu_graph *g, const npu_consumers *consum
 {
   return (size_t)tensor >= known_tensors ||
          (consumers->offsets[tensor + 1] - consumers->offsets[tensor] == 1 &&
-          !is_output(g, tensor));
+          !npu_graph_is_output(g, tensor));
 }
 
 /* A float constant the Conv may rewrite: `tensor` itself when nothing else
@@ -240,7 +232,7 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
   int32_t out = c->outputs[0];
   const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
   weight_channels wc;
-  if (is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
+  if (npu_graph_is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
       !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank < 3 ||
       !weight_channels_of(g, c, &wc))
     return false;
@@ -254,15 +246,6 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
 }
 
 /* ---- a per-column scale merged into a MatMul's weights --------------------------- */
-
-/* The only reader of `tensor`, -1 when it has another or is a graph output. */
-static int32_t only_reader(const npu_graph *g, const npu_consumers *consumers, int32_t tensor)
-{
-  if (tensor < 0 || is_output(g, tensor) ||
-      consumers->offsets[tensor + 1] - consumers->offsets[tensor] != 1)
-    return -1;
-  return (int32_t)consumers->nodes[consumers->offsets[tensor]];
-}
 
 /* The constant operand of binary node `n` beside `x` when it is a float
  * vector along the last axis of `columns` elements (1 on every other axis,
@@ -299,11 +282,11 @@ static npu_status merge_column_scale(npu_graph *g, const npu_consumers *consumer
     return NPU_OK;
   int64_t rows = w->dims[0], columns = w->dims[1];
   int32_t last = (int32_t)product, bias = -1, scale_tensor;
-  int32_t next = only_reader(g, consumers, p->outputs[0]);
+  int32_t next = npu_consumers_only_reader(g, consumers, p->outputs[0]);
   if (next >= 0 && strcmp(g->nodes[next].proto->op_type, "Add") == 0 &&
       last_axis_vector(g, &g->nodes[next], p->outputs[0], columns, NPU_MAX_RANK, &bias)) {
     last = next;
-    next = only_reader(g, consumers, g->nodes[next].outputs[0]);
+    next = npu_consumers_only_reader(g, consumers, g->nodes[next].outputs[0]);
   }
   /* (the scale's rank at most the product's, 2 or more: the shape stays) */
   const float *scale = next >= 0 && strcmp(g->nodes[next].proto->op_type, "Mul") == 0

@@ -9,14 +9,6 @@ static bool op_is(const npu_graph_node *n, const char *type)
   return strcmp(n->proto->op_type, type) == 0;
 }
 
-static bool is_output(const npu_graph *g, int32_t tensor)
-{
-  for (size_t i = 0; i < g->output_count; i++)
-    if (g->outputs[i] == tensor)
-      return true;
-  return false;
-}
-
 static bool float_scalar_constant(const npu_graph *g, int32_t tensor)
 {
   const npu_graph_tensor *t = tensor >= 0 ? &g->tensors[tensor] : NULL;
@@ -46,7 +38,7 @@ static bool moved_data(const npu_graph *g, int32_t tensor)
  * read by nothing else (the MatMul), of moved data; -1 when there is none. */
 static int32_t scaling_producer(const npu_graph *g, const npu_consumers *c, int32_t tensor)
 {
-  if (tensor < 0 || is_output(g, tensor) || c->offsets[tensor + 1] - c->offsets[tensor] != 1)
+  if (npu_consumers_only_reader(g, c, tensor) < 0)
     return -1;
   int32_t p = g->tensors[tensor].producer;
   const npu_graph_node *n = p >= 0 ? &g->nodes[p] : NULL;
@@ -58,6 +50,22 @@ static int32_t scaling_producer(const npu_graph *g, const npu_consumers *c, int3
   if (!scales || n->inputs[0] == n->inputs[1])
     return -1;
   return moved_data(g, n->inputs[float_scalar_constant(g, n->inputs[1]) ? 0 : 1]) ? p : -1;
+}
+
+/* Node `moved` takes its place in the node order just after `anchor`
+ * (`after`) or just before it. */
+static void reorder_next_to(npu_graph *g, uint32_t moved, uint32_t anchor, bool after)
+{
+  size_t at = 0, count = g->node_count;
+  while (g->order[at] != moved)
+    at++;
+  memmove(g->order + at, g->order + at + 1, (count - at - 1) * sizeof *g->order);
+  at = 0;
+  while (g->order[at] != anchor)
+    at++;
+  at += after;
+  memmove(g->order + at + 1, g->order + at, (count - at - 1) * sizeof *g->order);
+  g->order[at] = moved;
 }
 
 /* The entry of `tensor` in the consumer table naming `from` now names `to`. */
@@ -89,13 +97,7 @@ static void swap_scale_and_product(npu_graph *g, npu_consumers *c, uint32_t s, u
   g->tensors[t].has_shape = false;
   replace_reader(c, x, s, m);
   replace_reader(c, t, m, s);
-  size_t from = 0;
-  while (g->order[from] != s)
-    from++;
-  for (; g->order[from + 1] != m; from++)
-    g->order[from] = g->order[from + 1];
-  g->order[from] = m;
-  g->order[from + 1] = s;
+  reorder_next_to(g, s, m, true);
 }
 
 void npu_graph_move_scales_past_matmuls(npu_graph *g, npu_consumers *c)
@@ -192,13 +194,7 @@ static void swap_transpose_and_scale(npu_graph *g, npu_consumers *c, uint32_t t,
   g->tensors[y].has_shape = false;
   replace_reader(c, x, t, m);
   replace_reader(c, y, m, t);
-  size_t at = 0;
-  while (g->order[at] != m)
-    at++;
-  for (; g->order[at - 1] != t; at--)
-    g->order[at] = g->order[at - 1];
-  g->order[at] = t;
-  g->order[at - 1] = m;
+  reorder_next_to(g, m, t, false);
 }
 
 npu_status npu_graph_move_scales_before_transposes(npu_graph *g, npu_consumers *c)
@@ -210,10 +206,10 @@ npu_status npu_graph_move_scales_before_transposes(npu_graph *g, npu_consumers *
     if (n->folded || !op_is(n, "Transpose") || n->input_count != 1 || n->output_count != 1 ||
         !permutation_of(n, perm, &rank))
       continue;
-    int32_t y = n->outputs[0];
-    if (y < 0 || is_output(g, y) || c->offsets[y + 1] - c->offsets[y] != 1)
+    int32_t y = n->outputs[0], reader = npu_consumers_only_reader(g, c, y);
+    if (reader < 0)
       continue;
-    uint32_t m = c->nodes[c->offsets[y]];
+    uint32_t m = (uint32_t)reader;
     const npu_graph_node *mul = &g->nodes[m];
     if (mul->folded || !op_is(mul, "Mul") || mul->input_count != 2 || mul->output_count != 1 ||
         mul->inputs[0] == mul->inputs[1])
