@@ -175,6 +175,16 @@ static int32_t permuted_constant(npu_graph *g, int32_t c, const uint32_t *perm, 
                                 rank - first);
 }
 
+/* The constant behind Identity nodes (exporters share a parameter between
+ * layers so: ConvNeXt's layer scales), else `tensor` itself. */
+static int32_t through_identities(const npu_graph *g, int32_t tensor)
+{
+  while (tensor >= 0 && !g->tensors[tensor].constant && g->tensors[tensor].producer >= 0 &&
+         op_is(&g->nodes[g->tensors[tensor].producer], "Identity"))
+    tensor = g->nodes[g->tensors[tensor].producer].inputs[0];
+  return tensor;
+}
+
 /* Transpose t (y = transpose(x)) and Mul m (z = y * c) trade places:
  * y = x * c', z = transpose(y); m moves to t's place in the node order. */
 static void swap_transpose_and_scale(npu_graph *g, npu_consumers *c, uint32_t t, uint32_t m,
@@ -214,9 +224,9 @@ npu_status npu_graph_move_scales_before_transposes(npu_graph *g, npu_consumers *
     if (mul->folded || !op_is(mul, "Mul") || mul->input_count != 2 || mul->output_count != 1 ||
         mul->inputs[0] == mul->inputs[1])
       continue;
-    int32_t k = mul->inputs[mul->inputs[0] == y ? 1 : 0];
-    const npu_graph_tensor *kt = &g->tensors[k];
-    if (!kt->constant || !kt->data || kt->dtype != NPU_DTYPE_FLOAT32 || kt->rank > rank ||
+    int32_t k = through_identities(g, mul->inputs[mul->inputs[0] == y ? 1 : 0]);
+    const npu_graph_tensor *kt = k >= 0 ? &g->tensors[k] : NULL;
+    if (!kt || !kt->constant || !kt->data || kt->dtype != NPU_DTYPE_FLOAT32 || kt->rank > rank ||
         !kt->has_shape)
       continue;
     int32_t permuted = permuted_constant(g, k, perm, rank);

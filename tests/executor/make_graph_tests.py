@@ -533,7 +533,8 @@ def convnext_block_case(name):
     LayerNormalization, the MLP (MatMul, bias, Relu, MatMul, bias),
     Transpose back, the layer scale ([C, 1, 1]) and the residual Add. The
     Transposes next to the convolutions' channels-last tensors become plain
-    copies."""
+    copies; the layer scale (behind an Identity, as exporters share it)
+    merges into the second product."""
     c, hidden = 16, 32
     x = rng.standard_normal((2, c, 6, 5)).astype(np.float32)
     w = (rng.standard_normal((c, 1, 3, 3)) * 0.5).astype(np.float32)
@@ -557,7 +558,8 @@ def convnext_block_case(name):
              helper.make_node("MatMul", ["hr", "w2"], ["o"]),
              helper.make_node("Add", ["b2", "o"], ["ob"]),
              helper.make_node("Transpose", ["ob"], ["first"], perm=[0, 3, 1, 2]),
-             helper.make_node("Mul", ["gamma", "first"], ["scaled"]),
+             helper.make_node("Identity", ["gamma"], ["gamma_shared"]),
+             helper.make_node("Mul", ["gamma_shared", "first"], ["scaled"]),
              helper.make_node("Add", ["scaled", "x"], ["y"])]
     x64 = x.astype(np.float64)
     last = np.transpose(conv(x64, w.astype(np.float64), b, group=c), (0, 2, 3, 1))
