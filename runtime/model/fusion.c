@@ -41,19 +41,28 @@ void npu_consumers_clear(npu_consumers *c)
   c->offsets = c->nodes = NULL;
 }
 
-typedef struct matcher {
-  const npu_graph *g;
-  const npu_consumers *c;
-  const npu_fusion_env *env;
-} matcher;
-
-static bool is_output(const npu_graph *g, int32_t tensor)
+bool npu_graph_is_output(const npu_graph *g, int32_t tensor)
 {
   for (size_t i = 0; i < g->output_count; i++)
     if (g->outputs[i] == tensor)
       return true;
   return false;
 }
+
+int32_t npu_consumers_only_reader(const npu_graph *g, const npu_consumers *c, int32_t tensor)
+{
+  if (tensor < 0 || npu_graph_is_output(g, tensor) ||
+      c->offsets[tensor + 1] - c->offsets[tensor] != 1)
+    return -1;
+  return (int32_t)c->nodes[c->offsets[tensor]];
+}
+
+typedef struct matcher {
+  const npu_graph *g;
+  const npu_consumers *c;
+  const npu_fusion_env *env;
+} matcher;
+
 
 static uint32_t readers(const matcher *m, int32_t tensor)
 {
@@ -165,10 +174,9 @@ static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tenso
 /* The only reader of `tensor`, if it has exactly one and is not an output. */
 static bool only_reader(const matcher *m, int32_t tensor, uint32_t *node)
 {
-  if (tensor < 0 || is_output(m->g, tensor) || readers(m, tensor) != 1)
-    return false;
-  *node = reader(m, tensor, 0);
-  return true;
+  int32_t r = npu_consumers_only_reader(m->g, m->c, tensor);
+  *node = r >= 0 ? (uint32_t)r : 0;
+  return r >= 0;
 }
 
 /* x * g(x) where x has two readers: Swish (g = Sigmoid) and HardSwish, as
@@ -200,7 +208,7 @@ static bool erf_gate(const matcher *m, const npu_graph_node *gate, int32_t x, ui
 static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint32_t *nodes,
                        uint32_t *node_count, int32_t *out)
 {
-  if (is_output(m->g, x) || readers(m, x) != 2)
+  if (npu_graph_is_output(m->g, x) || readers(m, x) != 2)
     return false;
   for (uint32_t k = 0; k < 2; k++) {
     uint32_t gate = reader(m, x, k), product = reader(m, x, 1 - k);

@@ -16,6 +16,14 @@ typedef struct npu_consumers {
 npu_status npu_consumers_build(const npu_graph *graph, npu_consumers *consumers);
 void npu_consumers_clear(npu_consumers *consumers);
 
+/* Whether `tensor` is one of the graph's outputs. */
+bool npu_graph_is_output(const npu_graph *graph, int32_t tensor);
+
+/* The one node reading `tensor`; -1 when none or several do, or it is a
+ * graph output. */
+int32_t npu_consumers_only_reader(const npu_graph *graph, const npu_consumers *consumers,
+                                  int32_t tensor);
+
 /* What the matcher asks of the plan. */
 typedef struct npu_fusion_env {
   /* The host value of a constant tensor, NULL when not a constant. */

@@ -70,7 +70,10 @@ int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dty
 
 /* Load-time rewrites: QDQ Convs become QLinearConv (qdq_rewrite.h);
  * BatchNormalization after a Conv with constant weights is merged into the
- * weights and bias. */
+ * weights and bias; scalar scalings of a MatMul's operands move after it,
+ * constant scales across Transposes (matmul_rewrite.h), and a per-column
+ * scale after a MatMul by constant weights (and its bias) is merged into
+ * them. */
 npu_status npu_graph_optimize(npu_graph *graph);
 
 #endif

@@ -6,15 +6,8 @@
 
 #include "fusion.h"
 #include "graph.h"
+#include "matmul_rewrite.h"
 #include "qdq_rewrite.h"
-
-static bool is_output(const npu_graph *g, int32_t tensor)
-{
-  for (size_t i = 0; i < g->output_count; i++)
-    if (g->outputs[i] == tensor)
-      return true;
-  return false;
-}
 
 static const Onnx__AttributeProto *attribute_of(const npu_graph_node *n, const char *name)
 {
@@ -134,7 +127,7 @@ static bool only_this_conv_reads(const npu_graph *g, const npu_consumers *consum
 {
   return (size_t)tensor >= known_tensors ||
          (consumers->offsets[tensor + 1] - consumers->offsets[tensor] == 1 &&
-          !is_output(g, tensor));
+          !npu_graph_is_output(g, tensor));
 }
 
 /* A float constant the Conv may rewrite: `tensor` itself when nothing else
@@ -239,7 +232,7 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
   int32_t out = c->outputs[0];
   const npu_graph_tensor *w = &g->tensors[c->inputs[1]];
   weight_channels wc;
-  if (is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
+  if (npu_graph_is_output(g, out) || consumers->offsets[out + 1] - consumers->offsets[out] != 1 ||
       !w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank < 3 ||
       !weight_channels_of(g, c, &wc))
     return false;
@@ -250,6 +243,88 @@ static bool mergeable_follower(const npu_graph *g, const npu_consumers *consumer
   const npu_graph_node *n = &g->nodes[*follower];
   return !n->folded && n->output_count == 1 && n->outputs[0] >= 0 &&
          describe_affine(g, n, out, channels, w->rank, a);
+}
+
+/* ---- a per-column scale merged into a MatMul's weights --------------------------- */
+
+/* The constant operand of binary node `n` beside `x` when it is a float
+ * vector along the last axis of `columns` elements (1 on every other axis,
+ * at most `rank` axes); NULL otherwise. */
+static const float *last_axis_vector(const npu_graph *g, const npu_graph_node *n, int32_t x,
+                                     int64_t columns, uint32_t rank, int32_t *tensor)
+{
+  if (n->folded || n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0 ||
+      n->inputs[0] == n->inputs[1])
+    return NULL;
+  *tensor = n->inputs[n->inputs[0] == x ? 1 : 0];
+  const npu_graph_tensor *t = &g->tensors[*tensor];
+  if (!t->constant || !t->data || t->dtype != NPU_DTYPE_FLOAT32 || !t->has_shape ||
+      t->rank < 1 || t->rank > rank || t->dims[t->rank - 1] != columns ||
+      t->data_size != (size_t)columns * sizeof(float))
+    return NULL;
+  return t->data;
+}
+
+/* MatMul by constant weights W [K, N], an optional constant bias Add along
+ * the last axis, then Mul by a constant g along the last axis (a layer
+ * scale): W' = W * g per column, bias' = bias * g; the Mul goes. */
+static npu_status merge_column_scale(npu_graph *g, const npu_consumers *consumers,
+                                     size_t known_tensors, uint32_t product, bool *merged)
+{
+  *merged = false;
+  const npu_graph_node *p = &g->nodes[product];
+  if (p->folded || strcmp(p->proto->op_type, "MatMul") != 0 || p->input_count != 2 ||
+      p->output_count != 1 || p->inputs[1] < 0)
+    return NPU_OK;
+  const npu_graph_tensor *w = &g->tensors[p->inputs[1]];
+  if (!w->constant || !w->data || w->dtype != NPU_DTYPE_FLOAT32 || w->rank != 2 ||
+      w->data_size != (size_t)(w->dims[0] * w->dims[1]) * sizeof(float))
+    return NPU_OK;
+  int64_t rows = w->dims[0], columns = w->dims[1];
+  int32_t last = (int32_t)product, bias = -1, scale_tensor;
+  int32_t next = npu_consumers_only_reader(g, consumers, p->outputs[0]);
+  if (next >= 0 && strcmp(g->nodes[next].proto->op_type, "Add") == 0 &&
+      last_axis_vector(g, &g->nodes[next], p->outputs[0], columns, NPU_MAX_RANK, &bias)) {
+    last = next;
+    next = npu_consumers_only_reader(g, consumers, g->nodes[next].outputs[0]);
+  }
+  /* (the scale's rank at most the product's, 2 or more: the shape stays) */
+  const float *scale = next >= 0 && strcmp(g->nodes[next].proto->op_type, "Mul") == 0
+                           ? last_axis_vector(g, &g->nodes[next], g->nodes[last].outputs[0],
+                                              columns, 2, &scale_tensor)
+                           : NULL;
+  if (!scale)
+    return NPU_OK;
+  int64_t weight_dims[2] = {rows, columns}, bias_dims[NPU_MAX_RANK];
+  uint32_t bias_rank = bias >= 0 ? g->tensors[bias].rank : 0;
+  if (bias >= 0)
+    memcpy(bias_dims, g->tensors[bias].dims, bias_rank * sizeof *bias_dims);
+  int32_t weights = writable_constant(g, consumers, known_tensors, p->inputs[1],
+                                      g->tensors[p->inputs[1]].name, weight_dims, 2);
+  int32_t scaled_bias = bias < 0 || weights < 0
+                            ? bias
+                            : writable_constant(g, consumers, known_tensors, bias,
+                                                g->tensors[bias].name, bias_dims, bias_rank);
+  if (weights < 0 || (bias >= 0 && scaled_bias < 0))
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory merging into a MatMul");
+  float *w_data = (float *)g->tensors[weights].data;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t col = 0; col < columns; col++)
+      w_data[r * columns + col] *= scale[col];
+  g->nodes[product].inputs[1] = weights;
+  if (bias >= 0) {
+    float *b_data = (float *)g->tensors[scaled_bias].data;
+    for (int64_t col = 0; col < columns; col++)
+      b_data[col] *= scale[col];
+    npu_graph_node *add = &g->nodes[last];
+    add->inputs[add->inputs[0] == bias ? 0 : 1] = scaled_bias;
+  }
+  npu_graph_node *mul = &g->nodes[next];
+  g->nodes[last].outputs[0] = mul->outputs[0];
+  g->tensors[mul->outputs[0]].producer = last;
+  mul->folded = true;
+  *merged = true;
+  return NPU_OK;
 }
 
 npu_status npu_graph_optimize(npu_graph *g)
@@ -283,6 +358,15 @@ npu_status npu_graph_optimize(npu_graph *g)
      * consumers of the Conv's new output are those of the follower's. */
     while (status == NPU_OK && mergeable_follower(g, &consumers, (uint32_t)i, &a, &follower))
       status = merge_affine(g, &consumers, known_tensors, (uint32_t)i, follower, &a);
+  }
+  if (status == NPU_OK)
+    npu_graph_move_scales_past_matmuls(g, &consumers);
+  if (status == NPU_OK)
+    status = npu_graph_move_scales_before_transposes(g, &consumers);
+  for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
+    bool merged = true;
+    while (status == NPU_OK && merged)
+      status = merge_column_scale(g, &consumers, known_tensors, (uint32_t)i, &merged);
   }
   free(a.scale);
   free(a.shift);

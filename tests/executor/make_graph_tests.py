@@ -92,13 +92,13 @@ CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0,
              "k_channel": K_CHANNEL.reshape(-1, 1, 1)}
 
 
-def write_case(name, nodes, inits, x, expected):
+def write_case(name, nodes, inits, x, expected, opset=14):
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, expected.shape)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())
     for kind, array in (("input", x), ("output", expected.astype(np.float32))):
@@ -503,6 +503,88 @@ def matmul_gelu_case(name):
 
 
 matmul_gelu_case("fuse_matmul_bias_gelu_expanded")
+
+
+def attention_scores_case(name):
+    """Attention's scores as exporters write them: the queries divided by a
+    scalar and the keys multiplied by one (scalar first), both moved out of
+    a Transpose, then MatMul and Softmax: the scalings move past the
+    product and run as its post-ops."""
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["q"], perm=[1, 0, 2]),
+             helper.make_node("Div", ["q", "root"], ["q_scaled"]),
+             helper.make_node("Transpose", ["x"], ["k"], perm=[1, 2, 0]),
+             helper.make_node("Mul", ["half", "k"], ["k_scaled"]),
+             helper.make_node("MatMul", ["q_scaled", "k_scaled"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["y"], axis=-1)]
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k)
+             for k, v in (("root", math.sqrt(8)), ("half", 0.5))]
+    x64 = x.astype(np.float64)
+    scores = (np.transpose(x64, (1, 0, 2)) / math.sqrt(8)) @ (0.5 * np.transpose(x64, (1, 2, 0)))
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    write_case(name, nodes, inits, x, e / e.sum(axis=-1, keepdims=True))
+
+
+attention_scores_case("matmul_scaled_operands_attention")
+
+
+def convnext_block_case(name):
+    """A ConvNeXt block: depthwise convolution, Transpose to channels-last,
+    LayerNormalization, the MLP (MatMul, bias, Relu, MatMul, bias),
+    Transpose back, the layer scale ([C, 1, 1]) and the residual Add. The
+    Transposes next to the convolutions' channels-last tensors become plain
+    copies; the layer scale (behind an Identity, as exporters share it)
+    merges into the second product."""
+    c, hidden = 16, 32
+    x = rng.standard_normal((2, c, 6, 5)).astype(np.float32)
+    w = (rng.standard_normal((c, 1, 3, 3)) * 0.5).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32)
+    scale, shift = (1 + 0.1 * rng.standard_normal((2, c))).astype(np.float32)
+    w1 = (rng.standard_normal((c, hidden)) * 0.3).astype(np.float32)
+    b1 = rng.standard_normal(hidden).astype(np.float32)
+    w2 = (rng.standard_normal((hidden, c)) * 0.3).astype(np.float32)
+    b2 = rng.standard_normal(c).astype(np.float32)
+    gamma = rng.standard_normal((c, 1, 1)).astype(np.float32)
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             (("w", w), ("b", b), ("scale", scale), ("shift", shift), ("w1", w1), ("b1", b1),
+              ("w2", w2), ("b2", b2), ("gamma", gamma))]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["dw"], group=c, pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["dw"], ["last"], perm=[0, 2, 3, 1]),
+             helper.make_node("LayerNormalization", ["last", "scale", "shift"], ["normed"],
+                              axis=-1, epsilon=1e-6),
+             helper.make_node("MatMul", ["normed", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Relu", ["hb"], ["hr"]),
+             helper.make_node("MatMul", ["hr", "w2"], ["o"]),
+             helper.make_node("Add", ["b2", "o"], ["ob"]),
+             helper.make_node("Transpose", ["ob"], ["first"], perm=[0, 3, 1, 2]),
+             helper.make_node("Identity", ["gamma"], ["gamma_shared"]),
+             helper.make_node("Mul", ["gamma_shared", "first"], ["scaled"]),
+             helper.make_node("Add", ["scaled", "x"], ["y"])]
+    x64 = x.astype(np.float64)
+    last = np.transpose(conv(x64, w.astype(np.float64), b, group=c), (0, 2, 3, 1))
+    mean, var = last.mean(-1, keepdims=True), last.var(-1, keepdims=True)
+    normed = (last - mean) / np.sqrt(var + 1e-6) * scale + shift
+    o = np.maximum(normed @ w1 + b1, 0) @ w2 + b2
+    write_case(name, nodes, inits, x, gamma * np.transpose(o, (0, 3, 1, 2)) + x64, opset=17)
+
+
+convnext_block_case("convnext_block_transposes_layer_scale")
+
+
+def transpose_scale_case(name, shape, perm, scale_shape):
+    """A Mul by a constant after a Transpose: moved before it, the constant
+    permuted to the Transpose's input axes."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    k = rng.standard_normal(scale_shape).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["moved"], perm=list(perm)),
+             helper.make_node("Mul", ["moved", "k"], ["y"])]
+    write_case(name, nodes, [numpy_helper.from_array(k, "k")], x,
+               np.transpose(x.astype(np.float64), perm) * k)
+
+
+transpose_scale_case("transpose_then_mul_matrix", (2, 3, 4, 5), (0, 3, 1, 2), (5, 1, 4))
+transpose_scale_case("transpose_then_mul_full", (3, 4), (1, 0), (2, 1, 4, 3))
 
 
 def transpose_case(name, shape, perm, dtype=np.float32):

@@ -139,7 +139,7 @@ bool cpu_reduces_spatial_axes(const npu_hal_op *op)
 static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
 {
   const npu_hal_tensor_desc *first = NULL;
-  bool relaid = false, shared = true;
+  bool relaid = false, shared = true, blocked = false;
   for (uint32_t i = 0; i < op->input_count + op->output_count; i++) {
     const npu_hal_tensor_desc *d = i < op->input_count ? &op->inputs[i]
                                                        : &op->outputs[i - op->input_count];
@@ -147,6 +147,7 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
       continue; /* left out, or a scalar: the same in every layout */
     relaid |= d->layout != NPU_HAL_LAYOUT_PLAIN;
     uint32_t block = npu_hal_channel_block(d);
+    blocked |= block > 1;
     if (d->layout != NPU_HAL_LAYOUT_PLAIN && (d->rank < 3 || block == 0 || d->dims[1] % block))
       return false; /* no layout for it, or a partial channel block */
     if (e->blocks && block > 1 && ((block & (block - 1)) || !(e->blocks & block)))
@@ -163,7 +164,8 @@ static bool entry_takes_layouts(const cpu_kernel_entry *e, const npu_hal_op *op)
           works_on_channel_axis(op)) ||
          (e->layouts == CPU_LAYOUTS_SHARED_SPATIAL && same_layout_batch_channels(op)) ||
          (e->layouts == CPU_LAYOUTS_BROADCAST && broadcast_layouts_fit(op)) ||
-         (e->layouts == CPU_LAYOUTS_SPATIAL_REDUCTION && cpu_reduces_spatial_axes(op));
+         (e->layouts == CPU_LAYOUTS_SPATIAL_REDUCTION && cpu_reduces_spatial_axes(op)) ||
+         (e->layouts == CPU_LAYOUTS_UNBLOCKED && !blocked);
 }
 
 

@@ -45,6 +45,8 @@ typedef enum cpu_layouts {
                                       elementwise: strides follow each input's layout) */
   CPU_LAYOUTS_SPATIAL_REDUCTION,   /* any layout when the operator reduces exactly the
                                       axes after N and C (ReduceMean as global pooling) */
+  CPU_LAYOUTS_UNBLOCKED,           /* plain or channels-last, per tensor (Transpose's
+                                      strided copy) */
 } cpu_layouts;
 
 typedef struct cpu_kernel_entry {

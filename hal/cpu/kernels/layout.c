@@ -177,20 +177,42 @@ static void run_transpose(const npu_hal_kernel *k, void *const *in, void *const 
   run_strided_copy(c, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * c->esize);
 }
 
+/* The strides of `t` in its layout (plain or channels-last), and the order
+ * of its axes in memory, outermost first. */
+static void layout_strides(const npu_hal_tensor_desc *t, int64_t *strides, uint32_t *memory_order)
+{
+  uint32_t rank = t->rank;
+  bool channels_last = t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST;
+  for (uint32_t d = 0; d < rank; d++) /* channels-last: N, spatial..., C */
+    memory_order[d] = !channels_last || d == 0 ? d : d + 1 < rank ? d + 1 : 1;
+  int64_t step = 1;
+  for (uint32_t d = rank; d-- > 0;) {
+    strides[memory_order[d]] = step;
+    step *= t->dims[memory_order[d]];
+  }
+}
+
+/* Input and output each plain or channels-last (NHWC <-> NCHW next to a
+ * convolution in channels-last is then one contiguous copy): the output is
+ * walked in its memory order. */
 static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 {
+  const npu_hal_tensor_desc *in = &op->inputs[0], *y = &op->outputs[0];
+  if (npu_hal_channel_block(in) > 1 || npu_hal_channel_block(y) > 1)
+    return cpu_unsupported(op, "channel blocks");
   strided_copy *c = calloc(1, sizeof *c);
   if (!c)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = c;
-  const npu_hal_tensor_desc *in = &op->inputs[0];
   c->rank = in->rank;
   c->esize = element_size(in);
-  int64_t strides[NPU_MAX_RANK];
-  cpu_strides(in, strides);
+  int64_t strides[NPU_MAX_RANK], unused[NPU_MAX_RANK];
+  uint32_t in_order[NPU_MAX_RANK], out_order[NPU_MAX_RANK];
+  layout_strides(in, strides, in_order);
+  layout_strides(y, unused, out_order);
   bool whole[NPU_MAX_RANK];
   for (uint32_t d = 0; d < c->rank; d++) {
-    uint32_t axis = op->axes->axes[d];
+    uint32_t axis = op->axes->axes[out_order[d]];
     c->dims[d] = in->dims[axis];
     c->strides[d] = strides[axis];
     whole[d] = true;
@@ -466,7 +488,7 @@ static npu_status create_range(const npu_hal_op *op, npu_hal_kernel *k)
 const cpu_kernel_entry cpu_layout_kernels[] = {
     {"Identity", create_copy}, {"Reshape", create_copy}, {"Flatten", create_copy},
     {"Squeeze", create_copy}, {"Unsqueeze", create_copy}, {"Dropout", create_dropout},
-    {"Transpose", create_transpose}, {"Concat", create_concat, CPU_LAYOUTS_CHANNEL_AXIS},
+    {"Transpose", create_transpose, CPU_LAYOUTS_UNBLOCKED}, {"Concat", create_concat, CPU_LAYOUTS_CHANNEL_AXIS},
     {"Split", create_split, CPU_LAYOUTS_CHANNEL_AXIS},
     {"Slice", create_slice}, {"Gather", create_gather},
     {"ConstantOfShape", create_constant_of_shape}, {"Range", create_range},
