@@ -225,6 +225,18 @@ def conv_on(b, q, real, params, spec):
     return q, values, out, dequantise(values, out[0], out[1])
 
 
+def requantised_conv(b, tensor, real, y_type):
+    """Q(tensor) with min-max parameters of its real values, then a
+    16-channel convolution reading it: (its output, values, parameters)."""
+    scale = np.float32((real.max() - real.min()) / 255)
+    zero = int(np.clip(np.rint(-real.min() / scale) + (-128 if y_type == np.int8 else 0),
+                       *limits(y_type)))
+    params = (scale, zero, y_type)
+    values = dequantise(quantise(real, *params), scale, zero)
+    q, out_values, out, _ = conv_on(b, b.quantise(tensor, *params), values, params, {"out": 16})
+    return q, out_values, out
+
+
 def residual(relu, y_type, y_zero):
     """conv1 -> conv2, DQ(conv1) + DQ(conv2) [-> Relu] -> Q -> conv3: the
     Add's tensors are all convolution outputs (channels-last int8)."""
@@ -295,12 +307,7 @@ def lookup(silu, y_type):
         if silu:
             s = b.node("Mul", [d, s])
             real = real * r1
-        p2 = (np.float32((real.max() - real.min()) / 255), 0, y_type)
-        p2 = (p2[0], int(np.clip(np.rint(-real.min() / p2[0]) + (-128 if y_type == np.int8 else 0),
-                                 *limits(y_type))), y_type)
-        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
-        q3, values, p3, _ = conv_on(b, b.quantise(s, *p2), r2, p2, {"out": 16})
-        return q3, values, p3
+        return requantised_conv(b, s, real, y_type)
     return build
 
 
@@ -395,12 +402,7 @@ def region(kind, y_type):
             t = np.where(t >= 0, t, t * f32(0.3))
             real = np.abs(f32(0.25) - t)
         real = real.astype(np.float32)
-        p2 = (np.float32((real.max() - real.min()) / 255), 0, y_type)
-        p2 = (p2[0], int(np.clip(np.rint(-real.min() / p2[0]) + (-128 if y_type == np.int8 else 0),
-                                 *limits(y_type))), y_type)
-        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
-        q3, values, p3, _ = conv_on(b, b.quantise(s, *p2), r2, p2, {"out": 16})
-        return q3, values, p3
+        return requantised_conv(b, s, real, y_type)
     return build
 
 
