@@ -5,9 +5,10 @@
  * loaded model. Each `sink_%u` request pad comes with its own `src_%u` and
  * its own runtime stream. Frames of all pads wait in one queue and are
  * batched into one execution (up to `batch-size`, waiting at most
- * `batch-timeout` for a batch to fill): each pad's frames are pre-processed
- * (scale, colour, normalise, layout) by the VPP on that pad's stream straight
- * into their slots of the model input, the model runs once, and every frame
+ * `batch-timeout` for a batch to fill): the batch's frames are pre-processed
+ * (scale, colour, normalise, layout) by one VPP pass straight into their
+ * slots of the model input, once each pad's stream has its frames ready on
+ * the device (uploads, syncs), the model runs once, and every frame
  * gets its slice of the outputs as a GstNpuTensorMeta (data left in device
  * memory). The frames themselves pass through untouched, each on its own
  * src pad in its pad's order, together with that pad's serialized events.

@@ -32,6 +32,7 @@ typedef struct {
 
 struct _GstNpuInferRunner {
   npu_device *device;
+  npu_stream *preprocessing; /* the VPP of every batch */
   npu_stream *stream; /* the model's runs and the completions */
   npu_mem_pool *pool; /* outputs */
   GstAllocator *allocator;
@@ -54,8 +55,9 @@ struct _GstNpuInferBatch {
   BatchFrame frames[GST_NPU_INFER_MAX_BATCH];
   guint n_frames;
   InputBuffer *input;
-  npu_event *ready[GST_NPU_INFER_MAX_BATCH]; /* one per lane stream */
-  guint n_ready;
+  /* one per lane stream with work left on the frames, and one for the input */
+  npu_event *events[GST_NPU_INFER_MAX_BATCH + 1];
+  guint n_events;
   npu_tensor_info infos[GST_NPU_INFER_MAX_OUTPUTS];
   GstBuffer *outputs[GST_NPU_INFER_MAX_OUTPUTS];
   guint n_outputs;
@@ -263,6 +265,8 @@ GstNpuInferRunner *gst_npu_infer_runner_new(npu_device *device, GError **error)
   runner->free_events = g_ptr_array_new();
   npu_status status = npu_stream_create(device, &runner->stream);
   if (status == NPU_OK)
+    status = npu_stream_create(device, &runner->preprocessing);
+  if (status == NPU_OK)
     status = npu_mem_pool_create(device, NULL, &runner->pool);
   if (status != NPU_OK) {
     runtime_error(error, status, "Cannot set up the NPU device");
@@ -277,6 +281,8 @@ void gst_npu_infer_runner_free(GstNpuInferRunner *runner)
 {
   if (!runner)
     return;
+  if (runner->preprocessing)
+    npu_stream_destroy(runner->preprocessing);
   if (runner->stream)
     npu_stream_destroy(runner->stream); /* the batches queued finish first */
   for (guint i = 0; i < runner->free_inputs->len; i++) {
@@ -358,8 +364,8 @@ static void batch_free(GstNpuInferBatch *batch)
   g_mutex_lock(&runner->lock);
   if (batch->input)
     g_ptr_array_add(runner->free_inputs, batch->input);
-  for (guint i = 0; i < batch->n_ready; i++)
-    g_ptr_array_add(runner->free_events, batch->ready[i]);
+  for (guint i = 0; i < batch->n_events; i++)
+    g_ptr_array_add(runner->free_events, batch->events[i]);
   g_mutex_unlock(&runner->lock);
   g_free(batch);
 }
@@ -448,8 +454,11 @@ static void vpp_setup(const GstNpuInferModel *model, npu_buffer *input, guint fr
   }
 }
 
-/* Each lane's slots pre-processed on its stream, which the model's stream
- * then waits for (through an event of the batch's own). */
+/* Every slot of the batch pre-processed by one VPP call on the runner's
+ * pre-processing stream (one pass over all of them, not one per lane), which
+ * first waits for the work its lanes' streams still have on the frames
+ * (syncs, copies); the model's stream then waits for it through the batch's
+ * event. */
 static gboolean queue_preprocessing(GstNpuInferRunner *runner, GstNpuInferBatch *batch,
                                     GstNpuInferSlot *slots, guint count, const guint *frame_of,
                                     const npu_tensor_target *target,
@@ -458,28 +467,32 @@ static gboolean queue_preprocessing(GstNpuInferRunner *runner, GstNpuInferBatch 
   npu_vpp_job jobs[GST_NPU_INFER_MAX_BATCH];
   npu_status status = NPU_OK;
   for (guint i = 0; i < count && status == NPU_OK; i++) {
-    npu_stream *stream = *slots[i].stream;
+    jobs[i] = (npu_vpp_job){.src = &batch->frames[frame_of[i]].image, .crop = slots[i].crop,
+                            .slot = i, .mapping = &slots[i].mapping,
+                            .rotation = slots[i].rotation};
+    npu_stream *lane = *slots[i].stream;
     gboolean first = TRUE;
     for (guint k = 0; k < i && first; k++)
-      first = *slots[k].stream != stream;
-    if (!first)
-      continue;
-    size_t n = 0;
-    for (guint k = i; k < count; k++)
-      if (*slots[k].stream == stream)
-        jobs[n++] = (npu_vpp_job){.src = &batch->frames[frame_of[k]].image,
-                                  .crop = slots[k].crop, .slot = k,
-                                  .mapping = &slots[k].mapping, .rotation = slots[k].rotation};
-    npu_event *ready = take_event(runner, &status);
+      first = *slots[k].stream != lane;
+    if (!first || npu_stream_query(lane) == NPU_OK)
+      continue; /* seen, or nothing left to wait for */
+    npu_event *lane_done = take_event(runner, &status);
     if (status != NPU_OK)
       break;
-    batch->ready[batch->n_ready++] = ready;
-    status = npu_vpp_to_tensor(stream, jobs, n, params, target);
+    batch->events[batch->n_events++] = lane_done;
+    status = npu_event_record(lane_done, lane);
     if (status == NPU_OK)
-      status = npu_event_record(ready, stream);
-    if (status == NPU_OK)
-      status = npu_stream_wait_event(runner->stream, ready);
+      status = npu_stream_wait_event(runner->preprocessing, lane_done);
   }
+  npu_event *ready = NULL;
+  if (status == NPU_OK && (ready = take_event(runner, &status)) != NULL)
+    batch->events[batch->n_events++] = ready;
+  if (status == NPU_OK)
+    status = npu_vpp_to_tensor(runner->preprocessing, jobs, count, params, target);
+  if (status == NPU_OK)
+    status = npu_event_record(ready, runner->preprocessing);
+  if (status == NPU_OK)
+    status = npu_stream_wait_event(runner->stream, ready);
   if (status != NPU_OK)
     runtime_error(error, status, "Pre-processing failed");
   return status == NPU_OK;
@@ -568,6 +581,7 @@ GstNpuInferBatch *gst_npu_infer_runner_run(GstNpuInferRunner *runner, GstNpuInfe
     for (guint i = 0; i < count; i++)
       if (*slots[i].stream)
         npu_stream_synchronize(*slots[i].stream);
+    npu_stream_synchronize(runner->preprocessing);
     npu_stream_synchronize(runner->stream);
     batch_free(batch);
     return NULL;

@@ -1,7 +1,8 @@
 /* npuinfer's runner: a loaded model planned on the device (one context,
- * reshaped per batch shape), and the device work of a batch: each frame or
- * crop pre-processed by the VPP on its lane's stream into the model input,
- * the model run on the runner's stream once those are done, and completion
+ * reshaped per batch shape), and the device work of a batch: every frame or
+ * crop pre-processed into the model input by one VPP call on the runner's
+ * pre-processing stream (after what their lanes' streams still do on the
+ * frames), the model run on the runner's stream once that is done, and completion
  * reported from a host function on that stream (no host synchronisation):
  * by then the outputs are written and the frames' imports released.
  *

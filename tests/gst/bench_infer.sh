@@ -56,5 +56,5 @@ for case in $cases; do
     "$(cut -d' ' -f3 "$work/rounds" | median)" "$shared_busy" "$alone_busy" "$latency"
 done
 echo "npu-run/s: the model alone at that batch; npuinfer also scales each 1080p NV12 frame to"
-echo "224x224 and normalises it (one VPP pass per pad's frames). A case's row: the medians of"
+echo "224x224 and normalises it (one VPP pass per batch). A case's row: the medians of"
 echo "its rounds (ratio: the median of the rounds' ratios); cores busy and latency: its last round."
