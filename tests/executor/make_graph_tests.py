@@ -607,15 +607,15 @@ transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2,
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
 
 
-def pointwise_case(name, steps, outputs=16):
+def pointwise_case(name, steps, outputs=16, bias=True):
     """1x1 convolutions of one position (squeeze-and-excitation's), with
     fused activations: the CPU backend's own small kernel runs them (an odd
     `outputs` leaves a tail after the vector loops)."""
     x = rng.standard_normal((2, 24, 1, 1)).astype(np.float32)
     w = (rng.standard_normal((outputs, 24, 1, 1)) * 0.5).astype(np.float32)
-    b = rng.standard_normal(outputs).astype(np.float32)
-    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t0"])]
+    b = rng.standard_normal(outputs).astype(np.float32) if bias else np.zeros(outputs, np.float32)
+    inits = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if bias else [])
+    nodes = [helper.make_node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["t0"])]
     value = np.einsum("nc,mc->nm", x[:, :, 0, 0].astype(np.float64),
                       w[:, :, 0, 0].astype(np.float64))[:, :, None, None] + b.reshape(1, -1, 1, 1)
     write_steps_case(name, nodes, inits, x, "t0", value, steps)
@@ -626,6 +626,7 @@ pointwise_case("pointwise_conv_hardswish_leaky", ["hardswish", "leaky"])
 pointwise_case("pointwise_conv_gelu_relu6", ["gelu_expanded", "relu6"])
 pointwise_case("pointwise_conv_tanh_mul_add", ["tanh", "mul", "add"])
 pointwise_case("pointwise_conv_sigmoid", ["sigmoid"])
+pointwise_case("pointwise_conv_no_bias_relu6", ["relu6"], bias=False)
 
 
 def narrow_block_conv_case(name):

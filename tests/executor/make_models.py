@@ -131,6 +131,21 @@ save(model_of(replan_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOA
                weight("narrow3x3_w", (64, 64, 3, 3)), weight("out_w", (16, 64, 1, 1))]),
      "replan_convs.onnx")
 
+# Re-planned batches on 20x20 positions (the fewest the CPU backend runs in slices of an
+# earlier batch) and a deconvolution, whose slices share its packing the same way.
+replan_deconv_nodes = [
+    helper.make_node("Conv", ["x", "expand_w", "expand_b"], ["expanded"]),
+    helper.make_node("Relu", ["expanded"], ["expanded_relu"]),
+    helper.make_node("ConvTranspose", ["expanded_relu", "up_w", "up_b"], ["y"],
+                     kernel_shape=[2, 2], strides=[2, 2]),
+]
+save(model_of(replan_deconv_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                  ["batch", 16, 20, 20])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16, 40, 40])],
+              [weight("expand_w", (64, 16, 1, 1)), weight("expand_b", (64,)),
+               weight("up_w", (64, 16, 2, 2)), weight("up_b", (16,))]),
+     "replan_deconv.onnx")
+
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
 broken = {

@@ -634,22 +634,23 @@ static void test_compiled_reshape_ocr(void)
  * for other batch sizes, in order, each checked against a plan made at its
  * batch alone (oneDNN may run another Winograd variant there: rounding
  * apart) and for the packings it added, which the backend's registry
- * counts (at most `added[i]` after the first plan, once re-planned at
- * batches[i]). */
+ * counts (`weighted` once the first plan is made, at most `added[i]` more
+ * once re-planned at batches[i]). `image`: the input's shape past the batch. */
 static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
-                            const int64_t *batches, const size_t *added, size_t count,
-                            const model_run *alone, const int64_t *all_batches)
+                            const int64_t image[3], size_t weighted, const int64_t *batches,
+                            const size_t *added, size_t count, const model_run *alone,
+                            const int64_t *all_batches)
 {
   npu_tensor_info input;
   NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
-  int64_t dims[NPU_MAX_RANK] = {batches[0], 16, 28, 28};
+  int64_t dims[NPU_MAX_RANK] = {batches[0], image[0], image[1], image[2]};
   npu_tensor_info first = input;
   memcpy(first.dims, dims, first.rank * sizeof dims[0]);
   npu_context *context;
   NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
   size_t first_packings, first_bytes, packings, bytes;
   cpu_packed_weights_totals(&first_packings, &first_bytes);
-  g_assert_cmpuint(first_packings, ==, 5); /* the five convolutions' weights */
+  g_assert_cmpuint(first_packings, ==, weighted);
   for (size_t i = 1; i < count; i++) {
     dims[0] = batches[i];
     reshape_to(context, &input, dims);
@@ -669,6 +670,48 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
   NPU_ASSERT_OK(npu_context_destroy(context));
 }
 
+/* One order of re-plans: the first plan's batch, then the others. */
+typedef struct replan_order {
+  const int64_t *batches;
+  const size_t *added;
+  size_t count;
+} replan_order;
+
+/* `file` (of the test models, input shape past the batch: `image`, with
+ * `weighted` packings once planned) run at each of `batches` in a plan of
+ * its own, then re-planned in each of `orders` against those runs. */
+static void check_batch_replans(const char *file, const int64_t image[3], size_t weighted,
+                                const int64_t *batches, size_t count,
+                                const replan_order *orders, size_t order_count)
+{
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL);
+  npu_model *model;
+  npu_device *cpu;
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  model_run *alone = g_new0(model_run, count);
+  for (size_t i = 0; i < count; i++) { /* each alone: its packings gone with it */
+    npu_tensor_info shape = input;
+    int64_t dims[NPU_MAX_RANK] = {batches[i], image[0], image[1], image[2]};
+    memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
+    run_model(model, cpu, &shape, &alone[i]);
+    size_t packings, bytes;
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, 0);
+  }
+  for (size_t o = 0; o < order_count; o++)
+    replan_in_order(model, cpu, path, image, weighted, orders[o].batches, orders[o].added,
+                    orders[o].count, alone, batches);
+  for (size_t i = 0; i < count; i++)
+    model_run_clear(&alone[i]);
+  g_free(alone);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 /* A context planned at batch 1 re-plans 2, 3, 8 and 16 on the kernels of
  * batch 1, run a slice at a time (residual addend, plain input and output
  * reordered per slice): no weights packed again. One planned at 8 re-plans
@@ -676,37 +719,28 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
  * weights of batch 8 may be refused (oneDNN's Winograd formats depend on
  * the batch: so on 2 threads) and packed again for batch 1, which 3 then
  * runs in slices. Outputs are those of a plan made at that
- * batch alone. */
+ * batch alone. Five packings: the five convolutions' weights. */
 static void test_cpu_reshape_shares_packed_weights(void)
 {
-  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "replan_convs.onnx", NULL);
-  static const int64_t batches[] = {1, 2, 3, 8, 16};
-  enum { BATCHES = sizeof batches / sizeof batches[0] };
-  npu_model *model;
-  npu_device *cpu;
-  npu_tensor_info input;
-  NPU_ASSERT_OK(npu_model_load_file(path, &model));
-  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
-  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
-  size_t packings, bytes;
-  model_run alone[BATCHES];
-  for (int i = 0; i < BATCHES; i++) { /* each alone: its packings gone with it */
-    npu_tensor_info shape = input;
-    int64_t dims[NPU_MAX_RANK] = {batches[i], 16, 28, 28};
-    memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
-    run_model(model, cpu, &shape, &alone[i]);
-    cpu_packed_weights_totals(&packings, &bytes);
-    g_assert_cmpuint(packings, ==, 0);
-  }
+  static const int64_t batches[] = {1, 2, 3, 8, 16}, image[] = {16, 28, 28};
   static const int64_t from_one[] = {1, 2, 3, 8, 16}, from_eight[] = {8, 16, 1, 3};
   static const size_t none_added[] = {0, 0, 0, 0, 0}, winograd_added[] = {0, 0, 2, 2};
-  replan_in_order(model, cpu, path, from_one, none_added, 5, alone, batches);
-  replan_in_order(model, cpu, path, from_eight, winograd_added, 4, alone, batches);
-  for (int i = 0; i < BATCHES; i++)
-    model_run_clear(&alone[i]);
-  NPU_ASSERT_OK(npu_device_release(cpu));
-  NPU_ASSERT_OK(npu_model_release(model));
-  g_free(path);
+  static const replan_order orders[] = {{from_one, none_added, 5},
+                                        {from_eight, winograd_added, 4}};
+  check_batch_replans("replan_convs.onnx", image, 5, batches, 5, orders, 2);
+}
+
+/* A convolution on 20x20 positions and a deconvolution planned at batch 1
+ * re-plan 2, 4 and 8 in slices of batch 1 (DNNL_VERBOSE=2 shows cache hits
+ * of the batch-1 primitives only): outputs those of a plan made at that
+ * batch alone, no weights packed again (two packings: the convolution's and
+ * the deconvolution's). */
+static void test_cpu_reshape_slices_deconvolution(void)
+{
+  static const int64_t batches[] = {1, 2, 4, 8}, image[] = {16, 20, 20};
+  static const size_t none_added[] = {0, 0, 0, 0};
+  static const replan_order in_order = {batches, none_added, 4};
+  check_batch_replans("replan_deconv.onnx", image, 2, batches, 4, &in_order, 1);
 }
 
 int main(int argc, char **argv)
@@ -729,5 +763,7 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/compiled/reshape-ocr", test_compiled_reshape_ocr);
   g_test_add_func("/partition/cpu-reshape-shares-packed-weights",
                   test_cpu_reshape_shares_packed_weights);
+  g_test_add_func("/partition/cpu-reshape-slices-deconvolution",
+                  test_cpu_reshape_slices_deconvolution);
   return g_test_run();
 }
