@@ -144,10 +144,11 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_graph(name, shape, x_params, build, kernels, opset=13):
+def write_graph(name, shape, x_params, build, kernels, opset=13, relaid=None):
     """A float input quantised with x_params, then what build(b, q, real,
     params) adds (returning the last quantised tensor, its values and
-    parameters); the last quantised output is y."""
+    parameters); the last quantised output is y. `relaid`: the tensors the
+    plan must keep in the backend's layout (None: not checked)."""
     b = Builder()
     x = rng.normal(0, 1, shape).astype(np.float32)
     q = b.quantise("x", *x_params)
@@ -166,6 +167,9 @@ def write_graph(name, shape, x_params, build, kernels, opset=13):
             f.write(numpy_helper.from_array(array).SerializeToString())
     with open(os.path.join(folder, "kernels"), "w") as f:
         f.write(f"{kernels}\n")
+    if relaid is not None:
+        with open(os.path.join(folder, "relaid"), "w") as f:
+            f.write(f"{relaid}\n")
 
 
 def write_case(name, shape, x_params, specs, kernels):
@@ -362,9 +366,10 @@ def resize(b, q, x, params):
 
 
 # Kernels: Q, conv1, conv2, (QLinear)Concat, conv3, Identity; the split:
-# Q, conv1, Split, two convs, QLinearConcat, Identity.
-write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6)
-write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6)
+# Q, conv1, Split, two convs, QLinearConcat, Identity. The Concats' inputs
+# and output stay channels-last, the int8 convolutions' layout (3 tensors).
+write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6, relaid=3)
+write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6, relaid=3)
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
 # Q, conv1, Resize, conv2, Identity.
 write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)
