@@ -144,10 +144,11 @@ def qdq_conv(b, x_q, x_real, x_params, spec):
         (y_scale, y_zero, y_type)
 
 
-def write_graph(name, shape, x_params, build, kernels, opset=13):
+def write_graph(name, shape, x_params, build, kernels, opset=13, relaid=None):
     """A float input quantised with x_params, then what build(b, q, real,
     params) adds (returning the last quantised tensor, its values and
-    parameters); the last quantised output is y."""
+    parameters); the last quantised output is y. `relaid`: the tensors the
+    plan must keep in the backend's layout (None: not checked)."""
     b = Builder()
     x = rng.normal(0, 1, shape).astype(np.float32)
     q = b.quantise("x", *x_params)
@@ -166,6 +167,9 @@ def write_graph(name, shape, x_params, build, kernels, opset=13):
             f.write(numpy_helper.from_array(array).SerializeToString())
     with open(os.path.join(folder, "kernels"), "w") as f:
         f.write(f"{kernels}\n")
+    if relaid is not None:
+        with open(os.path.join(folder, "relaid"), "w") as f:
+            f.write(f"{relaid}\n")
 
 
 def write_case(name, shape, x_params, specs, kernels):
@@ -361,11 +365,37 @@ def resize(b, q, x, params):
     return q3, values, p3
 
 
+def head_reshape(b, q, x, params):
+    """conv -> DQ -> Reshape to (N, C, H*W) -> Q, as a detection head reads
+    its channels-last int8 output: the DequantizeLinear (per tensor with u8,
+    per channel with s8) writes the plain float tensor itself."""
+    q1, v1, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": params[2]})
+    shape = b.const("shape", np.array([r1.shape[0], 16, -1], np.int64))
+    if params[2] == np.uint8:
+        real, out = r1, p1
+        dequantised = b.dequantise(q1, *p1)
+    else:
+        scales = (np.linspace(0.5, 2, 16) * p1[0]).astype(np.float32)
+        zeros = np.arange(-8, 8).astype(np.int8)
+        real = (v1.astype(np.float32) - zeros.reshape(1, -1, 1, 1)) * scales.reshape(1, -1, 1, 1)
+        out = (scales.max(), 0, np.int8)  # (a step of the conv's: at most one of y's)
+        dequantised = b.dequantise(q1, scales, zeros, np.int8, axis=1)
+    flat = b.node("Reshape", [dequantised, shape])
+    real = real.reshape(real.shape[0], 16, -1)
+    return b.quantise(flat, *out), quantise(real, *out), out
+
+
 # Kernels: Q, conv1, conv2, (QLinear)Concat, conv3, Identity; the split:
-# Q, conv1, Split, two convs, QLinearConcat, Identity.
-write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6)
-write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6)
+# Q, conv1, Split, two convs, QLinearConcat, Identity. The Concats' inputs
+# and output stay channels-last, the int8 convolutions' layout (3 tensors).
+write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6, relaid=3)
+write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6, relaid=3)
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
+# Q, conv, DequantizeLinear, Reshape, Q, Identity: the conv's output stays
+# channels-last (1 tensor), the DequantizeLinear writes the plain float one.
+write_graph("test_qdq_dequantize_head_u8", (1, 8, 6, 5), U8_X, head_reshape, 6, relaid=1)
+write_graph("test_qdq_dequantize_head_per_channel_s8", (2, 8, 5, 7), S8_X, head_reshape, 6,
+            relaid=1)
 # Q, conv1, Resize, conv2, Identity.
 write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)
 

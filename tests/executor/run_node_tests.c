@@ -218,20 +218,37 @@ static const char *operator_of(const char *dir)
   return op_type;
 }
 
-/* A test's optional `kernels` file: the launches per run its plan must
- * have (a rewrite that must happen, or must not). NULL when it matches. */
-static gchar *check_kernels(const char *dir, npu_context *ctx)
+/* A number from the test's optional file `name`; false when it has none. */
+static gboolean read_count(const char *dir, const char *name, guint64 *count)
 {
-  gchar *file = g_build_filename(dir, "kernels", NULL), *text = NULL, *why = NULL;
-  npu_context_stats stats;
-  if (g_file_get_contents(file, &text, NULL, NULL)) {
-    guint64 want = g_ascii_strtoull(text, NULL, 10);
-    if (npu_context_get_stats(ctx, &stats) != NPU_OK || stats.kernels != want)
-      why = g_strdup_printf("%u kernels a run, expected %" G_GUINT64_FORMAT, stats.kernels, want);
-  }
+  gchar *file = g_build_filename(dir, name, NULL), *text = NULL;
+  gboolean found = g_file_get_contents(file, &text, NULL, NULL);
+  if (found)
+    *count = g_ascii_strtoull(text, NULL, 10);
   g_free(text);
   g_free(file);
-  return why;
+  return found;
+}
+
+/* A test's optional `kernels` file: the launches per run its plan must
+ * have (a rewrite that must happen, or must not); `relaid`: the tensors
+ * it must keep in the backend's own layout (no reorder between kernels
+ * that take it). NULL when the plan matches. */
+static gchar *check_kernels(const char *dir, npu_context *ctx)
+{
+  npu_context_stats stats;
+  guint64 kernels, relaid;
+  gboolean want_kernels = read_count(dir, "kernels", &kernels);
+  gboolean want_relaid = read_count(dir, "relaid", &relaid);
+  if ((want_kernels || want_relaid) && npu_context_get_stats(ctx, &stats) != NPU_OK)
+    return g_strdup(npu_last_error_message());
+  if (want_kernels && stats.kernels != kernels)
+    return g_strdup_printf("%u kernels a run, expected %" G_GUINT64_FORMAT, stats.kernels,
+                           kernels);
+  if (want_relaid && stats.relaid_tensors != relaid)
+    return g_strdup_printf("%u tensors in the backend's layout, expected %" G_GUINT64_FORMAT,
+                           stats.relaid_tensors, relaid);
+  return NULL;
 }
 
 /* One variant of a test: NULL when it passed, else why not; *skipped when

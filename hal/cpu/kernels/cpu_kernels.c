@@ -121,7 +121,14 @@ static bool broadcast_layouts_fit(const npu_hal_op *op)
 
 static bool works_on_channel_axis(const npu_hal_op *op)
 {
-  return op->axes && op->axes->axes[0] == 1;
+  if (op->axes)
+    return op->axes->axes[0] == 1;
+  /* QLinearConcat resolves no axes (its first inputs are scalars): its
+   * axis counts in the output's rank */
+  if (strcmp(op->op_type, "QLinearConcat") != 0 || op->output_count == 0)
+    return false;
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", 0);
+  return axis == 1 || axis + (int64_t)op->outputs[0].rank == 1;
 }
 
 bool cpu_reduces_spatial_axes(const npu_hal_op *op)

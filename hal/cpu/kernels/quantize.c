@@ -81,16 +81,81 @@ static void linear_chunk(void *data, size_t chunk)
   }
 }
 
+/* Elements apart, in memory, of consecutive indices of `axis` of `t`
+ * (plain, or channels-last: N, spatial axes, C). */
+static size_t memory_stride(const npu_hal_tensor_desc *t, uint32_t axis)
+{
+  size_t stride = 1;
+  bool last = t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST;
+  for (uint32_t d = axis + 1; d < t->rank; d++)
+    stride *= (size_t)t->dims[d];
+  if (last && axis == 1)
+    return 1;
+  if (last && axis >= 2)
+    stride *= (size_t)t->dims[1];
+  return stride;
+}
+
+enum { TILE = 64 }; /* pixels per task of a dequantisation between layouts */
+
+/* DequantizeLinear from channels-last 8-bit values into a plain float
+ * tensor, or from plain into channels-last: per batch item, tiles of TILE
+ * pixels, each channel's run of them contiguous on the plain side. */
+typedef struct relayout_job {
+  const npu_hal_kernel *k;
+  void *const *in, *const *out;
+  size_t channels, pixels, tiles;
+  size_t params, axis, axis_size, axis_stride; /* axis_stride: pixels apart (axis >= 2) */
+} relayout_job;
+
+static void relayout_tile(void *data, size_t task)
+{
+  const relayout_job *job = data;
+  const npu_hal_kernel *k = job->k;
+  bool from_last = k->inputs[0].layout == NPU_HAL_LAYOUT_CHANNELS_LAST;
+  int32_t shift = k->inputs[0].dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  const float *scales = job->in[1];
+  const uint8_t *x = job->in[0];
+  float *y = job->out[0];
+  size_t n = task / job->tiles, first = task % job->tiles * TILE;
+  size_t end = first + TILE < job->pixels ? first + TILE : job->pixels;
+  size_t image = n * job->channels * job->pixels;
+  bool per_pixel = job->params > 1 && job->axis >= 2; /* (else one per run of pixels) */
+  for (size_t c = 0; c < job->channels; c++) {
+    size_t param = job->params == 1 ? 0 : job->axis == 0 ? n : c;
+    float scale = scales[param];
+    int32_t zero = cpu_q_zero(k, job->in, 2, param) + shift;
+    for (size_t p = first; p < end; p++) {
+      size_t plain = image + c * job->pixels + p, last = image + p * job->channels + c;
+      if (per_pixel) {
+        param = p / job->axis_stride % job->axis_size;
+        scale = scales[param];
+        zero = cpu_q_zero(k, job->in, 2, param) + shift;
+      }
+      uint8_t v = x[from_last ? last : plain] ^ (uint8_t)shift;
+      y[from_last ? plain : last] = (float)((int32_t)v - zero) * scale;
+    }
+  }
+}
+
 static void run_linear(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  linear_job job = {k, in, out, cpu_tensor_elements(&k->inputs[0]), 1,
-                    cpu_tensor_elements(&k->inputs[1])};
-  const npu_hal_tensor_desc *x = &k->inputs[0];
-  if (job.channels > 1) {
-    int64_t axis = *(const int64_t *)k->params;
-    for (uint32_t d = (uint32_t)axis + 1; d < x->rank; d++)
-      job.inner *= (size_t)x->dims[d];
+  const npu_hal_tensor_desc *x = &k->inputs[0], *y = &k->outputs[0];
+  size_t params = cpu_tensor_elements(&k->inputs[1]);
+  uint32_t axis = params > 1 ? (uint32_t)*(const int64_t *)k->params : 0;
+  if (!npu_hal_same_layout(x, y)) {
+    relayout_job job = {k, in, out, (size_t)x->dims[1], 1, 0, params, axis,
+                        (size_t)x->dims[axis], 1};
+    for (uint32_t d = 2; d < x->rank; d++)
+      job.pixels *= (size_t)x->dims[d];
+    for (uint32_t d = axis + 1; axis >= 2 && d < x->rank; d++)
+      job.axis_stride *= (size_t)x->dims[d];
+    job.tiles = (job.pixels + TILE - 1) / TILE;
+    npu_cpu_parallel_for(k->device, (size_t)x->dims[0] * job.tiles, relayout_tile, &job);
+    return;
   }
+  linear_job job = {k, in, out, cpu_tensor_elements(x), params > 1 ? memory_stride(x, axis) : 1,
+                    params};
   npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, linear_chunk, &job);
 }
 
@@ -711,7 +776,9 @@ static npu_status create_qlinear_concat(const npu_hal_op *op, npu_hal_kernel *k)
 
 const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QuantizeLinear", create_linear},
-    {"DequantizeLinear", create_linear},
+    /* (from channels-last int8 activations into a plain float tensor, as a
+     * detection head's Reshape reads them: no reorder of its own) */
+    {"DequantizeLinear", create_linear, CPU_LAYOUTS_UNBLOCKED},
     {"DynamicQuantizeLinear", create_dynamic},
     {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
