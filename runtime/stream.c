@@ -1,6 +1,7 @@
 /* Streams and events: validation and device bookkeeping over the backend's
  * queues and fences. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "npu_internal.h"
 
@@ -146,6 +147,7 @@ NPU_API npu_status npu_stream_get_stats(npu_stream *stream, npu_stream_stats *st
     return status;
   if (!stats)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_stream_get_stats: stats is NULL");
+  memset(stats, 0, sizeof *stats); /* (what a backend does not measure stays 0) */
   npu_device_backend(stream->device)->stream_stats(stream->hal, stats);
   return NPU_OK;
 }

@@ -318,6 +318,10 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
   vkGetPhysicalDeviceQueueFamilyProperties(device->physical, &family_count, families);
   device->timestamps = device->queue_family < family_count &&
                        families[device->queue_family].timestampValidBits > 0;
+  if (device->timestamps) {
+    uint32_t bits = families[device->queue_family].timestampValidBits;
+    device->timestamp_mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+  }
 
   npu_status status = create_logical_device(device);
   init_heaps(device);

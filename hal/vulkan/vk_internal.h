@@ -87,6 +87,7 @@ struct npu_hal_device {
   PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties;
   bool buffer_array_indexing;       /* shaderStorageBufferArrayDynamicIndexing: the VPP needs it */
   bool timestamps;                  /* the queue family writes timestamps */
+  uint64_t timestamp_mask;          /* its timestampValidBits */
   atomic_uint_fast64_t bytes_in_use;
   npu_hal_buffer *byte_patterns;    /* 4 copies of each byte value: unaligned fill edges */
   npu_hal_stream *sync_stream;      /* synchronous copies and fills that need the queue */

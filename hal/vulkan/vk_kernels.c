@@ -117,9 +117,10 @@ static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op 
 }
 
 /* unary.comp's operations, by its numbers. */
-static const char *const unary_ops[] = {"Relu", "Sigmoid", "Clip", "Tanh", "HardSigmoid",
-                                        "HardSwish", "LeakyRelu", "Exp", "Sqrt", "Neg", "Abs",
-                                        "Reciprocal"};
+static const char *const unary_ops[] = {
+    "Relu", "Sigmoid", "Clip", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Exp", "Sqrt",
+    "Neg", "Abs", "Reciprocal", "Log", "Floor", "Ceil", "Round", "Sign", "Erf", "Elu", "Selu",
+    "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Mish"};
 
 static int unary_code(const char *type)
 {
@@ -153,6 +154,12 @@ static const char *plan_unary(const npu_hal_op *op, uint32_t code, vk_dispatch *
     beta = a->get_float(a->node, "beta", 0.5f);
   } else if (strcmp(op->op_type, "LeakyRelu") == 0) {
     alpha = a->get_float(a->node, "alpha", 0.01f);
+  } else if (strcmp(op->op_type, "Elu") == 0 || strcmp(op->op_type, "Celu") == 0 ||
+             strcmp(op->op_type, "ThresholdedRelu") == 0) {
+    alpha = a->get_float(a->node, "alpha", 1.0f);
+  } else if (strcmp(op->op_type, "Selu") == 0) {
+    alpha = a->get_float(a->node, "alpha", 1.67326319217681884765625f);
+    beta = a->get_float(a->node, "gamma", 1.05070102214813232421875f);
   }
   k->shader = VK_SHADER_UNARY;
   k->local_size = 256;
@@ -268,7 +275,7 @@ static void put_window(vk_dispatch *k, uint32_t word, const window *win)
   memcpy(&k->push[word], values, sizeof values);
 }
 
-/* conv2d.comp's number for a fused activation; -1 where it has none. */
+/* activation.glsl's number for a fused activation; -1 where it has none. */
 static int shader_activation(npu_hal_activation_kind kind)
 {
   switch (kind) {
@@ -282,8 +289,48 @@ static int shader_activation(npu_hal_activation_kind kind)
   case NPU_HAL_ACTIVATION_TANH: return 7;
   case NPU_HAL_ACTIVATION_LINEAR: return 8;
   case NPU_HAL_ACTIVATION_ADD: return 9;
-  default: return -1; /* GELU: no erf in GLSL */
+  case NPU_HAL_ACTIVATION_GELU: return 10;
+  default: return -1;
   }
+}
+
+const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_column_addend,
+                                vk_addend *addend)
+{
+  if (op->activation_count > VK_MAX_ACTIVATIONS)
+    return "more fused activations than the shaders apply";
+  uint64_t outputs = elements_of(&op->outputs[0]);
+  uint64_t columns = op->outputs[0].rank ? (uint64_t)op->outputs[0].dims[op->outputs[0].rank - 1]
+                                         : 1;
+  uint32_t kinds = 0;
+  *addend = (vk_addend){0};
+  for (uint32_t a = 0; a < op->activation_count; a++) {
+    const npu_hal_activation *act = &op->activations[a];
+    int code = shader_activation(act->kind);
+    if (code < 0)
+      return "a fused activation the shaders have not";
+    if (act->kind == NPU_HAL_ACTIVATION_ADD) {
+      if (addend->present)
+        return "more than one fused Add";
+      if (act->input >= op->fused_input_count)
+        return "a fused Add without its input";
+      uint64_t count = elements_of(&op->fused_inputs[act->input]);
+      addend->per_column = count != outputs;
+      if (addend->per_column && !(per_column_addend && count == columns))
+        return per_column_addend ? "a fused Add of neither the output's shape nor one value per "
+                                   "column"
+                                 : "a fused Add of another shape than the output (a bias)";
+      addend->present = true;
+      addend->input = op->input_count + act->input;
+    }
+    kinds |= (uint32_t)code << (8 * a);
+    put_float(d, OFFSET_WORDS + ACTIVATION_WORD + 2 + 2 * a, act->alpha);
+    put_float(d, OFFSET_WORDS + ACTIVATION_WORD + 3 + 2 * a, act->beta);
+  }
+  d->push[OFFSET_WORDS + ACTIVATION_WORD] |= op->activation_count << 8 |
+                                             (addend->per_column ? 2u : 0u);
+  d->push[OFFSET_WORDS + ACTIVATION_WORD + 1] = kinds;
+  return NULL;
 }
 
 static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
@@ -302,41 +349,23 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   const char *why = plan_window(op->window, &win);
   if (why)
     return why;
-  if (op->activation_count > 2)
-    return "more than two fused activations";
-  uint32_t kinds = 0, residual = 0, adds = 0;
-  for (uint32_t a = 0; a < op->activation_count; a++) {
-    const npu_hal_activation *act = &op->activations[a];
-    int code = shader_activation(act->kind);
-    if (code < 0)
-      return "a fused activation the shader has not";
-    if (act->kind == NPU_HAL_ACTIVATION_ADD) {
-      if (act->input >= op->fused_input_count ||
-          elements_of(&op->fused_inputs[act->input]) != elements_of(&op->outputs[0]))
-        return "a fused Add of another shape than the output (a bias)";
-      adds++;
-      residual = op->input_count + act->input;
-    }
-    kinds |= (uint32_t)code << (8 * a);
-    put_float(k, OFFSET_WORDS + 18 + 2 * a, act->alpha);
-    put_float(k, OFFSET_WORDS + 19 + 2 * a, act->beta);
-  }
-  if (adds > 1)
-    return "more than one fused residual Add";
-  k->push[OFFSET_WORDS + 16] = (bias ? 1u : 0u) | op->activation_count << 8;
-  k->push[OFFSET_WORDS + 17] = kinds;
+  k->push[OFFSET_WORDS + ACTIVATION_WORD] = bias ? 1u : 0u;
+  vk_addend addend;
+  why = vk_plan_activations(op, k, false, &addend);
+  if (why)
+    return why;
   bool pointwise = groups == 1 && win.kernel[0] == 1 && win.kernel[1] == 1 &&
                    win.stride[0] == 1 && win.stride[1] == 1 && win.pad[0] == 0 &&
                    win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
   if (pointwise)
-    return vk_plan_pointwise_conv(op, k, adds > 0, residual);
+    return vk_plan_pointwise_conv(op, k, &addend);
   k->shader = VK_SHADER_CONV2D;
   k->local_size = 64;
   bind(k, false, 0, true);
   bind(k, false, 1, true);
   bind(k, false, 2, bias);
   bind(k, true, 0, true);
-  bind(k, false, residual, adds > 0);
+  bind(k, false, addend.input, addend.present);
   uint32_t shape[7] = {(uint32_t)x[0], (uint32_t)x[1], (uint32_t)x[2], (uint32_t)x[3],
                        (uint32_t)y[1], (uint32_t)y[2], (uint32_t)y[3]};
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
@@ -427,8 +456,9 @@ static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu
   for (uint32_t o = 0; o < op->output_count; o++)
     if (present(&op->outputs[o]) && op->outputs[o].dtype != NPU_DTYPE_FLOAT32)
       return "float32 tensors only";
-  if (op->activation_count && strcmp(op->op_type, "Conv") != 0)
-    return "fused activations outside convolutions";
+  if (op->activation_count && strcmp(op->op_type, "Conv") != 0 &&
+      strcmp(op->op_type, "MatMul") != 0 && strcmp(op->op_type, "Gemm") != 0)
+    return "fused activations outside convolutions and matrix products";
   vk_kernel_plan plan = find_plan(vk_data_plans, op->op_type);
   plan = plan ? plan : find_plan(vk_math_plans, op->op_type);
   const char *why = plan ? plan(device, op, k) : plan_single(op, vk_kernel_add(k));

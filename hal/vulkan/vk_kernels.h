@@ -86,11 +86,34 @@ const char *vk_plan_copy(npu_hal_kernel *k, uint32_t input, uint32_t output, uin
                          const int64_t *dims, const int64_t *src_strides, int64_t src_base,
                          const int64_t *dst_strides, int64_t dst_base);
 
+/* conv2d.comp's and matmul.comp's fused activations (activation.glsl):
+ * from word ACTIVATION_WORD after the offsets, the flags (bit 0: bias or C,
+ * set by the caller; bit 1: the Add's input is one value per output column;
+ * bits 8-15: the activation count), the kinds (8 bits each), then alpha and
+ * beta of each. */
+#define ACTIVATION_WORD 16
+#define VK_MAX_ACTIVATIONS 3
+_Static_assert(OFFSET_WORDS + ACTIVATION_WORD + 2 + 2 * VK_MAX_ACTIVATIONS <=
+                   VK_PUSH_CONSTANT_BYTES / 4,
+               "the activation words fit the push constants");
+
+/* The fused Add's input, where an activation is one. */
+typedef struct vk_addend {
+  bool present;
+  bool per_column; /* a bias along the output's last axis, not the output's shape */
+  uint32_t input;  /* among the launch's inputs: after the op's own */
+} vk_addend;
+
+/* Writes the op's fused activations into `d` (ORing the flags' word),
+ * *addend the Add's input; per_column_addend: the shader reads an Add of
+ * one value per column (matmul.comp). Says why not, or NULL. */
+const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_column_addend,
+                                vk_addend *addend);
+
 /* A 1x1 convolution (stride 1, no pads, one group) as matmul.comp's
- * product per image, into `d` whose words 16-21 (flags: bias and
- * activation count, the activations) conv2d.comp's planning wrote. */
-const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
-                                   uint32_t residual_input);
+ * product per image, into `d` whose activation words conv2d.comp's
+ * planning wrote. */
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, const vk_addend *addend);
 
 /* The operators vk_kernels_data.c and vk_kernels_math.c plan, each table
  * ending with a NULL type. */

@@ -1,23 +1,60 @@
 /* Vulkan kernels that combine many elements into each result: reductions
- * and (Log)Softmax along a run of axes (reduce.comp, a workgroup per row),
+ * over any axes and (Log)Softmax along one (reduce.comp, a workgroup per row),
  * LayerNormalization (layer_norm.comp, likewise),
  * MatMul/Gemm tiled in shared memory (matmul.comp), and the transposed
  * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
  * window). */
 #include "vk_kernels.h"
 
-/* A row-wise reduce.comp dispatch over `extent` elements `inner` apart. */
-static void put_rows(npu_hal_kernel *k, uint64_t outer, uint64_t extent, uint64_t inner,
-                     uint32_t mode)
+/* Axes a reduce.comp row walks, kept or reduced, after merging. */
+#define REDUCE_AXES 4
+
+/* Merges one group of `x`'s axes (those with reduced[d] == which) into
+ * *rank dims and strides; false where more than REDUCE_AXES are left. */
+static bool reduce_group(const npu_hal_tensor_desc *x, const bool *reduced, bool which,
+                         uint32_t *rank, uint32_t *dims, uint32_t *strides)
 {
+  int64_t all[NPU_MAX_RANK], box[NPU_MAX_RANK], steps[1][NPU_MAX_RANK];
+  vk_strides(x, all);
+  uint32_t count = 0;
+  for (uint32_t d = 0; d < x->rank; d++)
+    if (reduced[d] == which) {
+      box[count] = x->dims[d];
+      steps[0][count++] = all[d];
+    }
+  *rank = vk_merge_axes(count, box, steps, 1);
+  if (*rank > REDUCE_AXES)
+    return false;
+  for (uint32_t d = 0; d < *rank; d++) {
+    dims[d] = (uint32_t)box[d];
+    strides[d] = (uint32_t)steps[0][d];
+  }
+  return true;
+}
+
+/* A reduce.comp dispatch: a workgroup per index of x's kept axes, over
+ * the reduced ones (reduced[d]). */
+static const char *put_reduction(npu_hal_kernel *k, const npu_hal_tensor_desc *x,
+                                 const bool *reduced, uint32_t mode)
+{
+  uint64_t rows = 1, extent = 1;
+  for (uint32_t d = 0; d < x->rank; d++)
+    *(reduced[d] ? &extent : &rows) *= (uint64_t)x->dims[d];
+  if (!extent)
+    return "an empty reduction";
+  uint32_t words[5 + 4 * REDUCE_AXES] = {(uint32_t)rows, (uint32_t)extent, mode};
+  if (!reduce_group(x, reduced, false, &words[3], &words[5], &words[5 + REDUCE_AXES]) ||
+      !reduce_group(x, reduced, true, &words[4], &words[5 + 2 * REDUCE_AXES],
+                    &words[5 + 3 * REDUCE_AXES]))
+    return "kept or reduced axes apart in more runs than the shader walks";
   vk_dispatch *d = vk_kernel_add(k);
   d->shader = VK_SHADER_REDUCE;
   d->local_size = 64;
-  d->invocations = outer * inner * 64; /* a workgroup per row */
+  d->invocations = rows * 64; /* a workgroup per row */
   bind(d, false, 0, true);
   bind(d, true, 0, true);
-  uint32_t words[4] = {(uint32_t)(outer * inner), (uint32_t)extent, (uint32_t)inner, mode};
   memcpy(&d->push[OFFSET_WORDS], words, sizeof words);
+  return NULL;
 }
 
 static uint64_t product(const int64_t *dims, uint32_t from, uint32_t to)
@@ -38,13 +75,10 @@ static const char *plan_softmax(npu_hal_device *device, const npu_hal_op *op, np
   axis = axis < 0 ? axis + (int64_t)x->rank : axis;
   if (axis < 0 || axis >= (int64_t)x->rank)
     return "an axis out of range";
-  uint32_t end = coerced ? x->rank : (uint32_t)axis + 1;
-  uint64_t extent = product(x->dims, (uint32_t)axis, end);
-  if (!extent)
-    return "an empty axis";
-  put_rows(k, product(x->dims, 0, (uint32_t)axis), extent, product(x->dims, end, x->rank),
-           strcmp(op->op_type, "Softmax") == 0 ? 4 : 5);
-  return NULL;
+  bool reduced[NPU_MAX_RANK] = {false};
+  for (uint32_t d = (uint32_t)axis; d < (coerced ? x->rank : (uint32_t)axis + 1); d++)
+    reduced[d] = true;
+  return put_reduction(k, x, reduced, strcmp(op->op_type, "Softmax") == 0 ? 4 : 5);
 }
 
 /* LayerNormalization over the axes from `axis` on, its scale and bias one
@@ -81,52 +115,26 @@ static const char *plan_layer_norm(npu_hal_device *device, const npu_hal_op *op,
   return NULL;
 }
 
+/* The ReduceX operators by reduce.comp's mode. */
+static const char *const reductions[] = {
+    "ReduceSum",  "ReduceMean",      "ReduceMax",    "ReduceMin", NULL,
+    NULL,         "ReduceProd",      "ReduceL1",     "ReduceL2",  "ReduceSumSquare",
+    "ReduceLogSum", "ReduceLogSumExp"};
+
 static const char *plan_reduce(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
   (void)device;
-  static const char *const reductions[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
   uint32_t mode = 0;
-  while (strcmp(op->op_type, reductions[mode]) != 0)
+  while (!reductions[mode] || strcmp(op->op_type, reductions[mode]) != 0)
     mode++;
-  const npu_hal_tensor_desc *x = &op->inputs[0];
-  const npu_hal_attributes *a = &op->attributes;
-  /* Axes: an input from opset 18 (ReduceSum: 13), an attribute before. */
-  bool axes_input = op->opset >= (mode == 0 ? 13 : 18);
-  const int64_t *axes = NULL;
-  size_t count = 0;
-  if (axes_input && op->input_count > 1 && present(&op->inputs[1])) {
-    if (!op->input_values || !op->input_values[1] || op->inputs[1].dtype != NPU_DTYPE_INT64)
-      return "axes not known when planning";
-    axes = op->input_values[1];
-    count = elements_of(&op->inputs[1]);
-  } else if (!axes_input) {
-    count = a->get_ints(a->node, "axes", &axes);
-  }
-  if (!count && a->get_int(a->node, "noop_with_empty_axes", 0))
+  if (!op->axes)
+    return "axes not resolved";
+  if (!op->axes->count)
     return "noop_with_empty_axes";
   bool reduced[NPU_MAX_RANK] = {false};
-  for (size_t i = 0; i < count; i++) {
-    int64_t axis = axes[i] < 0 ? axes[i] + (int64_t)x->rank : axes[i];
-    if (axis < 0 || axis >= (int64_t)x->rank)
-      return "an axis out of range";
-    reduced[axis] = true;
-  }
-  /* The reduced axes must be one run (axes of extent 1 between them do not count). */
-  int64_t first = -1, last = -1;
-  for (uint32_t d = 0; d < x->rank; d++)
-    if (!count || reduced[d]) {
-      first = first < 0 ? d : first;
-      last = d;
-    }
-  for (int64_t d = first; d >= 0 && d <= last; d++)
-    if (!reduced[d] && count && x->dims[d] != 1)
-      return "reduced axes that are not next to each other";
-  uint64_t extent = first < 0 ? 1 : product(x->dims, (uint32_t)first, (uint32_t)last + 1);
-  if (!extent)
-    return "an empty reduction";
-  put_rows(k, first < 0 ? elements_of(x) : product(x->dims, 0, (uint32_t)first), extent,
-           first < 0 ? 1 : product(x->dims, (uint32_t)last + 1, x->rank), mode);
-  return NULL;
+  for (uint32_t i = 0; i < op->axes->count; i++)
+    reduced[op->axes->axes[i]] = true;
+  return put_reduction(k, &op->inputs[0], reduced, mode);
 }
 
 /* Where one matrix operand of matmul.comp steps per row and per column
@@ -146,10 +154,9 @@ typedef struct matmul_shape {
   float alpha, beta;
 } matmul_shape;
 
-/* matmul.comp's words 0-15 and bindings for `s`; the caller writes words
- * 16-21 (flags: C and the activation count, the activations). */
-static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, bool residual,
-                               uint32_t residual_input)
+/* matmul.comp's words 0-15 and bindings for `s`; the caller writes the
+ * activation words (vk_plan_activations) and says where their Add reads. */
+static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, const vk_addend *addend)
 {
   if (!s->m || !s->n || !s->k)
     return "an empty matrix";
@@ -166,7 +173,7 @@ static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, bool resid
   bind(d, false, s->b_input, true);
   bind(d, false, 2, s->bias);
   bind(d, true, 0, true);
-  bind(d, false, residual_input, residual);
+  bind(d, false, addend->input, addend->present);
   /* The batch as b0 * inner + b1: the merged axes, the outer one first. */
   uint32_t inner = s->batch_rank ? (uint32_t)s->batch[s->batch_rank - 1] : 1;
   int64_t a1 = s->batch_rank ? s->batch_strides[0][s->batch_rank - 1] : 0;
@@ -183,16 +190,17 @@ static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, bool resid
   return NULL;
 }
 
-/* MatMul and Gemm: one dispatch, C as the only addition. */
-static const char *put_matmul(npu_hal_kernel *k, const matmul_shape *s)
+/* MatMul and Gemm: one dispatch, C and the fused activations after the product. */
+static const char *put_matmul(const npu_hal_op *op, npu_hal_kernel *k, const matmul_shape *s)
 {
   vk_dispatch *d = vk_kernel_add(k);
-  d->push[OFFSET_WORDS + 16] = s->bias;
-  return fill_matmul(d, s, false, 0);
+  d->push[OFFSET_WORDS + ACTIVATION_WORD] = s->bias;
+  vk_addend addend;
+  const char *why = vk_plan_activations(op, d, true, &addend);
+  return why ? why : fill_matmul(d, s, &addend);
 }
 
-const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool residual,
-                                   uint32_t residual_input)
+const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, const vk_addend *addend)
 {
   const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
   /* Each image: Y (out channels x pixels) = W (out x in channels) X (in channels x pixels). */
@@ -201,9 +209,10 @@ const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, bool re
                     .a = {x[1], 1}, .b = {pixels, 1}, .c = {1, 0}, .a_input = 1, .b_input = 0,
                     .batch_rank = 1, .batch = {x[0]},
                     .batch_strides = {{0}, {x[1] * (int64_t)pixels}, {y[1] * (int64_t)pixels}},
-                    .bias = d->push[OFFSET_WORDS + 16] & 1u, .alpha = 1, .beta = 1};
+                    .bias = d->push[OFFSET_WORDS + ACTIVATION_WORD] & 1u, .alpha = 1,
+                    .beta = 1};
   s.batch_rank = vk_merge_axes(1, s.batch, s.batch_strides, 3);
-  return fill_matmul(d, &s, residual, residual_input);
+  return fill_matmul(d, &s, addend);
 }
 
 /* MatMul: numpy's matrix product of operands of rank 2 or more (as the
@@ -243,7 +252,7 @@ static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu
   if ((uint64_t)out_step != elements_of(&op->outputs[0]))
     return "an output of another size than the product";
   s.batch_rank = vk_merge_axes(rank, s.batch, s.batch_strides, 3);
-  return put_matmul(k, &s);
+  return put_matmul(op, k, &s);
 }
 
 /* Gemm: alpha * A' B' + beta * C, A' and B' optionally transposed, C
@@ -277,7 +286,7 @@ static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_h
       return "a C that does not broadcast to the output";
     s.c = (matrix_strides){rows == 1 ? 0 : columns, columns == 1 ? 0 : 1};
   }
-  return put_matmul(k, &s);
+  return put_matmul(op, k, &s);
 }
 
 static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op *op,
@@ -324,9 +333,11 @@ static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op 
 }
 
 const vk_plan_entry vk_math_plans[] = {
-    {"Softmax", plan_softmax},  {"LogSoftmax", plan_softmax}, {"ReduceSum", plan_reduce},
-    {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},   {"ReduceMin", plan_reduce},
-    {"MatMul", plan_matmul},     {"Gemm", plan_gemm},
+    {"Softmax", plan_softmax},   {"LogSoftmax", plan_softmax},  {"ReduceSum", plan_reduce},
+    {"ReduceMean", plan_reduce}, {"ReduceMax", plan_reduce},    {"ReduceMin", plan_reduce},
+    {"ReduceProd", plan_reduce}, {"ReduceL1", plan_reduce},     {"ReduceL2", plan_reduce},
+    {"ReduceSumSquare", plan_reduce}, {"ReduceLogSum", plan_reduce},
+    {"ReduceLogSumExp", plan_reduce}, {"MatMul", plan_matmul},  {"Gemm", plan_gemm},
     {"ConvTranspose", plan_conv_transpose}, {"LayerNormalization", plan_layer_norm},
     {NULL, NULL},
 };

@@ -9,7 +9,9 @@
  * completion thread), and no submission ever waits for a point that has not
  * been submitted yet (no wait-before-signal, which drivers may serialise).
  * An event is a point of a timeline: another stream waits for it with a
- * semaphore wait in its next submission, on the device. */
+ * semaphore wait in its next submission, on the device. Where the queue
+ * writes timestamps, each command buffer is submitted between two that write
+ * one, so that the stream's statistics count the device's time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +44,17 @@ typedef struct stream_item {
   uint64_t wait_value;
   npu_hal_buffer *temporary;  /* destroyed once the work is done */
   npu_hal_event *timed_event; /* released once the work is done */
+  uint32_t timing_slot;       /* COMMANDS: 1 + the timestamp pair it ran between; 0: untimed */
   npu_hal_task_fn fn;         /* HOST_FN */
   void *user_data;
   void *dst;                  /* HOST_COPY */
   const void *src;
   size_t size;
 } stream_item;
+
+/* Submissions a stream times at once (a bit each in free_slots); more in
+ * flight run untimed. */
+#define TIMING_SLOTS 64
 
 struct npu_hal_stream {
   npu_hal_device *device;
@@ -63,9 +70,17 @@ struct npu_hal_stream {
   npu_status failure;               /* the first failure since the last synchronize */
   char failure_message[256];
   uint64_t host_ns;
+  uint64_t device_ns;               /* command buffers' time, from their timestamps */
+  uint64_t free_slots;              /* bit i: timestamp pair i is not in flight */
   bool stopping;
   pthread_mutex_t pool_lock;        /* held from vk_stream_begin to submit/abandon */
   VkCommandPool pool;
+  /* Timestamp pairs (VK_NULL_HANDLE: the queue writes none): query 2i
+   * before a submission's commands, 2i + 1 after, each written by a command
+   * buffer of its own recorded once; the pool is the worker's alone. */
+  VkQueryPool timing_queries;
+  VkCommandPool timing_pool;
+  VkCommandBuffer timing_commands[TIMING_SLOTS][2];
 };
 
 struct npu_hal_event {
@@ -178,6 +193,87 @@ static void signal_in_order(npu_hal_stream *stream, uint64_t point)
     note_failure(stream, vk_status_of(result), "signalling the stream's timeline", result);
 }
 
+/* The two command buffers writing timestamp pair `slot`, recorded on first
+ * use (by the worker, which alone uses timing_pool); false on failure. */
+static bool timing_commands(npu_hal_stream *stream, uint32_t slot)
+{
+  VkCommandBuffer *pair = stream->timing_commands[slot];
+  if (pair[0])
+    return true;
+  VkDevice device = stream->device->device;
+  VkCommandBufferAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = stream->timing_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 2};
+  if (vkAllocateCommandBuffers(device, &info, pair) != VK_SUCCESS) {
+    pair[0] = pair[1] = VK_NULL_HANDLE;
+    return false;
+  }
+  VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bool recorded = true;
+  for (uint32_t end = 0; end < 2 && recorded; end++) {
+    if (vkBeginCommandBuffer(pair[end], &begin) != VK_SUCCESS) {
+      recorded = false;
+      break;
+    }
+    if (!end)
+      vkCmdResetQueryPool(pair[end], stream->timing_queries, 2 * slot, 2);
+    vkCmdWriteTimestamp(pair[end],
+                        end ? VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT
+                            : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                        stream->timing_queries, 2 * slot + end);
+    recorded = vkEndCommandBuffer(pair[end]) == VK_SUCCESS;
+  }
+  if (!recorded) {
+    vkFreeCommandBuffers(device, stream->timing_pool, 2, pair);
+    pair[0] = pair[1] = VK_NULL_HANDLE;
+  }
+  return recorded;
+}
+
+static void reclaim_finished(npu_hal_stream *stream);
+
+/* A free timestamp pair for the item's commands (item->timing_slot), if any. */
+static void take_timing_slot(npu_hal_stream *stream, stream_item *item)
+{
+  if (!stream->timing_queries || !item->commands)
+    return;
+  pthread_mutex_lock(&stream->timeline->lock);
+  if (!stream->free_slots)
+    reclaim_finished(stream); /* (elsewhere only callers queuing work do) */
+  uint32_t slot = stream->free_slots ? (uint32_t)__builtin_ctzll(stream->free_slots) : 0;
+  bool taken = stream->free_slots != 0;
+  if (taken)
+    stream->free_slots &= ~(UINT64_C(1) << slot);
+  pthread_mutex_unlock(&stream->timeline->lock);
+  if (!taken)
+    return;
+  if (timing_commands(stream, slot)) {
+    item->timing_slot = slot + 1;
+    return;
+  }
+  pthread_mutex_lock(&stream->timeline->lock);
+  stream->free_slots |= UINT64_C(1) << slot;
+  pthread_mutex_unlock(&stream->timeline->lock);
+}
+
+/* Adds the finished item's device time and frees its timestamp pair. Call
+ * with the lock held. */
+static void count_device_time(npu_hal_stream *stream, const stream_item *item)
+{
+  if (!item->timing_slot)
+    return;
+  uint32_t slot = item->timing_slot - 1;
+  npu_hal_device *device = stream->device;
+  uint64_t ticks[2];
+  /* (not ready only where the submission failed and the host signalled it) */
+  if (vkGetQueryPoolResults(device->device, stream->timing_queries, 2 * slot, 2, sizeof ticks,
+                            ticks, sizeof ticks[0], VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
+    stream->device_ns += (uint64_t)((double)((ticks[1] - ticks[0]) & device->timestamp_mask) *
+                                    device->properties.limits.timestampPeriod);
+  stream->free_slots |= UINT64_C(1) << slot;
+}
+
 static void submit_commands(npu_hal_stream *stream, stream_item *item)
 {
   vk_timeline *timeline = stream->timeline;
@@ -192,6 +288,16 @@ static void submit_commands(npu_hal_stream *stream, stream_item *item)
     waits[wait_count] = item->wait->semaphore;
     wait_values[wait_count++] = item->wait_value;
   }
+  take_timing_slot(stream, item);
+  VkCommandBuffer commands[3] = {item->commands};
+  uint32_t command_count = item->commands ? 1 : 0;
+  if (item->timing_slot) {
+    VkCommandBuffer *pair = stream->timing_commands[item->timing_slot - 1];
+    commands[0] = pair[0];
+    commands[1] = item->commands;
+    commands[2] = pair[1];
+    command_count = 3;
+  }
   VkTimelineSemaphoreSubmitInfo values = {
       .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
       .waitSemaphoreValueCount = wait_count, .pWaitSemaphoreValues = wait_values,
@@ -199,8 +305,7 @@ static void submit_commands(npu_hal_stream *stream, stream_item *item)
   VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &values,
                          .waitSemaphoreCount = wait_count, .pWaitSemaphores = waits,
                          .pWaitDstStageMask = stages,
-                         .commandBufferCount = item->commands ? 1 : 0,
-                         .pCommandBuffers = &item->commands,
+                         .commandBufferCount = command_count, .pCommandBuffers = commands,
                          .signalSemaphoreCount = 1, .pSignalSemaphores = &timeline->semaphore};
   pthread_mutex_lock(&device->queue_lock);
   VkResult result = vkQueueSubmit(device->queue, 1, &submit, VK_NULL_HANDLE);
@@ -289,6 +394,7 @@ static void reclaim_finished(npu_hal_stream *stream)
       vk_buffer_destroy(stream->device, item->temporary);
     event_unref(item->timed_event);
     timeline_unref(item->wait);
+    count_device_time(stream, item);
     if (item->finished) /* (lock-free: it runs under the timeline's lock) */
       item->finished(item->finished_data);
     else if (item->commands) /* the array has room for every command buffer made */
@@ -514,6 +620,15 @@ static npu_status timeline_create(npu_hal_device *device, vk_timeline **out)
   return NPU_OK;
 }
 
+/* (its command buffers go with their pool) */
+static void destroy_timing(npu_hal_stream *stream)
+{
+  if (stream->timing_queries)
+    vkDestroyQueryPool(stream->device->device, stream->timing_queries, NULL);
+  if (stream->timing_pool)
+    vkDestroyCommandPool(stream->device->device, stream->timing_pool, NULL);
+}
+
 npu_status vk_stream_create(npu_hal_device *device, npu_hal_stream **out)
 {
   npu_hal_stream *stream = calloc(1, sizeof *stream);
@@ -528,9 +643,21 @@ npu_status vk_stream_create(npu_hal_device *device, npu_hal_stream **out)
                                     .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                     .queueFamilyIndex = device->queue_family};
     VkResult result = vkCreateCommandPool(device->device, &info, NULL, &stream->pool);
+    if (result == VK_SUCCESS && device->timestamps)
+      result = vkCreateCommandPool(device->device, &info, NULL, &stream->timing_pool);
     if (result != VK_SUCCESS)
       status = npu_set_error(vk_status_of(result), "cannot create a command pool: %s",
                              vk_result_name(result));
+  }
+  if (status == NPU_OK && device->timestamps) {
+    VkQueryPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                  .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                  .queryCount = 2 * TIMING_SLOTS};
+    VkResult result = vkCreateQueryPool(device->device, &info, NULL, &stream->timing_queries);
+    if (result != VK_SUCCESS)
+      status = npu_set_error(vk_status_of(result), "cannot create timestamp queries: %s",
+                             vk_result_name(result));
+    stream->free_slots = UINT64_MAX; /* TIMING_SLOTS bits */
   }
   if (status == NPU_OK) {
     int rc = pthread_create(&stream->worker, NULL, stream_worker, stream);
@@ -539,6 +666,7 @@ npu_status vk_stream_create(npu_hal_device *device, npu_hal_stream **out)
                              strerror(rc));
   }
   if (status != NPU_OK) {
+    destroy_timing(stream);
     if (stream->pool)
       vkDestroyCommandPool(device->device, stream->pool, NULL);
     timeline_unref(stream->timeline);
@@ -568,6 +696,7 @@ void vk_stream_destroy(npu_hal_stream *stream)
     free(item);
   }
   pthread_mutex_unlock(&timeline->lock);
+  destroy_timing(stream);
   vkDestroyCommandPool(stream->device->device, stream->pool, NULL);
   free(stream->idle_commands);
   pthread_cond_destroy(&stream->work_queued);
@@ -610,9 +739,11 @@ void vk_stream_stats(npu_hal_stream *stream, npu_stream_stats *stats)
 {
   uint64_t reached = timeline_reached(stream->timeline);
   pthread_mutex_lock(&stream->timeline->lock);
+  reclaim_finished(stream); /* (counts the device time of what has run) */
   stats->tasks_submitted = stream->timeline->enqueued;
   stats->tasks_completed = reached;
-  stats->busy_ns = stream->host_ns;
+  stats->device_ns = stream->device_ns;
+  stats->busy_ns = stream->host_ns + stream->device_ns;
   pthread_mutex_unlock(&stream->timeline->lock);
 }
 

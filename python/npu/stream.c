@@ -106,10 +106,11 @@ PyObject *npu_py_stream_stats(npu_stream *stream)
   npu_status status = npu_stream_get_stats(stream, &s);
   if (status != NPU_OK)
     return npu_py_raise(status);
-  return Py_BuildValue("{s:K,s:K,s:K}", "tasks_submitted",
+  return Py_BuildValue("{s:K,s:K,s:K,s:K}", "tasks_submitted",
                        (unsigned long long)s.tasks_submitted, "tasks_completed",
                        (unsigned long long)s.tasks_completed, "busy_ns",
-                       (unsigned long long)s.busy_ns);
+                       (unsigned long long)s.busy_ns, "device_ns",
+                       (unsigned long long)s.device_ns);
 }
 
 static PyObject *stream_stats(NpuStream *self, PyObject *unused)
@@ -126,7 +127,7 @@ static PyMethodDef stream_methods[] = {
      "wait_event(event): work queued after this starts once the event's work is done (the "
      "device waits, not this thread)"},
     {"stats", NPU_PY_FN(stream_stats), METH_NOARGS,
-     "stats() -> dict: tasks_submitted, tasks_completed, busy_ns"},
+     "stats() -> dict: tasks_submitted, tasks_completed, busy_ns, device_ns"},
     {NULL},
 };
 

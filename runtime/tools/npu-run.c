@@ -39,6 +39,7 @@ typedef struct report {
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   double cores_busy;         /* the process's CPU time over the throughput run's wall time */
+  double busy_ms, device_ms; /* a latency run's stream statistics: busy, of it timed on the device */
   npu_context_stats stats;
   bool bf16_compute;         /* the device's: whether --precision bf16 takes effect */
   uint64_t allocations_after_warmup;
@@ -288,14 +289,15 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "\"first_replan_ms\": %.3f, \"first_replan_cpu_ms\": %.3f, "
            "\"first_run_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
-           "\"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
+           "\"stream_busy_ms\": %.3f, \"stream_device_ms\": %.3f, \"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
            "\"relaid_tensors\": %u, \"subgraphs\": %u, \"host_kernels\": %u, \"transfer_bytes\": %"
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            npu_precision_name(o->precision), o->batch, o->streams, o->threads, o->iterations,
            r->load_ms, r->plan_ms, r->plan_cpu_ms, r->replan_ms, r->first_replan_ms,
            r->first_replan_cpu_ms, r->first_run_ms, r->min_ms,
-           r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, s->arena_bytes, s->naive_bytes,
+           r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, r->busy_ms,
+           r->device_ms, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
            s->relaid_tensors, s->subgraphs, s->host_kernels, s->transfer_bytes,
            s->compiled_subgraphs, s->compiled_nodes,
@@ -329,6 +331,11 @@ static void print_report(const char *model_path, const options *o, const npu_ten
          r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
   printf("throughput:   %.1f inferences/s (batch %d, %d stream%s; %.2f cores busy)\n",
          r->throughput, o->batch, o->streams, o->streams == 1 ? "" : "s", r->cores_busy);
+  if (r->device_ms > 0)
+    printf("stream:       busy %.2f ms a run, %.2f ms of it timed on the device (timestamp "
+           "queries)\n", r->busy_ms, r->device_ms);
+  else
+    printf("stream:       busy %.2f ms a run (host work)\n", r->busy_ms);
   printf("memory:       arena %.2f MiB, naive %.2f MiB (%.0f%%), constants %.2f MiB\n",
          (double)s->arena_bytes / 1048576.0, (double)s->naive_bytes / 1048576.0, saved,
          (double)s->constant_bytes / 1048576.0);
@@ -466,6 +473,8 @@ static gboolean measure(const char *model_path, const options *o)
         goto done;
   npu_device_stats before, after;
   npu_device_get_stats(device, &before);
+  npu_stream_stats stream_before, stream_after;
+  npu_stream_get_stats(workers[0].stream, &stream_before);
   double *latencies = g_new(double, o->iterations);
   for (int i = 0; i < o->iterations; i++) {
     double t0 = now_ms();
@@ -475,6 +484,9 @@ static gboolean measure(const char *model_path, const options *o)
     }
     latencies[i] = now_ms() - t0;
   }
+  npu_stream_get_stats(workers[0].stream, &stream_after);
+  r.busy_ms = (double)(stream_after.busy_ns - stream_before.busy_ns) / 1e6 / o->iterations;
+  r.device_ms = (double)(stream_after.device_ns - stream_before.device_ns) / 1e6 / o->iterations;
   qsort(latencies, (size_t)o->iterations, sizeof *latencies, compare_doubles);
   r.min_ms = latencies[0];
   r.median_ms = percentile(latencies, (size_t)o->iterations, 50);

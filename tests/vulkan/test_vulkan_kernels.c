@@ -111,8 +111,9 @@ typedef struct kernel_case {
   uint32_t constants;            /* bit i: input i's values are known when planning */
   float low[MAX_INPUTS], high[MAX_INPUTS]; /* random range per input; both 0: [-1, 1] */
   uint32_t activation_count;
-  npu_hal_activation activations[2];
-  bool residual;                 /* one fused input shaped like the output */
+  npu_hal_activation activations[4];
+  bool residual;                 /* one fused input shaped like the output... */
+  npu_hal_tensor_desc addend;    /* ...or like this (rank 0: the output's shape) */
   const void *values[MAX_INPUTS]; /* given values (int64 shapes, scales), else random */
   npu_hal_tensor_desc more_outputs[MAX_OUTPUTS - 1];
   uint32_t output_count;         /* 0: one */
@@ -176,6 +177,19 @@ static const kernel_case cases[] = {
     {"leaky-relu", "LeakyRelu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), {.alpha = 0.1f}},
     {"sqrt", "Sqrt", 1, {T2(13, 7)}, T2(13, 7), .low = {0}, .high = {4}},
     {"exp", "Exp", 1, {T2(13, 7)}, T2(13, 7), .low = {-3}, .high = {3}},
+    {"erf", "Erf", 1, {T2(19, 23)}, T2(19, 23), .low = {-3}, .high = {3}},
+    {"log", "Log", 1, {T2(13, 7)}, T2(13, 7), .low = {0.01f}, .high = {10}},
+    {"floor", "Floor", 1, {T2(13, 7)}, T2(13, 7), .low = {-5}, .high = {5}},
+    {"ceil", "Ceil", 1, {T2(13, 7)}, T2(13, 7), .low = {-5}, .high = {5}},
+    {"round", "Round", 1, {T2(13, 7)}, T2(13, 7), .low = {-5}, .high = {5}},
+    {"sign", "Sign", 1, {T2(13, 7)}, T2(13, 7)},
+    {"elu", "Elu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), {.alpha = 0.7f}, .low = {-4}, .high = {4}},
+    {"selu", "Selu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), .low = {-4}, .high = {4}},
+    {"celu", "Celu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), {.alpha = 2.0f}, .low = {-4}, .high = {4}},
+    {"softplus", "Softplus", 1, {T3(3, 7, 9)}, T3(3, 7, 9), .low = {-30}, .high = {30}},
+    {"softsign", "Softsign", 1, {T3(3, 7, 9)}, T3(3, 7, 9), .low = {-4}, .high = {4}},
+    {"thresholded-relu", "ThresholdedRelu", 1, {T3(3, 7, 9)}, T3(3, 7, 9), {.alpha = 0.3f}},
+    {"mish", "Mish", 1, {T3(3, 7, 9)}, T3(3, 7, 9), .low = {-30}, .high = {30}},
     {"batch-norm", "BatchNormalization", 5, {T4(2, 6, 5, 7), T1(6), T1(6), T1(6), T1(6)},
      T4(2, 6, 5, 7), .low = {-1, 0.5f, -1, -1, 0.1f}, .high = {1, 2, 1, 1, 2}},
     /* Broadcasting binary operators. */
@@ -245,6 +259,20 @@ static const kernel_case cases[] = {
     {"reduce-sum-middle", "ReduceSum", 1, {T4(2, 6, 5, 3)}, T2(2, 3),
      {.axes = {1, 2}, .axes_count = 2}, .opset = 11},
     {"reduce-max-all", "ReduceMax", 1, {T3(3, 70, 5)}, T3(1, 1, 1)},
+    {"reduce-mean-axes-apart", "ReduceMean", 1, {T3(4, 5, 6)}, T3(1, 5, 1),
+     {.axes = {0, 2}, .axes_count = 2}, .opset = 11},
+    {"reduce-sum-square-alternating", "ReduceSumSquare", 1, {T5(3, 4, 5, 6, 7)}, T2(4, 6),
+     {.axes = {0, 2, 4}, .axes_count = 3}, .opset = 11},
+    {"reduce-l1-first", "ReduceL1", 1, {T3(33, 4, 5)}, T2(4, 5), {.axes = {0}, .axes_count = 1},
+     .opset = 11},
+    {"reduce-l2-middle", "ReduceL2", 1, {T4(2, 40, 3, 3)}, T4(2, 1, 3, 3),
+     {.axes = {1}, .axes_count = 1}, .opset = 11},
+    {"reduce-log-sum", "ReduceLogSum", 1, {T3(3, 5, 8)}, T3(3, 1, 8),
+     {.axes = {1}, .axes_count = 1}, .opset = 11, .low = {0.1f}, .high = {2}},
+    {"reduce-log-sum-exp", "ReduceLogSumExp", 1, {T3(6, 5, 90)}, T3(6, 5, 1),
+     {.axes = {-1}, .axes_count = 1}, .opset = 11, .low = {-60}, .high = {90}},
+    {"reduce-prod", "ReduceProd", 1, {T3(4, 9, 3)}, T3(4, 1, 3), {.axes = {1}, .axes_count = 1},
+     .opset = 11, .low = {0.5f}, .high = {1.5f}},
     /* Matrix products. */
     {"matmul-2d", "MatMul", 2, {T2(37, 45), T2(45, 19)}, T2(37, 19), .constants = 2},
     {"matmul-batched-broadcast", "MatMul", 2, {T4(2, 3, 17, 20), T2(20, 33)},
@@ -258,6 +286,33 @@ static const kernel_case cases[] = {
      T4(2, 6, 9, 9), {.group = 2, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, .constants = 2},
     {"gemm-transa-alpha-beta", "Gemm", 3, {T2(30, 17), T2(30, 21), T2(17, 1)}, T2(17, 21),
      {.trans_a = 1, .alpha = 0.5f, .beta = 2.0f}},
+    /* Matrix products with the activations the runtime's fusion gives them:
+     * a bias per column (a Linear's Add), GELU, HardSwish, a residual. */
+    {"matmul-bias-gelu", "MatMul", 2, {T3(2, 21, 32), T2(32, 40)}, T3(2, 21, 40),
+     .constants = 2, .activation_count = 2,
+     .activations = {{NPU_HAL_ACTIVATION_ADD}, {NPU_HAL_ACTIVATION_GELU}}, .residual = true,
+     .addend = T1(40), .low = {-2, -1, -1}, .high = {2, 1, 1}},
+    {"matmul-bias-hardswish-linear", "MatMul", 2, {T3(1, 13, 24), T2(24, 48)}, T3(1, 13, 48),
+     .constants = 2, .activation_count = 3,
+     .activations = {{NPU_HAL_ACTIVATION_ADD}, {NPU_HAL_ACTIVATION_HARD_SWISH},
+                     {NPU_HAL_ACTIVATION_LINEAR, 0.5f, -0.25f}},
+     .residual = true, .addend = T2(1, 48), .low = {-4, -1, -1}, .high = {4, 1, 1}},
+    {"matmul-batched-residual-sigmoid", "MatMul", 2, {T4(2, 3, 9, 16), T4(2, 3, 16, 11)},
+     T4(2, 3, 9, 11), .activation_count = 2,
+     .activations = {{NPU_HAL_ACTIVATION_ADD}, {NPU_HAL_ACTIVATION_SIGMOID}}, .residual = true},
+    {"gemm-bias-relu", "Gemm", 3, {T2(7, 50), T2(30, 50), T1(30)}, T2(7, 30), {.trans_b = 1},
+     .constants = 6, .activation_count = 1, .activations = {{NPU_HAL_ACTIVATION_RELU}}},
+    {"gemm-swish-tanh-clip", "Gemm", 2, {T2(9, 20), T2(20, 12)}, T2(9, 12),
+     .activation_count = 3,
+     .activations = {{NPU_HAL_ACTIVATION_SWISH}, {NPU_HAL_ACTIVATION_TANH},
+                     {NPU_HAL_ACTIVATION_CLIP, -0.5f, 0.5f}}},
+    {"conv-1x1-gelu", "Conv", 2, {T4(1, 8, 6, 7), T4(12, 8, 1, 1)}, T4(1, 12, 6, 7),
+     .constants = 2, .activation_count = 1, .activations = {{NPU_HAL_ACTIVATION_GELU}},
+     .low = {-3, -1}, .high = {3, 1}},
+    {"conv-3x3-leaky-hardsigmoid", "Conv", 2, {T4(1, 3, 9, 9), T4(4, 3, 3, 3)}, T4(1, 4, 7, 7),
+     .constants = 2, .activation_count = 2,
+     .activations = {{NPU_HAL_ACTIVATION_LEAKY_RELU, 0.1f}, {NPU_HAL_ACTIVATION_HARD_SIGMOID,
+                                                             0.2f, 0.5f}}},
 };
 
 static size_t count_of(const npu_hal_tensor_desc *t)
@@ -287,10 +342,10 @@ static void case_setup(const kernel_case *c, GRand *rand, case_data *d)
   d->output_count = c->output_count ? c->output_count : 1;
   d->outputs[0] = c->output;
   memcpy(d->outputs + 1, c->more_outputs, sizeof c->more_outputs);
-  d->fused = c->output;
+  d->fused = c->addend.rank ? c->addend : c->output;
   d->host_count = c->input_count + (c->residual ? 1 : 0);
   for (uint32_t i = 0; i < d->host_count; i++) {
-    const npu_hal_tensor_desc *t = i < c->input_count ? &c->inputs[i] : &c->output;
+    const npu_hal_tensor_desc *t = i < c->input_count ? &c->inputs[i] : &d->fused;
     if (t->dtype == NPU_DTYPE_UNDEFINED)
       continue;
     d->bytes[i] = count_of(t) * npu_dtype_size(t->dtype);
@@ -484,7 +539,7 @@ static void test_refusals(void)
   npu_hal_kernel *kernel = NULL;
   NPU_ASSERT_STATUS(graph->kernel_create(hal, &d.op, &kernel), NPU_ERROR_NOT_SUPPORTED);
   g_assert_nonnull(strstr(npu_last_error_message(), "NonMaxSuppression"));
-  /* Activations fuse into convolutions only. */
+  /* Activations fuse into convolutions and matrix products only. */
   d.op.op_type = "Relu";
   npu_hal_activation relu = {NPU_HAL_ACTIVATION_RELU};
   d.op.activations = &relu;
@@ -493,17 +548,24 @@ static void test_refusals(void)
   case_clear(&d);
 
   /* What the new kernels decline: shapes that do not broadcast, a 1-D
-   * convolution, cubic resizing, reductions over axes apart, starts not
-   * known when planning, batch axes that do not broadcast, an int64 tensor
-   * the kernel would read. */
+   * convolution, cubic resizing, a fused Add per row of a product or per
+   * column of a convolution, four fused activations, starts not known when
+   * planning, batch axes that do not broadcast, an int64 tensor the kernel
+   * would read. */
   static const int64_t starts[] = {0}, ends[] = {2};
   const kernel_case refused[] = {
       {"add-mismatch", "Add", 2, {T4(1, 4, 3, 3), T4(1, 3, 1, 1)}, T4(1, 4, 3, 3)},
       {"conv1d", "Conv", 2, {T3(1, 4, 9), T3(4, 4, 3)}, T3(1, 4, 7)},
       {"resize-cubic", "Resize", 3, {T4(1, 3, 5, 7), ABSENT, T1(4)}, T4(1, 3, 10, 14),
        {.mode = "cubic"}, .constants = 4, .values = {NULL, NULL, scales_2x}},
-      {"reduce-apart", "ReduceMean", 1, {T3(4, 5, 6)}, T3(1, 5, 1),
-       {.axes = {0, 2}, .axes_count = 2}},
+      {"matmul-add-per-row", "MatMul", 2, {T2(6, 8), T2(8, 5)}, T2(6, 5), .activation_count = 1,
+       .activations = {{NPU_HAL_ACTIVATION_ADD}}, .residual = true, .addend = T2(6, 1)},
+      {"conv-add-bias", "Conv", 2, {T4(1, 4, 5, 5), T4(4, 4, 1, 1)}, T4(1, 4, 5, 5),
+       .constants = 2, .activation_count = 1, .activations = {{NPU_HAL_ACTIVATION_ADD}},
+       .residual = true, .addend = T1(5)},
+      {"gemm-four-activations", "Gemm", 2, {T2(3, 4), T2(4, 5)}, T2(3, 5), .activation_count = 4,
+       .activations = {{NPU_HAL_ACTIVATION_RELU}, {NPU_HAL_ACTIVATION_TANH},
+                       {NPU_HAL_ACTIVATION_RELU}, {NPU_HAL_ACTIVATION_TANH}}},
       {"slice-runtime-starts", "Slice", 3, {T2(4, 5), I64(1), I64(1)}, T2(2, 5),
        .values = {NULL, starts, ends}},
       {"matmul-batch-mismatch", "MatMul", 2, {T3(2, 3, 4), T3(3, 4, 5)}, T3(3, 3, 5)},

@@ -338,6 +338,68 @@ static void test_events_across_devices(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
+/* The stream's statistics count the device's time running its commands,
+ * from timestamps around each submission: more than none, no more than the
+ * timed events around the same work measure (and at least half of that:
+ * nothing else runs between), and within busy_ns. The work (fills and
+ * copies of 4 MiB) is queued while a host function holds the
+ * stream back, so that the device runs it back to back. */
+static void test_stream_device_time(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  enum { SIZE = 4 << 20, ROUNDS = 8 };
+  npu_stream *stream;
+  NPU_ASSERT_OK(npu_stream_create(device, &stream));
+  npu_buffer *a, *b;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, SIZE, &a));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, SIZE, &b));
+  npu_event *start, *end;
+  NPU_ASSERT_OK(npu_event_create(device, 0, &start));
+  NPU_ASSERT_OK(npu_event_create(device, 0, &end));
+  npu_stream_stats before, after;
+  NPU_ASSERT_OK(npu_stream_get_stats(stream, &before));
+  g_assert_cmpuint(before.device_ns, ==, 0);
+  gate held = {0};
+  g_mutex_init(&held.lock);
+  g_cond_init(&held.opened);
+  NPU_ASSERT_OK(npu_stream_launch_host_func(stream, wait_for_gate, &held));
+  NPU_ASSERT_OK(npu_event_record(start, stream));
+  for (int r = 0; r < ROUNDS; r++) {
+    NPU_ASSERT_OK(npu_memset_async(a, 0, r, SIZE, stream));
+    NPU_ASSERT_OK(npu_memcpy_d2d_async(b, 0, a, 0, SIZE, stream));
+  }
+  NPU_ASSERT_OK(npu_event_record(end, stream));
+  g_mutex_lock(&held.lock);
+  held.open = TRUE;
+  g_cond_signal(&held.opened);
+  g_mutex_unlock(&held.lock);
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
+  NPU_ASSERT_OK(npu_stream_get_stats(stream, &after));
+  float elapsed_ms;
+  NPU_ASSERT_OK(npu_event_elapsed_ms(start, end, &elapsed_ms));
+  double device_ms = (double)(after.device_ns - before.device_ns) / 1e6;
+  double busy_ms = (double)(after.busy_ns - before.busy_ns) / 1e6;
+  g_test_message("%d fills and copies of %d MiB: %.2f ms timed on the device, %.2f ms between "
+                 "the events, %.2f ms busy (host work too)",
+                 ROUNDS, SIZE >> 20, device_ms, elapsed_ms, busy_ms);
+  g_assert_cmpfloat(device_ms, >, 0);
+  g_assert_cmpfloat(device_ms, <=, elapsed_ms * 1.01 + 0.1);
+  g_assert_cmpfloat(busy_ms, >=, device_ms);
+  guint8 last[1];
+  NPU_ASSERT_OK(npu_memcpy_d2h(last, b, SIZE - 1, 1));
+  g_assert_cmpuint(last[0], ==, ROUNDS - 1);
+  g_cond_clear(&held.opened);
+  g_mutex_clear(&held.lock);
+  NPU_ASSERT_OK(npu_event_destroy(end));
+  NPU_ASSERT_OK(npu_event_destroy(start));
+  NPU_ASSERT_OK(npu_buffer_release(b));
+  NPU_ASSERT_OK(npu_buffer_release(a));
+  NPU_ASSERT_OK(npu_stream_destroy(stream));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -347,5 +409,6 @@ int main(int argc, char **argv)
   g_test_add_func("/vulkan/stream-order-and-host-functions", test_stream_order_and_host_functions);
   g_test_add_func("/vulkan/events-across-streams", test_events_across_streams);
   g_test_add_func("/vulkan/events-across-devices", test_events_across_devices);
+  g_test_add_func("/vulkan/stream-device-time", test_stream_device_time);
   return g_test_run();
 }

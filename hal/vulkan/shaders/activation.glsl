@@ -1,5 +1,7 @@
 // The fused activations of conv2d.comp and matmul.comp, numbered as
 // vk_kernels.c's shader_activation(); `addend` is the residual Add's element.
+#include "erf.glsl"
+
 float activate(float v, uint kind, float alpha, float beta, float addend)
 {
   switch (kind) {
@@ -12,6 +14,7 @@ float activate(float v, uint kind, float alpha, float beta, float addend)
   case 6u: return v / (1.0 + exp(-v));                           // Swish
   case 7u: return tanh(v);                                       // Tanh
   case 8u: return alpha * v + beta;                              // Linear
+  case 10u: return v * (0.5 * (1.0 + error_function(v * 0.70710678))); // GELU
   default: return v + addend;                                    // Add
   }
 }

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // Direct 2-D convolution on plain NCHW float32: one output element per
 // invocation, any kernel size, strides, pads, dilations and groups; bias and
-// up to two fused activations (activation.glsl).
+// up to three fused activations (activation.glsl).
 layout(local_size_x = 64) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
@@ -19,7 +19,7 @@ layout(push_constant) uniform Params {
   uint groups;
   uint flags;           // bit 0: bias; bits 8-15: activation count
   uint activation_kinds; // kind of activation a in bits 8a..8a+7
-  float activation_params[4]; // alpha, beta of each
+  float activation_params[6]; // alpha, beta of each
 } p;
 
 #include "activation.glsl"

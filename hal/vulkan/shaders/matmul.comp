@@ -3,8 +3,9 @@
 // Batched matrix product, tiled in shared memory:
 // Y[b, m, n] = alpha * sum_k A[b, m, k] B[b, k, n] + beta * C[m, n], each
 // matrix read at its own row and column strides (transposes, broadcast
-// batches and bias shapes are strides; 0 where broadcast), then up to two
-// fused activations (activation.glsl; a 1x1 convolution is W times each
+// batches and bias shapes are strides; 0 where broadcast), then up to three
+// fused activations (activation.glsl; their Add reads a tensor of the
+// output's shape or a bias per column; a 1x1 convolution is W times each
 // image). The batch is two axes: b = b0 * batch_inner + b1. One 16x16
 // output tile per workgroup.
 layout(local_size_x = 16, local_size_y = 16) in;
@@ -22,9 +23,9 @@ layout(push_constant) uniform Params {
   uint b_row, b_col, b_batch0, b_batch1;
   uint c_row, c_col;
   float alpha, beta;
-  uint flags;            // bit 0: C; bits 8-15: activation count
+  uint flags;            // bit 0: C; bit 1: the Add's input per column; 8-15: activation count
   uint activation_kinds; // kind of activation a in bits 8a..8a+7
-  float activation_params[4]; // alpha, beta of each
+  float activation_params[6]; // alpha, beta of each
 } p;
 
 #include "activation.glsl"
@@ -59,7 +60,8 @@ void main()
     uint index = (batch * p.m + row) * p.n + column;
     for (uint a = 0u; a < ((p.flags >> 8) & 0xffu); a++) {
       uint kind = (p.activation_kinds >> (8u * a)) & 0xffu;
-      float addend = kind == 9u ? residual[p.offsets[4] + index] : 0.0;
+      uint at = (p.flags & 2u) != 0u ? column : index;
+      float addend = kind == 9u ? residual[p.offsets[4] + at] : 0.0;
       result = activate(result, kind, p.activation_params[2u * a],
                         p.activation_params[2u * a + 1u], addend);
     }

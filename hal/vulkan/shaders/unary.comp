@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // Elementwise functions of one tensor (numbered as in vk_kernels.c's
 // unary_ops table); alpha and beta are the operator's parameters.
 layout(local_size_x = 256) in;
@@ -12,6 +13,13 @@ layout(push_constant) uniform Params {
   uint op;
   float alpha, beta;
 } p;
+
+#include "erf.glsl"
+
+float softplus(float v)
+{
+  return v > 20.0 ? v : log(1.0 + exp(v));
+}
 
 void main()
 {
@@ -30,7 +38,20 @@ void main()
     case 8u: v = sqrt(v); break;                                      // Sqrt
     case 9u: v = -v; break;                                           // Neg
     case 10u: v = abs(v); break;                                      // Abs
-    default: v = 1.0 / v; break;                                      // Reciprocal
+    case 11u: v = 1.0 / v; break;                                     // Reciprocal
+    case 12u: v = log(v); break;                                      // Log
+    case 13u: v = floor(v); break;                                    // Floor
+    case 14u: v = ceil(v); break;                                     // Ceil
+    case 15u: v = roundEven(v); break;                                // Round
+    case 16u: v = sign(v); break;                                     // Sign
+    case 17u: v = error_function(v); break;                           // Erf
+    case 18u: v = v >= 0.0 ? v : p.alpha * (exp(v) - 1.0); break;     // Elu
+    case 19u: v = p.beta * (v > 0.0 ? v : p.alpha * (exp(v) - 1.0)); break; // Selu
+    case 20u: v = max(v, 0.0) + min(0.0, p.alpha * (exp(v / p.alpha) - 1.0)); break; // Celu
+    case 21u: v = softplus(v); break;                                 // Softplus
+    case 22u: v = v / (1.0 + abs(v)); break;                          // Softsign
+    case 23u: v = v > p.alpha ? v : 0.0; break;                       // ThresholdedRelu
+    default: v = v * tanh(softplus(v)); break;                        // Mish
     }
     y[p.offsets[1] + i] = v;
   }

@@ -31,6 +31,9 @@ typedef struct npu_stream_stats {
   uint64_t tasks_submitted;
   uint64_t tasks_completed;
   uint64_t busy_ns;         /* time the stream spent executing work */
+  uint64_t device_ns;       /* of busy_ns, what the device's own clock measured running
+                               the stream's commands (Vulkan: timestamp queries around
+                               each submission); 0 where all of it is host work (CPU) */
 } npu_stream_stats;
 
 NPU_API npu_status npu_stream_create(npu_device *device, npu_stream **stream);
