@@ -125,7 +125,15 @@ static size_t elements_of(const npu_tensor_info *info)
   return count;
 }
 
-/* Runs the context for its current shapes on fixed-seed inputs in [-1, 1). */
+/* Inputs are uniform in [input_low, 1): -1 but for the zoo's models, whose
+ * BatchNorm statistics were measured on inputs in [0, 1) (make_zoo.py). On
+ * [-1, 1) lraspp_mobilenet_v3_large's random weights amplify float32
+ * rounding so much that float32 engines land 2e-4 (ORT) to 1.7e-3 (this
+ * CPU backend) from its float64 forward: two correct runs then differ by
+ * more than any tolerance that would still catch a wrong kernel. */
+static double input_low = -1.0;
+
+/* Runs the context for its current shapes on fixed-seed inputs in [input_low, 1). */
 static void run_context(npu_model *model, npu_device *device, npu_context *context,
                         model_run *run)
 {
@@ -136,7 +144,7 @@ static void run_context(npu_model *model, npu_device *device, npu_context *conte
   float *pixels = g_new(float, in_count);
   GRand *rand = g_rand_new_with_seed(7);
   for (size_t i = 0; i < in_count; i++)
-    pixels[i] = (float)g_rand_double_range(rand, -1.0, 1.0);
+    pixels[i] = (float)g_rand_double_range(rand, input_low, 1.0);
   g_rand_free(rand);
   npu_buffer *input, *outputs[8];
   NPU_ASSERT_OK(npu_buffer_alloc(device, in_count * sizeof(float), &input));
@@ -193,8 +201,8 @@ static double relative_error(const float *a, const float *b, size_t count)
 
 /* Partitions run the same kernels as the CPU alone; the compiling backend
  * runs its nodes unfused, so fused activations (Swish, Sigmoid) round
- * differently there (6.6e-5 on efficientnet_b0, 1.5e-4 on
- * lraspp_mobilenet_v3_large). */
+ * differently there (the zoo's models: 3e-7 to 1.3e-6; more on inputs a
+ * model amplifies rounding at, see input_low). */
 static double tolerance_of(const char *backend)
 {
   return strcmp(backend, "compiler") == 0 ? 5e-4 : 1e-5;
@@ -331,6 +339,7 @@ static void test_zoo_models(void)
       "regnet_x_400mf", "vit_b_16",           "lraspp_mobilenet_v3_large", "r3d_18",
   };
   guint done = 0;
+  input_low = 0.0;
   for (size_t m = 0; m < G_N_ELEMENTS(names); m++) {
     gchar *file = g_strconcat(names[m], ".onnx", NULL);
     gchar *path = g_build_filename(dir, file, NULL);
@@ -350,6 +359,7 @@ static void test_zoo_models(void)
     g_free(path);
     g_free(file);
   }
+  input_low = -1.0;
   if (!done)
     g_test_skip("the model zoo is not cached (tests/models/make_zoo.py makes it)");
   g_free(dir);

@@ -309,8 +309,12 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *t, uint32_t 
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success || t->rank < 3 || t->rank > 5)
     return NPU_HAL_LAYOUT_CHANNELS_LAST;
-  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. */
-  *block = wide_vectors() && t->dims[1] % 16 == 0 ? 16 : 8;
+  /* The JIT kernels' own blocking: 16 floats on AVX-512, 8 below. On
+   * AVX-512, channels that fill no block of 16 (24, 40, 72, 120: MobileNetV3's
+   * and EfficientNet's narrow stages) go channels-last, not into blocks of 8:
+   * oneDNN runs AVX-512 convolutions there, AVX2 ones on blocks of 8 (with
+   * reorders between 8- and 16-blocks around them). */
+  *block = wide_vectors() ? 16 : 8;
   return t->dims[1] % *block == 0 ? NPU_HAL_LAYOUT_CHANNEL_BLOCKS : NPU_HAL_LAYOUT_CHANNELS_LAST;
 }
 
