@@ -751,3 +751,27 @@ def projection_residual_case(name, channels, expanded):
 
 for channels in (24, 40, 12):
     projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)
+
+
+def wide_rows_case(name, width):
+    """Softmax, LayerNormalization and Erf along rows wider than one
+    reduction step, with a tail (197: 12 steps of 16 and 5 more): their
+    vectorised builds against float64."""
+    x = (3 * rng.standard_normal((4, width))).astype(np.float32)
+    scale, shift = (1 + 0.1 * rng.standard_normal((2, width))).astype(np.float32)
+    inits = [numpy_helper.from_array(v, k) for k, v in (("scale", scale), ("shift", shift))]
+    nodes = [helper.make_node("Softmax", ["x"], ["soft"], axis=-1),
+             helper.make_node("LayerNormalization", ["x", "scale", "shift"], ["normed"],
+                              axis=-1, epsilon=1e-5),
+             helper.make_node("Erf", ["x"], ["erf"]),
+             helper.make_node("Add", ["soft", "normed"], ["sum"]),
+             helper.make_node("Add", ["sum", "erf"], ["y"])]
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(-1, keepdims=True))
+    mean, var = x64.mean(-1, keepdims=True), x64.var(-1, keepdims=True)
+    normed = (x64 - mean) / np.sqrt(var + 1e-5) * scale + shift
+    write_case(name, nodes, inits, x, e / e.sum(-1, keepdims=True) + normed +
+               np.vectorize(math.erf)(x64), opset=17)
+
+
+wide_rows_case("softmax_layer_norm_erf_wide_rows", 197)

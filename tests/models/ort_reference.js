@@ -2,11 +2,14 @@
 // writes each output as OUTDIR/NAME.npy and prints one JSON line with the
 // latency figures and peak RSS, measured like npu-run does.
 //   node ort_reference.js MODEL OUTDIR NAME=INPUT.npy... [--threads N]
-//        [--iterations N] [--warmup N]
+//        [--iterations N] [--warmup N] [--profile]
+// --profile adds "profile_ms": each operator type's kernel time per timed
+// run, from ORT's own profiler (its fused operators under their own names).
 // ORT_NODE_MODULE points at the onnxruntime-node package.
 'use strict';
 const baselineRssKib = process.memoryUsage().rss / 1024; // Node.js itself, before ORT
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 
 const ort = require(process.env.ORT_NODE_MODULE || 'onnxruntime-node');
@@ -43,8 +46,27 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([preamble, Buffer.from(header, 'latin1'), data]));
 }
 
+// Kernel time per run of each operator type over the runs after the first
+// `warmup` (ORT's trace holds one "model_run" event per run).
+function operatorTimes(traceFile, warmup, iterations) {
+  const events = JSON.parse(fs.readFileSync(traceFile, 'utf8'));
+  const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run')
+      .sort((a, b) => a.ts - b.ts);
+  const timedFrom = warmup > 0 ? runs[warmup - 1].ts + runs[warmup - 1].dur : 0;
+  const times = {};
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < timedFrom) continue;
+    const op = e.args.op_name;
+    times[op] = (times[op] || 0) + e.dur / 1000 / iterations;
+  }
+  return times;
+}
+
 async function main() {
   const args = process.argv.slice(2);
+  const profileAt = args.indexOf('--profile');
+  if (profileAt >= 0) args.splice(profileAt, 1);
+  const traceDir = profileAt >= 0 ? fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-')) : null;
   const option = (name, fallback) => {
     const i = args.indexOf(name);
     return i >= 0 ? Number(args.splice(i, 2)[1]) : fallback;
@@ -55,7 +77,9 @@ async function main() {
   const [model, outdir, ...inputs] = args;
   const loadStart = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all'});
+    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+    enableProfiling: traceDir !== null,
+    profileFilePrefix: traceDir ? path.join(traceDir, 'trace') : undefined});
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
   const feeds = {};
   for (const pair of inputs) {
@@ -71,6 +95,13 @@ async function main() {
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   latencies.sort((a, b) => a - b);
+  let profileMs;
+  if (traceDir) {
+    session.endProfiling();
+    const traces = fs.readdirSync(traceDir);
+    profileMs = operatorTimes(path.join(traceDir, traces[0]), warmup, iterations);
+    fs.rmSync(traceDir, {recursive: true});
+  }
   fs.mkdirSync(outdir, {recursive: true});
   for (const name of session.outputNames)
     writeNpy(path.join(outdir, name.replace(/[/\\:]/g, '_') + '.npy'), results[name]);
@@ -81,6 +112,7 @@ async function main() {
                  max: latencies[iterations - 1]},
     peak_rss_kib: process.resourceUsage().maxRSS,
     node_baseline_rss_kib: Math.round(baselineRssKib),
+    profile_ms: profileMs,
   }));
 }
 

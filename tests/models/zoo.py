@@ -15,6 +15,14 @@ our npu-run and ort_reference.js.
       one process each, order alternating; 4 by default), their ratio, peak RSS of each
       process (ORT: Node.js's own baseline subtracted), the geometric mean of
       the ratios; prints a Markdown table.
+  zoo.py profile [--build DIR] [--batches 1] [--threads N] [--rounds N] NAME...
+      Where each engine spends its time, per operator type: our kernels'
+      (NPU_CPU_PROFILE=1, less a run of npu-run's first run) and ORT's (its
+      profiler, after the warm-up) shares of their kernel time, times each
+      engine's median latency; ORT's fused operators
+      (FusedConv, FusedMatMul, BiasGelu...) keep their own names. The shares
+      are summed over the rounds (ours and ORT's alternating), so a loaded
+      machine moves them less than the latencies.
   zoo.py input FILE.npy SHAPE          the seeded input (SHAPE: 1x3x224x224)
 """
 import glob
@@ -81,18 +89,20 @@ class Engines:
         if status != 0:
             self.ort_module = None
 
-    def run(self, engine, model, input_name, npy, outdir, iterations, warmup):
-        """The engine's JSON report, or a string saying why it failed."""
+    def run(self, engine, model, input_name, npy, outdir, iterations, warmup, profile=False):
+        """The engine's JSON report, or a string saying why it failed. With
+        `profile`, the report's "profile_ms" holds each operator type's
+        kernel time (ours: over all of npu-run's runs; ORT's: per timed run)."""
         common = ["--threads", str(self.threads), "--iterations", str(iterations),
                   "--warmup", str(warmup)]
         if engine == "ours":
             command = [self.npu_run, model, "--input", f"{input_name}={npy}", "--json"] + common
             if outdir:
                 command += ["--output-dir", outdir]
-            env = None
+            env = dict(os.environ, NPU_CPU_PROFILE="1") if profile else None
         else:
             command = ["node", os.path.join(HERE, "ort_reference.js"), model, outdir,
-                       f"{input_name}={npy}"] + common
+                       f"{input_name}={npy}"] + common + (["--profile"] if profile else [])
             env = dict(os.environ, ORT_NODE_MODULE=self.ort_module)
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env, check=False)
@@ -102,7 +112,20 @@ class Engines:
         report = json.loads(result.stdout.strip().splitlines()[-1])
         if engine == "ort":
             report["peak_rss_kib"] -= report["node_baseline_rss_kib"]
+        elif profile:
+            report["profile_ms"] = kernel_profile(result.stderr)
         return report
+
+
+def kernel_profile(stderr):
+    """{operator type: ms} from the CPU backend's NPU_CPU_PROFILE=1 report
+    ('  Conv   855.73 ms  91.1%   1664 launches')."""
+    times = {}
+    for line in stderr.splitlines():
+        fields = line.split()
+        if len(fields) == 6 and fields[2] == "ms" and fields[5] == "launches":
+            times[fields[0]] = float(fields[1])
+    return times
 
 
 def fetch_asset(function, variable):
@@ -275,10 +298,56 @@ def bench(options):
     return 0
 
 
+def profile(options):
+    engines, manifest, failed = prepare(options)
+    for name, why in failed.items():
+        print(f"# {name}: not exported: {why}")
+    with tempfile.TemporaryDirectory(prefix="zoo-profile-") as work:
+        npy = os.path.join(work, "input.npy")
+        for name, entry in manifest.items():
+            for batch in options["batches"]:
+                write_input(npy, [batch] + entry["shape"])
+                times = {"ours": {}, "ort": {}}
+                medians = {"ours": [], "ort": []}
+                for round_ in range(options["rounds"]):
+                    for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
+                        report = engines.run(engine, entry["file"], entry["input"], npy,
+                                             os.path.join(work, "ort"), 10, 2, profile=True)
+                        # Our profile counts every run of npu-run, the first (its
+                        # one-off costs) too: a run of 1 + 0 + 1 x 2 subtracted
+                        # leaves the 2 warm-up runs and 18 of the 20 measured.
+                        first = engines.run(engine, entry["file"], entry["input"], npy,
+                                            None, 1, 0, profile=True) if engine == "ours" \
+                            else {"profile_ms": {}}
+                        for problem in (report, first):
+                            if isinstance(problem, str):
+                                sys.exit(f"zoo: {name} batch {batch}: {problem}")
+                        medians[engine].append(report["latency_ms"]["median"])
+                        for op, ms in report["profile_ms"].items():
+                            steady = max(0.0, ms - first["profile_ms"].get(op, 0.0))
+                            times[engine][op] = times[engine].get(op, 0.0) + steady
+                latency = {e: float(np.median(medians[e])) for e in medians}
+                share = {e: {op: ms / sum(times[e].values()) for op, ms in times[e].items()}
+                         for e in times}
+                print(f"\n{name} batch {batch}: median latency ours "
+                      f"{milliseconds(latency['ours'])} ms, ORT {milliseconds(latency['ort'])} ms"
+                      f" ({options['rounds']} rounds, {options['threads']} threads)")
+                print("| operator | ours ms | ORT ms | ours share | ORT share |\n|---|---|---|---|---|")
+                ops = sorted(set(share["ours"]) | set(share["ort"]), key=lambda op: -max(
+                    share[e].get(op, 0.0) * latency[e] for e in share))
+                for op in ops:
+                    cells = [milliseconds(share[e][op] * latency[e]) if op in share[e] else "-"
+                             for e in ("ours", "ort")]
+                    cells += [f"{100 * share[e][op]:.1f}%" if op in share[e] else "-"
+                              for e in ("ours", "ort")]
+                    print(f"| {op} | " + " | ".join(cells) + " |")
+    return 0
+
+
 def parse(args):
     options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 4, "seconds": 2.0,
                "models": []}
-    options["batches"] = [1, 2] if args[0] == "check" else [1, 8]
+    options["batches"] = {"check": [1, 2], "bench": [1, 8], "profile": [1]}[args[0]]
     args = args[1:]
     while args:
         arg = args.pop(0)
@@ -300,14 +369,14 @@ def main():
     if args[:1] == ["input"] and len(args) == 3:
         write_input(args[1], [int(d) for d in args[2].split("x")])
         return 0
-    if args[:1] not in (["check"], ["bench"]):
+    if args[:1] not in (["check"], ["bench"], ["profile"]):
         sys.exit(__doc__)
     options = parse(args)
     import make_zoo
     unknown = [m for m in options["models"] if m not in make_zoo.ZOO]
     if unknown:
         sys.exit(f"zoo: unknown model(s) {' '.join(unknown)}; make_zoo.py --list lists the zoo")
-    return check(options) if args[0] == "check" else bench(options)
+    return {"check": check, "bench": bench, "profile": profile}[args[0]](options)
 
 
 if __name__ == "__main__":

@@ -288,23 +288,23 @@ typedef struct layer_norm_params {
   float *y, *mean, *inv_std;
 } layer_norm_params;
 
-/* Mean and variance in 8 float lanes (cpu_sum's), then one pass that
- * vectorises: scale and bias read per element or broadcast. */
+/* Mean and variance in cpu_sum's lanes, then one pass that vectorises:
+ * scale and bias read per element or broadcast. */
 NPU_VECTOR_CLONES
 static void normalize_row(const layer_norm_params *p, const float *restrict x, float *restrict y,
                           float *mean_out, float *inv_std_out)
 {
   size_t n = p->width;
   float mean = cpu_sum(x, n) / (float)n;
-  float lanes[8] = {0};
+  float lanes[CPU_REDUCTION_LANES] = {0};
   size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (size_t l = 0; l < 8; l++)
+  for (; i + CPU_REDUCTION_LANES <= n; i += CPU_REDUCTION_LANES)
+    for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
       lanes[l] += (x[i + l] - mean) * (x[i + l] - mean);
   float squares = 0;
   for (; i < n; i++)
     squares += (x[i] - mean) * (x[i] - mean);
-  for (size_t l = 0; l < 8; l++)
+  for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
     squares += lanes[l];
   float inv_std = 1.0f / sqrtf(squares / (float)n + p->epsilon);
   const float *scale = p->scale, *bias = p->bias;
