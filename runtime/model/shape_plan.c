@@ -1089,17 +1089,22 @@ static void drop_packed_inputs(shape_plan *ctx, uint32_t index)
       npu_weight_store_drop(ctx->store, n->inputs[i]);
 }
 
-/* The dropped constants this plan reads while it runs: pinned in memory. */
+/* The droppable constants this plan reads while it runs: pinned in memory
+ * (the others, packed by every reader, may go). */
 static npu_status pin_unpacked_weights(shape_plan *ctx)
 {
   const npu_graph *g = ctx->graph;
   ctx->pinned = malloc((g->tensor_count + 1) * sizeof *ctx->pinned);
   if (!ctx->pinned)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
-  for (size_t t = 0; t < g->tensor_count; t++)
-    if (npu_weight_store_droppable(ctx->store, (int32_t)t) &&
-        !packed_by_every_reader(ctx, (int32_t)t))
+  for (size_t t = 0; t < g->tensor_count; t++) {
+    if (!npu_weight_store_droppable(ctx->store, (int32_t)t))
+      continue;
+    if (packed_by_every_reader(ctx, (int32_t)t))
+      npu_weight_store_drop(ctx->store, (int32_t)t);
+    else
       ctx->pinned[ctx->pinned_count++] = (int32_t)t;
+  }
   npu_weight_store_pin(ctx->store, ctx->pinned, ctx->pinned_count, true);
   return NPU_OK;
 }

@@ -24,6 +24,10 @@ typedef struct stored_initializer {
   bool droppable;     /* one constant reads it, as the file has it */
   bool unused;        /* no constant reads it: dropped for good */
   bool resident;
+  /* A plan found every reader packed it: later plans create those readers'
+   * kernels without reading it back. Only such are dropped: other readers
+   * (fused addends, constants folded or uploaded) read it unannounced. */
+  bool packed;
   unsigned pins;      /* live plans that read it while they run */
 } stored_initializer;
 
@@ -72,7 +76,7 @@ npu_status npu_weight_store_create(const size_t *sizes, const size_t *file_offse
   for (size_t i = 0; i < count && status == NPU_OK; i++) {
     stored_initializer *s = &store->initializers[i];
     *s = (stored_initializer){total, sizes[i], file_offsets ? file_offsets[i] : 0, false, false,
-                              true, 0};
+                              true, false, 0};
     if (!npu_add_size(total, pages_of(sizes[i]), &total))
       status = npu_set_error(NPU_ERROR_INVALID_MODEL, "the initializers' sizes pass SIZE_MAX");
   }
@@ -223,7 +227,7 @@ static void drop_unread(npu_weight_store *store)
 {
   for (size_t i = 0; i < store->count; i++) {
     stored_initializer *s = &store->initializers[i];
-    if (s->droppable && s->pins == 0)
+    if (s->packed && s->pins == 0)
       drop(store, s);
   }
 }
@@ -298,6 +302,7 @@ void npu_weight_store_drop(npu_weight_store *store, int32_t tensor)
   if (!s)
     return;
   pthread_mutex_lock(&store->lock);
+  s->packed = true;
   if (store->planners == 1 && s->pins == 0)
     drop(store, s);
   pthread_mutex_unlock(&store->lock);

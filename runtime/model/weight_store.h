@@ -49,15 +49,16 @@ bool npu_weight_store_dropped(npu_weight_store *store, int32_t tensor);
  * so skip reading back weights that the backend does not read (it finds its
  * packing of them by their address). */
 bool npu_weight_store_read_while_dropped(npu_weight_store *store, int32_t tensor);
-/* The plan being made no longer reads the tensor's data, neither while it
- * is made nor while it runs: it is dropped now if it may be, no other plan
- * is being made and no live plan reads it. */
+/* Every reader of the tensor packed it in the plan being made: its data is
+ * dropped now if it may be, no other plan is being made and no live plan
+ * reads it; else once that is so. Data no plan said this of is never
+ * dropped. */
 void npu_weight_store_drop(npu_weight_store *store, int32_t tensor);
 /* Whether the tensor's data may be dropped at all (tied by bind). */
 bool npu_weight_store_droppable(const npu_weight_store *store, int32_t tensor);
 /* A live plan reads these tensors' data while it runs (`pin`), or no longer
- * (it is destroyed): data that no live plan reads is dropped once no plan
- * is being made. */
+ * (it is destroyed): packed data that no live plan reads is dropped once no
+ * plan is being made. */
 void npu_weight_store_pin(npu_weight_store *store, const int32_t *tensors, size_t count,
                           bool pin);
 /* Bytes of initializers in memory now, and of those that may be dropped
