@@ -155,29 +155,24 @@ npu_status npu_weight_store_bind(npu_weight_store *store, const npu_graph *graph
   if (!store->of_tensor)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory loading the weights");
   store->tensor_count = graph->tensor_count;
+  /* per initializer: 0 unread, 1 read by one constant as the file has it, more: kept */
   unsigned *readers = calloc(store->count + 1, sizeof *readers);
   if (!readers)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory loading the weights");
+  bool view_inside = false; /* a constant reads part of one: none is dropped */
   for (size_t t = 0; t < graph->tensor_count; t++) {
     const npu_graph_tensor *gt = &graph->tensors[t];
     int32_t i = gt->constant ? initializer_at(store, gt->data) : -1;
-    store->of_tensor[t] = -1;
-    if (i < 0 && gt->constant && npu_weight_store_holds(store, gt->data))
-      i = INT32_MAX; /* inside one, not at its start: keeps them all */
-    if (i == INT32_MAX) {
-      for (size_t k = 0; k < store->count; k++)
-        readers[k] += 2;
-      continue;
-    }
-    if (i < 0)
-      continue;
     store->of_tensor[t] = i;
-    readers[i] += gt->rewritten || gt->data_size != store->initializers[i].size ? 2 : 1;
+    if (i >= 0)
+      readers[i] += gt->rewritten || gt->data_size != store->initializers[i].size ? 2 : 1;
+    else if (gt->constant && npu_weight_store_holds(store, gt->data))
+      view_inside = true;
   }
   for (size_t i = 0; i < store->count; i++) {
     stored_initializer *s = &store->initializers[i];
-    s->droppable = store->fd >= 0 && readers[i] == 1;
-    s->unused = readers[i] == 0;
+    s->droppable = store->fd >= 0 && readers[i] == 1 && !view_inside;
+    s->unused = readers[i] == 0 && !view_inside;
     if (s->unused)
       drop(store, s);
   }
