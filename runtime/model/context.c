@@ -167,7 +167,7 @@ NPU_API npu_status npu_context_create_with_options(npu_model *model, npu_device 
   npu_device_retain(device);
   ctx->model = model;
   ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights,
-                            &ctx->compiled, chosen.precision};
+                            &ctx->compiled, chosen.precision, npu_model_weight_store(model)};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,
                      sizeof *ctx->held);

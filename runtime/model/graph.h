@@ -25,6 +25,7 @@ typedef struct npu_graph_tensor {
   const void *data;    /* constants: packed little-endian elements (NULL when empty), in
                           memory the graph owns (load-time rewrites may update it) */
   size_t data_size;
+  bool rewritten;      /* constants: data changed by a load-time rewrite (no longer the file's) */
   int32_t producer;    /* node index; -1 for graph inputs and constants */
 } npu_graph_tensor;
 

@@ -137,8 +137,10 @@ static int32_t writable_constant(npu_graph *g, const npu_consumers *consumers,
                                  size_t known_tensors, int32_t tensor, const char *name,
                                  const int64_t *dims, uint32_t rank)
 {
-  if (tensor >= 0 && only_this_conv_reads(g, consumers, known_tensors, tensor))
+  if (tensor >= 0 && only_this_conv_reads(g, consumers, known_tensors, tensor)) {
+    g->tensors[tensor].rewritten = true;
     return tensor;
+  }
   size_t count = 0; /* (a weight's or bias's dims: valid) */
   npu_dims_elements(dims, rank, &count);
   float *data = malloc(count * sizeof(float));

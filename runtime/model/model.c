@@ -1,5 +1,6 @@
 /* Models: loading (protobuf-c), validation (onnx_graph.c) and description. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "model_internal.h"
 #include "npu_internal.h"
 #include "onnx_wire.h"
+#include "weight_store.h"
 
 /* Initializers of at least this many bytes of raw data are lifted out of the
  * protobuf bytes and copied once (onnx_wire.h); smaller ones protobuf-c
@@ -21,7 +23,8 @@
 
 struct npu_model {
   atomic_uint refcount;
-  Onnx__ModelProto *proto; /* owns names, attributes and raw constant data */
+  Onnx__ModelProto *proto; /* owns names, attributes and small constants' data */
+  npu_weight_store *weights; /* the large initializers' data (NULL: none) */
   npu_graph graph;
 };
 
@@ -80,10 +83,46 @@ static void copy_blob(uint8_t *copy, const uint8_t *data, size_t size, bool mapp
   }
 }
 
-/* ModelProto of `size` bytes (a read-only file mapping when `mapped`), its
- * large initializers copied once each, straight to their own 64-byte aligned
- * buffers that the proto owns as if protobuf-c had made them. */
-static npu_status unpack(const uint8_t *data, size_t size, bool mapped, Onnx__ModelProto **out)
+/* The proto without the initializer data the store holds (protobuf-c would
+ * free it), then freed. */
+static void free_proto(Onnx__ModelProto *proto, const npu_weight_store *weights)
+{
+  for (size_t i = 0; proto && proto->graph && i < proto->graph->n_initializer; i++) {
+    Onnx__TensorProto *tensor = proto->graph->initializer[i];
+    if (tensor->has_raw_data && npu_weight_store_holds(weights, tensor->raw_data.data)) {
+      tensor->raw_data.data = NULL;
+      tensor->has_raw_data = 0;
+    }
+  }
+  if (proto)
+    onnx__model_proto__free_unpacked(proto, NULL);
+}
+
+/* The weight store for the lifted blobs (`fd`: the file they lie in, or -1). */
+static npu_status create_store(const npu_onnx_blob *blobs, size_t count, int fd,
+                               npu_weight_store **weights)
+{
+  size_t *sizes = malloc((2 * count + 1) * sizeof *sizes);
+  if (!sizes) {
+    if (fd >= 0)
+      close(fd);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory loading the weights");
+  }
+  size_t *offsets = sizes + count;
+  for (size_t i = 0; i < count; i++) {
+    sizes[i] = blobs[i].size;
+    offsets[i] = blobs[i].offset;
+  }
+  npu_status status = npu_weight_store_create(sizes, offsets, count, fd, weights);
+  free(sizes);
+  return status;
+}
+
+/* ModelProto of `size` bytes (a read-only file mapping when `mapped`; the
+ * bytes of the file open as `fd`, which this takes, or -1), its large
+ * initializers copied once each, straight into the weight store. */
+static npu_status unpack(const uint8_t *data, size_t size, bool mapped, int fd,
+                         Onnx__ModelProto **out, npu_weight_store **weights)
 {
   uint8_t *stripped = NULL;
   size_t stripped_size = 0, blob_count = 0;
@@ -94,23 +133,28 @@ static npu_status unpack(const uint8_t *data, size_t size, bool mapped, Onnx__Mo
                                    : onnx__model_proto__unpack(NULL, size, data);
   free(stripped);
   npu_status status = NPU_OK;
-  if (!proto)
+  *weights = NULL;
+  if (!proto) {
     status = npu_set_error(NPU_ERROR_INVALID_MODEL,
                            "not an ONNX model: the %zu bytes do not parse as a ModelProto", size);
+    if (fd >= 0)
+      close(fd);
+  } else if (lifted) {
+    status = create_store(blobs, blob_count, fd, weights);
+  } else if (fd >= 0) {
+    close(fd);
+  }
   for (size_t i = 0; status == NPU_OK && i < blob_count; i++) {
     const npu_onnx_blob *blob = &blobs[i];
     /* the pass and protobuf-c count the same initializer fields */
     Onnx__TensorProto *tensor = proto->graph && blob->initializer < proto->graph->n_initializer
                                     ? proto->graph->initializer[blob->initializer]
                                     : NULL;
-    void *copy = NULL;
     if (!tensor || tensor->has_raw_data) {
       status = npu_set_error(NPU_ERROR_INTERNAL, "initializer %zu of the model: its data was "
                              "lifted, but protobuf-c read another tensor there", blob->initializer);
-    } else if (posix_memalign(&copy, 64, blob->size) != 0) {
-      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory for initializer '%s' "
-                             "(%zu bytes)", tensor->name ? tensor->name : "?", blob->size);
     } else {
+      void *copy = npu_weight_store_data(*weights, i);
       copy_blob(copy, data + blob->offset, blob->size, mapped);
       tensor->raw_data.data = copy;
       tensor->raw_data.len = blob->size;
@@ -118,20 +162,28 @@ static npu_status unpack(const uint8_t *data, size_t size, bool mapped, Onnx__Mo
     }
   }
   free(blobs);
-  if (status != NPU_OK && proto)
-    onnx__model_proto__free_unpacked(proto, NULL);
+  if (status != NPU_OK) {
+    free_proto(proto, *weights);
+    npu_weight_store_destroy(*weights);
+    *weights = NULL;
+  }
   *out = status == NPU_OK ? proto : NULL;
   return status;
 }
 
-static npu_status load(const void *data, size_t size, bool mapped, const char *base_dir,
+/* `fd`: the file the bytes are (taken), or -1 when they come from memory. */
+static npu_status load(const void *data, size_t size, bool mapped, int fd, const char *base_dir,
                        npu_model **out)
 {
   npu_model *model = calloc(1, sizeof *model);
-  if (!model)
+  if (!model) {
+    if (fd >= 0)
+      close(fd);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory loading a model");
-  /* The proto keeps copies of what it needs: the caller's bytes may go after this. */
-  npu_status unpacked = unpack(data, size, mapped, &model->proto);
+  }
+  /* The proto and the store keep copies of what they need: the caller's
+   * bytes may go after this. */
+  npu_status unpacked = unpack(data, size, mapped, fd, &model->proto, &model->weights);
   if (unpacked != NPU_OK) {
     free(model);
     return unpacked;
@@ -141,11 +193,14 @@ static npu_status load(const void *data, size_t size, bool mapped, const char *b
     status = npu_graph_float16_to_float32(&model->graph);
     if (status == NPU_OK)
       status = npu_graph_optimize(&model->graph);
+    if (status == NPU_OK)
+      status = npu_weight_store_bind(model->weights, &model->graph);
     if (status != NPU_OK)
       npu_graph_clear(&model->graph);
   }
   if (status != NPU_OK) {
-    onnx__model_proto__free_unpacked(model->proto, NULL);
+    free_proto(model->proto, model->weights);
+    npu_weight_store_destroy(model->weights);
     free(model);
     return status;
   }
@@ -161,7 +216,7 @@ NPU_API npu_status npu_model_load_memory(const void *data, size_t size, const ch
   if (!data || !size || !model)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "npu_model_load_memory: data or model is NULL, or size is 0");
-  return load(data, size, false, base_dir, model);
+  return load(data, size, false, -1, base_dir, model);
 }
 
 NPU_API npu_status npu_model_load_file(const char *path, npu_model **model)
@@ -193,17 +248,26 @@ NPU_API npu_status npu_model_load_file(const char *path, npu_model **model)
     goto done;
   }
   /* Mapped, so that only the pages being copied are resident (unpack());
-   * read into memory where the file cannot be mapped. */
+   * read into memory where the file cannot be mapped. The weight store
+   * keeps the file open, to read dropped weights again. */
   void *mapping = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(file), 0);
+  int store_fd = -1;
   if (mapping != MAP_FAILED) {
-    status = load(mapping, (size_t)size, true, dirname(dir_copy), model);
+    if ((store_fd = fcntl(fileno(file), F_DUPFD_CLOEXEC, 0)) < 0)
+      status = npu_set_error(NPU_ERROR_IO, "cannot keep model '%s' open: %s", path,
+                             strerror(errno));
+    else
+      status = load(mapping, (size_t)size, true, store_fd, dirname(dir_copy), model);
     munmap(mapping, (size_t)size);
   } else if (!(bytes = malloc((size_t)size))) {
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory reading model '%s'", path);
   } else if (fread(bytes, 1, (size_t)size, file) != (size_t)size) {
     status = npu_set_error(NPU_ERROR_IO, "cannot read model '%s'", path);
+  } else if ((store_fd = fcntl(fileno(file), F_DUPFD_CLOEXEC, 0)) < 0) {
+    status = npu_set_error(NPU_ERROR_IO, "cannot keep model '%s' open: %s", path,
+                           strerror(errno));
   } else {
-    status = load(bytes, (size_t)size, false, dirname(dir_copy), model);
+    status = load(bytes, (size_t)size, false, store_fd, dirname(dir_copy), model);
   }
   if (status != NPU_OK) { /* say which file */
     char reason[512];
@@ -232,7 +296,8 @@ NPU_API npu_status npu_model_release(npu_model *model)
     return status;
   npu_handle_unregister(model, NPU_HANDLE_MODEL, "model");
   npu_graph_clear(&model->graph);
-  onnx__model_proto__free_unpacked(model->proto, NULL);
+  free_proto(model->proto, model->weights);
+  npu_weight_store_destroy(model->weights);
   free(model);
   return NPU_OK;
 }
@@ -310,4 +375,9 @@ NPU_API npu_status npu_model_opset(npu_model *model, int64_t *opset)
 const npu_graph *npu_model_graph(npu_model *model)
 {
   return &model->graph;
+}
+
+npu_weight_store *npu_model_weight_store(npu_model *model)
+{
+  return model->weights;
 }

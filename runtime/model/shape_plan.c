@@ -126,6 +126,13 @@ struct shape_plan {
   size_t owned_count;
   npu_context_stats stats;
   uint64_t memory_total;      /* the device's: no tensor may be larger */
+  /* The model's large initializers: those every reader packed are dropped
+   * from memory, the others pinned while the plan lives. */
+  npu_weight_store *store;
+  bool *launched;             /* per node: a launch of this plan runs it */
+  uint32_t *packed;           /* per node: the inputs its launch packed (bit i: input i) */
+  int32_t *pinned;            /* tensors whose data the plan reads while it runs */
+  size_t pinned_count;
 };
 
 static bool own(shape_plan *ctx, void *data)
@@ -427,6 +434,17 @@ static bool outputs_empty(const shape_plan *ctx, const npu_graph_node *n)
   return n->output_count > 0;
 }
 
+/* The node's constant inputs in memory again where an earlier plan
+ * dropped them (every reader had packed them). */
+static npu_status read_back_inputs(shape_plan *ctx, uint32_t index)
+{
+  const npu_graph_node *n = &ctx->graph->nodes[index];
+  npu_status status = NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && status == NPU_OK; i++)
+    status = npu_weight_store_read_back(ctx->store, n->inputs[i]);
+  return status;
+}
+
 /* First planning pass over a node: infers its output shapes, and computes
  * it right away when all its inputs are known (constant folding). *runs:
  * whether a kernel must run it at inference time. */
@@ -483,7 +501,9 @@ static npu_status infer_node(shape_plan *ctx, npu_stream *fold_stream, uint32_t 
     return NPU_OK;
   }
   void *results[8] = {NULL};
-  status = fold_node(ctx, fold_stream, &op, results);
+  status = read_back_inputs(ctx, index);
+  if (status == NPU_OK)
+    status = fold_node(ctx, fold_stream, &op, results);
   if (status != NPU_OK) {
     char reason[400];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
@@ -949,6 +969,8 @@ static npu_status mark_uses(shape_plan *ctx, uint32_t node, uint32_t step, int32
 {
   const npu_graph_node *n = &ctx->graph->nodes[node];
   npu_status status = NPU_OK;
+  ctx->launched[node] = true;
+  ctx->packed[node] = packed;
   for (uint32_t i = 0; i < n->input_count && status == NPU_OK; i++) {
     if (n->inputs[i] < 0)
       continue;
@@ -1037,11 +1059,99 @@ static npu_status build_segments(shape_plan *ctx)
 }
 
 /* One kernel for node `index`, with what it fuses: the next launch. */
+/* Whether every node reading the graph constant `tensor` runs in a launch
+ * of this plan that packed it (so far): no kernel reads its data again. */
+static bool packed_by_every_reader(const shape_plan *ctx, int32_t tensor)
+{
+  const npu_graph *g = ctx->graph;
+  if (npu_graph_is_output(g, tensor))
+    return false; /* copied out at each run */
+  for (uint32_t c = ctx->consumers.offsets[tensor]; c < ctx->consumers.offsets[tensor + 1]; c++) {
+    uint32_t node = ctx->consumers.nodes[c];
+    const npu_graph_node *n = &g->nodes[node];
+    if (!ctx->launched[node])
+      return false;
+    for (uint32_t i = 0; i < n->input_count; i++)
+      if (n->inputs[i] == tensor && (i >= 32 || !((ctx->packed[node] >> i) & 1)))
+        return false;
+  }
+  return true;
+}
+
+/* The node's constant inputs that every reader has packed now leave memory
+ * (the model's weights are then never held twice while planning). */
+static void drop_packed_inputs(shape_plan *ctx, uint32_t index)
+{
+  const npu_graph_node *n = &ctx->graph->nodes[index];
+  for (uint32_t i = 0; i < n->input_count; i++)
+    if (npu_weight_store_droppable(ctx->store, n->inputs[i]) &&
+        packed_by_every_reader(ctx, n->inputs[i]))
+      npu_weight_store_drop(ctx->store, n->inputs[i]);
+}
+
+/* The droppable constants this plan reads while it runs: pinned in memory
+ * (the others, packed by every reader, may go). */
+static npu_status pin_unpacked_weights(shape_plan *ctx)
+{
+  const npu_graph *g = ctx->graph;
+  ctx->pinned = malloc((g->tensor_count + 1) * sizeof *ctx->pinned);
+  if (!ctx->pinned)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  for (size_t t = 0; t < g->tensor_count; t++) {
+    if (!npu_weight_store_droppable(ctx->store, (int32_t)t))
+      continue;
+    if (packed_by_every_reader(ctx, (int32_t)t))
+      npu_weight_store_drop(ctx->store, (int32_t)t);
+    else
+      ctx->pinned[ctx->pinned_count++] = (int32_t)t;
+  }
+  npu_weight_store_pin(ctx->store, ctx->pinned, ctx->pinned_count, true);
+  return NPU_OK;
+}
+
+/* The node's kernel, made without reading back the inputs an earlier plan
+ * dropped: a backend that finds its packing of them by their address (a
+ * re-plan for another batch, mostly) reads none of them. Where it did read
+ * one (it saw zeros), or failed, the kernel is made again on the values read
+ * back; inputs it did not pack are read back for it to read while it runs. */
+static npu_status create_kernel_on_dropped(shape_plan *ctx, uint32_t index, node_io *io,
+                                           npu_hal_kernel **kernel, npu_fusion *fusion)
+{
+  const npu_graph_node *n = &ctx->graph->nodes[index];
+  uint32_t dropped = 0;
+  for (uint32_t i = 0; i < n->input_count && i < 32; i++)
+    if (npu_weight_store_dropped(ctx->store, n->inputs[i]))
+      dropped |= 1u << i;
+  npu_status status = create_kernel(ctx, index, io, kernel, fusion);
+  if (!dropped)
+    return status;
+  const npu_hal_graph_ops *graph = npu_device_backend(node_device(ctx, index))->graph;
+  bool again = status != NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && i < 32 && !again; i++)
+    again = (dropped >> i & 1) && npu_weight_store_read_while_dropped(ctx->store, n->inputs[i]);
+  if (again && status == NPU_OK) {
+    graph->kernel_destroy(*kernel);
+    ctx->stats.fused_nodes -= fusion->absorbed_count;
+  }
+  uint32_t packed = !again && graph->kernel_packed_inputs ? graph->kernel_packed_inputs(*kernel)
+                                                          : 0;
+  npu_status read = NPU_OK;
+  for (uint32_t i = 0; i < n->input_count && i < 32 && read == NPU_OK; i++)
+    if ((dropped & ~packed) >> i & 1)
+      read = npu_weight_store_read_back(ctx->store, n->inputs[i]);
+  if (read != NPU_OK) {
+    if (!again)
+      graph->kernel_destroy(*kernel);
+    return read;
+  }
+  return again ? create_kernel(ctx, index, io, kernel, fusion) : NPU_OK;
+}
+
 static npu_status add_kernel_launch(shape_plan *ctx, uint32_t index, node_io *io)
 {
   npu_hal_kernel *kernel;
   npu_fusion fusion;
-  npu_status status = create_kernel(ctx, index, io, &kernel, &fusion);
+  npu_status status = create_kernel_on_dropped(ctx, index, io, &kernel, &fusion);
   if (status != NPU_OK)
     return status;
   uint32_t step = (uint32_t)ctx->launch_count++;
@@ -1066,7 +1176,10 @@ static npu_status add_kernel_launch(shape_plan *ctx, uint32_t index, node_io *io
   uint32_t packed = backend->graph->kernel_packed_inputs
                         ? backend->graph->kernel_packed_inputs(kernel)
                         : 0;
-  return mark_uses(ctx, index, step, ctx->launch_outputs[step], packed, on_host);
+  status = mark_uses(ctx, index, step, ctx->launch_outputs[step], packed, on_host);
+  if (status == NPU_OK)
+    drop_packed_inputs(ctx, index);
+  return status;
 }
 
 static const npu_hal_tensor_desc *planned_tensor(void *data, int32_t tensor, const void **value)
@@ -1121,7 +1234,11 @@ static npu_status add_compiled_launch(shape_plan *ctx, const bool *runs, size_t 
   npu_subgraph subgraph;
   uint32_t step = (uint32_t)ctx->launch_count;
   npu_compiled_subgraph *compiled = &ctx->compiled[step];
-  npu_status status = npu_subgraph_describe(&source, nodes, count, &subgraph);
+  npu_status status = NPU_OK;
+  for (uint32_t k = 0; k < count && status == NPU_OK; k++)
+    status = read_back_inputs(ctx, nodes[k]);
+  if (status == NPU_OK)
+    status = npu_subgraph_describe(&source, nodes, count, &subgraph);
   if (status == NPU_OK)
     status = npu_subgraph_compile(ctx->registry, ctx->device, &subgraph, compiled);
   if (status == NPU_ERROR_NOT_SUPPORTED) {
@@ -1146,6 +1263,8 @@ static npu_status add_compiled_launch(shape_plan *ctx, const bool *runs, size_t 
     status = mark_uses(ctx, nodes[k], step, g->nodes[nodes[k]].outputs[0],
                        packed_inputs(compiled, k), false);
   }
+  for (uint32_t k = 0; k < count && status == NPU_OK; k++)
+    drop_packed_inputs(ctx, nodes[k]);
   /* What only the subgraph reads is the executable's own. */
   const npu_hal_subgraph *h = &compiled->graph.hal;
   bool *boundary = calloc(h->tensor_count + 1, sizeof *boundary);
@@ -1275,6 +1394,8 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     status = place_intermediates(ctx);
   if (status == NPU_OK)
     status = build_launch_refs(ctx);
+  if (status == NPU_OK)
+    status = pin_unpacked_weights(ctx);
   return status;
 }
 
@@ -1284,6 +1405,10 @@ void npu_shape_plan_destroy(shape_plan *ctx)
 {
   if (!ctx)
     return;
+  npu_weight_store_pin(ctx->store, ctx->pinned, ctx->pinned_count, false);
+  free(ctx->pinned);
+  free(ctx->launched);
+  free(ctx->packed);
   if (ctx->host_stream)
     npu_stream_destroy(ctx->host_stream);
   for (size_t l = 0; l < ctx->launch_count; l++) {
@@ -1367,14 +1492,20 @@ static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_i
   ctx->attribute_sources = calloc(nodes, sizeof *ctx->attribute_sources);
   ctx->on_host = calloc(nodes, sizeof *ctx->on_host);
   ctx->launch_on_host = calloc(nodes, sizeof *ctx->launch_on_host);
+  ctx->launched = calloc(nodes, sizeof *ctx->launched);
+  ctx->packed = calloc(nodes, sizeof *ctx->packed);
+  ctx->store = env->store;
   npu_status status = NPU_OK;
   if (!ctx->tensors || !ctx->launches || !ctx->launch_nodes || !ctx->kernels || !ctx->compiled ||
       !ctx->workspace_bytes || !ctx->workspace_offsets || !ctx->launch_outputs ||
       !ctx->addends || !ctx->absorbed || !ctx->attribute_sources || !ctx->on_host ||
-      !ctx->launch_on_host)
+      !ctx->launch_on_host || !ctx->launched || !ctx->packed)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning the model");
-  if (status == NPU_OK)
+  if (status == NPU_OK) {
+    npu_weight_store_begin_planning(ctx->store);
     status = plan(ctx, shapes, shape_count);
+    npu_weight_store_end_planning(ctx->store);
+  }
   if (status != NPU_OK) {
     char reason[512];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());

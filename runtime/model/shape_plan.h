@@ -14,6 +14,7 @@
 
 #include "graph.h"
 #include "subgraph.h"
+#include "weight_store.h"
 
 /* Device copies of the graph's constants (initializers, Constant nodes),
  * shared by every plan of a context: the first plan uploads those its
@@ -33,6 +34,7 @@ typedef struct npu_plan_env {
   npu_device_weights *weights;
   npu_subgraph_registry *registry; /* the context's compiled subgraphs */
   npu_precision precision;  /* the hint every kernel gets (npu_hal_op.precision) */
+  npu_weight_store *store;  /* the model's large initializers (NULL: none) */
 } npu_plan_env;
 
 typedef struct shape_plan shape_plan;

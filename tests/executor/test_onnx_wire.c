@@ -2,11 +2,13 @@
  * leaves and the blobs it lifts from hand-encoded ModelProtos, the messages it
  * leaves to protobuf-c, and a model with lifted data loading and computing as
  * it should from a file and from memory. */
+#include <math.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "../runtime/npu_test.h"
+#include "model_internal.h"
 #include "onnx_wire.h"
 
 /* Protobuf field keys: field number << 3 | wire type (0 varint, 2 bytes). */
@@ -173,6 +175,90 @@ static void test_lifted_model_computes(void)
   g_free(path);
 }
 
+/* replan_convs.onnx's output at `batch` on a fixed input, from `context`
+ * re-planned for it. */
+static float *run_at_batch(npu_context *context, npu_model *model, int64_t batch, size_t *count)
+{
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+  shape.dims[0] = batch;
+  NPU_ASSERT_OK(npu_context_reshape(context, &shape, 1));
+  *count = (size_t)batch * 16 * 28 * 28;
+  float *input = g_new(float, *count), *output = g_new(float, *count);
+  for (size_t i = 0; i < *count; i++)
+    input[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+  npu_device *device = npu_test_open_device();
+  npu_buffer *x, *y;
+  NPU_ASSERT_OK(npu_buffer_alloc(device, *count * sizeof(float), &x));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, *count * sizeof(float), &y));
+  NPU_ASSERT_OK(npu_memcpy_h2d(x, 0, input, *count * sizeof(float)));
+  NPU_ASSERT_OK(npu_context_run_sync(context, &x, &y));
+  NPU_ASSERT_OK(npu_memcpy_d2h(output, y, 0, *count * sizeof(float)));
+  NPU_ASSERT_OK(npu_buffer_release(x));
+  NPU_ASSERT_OK(npu_buffer_release(y));
+  NPU_ASSERT_OK(npu_device_release(device));
+  g_free(input);
+  return output;
+}
+
+/* A model loaded from its file keeps in memory none of the weights its
+ * kernels packed (replan_convs.onnx: five convolutions), and re-planned for
+ * other batches, or planned again by a new context (packing them again from
+ * the file), computes what the same model loaded from memory (which drops
+ * nothing) does. */
+static void test_packed_weights_leave_memory(void)
+{
+  const char *dir = g_getenv("NPU_TEST_MODELS");
+  if (!dir) {
+    g_test_skip("NPU_TEST_MODELS is not set");
+    return;
+  }
+  char *path = g_build_filename(dir, "replan_convs.onnx", NULL);
+  gchar *bytes;
+  gsize size;
+  g_assert_true(g_file_get_contents(path, &bytes, &size, NULL));
+  npu_model *from_file, *from_memory;
+  NPU_ASSERT_OK(npu_model_load_file(path, &from_file));
+  NPU_ASSERT_OK(npu_model_load_memory(bytes, size, NULL, &from_memory));
+  g_free(bytes);
+  npu_device *device = npu_test_open_device();
+  npu_context *dropping, *keeping;
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(from_file, 0, &shape));
+  shape.dims[0] = 1;
+  NPU_ASSERT_OK(npu_context_create(from_file, device, &shape, 1, &dropping));
+  NPU_ASSERT_OK(npu_context_create(from_memory, device, &shape, 1, &keeping));
+  size_t resident, droppable, kept, none;
+  npu_weight_store_totals(npu_model_weight_store(from_file), &resident, &droppable);
+  npu_weight_store_totals(npu_model_weight_store(from_memory), &kept, &none);
+  g_assert_cmpuint(droppable, >=, 256 * 256 * 9 * sizeof(float));
+  g_assert_cmpuint(resident, ==, 0);
+  g_assert_cmpuint(none, ==, 0);
+  g_assert_cmpuint(kept, >=, droppable);
+  static const int64_t batches[] = {1, 8, 3, 1};
+  for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+    size_t count;
+    float *ours = run_at_batch(dropping, from_file, batches[b], &count);
+    float *reference = run_at_batch(keeping, from_memory, batches[b], &count);
+    for (size_t i = 0; i < count; i++)
+      g_assert_cmpfloat_with_epsilon(ours[i], reference[i], 1e-4f * (1.0f + fabsf(reference[i])));
+    g_free(ours);
+    g_free(reference);
+    npu_weight_store_totals(npu_model_weight_store(from_file), &resident, &droppable);
+    g_assert_cmpuint(resident, ==, 0);
+    if (b == 1) { /* a new context: no packing left, every weight read from the file again */
+      NPU_ASSERT_OK(npu_context_destroy(dropping));
+      NPU_ASSERT_OK(npu_context_create(from_file, device, &shape, 1, &dropping));
+    }
+  }
+  NPU_ASSERT_OK(npu_context_destroy(dropping));
+  NPU_ASSERT_OK(npu_context_destroy(keeping));
+  NPU_ASSERT_OK(npu_model_release(from_file));
+  NPU_ASSERT_OK(npu_model_release(from_memory));
+  NPU_ASSERT_OK(npu_device_release(device));
+  g_free(path);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -180,5 +266,6 @@ int main(int argc, char **argv)
   g_test_add_func("/onnx-wire/other-messages-are-left-to-protobuf",
                   test_other_messages_are_left_to_protobuf);
   g_test_add_func("/onnx-wire/lifted-model-computes", test_lifted_model_computes);
+  g_test_add_func("/onnx-wire/packed-weights-leave-memory", test_packed_weights_leave_memory);
   return g_test_run();
 }

@@ -16,6 +16,7 @@
 #include "compiling_backend.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/kernels/packed_weights.h"
+#include "model_internal.h"
 #include "npu_hal_graph.h"
 
 static npu_hal_graph_ops convolutions_graph;
@@ -661,6 +662,12 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
   size_t first_packings, first_bytes, packings, bytes;
   cpu_packed_weights_totals(&first_packings, &first_bytes);
   g_assert_cmpuint(first_packings, ==, weighted);
+  /* every weight packed: the originals left memory (read back from the file
+   * where a re-plan packs them again) */
+  size_t resident, droppable;
+  npu_weight_store_totals(npu_model_weight_store(model), &resident, &droppable);
+  g_assert_cmpuint(droppable, >, 0);
+  g_assert_cmpuint(resident, ==, 0);
   for (size_t i = 1; i < count; i++) {
     dims[0] = batches[i];
     reshape_to(context, &input, dims);

@@ -69,14 +69,13 @@ static int run_context(npu_device *device, npu_context *context, uint32_t inputs
   return ran;
 }
 
-int model_harness_run(const uint8_t *data, size_t size, const char *base_dir)
+/* Plans the loaded model with every dynamic axis at 1 and runs it once;
+ * releases it. */
+static int plan_and_run(npu_model *model)
 {
   static npu_device *device;
   if (!device && npu_device_open_default(&device) != NPU_OK)
     abort(); /* the CPU device is always there */
-  npu_model *model;
-  if (!accepted(npu_model_load_memory(data, size, base_dir, &model)))
-    return 0;
   uint32_t inputs = 0, outputs = 0;
   npu_tensor_info shapes[MAX_IO_TENSORS];
   npu_context *context = NULL;
@@ -100,4 +99,16 @@ done:
     npu_context_destroy(context);
   npu_model_release(model);
   return ran;
+}
+
+int model_harness_run(const uint8_t *data, size_t size, const char *base_dir)
+{
+  npu_model *model;
+  return accepted(npu_model_load_memory(data, size, base_dir, &model)) ? plan_and_run(model) : 0;
+}
+
+int model_harness_run_file(const char *path)
+{
+  npu_model *model;
+  return accepted(npu_model_load_file(path, &model)) ? plan_and_run(model) : 0;
 }

@@ -15,5 +15,8 @@ void model_harness_init(void);
  * NULL), plans it with every dynamic axis at 1 and runs it once on inputs
  * of at most a few KiB. A refusal is fine; returns whether it ran. */
 int model_harness_run(const uint8_t *data, size_t size, const char *base_dir);
+/* The same with the model loaded from its file (whose weights a plan may
+ * drop from memory and read again). */
+int model_harness_run_file(const char *path);
 
 #endif

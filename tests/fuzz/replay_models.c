@@ -2,6 +2,7 @@
  * the test suite runs it on the seed corpus, the committed regression
  * seeds and the structural mutants (any build, sanitizers or not). A
  * refusal is fine; a crash, a sanitizer report or a hang fails the test.
+ * Each is loaded from memory and from its file (the loader's two paths).
  *   replay_models FILE_OR_DIR...   (directories: every file in them) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 #include "model_harness.h"
 
-static unsigned files, ran;
+static unsigned files, ran, ran_from_file;
 
 static void replay_file(const char *path)
 {
@@ -26,6 +27,7 @@ static void replay_file(const char *path)
   fprintf(stderr, "%s\n", path); /* the culprit, when a sanitizer report follows */
   files++;
   ran += model_harness_run((const uint8_t *)bytes, size, dir) != 0;
+  ran_from_file += model_harness_run_file(path) != 0;
   g_free(dir);
   g_free(bytes);
 }
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
   model_harness_init();
   for (int i = 1; i < argc; i++)
     replay(argv[i]);
-  printf("replay_models: %u models, %u planned and ran, the rest refused with a message\n",
-         files, ran);
+  printf("replay_models: %u models, %u planned and ran (%u loaded from their files), the rest "
+         "refused with a message\n", files, ran, ran_from_file);
   return files ? 0 : 1;
 }
