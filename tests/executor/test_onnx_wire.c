@@ -5,7 +5,10 @@
 #include <math.h>
 #include <string.h>
 
+#include <fcntl.h>
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
 
 #include "../runtime/npu_test.h"
 #include "model_internal.h"
@@ -259,6 +262,73 @@ static void test_packed_weights_leave_memory(void)
   g_free(path);
 }
 
+/* replan_convs.onnx's output at batch 2 from a new context of `model`
+ * equals that of the same model loaded from memory (`bytes`). */
+static void assert_new_context_computes(npu_model *model, npu_device *device,
+                                        const npu_tensor_info *shape, const gchar *bytes,
+                                        gsize size)
+{
+  npu_model *reference;
+  NPU_ASSERT_OK(npu_model_load_memory(bytes, size, NULL, &reference));
+  npu_context *context, *keeping;
+  NPU_ASSERT_OK(npu_context_create(model, device, shape, 1, &context));
+  NPU_ASSERT_OK(npu_context_create(reference, device, shape, 1, &keeping));
+  size_t count;
+  float *ours = run_at_batch(context, model, 2, &count);
+  float *expected = run_at_batch(keeping, reference, 2, &count);
+  for (size_t i = 0; i < count; i++)
+    g_assert_cmpfloat_with_epsilon(ours[i], expected[i], 1e-4f * (1.0f + fabsf(expected[i])));
+  g_free(ours);
+  g_free(expected);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  NPU_ASSERT_OK(npu_context_destroy(keeping));
+  NPU_ASSERT_OK(npu_model_release(reference));
+}
+
+/* Dropped weights are read back from the model's file as it was opened:
+ * a file replaced by another (written beside and renamed over it, as editors
+ * and g_file_set_contents do) leaves the loaded one readable, while the file
+ * itself changed in place since loading fails the plan that needs them with
+ * an I/O error, never computing on other weights. */
+static void test_changed_file_fails_read_back(void)
+{
+  const char *dir = g_getenv("NPU_TEST_MODELS");
+  if (!dir) {
+    g_test_skip("NPU_TEST_MODELS is not set");
+    return;
+  }
+  char *source = g_build_filename(dir, "replan_convs.onnx", NULL);
+  gchar *bytes;
+  gsize size;
+  g_assert_true(g_file_get_contents(source, &bytes, &size, NULL));
+  char *copy = g_build_filename(g_get_tmp_dir(), "npu-test-changed-XXXXXX.onnx", NULL);
+  int fd = g_mkstemp_full(copy, O_RDWR, 0600);
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_cmpint(write(fd, bytes, size), ==, (gssize)size);
+  npu_model *model;
+  NPU_ASSERT_OK(npu_model_load_file(copy, &model));
+  npu_device *device = npu_test_open_device();
+  npu_tensor_info shape;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &shape));
+  shape.dims[0] = 1;
+  assert_new_context_computes(model, device, &shape, bytes, size);
+  /* replaced: an empty file now has its name */
+  g_assert_true(g_file_set_contents(copy, "", 0, NULL));
+  assert_new_context_computes(model, device, &shape, bytes, size);
+  /* changed in place: one byte more */
+  g_assert_cmpint(write(fd, "", 1), ==, 1);
+  npu_context *context;
+  g_assert_cmpint(npu_context_create(model, device, &shape, 1, &context), ==, NPU_ERROR_IO);
+  g_assert_nonnull(strstr(npu_last_error_message(), "changed since it was loaded"));
+  close(fd);
+  NPU_ASSERT_OK(npu_model_release(model));
+  NPU_ASSERT_OK(npu_device_release(device));
+  g_unlink(copy);
+  g_free(bytes);
+  g_free(copy);
+  g_free(source);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -267,5 +337,6 @@ int main(int argc, char **argv)
                   test_other_messages_are_left_to_protobuf);
   g_test_add_func("/onnx-wire/lifted-model-computes", test_lifted_model_computes);
   g_test_add_func("/onnx-wire/packed-weights-leave-memory", test_packed_weights_leave_memory);
+  g_test_add_func("/onnx-wire/changed-file-fails-read-back", test_changed_file_fails_read_back);
   return g_test_run();
 }
