@@ -156,14 +156,23 @@ static void check_lifted_model(npu_model *model)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
-static void test_lifted_model_computes(void)
+/* The path of one of the generated test models, or NULL with the test
+ * skipped where they are not built. */
+static char *test_model_path(const char *file)
 {
   const char *dir = g_getenv("NPU_TEST_MODELS");
   if (!dir) {
     g_test_skip("NPU_TEST_MODELS is not set");
-    return;
+    return NULL;
   }
-  char *path = g_build_filename(dir, "lifted.onnx", NULL);
+  return g_build_filename(dir, file, NULL);
+}
+
+static void test_lifted_model_computes(void)
+{
+  char *path = test_model_path("lifted.onnx");
+  if (!path)
+    return;
   npu_model *model;
   NPU_ASSERT_OK(npu_model_load_file(path, &model));
   check_lifted_model(model);
@@ -211,12 +220,9 @@ static float *run_at_batch(npu_context *context, npu_model *model, int64_t batch
  * nothing) does. */
 static void test_packed_weights_leave_memory(void)
 {
-  const char *dir = g_getenv("NPU_TEST_MODELS");
-  if (!dir) {
-    g_test_skip("NPU_TEST_MODELS is not set");
+  char *path = test_model_path("replan_convs.onnx");
+  if (!path)
     return;
-  }
-  char *path = g_build_filename(dir, "replan_convs.onnx", NULL);
   gchar *bytes;
   gsize size;
   g_assert_true(g_file_get_contents(path, &bytes, &size, NULL));
@@ -292,12 +298,9 @@ static void assert_new_context_computes(npu_model *model, npu_device *device,
  * an I/O error, never computing on other weights. */
 static void test_changed_file_fails_read_back(void)
 {
-  const char *dir = g_getenv("NPU_TEST_MODELS");
-  if (!dir) {
-    g_test_skip("NPU_TEST_MODELS is not set");
+  char *source = test_model_path("replan_convs.onnx");
+  if (!source)
     return;
-  }
-  char *source = g_build_filename(dir, "replan_convs.onnx", NULL);
   gchar *bytes;
   gsize size;
   g_assert_true(g_file_get_contents(source, &bytes, &size, NULL));
