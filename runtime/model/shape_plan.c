@@ -1058,7 +1058,6 @@ static npu_status build_segments(shape_plan *ctx)
   return status;
 }
 
-/* One kernel for node `index`, with what it fuses: the next launch. */
 /* Whether every node reading the graph constant `tensor` runs in a launch
  * of this plan that packed it (so far): no kernel reads its data again. */
 static bool packed_by_every_reader(const shape_plan *ctx, int32_t tensor)
@@ -1147,6 +1146,7 @@ static npu_status create_kernel_on_dropped(shape_plan *ctx, uint32_t index, node
   return again ? create_kernel(ctx, index, io, kernel, fusion) : NPU_OK;
 }
 
+/* One kernel for node `index`, with what it fuses: the next launch. */
 static npu_status add_kernel_launch(shape_plan *ctx, uint32_t index, node_io *io)
 {
   npu_hal_kernel *kernel;
