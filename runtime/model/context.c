@@ -24,6 +24,7 @@ struct npu_context {
   npu_model *model;
   npu_plan_env env;
   npu_device_weights weights;
+  npu_shared_arena arena;     /* every plan's intermediates, one plan running at a time */
   npu_subgraph_registry compiled;
   kept_plan plans[MAX_SHAPE_PLANS];
   shape_plan *current;
@@ -50,6 +51,8 @@ static void destroy_context(npu_context *ctx)
   for (size_t p = 0; p < MAX_SHAPE_PLANS; p++)
     npu_shape_plan_destroy(ctx->plans[p].plan);
   npu_subgraph_registry_clear(&ctx->compiled);
+  if (ctx->arena.buffer)
+    npu_buffer_release(ctx->arena.buffer);
   if (ctx->weights.buffer)
     npu_buffer_release(ctx->weights.buffer);
   free(ctx->weights.offsets);
@@ -166,7 +169,7 @@ NPU_API npu_status npu_context_create_with_options(npu_model *model, npu_device 
   npu_model_retain(model);
   npu_device_retain(device);
   ctx->model = model;
-  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights,
+  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights, &ctx->arena,
                             &ctx->compiled, chosen.precision, npu_model_weight_store(model)};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,

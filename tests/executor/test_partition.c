@@ -646,7 +646,9 @@ static void test_compiled_reshape_ocr(void)
  * batch alone (oneDNN may run another Winograd variant there: rounding
  * apart) and for the packings it added, which the backend's registry
  * counts (`weighted` once the first plan is made, at most `added[i]` more
- * once re-planned at batches[i]). `image`: the input's shape past the batch. */
+ * once re-planned at batches[i]), and for its arena: a batch no larger than
+ * an earlier one takes the context's arena, a larger one makes a new one.
+ * `image`: the input's shape past the batch. */
 static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
                             const int64_t image[3], size_t weighted, const int64_t *batches,
                             const size_t *added, size_t count, const model_run *alone,
@@ -668,9 +670,22 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
   npu_weight_store_totals(npu_model_weight_store(model), &resident, &droppable);
   g_assert_cmpuint(droppable, >, 0);
   g_assert_cmpuint(resident, ==, 0);
+  int64_t largest = batches[0];
   for (size_t i = 1; i < count; i++) {
     dims[0] = batches[i];
+    npu_device_stats before, after;
+    NPU_ASSERT_OK(npu_device_get_stats(cpu, &before));
     reshape_to(context, &input, dims);
+    NPU_ASSERT_OK(npu_device_get_stats(cpu, &after));
+    npu_context_stats planned;
+    NPU_ASSERT_OK(npu_context_get_stats(context, &planned));
+    /* a batch no larger than one planned before runs in the context's
+     * arena (already faulted in), allocating none */
+    if (batches[i] <= largest)
+      g_assert_cmpuint(after.bytes_allocated - before.bytes_allocated, <, planned.arena_bytes);
+    else
+      g_assert_cmpuint(after.bytes_allocated - before.bytes_allocated, >=, planned.arena_bytes);
+    largest = MAX(largest, batches[i]);
     model_run reshaped = {0};
     run_context(model, cpu, context, &reshaped);
     size_t a = 0;
