@@ -777,10 +777,9 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
 }
 
 /* The shared arena where `bytes` fit in it, else a new buffer of `bytes`
- * that takes its place, written through once here: a fresh buffer's pages
- * are faulted in at first touch (a memfd on the CPU backend, and each
- * fault of fresh memory costs 10 to 20 us of CPU in a VM), which made the
- * first run after a plan 10 to 20 times slower than the next. */
+ * that takes its place. (Not written through here: faulting a fresh
+ * buffer in costs the same wherever it happens, 10 to 20 us of CPU a page
+ * in a VM, and here it would be paid even by plans that never run.) */
 static npu_status take_arena(shape_plan *ctx, size_t bytes)
 {
   npu_shared_arena *shared = ctx->shared_arena;
@@ -789,11 +788,6 @@ static npu_status take_arena(shape_plan *ctx, size_t bytes)
     npu_status status = npu_buffer_alloc(ctx->device, bytes, &larger);
     if (status != NPU_OK)
       return status;
-    status = npu_memset(larger, 0, 0, bytes);
-    if (status != NPU_OK) {
-      npu_buffer_release(larger);
-      return status;
-    }
     if (shared->buffer)
       npu_buffer_release(shared->buffer);
     *shared = (npu_shared_arena){larger, bytes};
