@@ -2,8 +2,10 @@
  * meets. The model's weights go to the device once per context; each input
  * shape gets a shape plan (shape_plan.c: kernels, arena, launches), and the
  * most recently used plans are kept, so that alternating between batch
- * sizes or image sizes re-plans nothing. A run binds the caller's buffers
- * and queues the current plan's launches on the stream. */
+ * sizes or image sizes re-plans nothing. Runs are one at a time, so the
+ * plans share one arena where it fits them (npu_shared_arena). A run binds
+ * the caller's buffers and queues the current plan's launches on the
+ * stream. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
