@@ -2,8 +2,10 @@
  * meets. The model's weights go to the device once per context; each input
  * shape gets a shape plan (shape_plan.c: kernels, arena, launches), and the
  * most recently used plans are kept, so that alternating between batch
- * sizes or image sizes re-plans nothing. A run binds the caller's buffers
- * and queues the current plan's launches on the stream. */
+ * sizes or image sizes re-plans nothing. Runs are one at a time, so the
+ * plans share one arena where it fits them (npu_shared_arena). A run binds
+ * the caller's buffers and queues the current plan's launches on the
+ * stream. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct npu_context {
   npu_model *model;
   npu_plan_env env;
   npu_device_weights weights;
+  npu_shared_arena arena;     /* every plan's intermediates, one plan running at a time */
   npu_subgraph_registry compiled;
   kept_plan plans[MAX_SHAPE_PLANS];
   shape_plan *current;
@@ -50,6 +53,8 @@ static void destroy_context(npu_context *ctx)
   for (size_t p = 0; p < MAX_SHAPE_PLANS; p++)
     npu_shape_plan_destroy(ctx->plans[p].plan);
   npu_subgraph_registry_clear(&ctx->compiled);
+  if (ctx->arena.buffer)
+    npu_buffer_release(ctx->arena.buffer);
   if (ctx->weights.buffer)
     npu_buffer_release(ctx->weights.buffer);
   free(ctx->weights.offsets);
@@ -166,7 +171,7 @@ NPU_API npu_status npu_context_create_with_options(npu_model *model, npu_device 
   npu_model_retain(model);
   npu_device_retain(device);
   ctx->model = model;
-  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights,
+  ctx->env = (npu_plan_env){npu_model_graph(model), device, NULL, &ctx->weights, &ctx->arena,
                             &ctx->compiled, chosen.precision, npu_model_weight_store(model)};
   pthread_mutex_init(&ctx->lock, NULL);
   ctx->held = calloc(ctx->env.graph->input_count + ctx->env.graph->output_count + 1,

@@ -105,7 +105,8 @@ struct shape_plan {
   size_t ref_count;
   io_ref *io_refs;
   size_t io_ref_count;
-  npu_buffer *arena, *constants;
+  npu_buffer *arena, *constants; /* arena: held from shared_arena */
+  npu_shared_arena *shared_arena;
   /* Partitioned plans: nodes the device's backend does not run go to the
    * host device (the CPU backend), which has its own arena and stream. */
   bool partitioned;
@@ -775,12 +776,33 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
   return status;
 }
 
+/* The shared arena where `bytes` fit in it, else a new buffer of `bytes`
+ * that takes its place. (Not written through here: faulting a fresh
+ * buffer in costs the same wherever it happens, 10 to 20 us of CPU a page
+ * in a VM, and here it would be paid even by plans that never run.) */
+static npu_status take_arena(shape_plan *ctx, size_t bytes)
+{
+  npu_shared_arena *shared = ctx->shared_arena;
+  if (!shared->buffer || shared->bytes < bytes) {
+    npu_buffer *larger;
+    npu_status status = npu_buffer_alloc(ctx->device, bytes, &larger);
+    if (status != NPU_OK)
+      return status;
+    if (shared->buffer)
+      npu_buffer_release(shared->buffer);
+    *shared = (npu_shared_arena){larger, bytes};
+  }
+  npu_buffer_retain(shared->buffer);
+  ctx->arena = shared->buffer;
+  return NPU_OK;
+}
+
 static npu_status place_intermediates(shape_plan *ctx)
 {
   size_t device_bytes = 0, host_bytes = 0;
   npu_status status = plan_arena(ctx, false, &device_bytes);
   if (status == NPU_OK && device_bytes)
-    status = npu_buffer_alloc(ctx->device, device_bytes, &ctx->arena);
+    status = take_arena(ctx, device_bytes);
   if (status == NPU_OK && ctx->partitioned)
     status = plan_arena(ctx, true, &host_bytes);
   if (status == NPU_OK && host_bytes)
@@ -1474,6 +1496,7 @@ static npu_status plan_with_refusals(const npu_plan_env *env, const npu_tensor_i
   ctx->graph = env->graph;
   ctx->weights = env->weights;
   ctx->registry = env->registry;
+  ctx->shared_arena = env->arena;
   ctx->precision = env->precision;
   npu_device_properties properties;
   npu_device_properties_of(env->device, &properties);

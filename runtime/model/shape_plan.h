@@ -27,11 +27,22 @@ typedef struct npu_device_weights {
 
 #define NPU_WEIGHT_ABSENT SIZE_MAX
 
+/* The device arena the plans of a context share: they run one at a time,
+ * so a new plan whose arena fits takes this buffer, already faulted in,
+ * instead of fresh memory to fault in again. A plan that needs more makes
+ * a larger buffer, which becomes the shared one; plans made before keep
+ * the one they hold. */
+typedef struct npu_shared_arena {
+  npu_buffer *buffer;   /* NULL until a plan needs an arena */
+  size_t bytes;
+} npu_shared_arena;
+
 typedef struct npu_plan_env {
   const npu_graph *graph;
   npu_device *device;       /* where the model runs */
   npu_device *host;         /* a CPU-backend device: constant folding (may be `device`) */
   npu_device_weights *weights;
+  npu_shared_arena *arena;  /* the context's; see above */
   npu_subgraph_registry *registry; /* the context's compiled subgraphs */
   npu_precision precision;  /* the hint every kernel gets (npu_hal_op.precision) */
   npu_weight_store *store;  /* the model's large initializers (NULL: none) */

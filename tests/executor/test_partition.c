@@ -134,9 +134,10 @@ static size_t elements_of(const npu_tensor_info *info)
  * more than any tolerance that would still catch a wrong kernel. */
 static double input_low = -1.0;
 
-/* Runs the context for its current shapes on fixed-seed inputs in [input_low, 1). */
-static void run_context(npu_model *model, npu_device *device, npu_context *context,
-                        model_run *run)
+/* Runs the context for its current shapes on fixed-seed inputs in [input_low,
+ * 1), the seed's first `skip` values left out (image k of a batch alone). */
+static void run_context_skipping(npu_model *model, npu_device *device, npu_context *context,
+                                 size_t skip, model_run *run)
 {
   npu_tensor_info in_info, out_info;
   NPU_ASSERT_OK(npu_context_input_info(context, 0, &in_info));
@@ -144,6 +145,8 @@ static void run_context(npu_model *model, npu_device *device, npu_context *conte
   size_t in_count = elements_of(&in_info);
   float *pixels = g_new(float, in_count);
   GRand *rand = g_rand_new_with_seed(7);
+  for (size_t i = 0; i < skip; i++)
+    g_rand_double_range(rand, input_low, 1.0);
   for (size_t i = 0; i < in_count; i++)
     pixels[i] = (float)g_rand_double_range(rand, input_low, 1.0);
   g_rand_free(rand);
@@ -171,6 +174,12 @@ static void run_context(npu_model *model, npu_device *device, npu_context *conte
   NPU_ASSERT_OK(npu_context_get_stats(context, &run->stats));
   NPU_ASSERT_OK(npu_buffer_release(input));
   g_free(pixels);
+}
+
+static void run_context(npu_model *model, npu_device *device, npu_context *context,
+                        model_run *run)
+{
+  run_context_skipping(model, device, context, 0, run);
 }
 
 /* Runs the model on `device` with input dims `shape` (NULL: the model's). */
@@ -646,7 +655,9 @@ static void test_compiled_reshape_ocr(void)
  * batch alone (oneDNN may run another Winograd variant there: rounding
  * apart) and for the packings it added, which the backend's registry
  * counts (`weighted` once the first plan is made, at most `added[i]` more
- * once re-planned at batches[i]). `image`: the input's shape past the batch. */
+ * once re-planned at batches[i]), and for its arena: a batch no larger than
+ * an earlier one takes the context's arena, a larger one makes a new one.
+ * `image`: the input's shape past the batch. */
 static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
                             const int64_t image[3], size_t weighted, const int64_t *batches,
                             const size_t *added, size_t count, const model_run *alone,
@@ -668,9 +679,22 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
   npu_weight_store_totals(npu_model_weight_store(model), &resident, &droppable);
   g_assert_cmpuint(droppable, >, 0);
   g_assert_cmpuint(resident, ==, 0);
+  int64_t largest = batches[0];
   for (size_t i = 1; i < count; i++) {
     dims[0] = batches[i];
+    npu_device_stats before, after;
+    NPU_ASSERT_OK(npu_device_get_stats(cpu, &before));
     reshape_to(context, &input, dims);
+    NPU_ASSERT_OK(npu_device_get_stats(cpu, &after));
+    npu_context_stats planned;
+    NPU_ASSERT_OK(npu_context_get_stats(context, &planned));
+    /* a batch no larger than one planned before runs in the context's
+     * arena (already faulted in), allocating none */
+    if (batches[i] <= largest)
+      g_assert_cmpuint(after.bytes_allocated - before.bytes_allocated, <, planned.arena_bytes);
+    else
+      g_assert_cmpuint(after.bytes_allocated - before.bytes_allocated, >=, planned.arena_bytes);
+    largest = MAX(largest, batches[i]);
     model_run reshaped = {0};
     run_context(model, cpu, context, &reshaped);
     size_t a = 0;
@@ -684,6 +708,36 @@ static void replan_in_order(npu_model *model, npu_device *cpu, const char *path,
   g_test_message("%s planned at batch %lld: %zu packings of %zu bytes, %zu added by re-plans",
                  path, (long long)batches[0], first_packings, first_bytes,
                  packings - first_packings);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+}
+
+/* Each plan made at a batch (`alone`, run in slices of batch 1 where
+ * layers are large: build_planned_slices) gives every image the outputs a
+ * plan at batch 1 gives it alone. */
+static void assert_batches_match_images(npu_model *model, npu_device *cpu, const char *path,
+                                        const int64_t image[3], const int64_t *batches,
+                                        size_t count, const model_run *alone)
+{
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  int64_t dims[NPU_MAX_RANK] = {1, image[0], image[1], image[2]};
+  memcpy(input.dims, dims, input.rank * sizeof dims[0]);
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, cpu, &input, 1, &context));
+  size_t image_elements = elements_of(&input);
+  for (size_t i = 0; i < count; i++)
+    for (int64_t k = 0; k < batches[i]; k++) {
+      model_run one = {0};
+      run_context_skipping(model, cpu, context, (size_t)k * image_elements, &one);
+      for (uint32_t o = 0; o < one.output_count; o++)
+        g_assert_cmpfloat(relative_error(one.outputs[o],
+                                         alone[i].outputs[o] + (size_t)k * one.output_floats[o],
+                                         one.output_floats[o]),
+                          <, 1e-5);
+      model_run_clear(&one);
+    }
+  g_test_message("%s: every image of batches up to %lld as at batch 1 alone", path,
+                 (long long)batches[count - 1]);
   NPU_ASSERT_OK(npu_context_destroy(context));
 }
 
@@ -718,6 +772,7 @@ static void check_batch_replans(const char *file, const int64_t image[3], size_t
     cpu_packed_weights_totals(&packings, &bytes);
     g_assert_cmpuint(packings, ==, 0);
   }
+  assert_batches_match_images(model, cpu, path, image, batches, count, alone);
   for (size_t o = 0; o < order_count; o++)
     replan_in_order(model, cpu, path, image, weighted, orders[o].batches, orders[o].added,
                     orders[o].count, alone, batches);
@@ -731,19 +786,19 @@ static void check_batch_replans(const char *file, const int64_t image[3], size_t
 
 /* A context planned at batch 1 re-plans 2, 3, 8 and 16 on the kernels of
  * batch 1, run a slice at a time (residual addend, plain input and output
- * reordered per slice): no weights packed again. One planned at 8 re-plans
- * 16 in slices of 8 (none packed); at 1 the 3x3 convolutions' Winograd
- * weights of batch 8 may be refused (oneDNN's Winograd formats depend on
- * the batch: so on 2 threads) and packed again for batch 1, which 3 then
- * runs in slices. Outputs are those of a plan made at that
- * batch alone. Five packings: the five convolutions' weights. */
+ * reordered per slice): no weights packed again. One planned at 8 runs
+ * these 28x28 layers in slices of batch 1 from the start, so that 16, 1
+ * and 3 re-plan on those kernels too: none packed either (when a plan at 8
+ * packed for 8, its Winograd weights were refused at 1 and packed again).
+ * Outputs are those of a plan made at that batch alone, and every image's
+ * those of batch 1. Five packings: the five convolutions' weights. */
 static void test_cpu_reshape_shares_packed_weights(void)
 {
   static const int64_t batches[] = {1, 2, 3, 8, 16}, image[] = {16, 28, 28};
   static const int64_t from_one[] = {1, 2, 3, 8, 16}, from_eight[] = {8, 16, 1, 3};
-  static const size_t none_added[] = {0, 0, 0, 0, 0}, winograd_added[] = {0, 0, 2, 2};
+  static const size_t none_added[] = {0, 0, 0, 0, 0};
   static const replan_order orders[] = {{from_one, none_added, 5},
-                                        {from_eight, winograd_added, 4}};
+                                        {from_eight, none_added, 4}};
   check_batch_replans("replan_convs.onnx", image, 5, batches, 5, orders, 2);
 }
 

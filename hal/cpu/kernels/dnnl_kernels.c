@@ -805,19 +805,42 @@ done:
  * as whole at batch 8: 1x1 0.88 to 0.93x, depthwise 5x5 1.09x of 0.5 ms) */
 enum { MIN_SLICE_POSITIONS = 20 * 20 };
 
-/* A convolution or deconvolution re-planned for a multiple of the batch an
- * earlier plan packed its weights for runs that plan's kernel once per slice
- * of that batch: the same primitive (oneDNN's cache hands it over: nothing
- * is compiled or packed), its inputs, output and fused addends moved on by a
- * slice's bytes each time. NPU_ERROR_NOT_SUPPORTED where there is no such
- * plan (k is then as it came). */
+/* The kernel described exactly as an earlier plan described it at this
+ * batch, on that plan's packing (oneDNN's cache then hands over that plan's
+ * primitive: nothing is compiled or packed); `k` is left as it came where
+ * it fails. */
+static npu_status build_as_planned(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                                   const cpu_weights_id *weights_id,
+                                   const dnnl_memory_desc_t *planned_weights)
+{
+  npu_status status = build_window_kernel(op, k, transposed, dnnl_f32, weights_id,
+                                          planned_weights);
+  if (status != NPU_OK) {
+    if (k->free_params)
+      k->free_params(k->params);
+    k->params = NULL;
+    k->free_params = NULL;
+    k->packed_inputs = 0;
+    k->workspace_bytes = 0;
+  }
+  return status;
+}
+
+/* A convolution or deconvolution at a batch an earlier plan of the model
+ * packed its weights for is described as that plan did (see
+ * build_as_planned); at a multiple of such a batch it runs that plan's
+ * kernel once per slice of that batch, its inputs, output and fused addends
+ * moved on by a slice's bytes each time. A first plan (no packing yet) at a
+ * batch of several runs in slices of batch 1 too, so that a later plan for
+ * batch 1 compiles nothing for those layers either. NPU_ERROR_NOT_SUPPORTED
+ * where none of these applies (k is then as it came). */
 static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
                                        const cpu_weights_id *weights_id)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   int64_t batch = x->dims[0];
   cpu_dnnl_window g;
-  if (batch < 2 || op->input_count > 3 || x->rank < 3 ||
+  if (op->input_count > 3 || x->rank < 3 ||
       cpu_dnnl_read_window(op, &op->inputs[1], transposed, &g) != NPU_OK)
     return NPU_ERROR_NOT_SUPPORTED;
   window_mds m;
@@ -825,14 +848,20 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
   size_t earlier_count = earlier_packings(weights_id, &m, dnnl_f32, earlier);
   const packing_layouts *planned = NULL;
-  for (size_t i = 0; i < earlier_count; i++)
+  for (size_t i = 0; i < earlier_count; i++) {
+    if (earlier[i].batch == batch)
+      return build_as_planned(op, k, transposed, weights_id, &earlier[i].to);
     if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
         (!planned || earlier[i].batch > planned->batch))
       planned = &earlier[i];
+  }
+  if (batch < 2 || (!planned && earlier_count))
+    return NPU_ERROR_NOT_SUPPORTED;
   /* A slice with few output positions leaves the threads too little work
    * each time (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in
    * slices of 1): those get a primitive of their own for the whole batch. */
-  int64_t positions = planned ? planned->batch : 0;
+  int64_t slice = planned ? planned->batch : 1;
+  int64_t positions = slice;
   for (uint32_t d = 2; d < y->rank; d++)
     positions *= y->dims[d];
   if (positions < MIN_SLICE_POSITIONS)
@@ -840,7 +869,6 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
 
   /* The op at that batch: its activations, and its addends of the
    * output's shape, a slice of the batch; biases as they are. */
-  int64_t slice = planned->batch;
   npu_hal_tensor_desc inputs[3], output = *y, addends[NPU_HAL_MAX_ACTIVATIONS];
   memcpy(inputs, op->inputs, op->input_count * sizeof inputs[0]);
   inputs[0].dims[0] = output.dims[0] = slice;
@@ -860,16 +888,9 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   part.outputs = &output;
   part.fused_inputs = addends;
   npu_status status =
-      build_window_kernel(&part, k, transposed, dnnl_f32, weights_id, &planned->to);
-  if (status != NPU_OK) {
-    if (k->free_params)
-      k->free_params(k->params);
-    k->params = NULL;
-    k->free_params = NULL;
-    k->packed_inputs = 0;
-    k->workspace_bytes = 0;
+      build_as_planned(&part, k, transposed, weights_id, planned ? &planned->to : NULL);
+  if (status != NPU_OK)
     return status;
-  }
   cpu_dnnl_params *p = k->params;
   p->slices = (uint32_t)(batch / slice);
   p->src_slice_bytes = cpu_tensor_elements(&inputs[0]) * sizeof(float);
