@@ -289,9 +289,41 @@ def pool(same_params):
     return build
 
 
-# Kernels: the input's QuantizeLinear, one per int8 node, the Identity.
-write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 6)
-write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 6)
+def branches(y_type, conv_zero, add_scale_factor):
+    """x -> conv_a (1x1 stride 2) and x -> conv_b (3x3 stride 2), DQ(a) + DQ(b)
+    -> Relu -> Q -> conv: a downsampling block's join. The planner fuses the
+    Add into conv_b (the later one: conv_a's output is computed by then)
+    unless the Add dequantises conv_b's output with other parameters than
+    conv_b quantised it (add_scale_factor != 1)."""
+    def build(b, q, x, params):
+        low = -128 if y_type == np.int8 else 0
+        qa, _, pa, ra = conv_on(b, q, x, params, {"out": 16, "kernel": 1, "pad": 0, "stride": 2,
+                                                  "y_type": y_type, "y_zero": conv_zero})
+        qb, vb, pb, rb = conv_on(b, q, x, params, {"out": 16, "stride": 2, "y_type": y_type,
+                                                   "y_zero": conv_zero})
+        pb_add = (np.float32(pb[0] * add_scale_factor), pb[1], pb[2])
+        rb = dequantise(vb, pb_add[0], pb_add[1])
+        total = b.node("Relu", [b.node("Add", [b.dequantise(qa, *pa), b.dequantise(qb, *pb_add)])])
+        real = np.maximum(ra + rb, 0)
+        p3 = (np.float32(real.max() / 200), low, y_type)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, b.quantise(total, *p3), r3, p3, {"out": 8, "y_type": y_type})
+        return q4, values, p4
+    return build
+
+
+# Kernels: the input's QuantizeLinear, one per int8 node, the Identity; a
+# residual Add runs inside the convolution before it (one kernel less): the
+# u8 one where that convolution's own quantisation (zero point 0) clips its
+# negative values before the Add, the s8 one where it saturates nowhere.
+write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 5)
+write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 5)
+# Q, conv_a, conv_b with the Add, conv, Identity; where the Add reads conv_b
+# with other parameters, the Add runs apart (6).
+write_graph("test_qdq_add_branches_u8", (2, 8, 12, 10), U8_X, branches(np.uint8, 0, 1), 5)
+write_graph("test_qdq_add_branches_s8", (1, 8, 9, 11), S8_X, branches(np.int8, -20, 1), 5)
+write_graph("test_qdq_add_branches_other_parameters_u8", (1, 8, 8, 8), U8_X,
+            branches(np.uint8, 0, 1.5), 6)
 write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_add, 4)
 write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
 # Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.
