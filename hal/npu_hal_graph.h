@@ -89,12 +89,20 @@ typedef enum npu_hal_activation_kind {
   NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input]: same shape and layout as x
                                       (a residual connection), or plain with x's last
                                       axis only, all others 1 (a bias, as after MatMul) */
+  /* On a quantised kernel (its output 8-bit), x is its output's real value
+   * as its own quantisation leaves it (rounded, saturated, dequantised): */
+  NPU_HAL_ACTIVATION_DEQUANTIZED_ADD, /* x + (fused_inputs[input] - beta) * alpha: an 8-bit
+                                         tensor of x's shape, type and layout (scale alpha,
+                                         zero point beta), as QLinearAdd adds it */
+  NPU_HAL_ACTIVATION_QUANTIZE,        /* the last: x quantised with scale alpha and zero
+                                         point beta (rounded half to even, saturated) is
+                                         written instead of the kernel's own output */
 } npu_hal_activation_kind;
 
 typedef struct npu_hal_activation {
   npu_hal_activation_kind kind;
   float alpha, beta;
-  uint32_t input; /* ADD: which of the op's fused inputs */
+  uint32_t input; /* ADD, DEQUANTIZED_ADD: which of the op's fused inputs */
 } npu_hal_activation;
 
 #define NPU_HAL_MAX_ACTIVATIONS 8

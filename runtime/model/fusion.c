@@ -307,6 +307,80 @@ void npu_fusion_find(const npu_graph *g, const npu_consumers *c, uint32_t node,
   }
 }
 
+/* A quantisation parameter pair: constant one-value float scale and 8-bit
+ * zero point (its type in *type). */
+static bool quant_pair(const matcher *m, int32_t scale_tensor, int32_t zero_tensor, float *scale,
+                       int32_t *zero, npu_dtype *type)
+{
+  const npu_graph_tensor *z = zero_tensor >= 0 ? &m->g->tensors[zero_tensor] : NULL;
+  const void *value = z ? m->env->constant_value(m->env->data, zero_tensor) : NULL;
+  size_t count;
+  if (!scalar(m, scale_tensor, scale) || !value || !npu_dims_elements(z->dims, z->rank, &count) ||
+      count != 1 || (z->dtype != NPU_DTYPE_UINT8 && z->dtype != NPU_DTYPE_INT8))
+    return false;
+  *type = z->dtype;
+  *zero = z->dtype == NPU_DTYPE_INT8 ? *(const int8_t *)value : *(const uint8_t *)value;
+  return true;
+}
+
+/* The one node that runs and reads `tensor` (the QDQ rewriting leaves the
+ * folded DequantizeLinear nodes of an int8 tensor among its readers). */
+static bool only_running_reader(const matcher *m, int32_t tensor, uint32_t *node)
+{
+  uint32_t count = 0;
+  for (uint32_t k = 0; k < readers(m, tensor); k++)
+    if (!m->g->nodes[reader(m, tensor, k)].folded) {
+      *node = reader(m, tensor, k);
+      count++;
+    }
+  return count == 1 && !npu_graph_is_output(m->g, tensor);
+}
+
+void npu_fusion_find_quantized(const npu_graph *g, const npu_consumers *c, uint32_t node,
+                               const npu_fusion_env *env, npu_fusion *f)
+{
+  matcher m = {g, c, env};
+  const npu_graph_node *conv = &g->nodes[node];
+  int32_t tensor = conv->outputs[0];
+  uint32_t add = 0;
+  memset(f, 0, sizeof *f);
+  f->output = tensor;
+  if (!op_is(conv, "QLinearConv") || conv->input_count < 8 ||
+      !only_running_reader(&m, tensor, &add))
+    return;
+  const npu_graph_node *n = &g->nodes[add];
+  if (!op_is(n, "QLinearAdd") || n->input_count != 8 || n->output_count != 1 ||
+      n->outputs[0] < 0 || n->inputs[0] == n->inputs[3])
+    return;
+  /* Its operand from the conv (at `own`) dequantised with the conv's own
+   * output parameters, all three tensors of one 8-bit type. */
+  uint32_t own = n->inputs[0] == tensor ? 0 : 3, other = 3 - own;
+  float conv_scale, own_scale, other_scale, y_scale;
+  int32_t conv_zero, own_zero, other_zero, y_zero;
+  npu_dtype types[4];
+  if (!quant_pair(&m, conv->inputs[6], conv->inputs[7], &conv_scale, &conv_zero, &types[0]) ||
+      !quant_pair(&m, n->inputs[own + 1], n->inputs[own + 2], &own_scale, &own_zero, &types[1]) ||
+      !quant_pair(&m, n->inputs[other + 1], n->inputs[other + 2], &other_scale, &other_zero,
+                  &types[2]) ||
+      !quant_pair(&m, n->inputs[6], n->inputs[7], &y_scale, &y_zero, &types[3]) ||
+      types[1] != types[0] || types[2] != types[0] || types[3] != types[0] ||
+      own_scale != conv_scale || own_zero != conv_zero || n->inputs[other] < 0 ||
+      !env->addend_ready(env->data, n->inputs[other], tensor))
+    return;
+  f->activations[0] = (npu_hal_activation){NPU_HAL_ACTIVATION_DEQUANTIZED_ADD, other_scale,
+                                           (float)other_zero, 0};
+  f->activations[1] = (npu_hal_activation){NPU_HAL_ACTIVATION_QUANTIZE, y_scale, (float)y_zero, 0};
+  f->count = 2;
+  f->fused_inputs[f->fused_input_count++] = n->inputs[other];
+  f->absorbed[f->absorbed_count++] = add;
+  f->output = n->outputs[0];
+  /* (one step: the addition alone is no kernel's output) */
+  f->step_end[0].output = tensor;
+  f->step_end[1].absorbed_count = f->absorbed_count;
+  f->step_end[1].fused_input_count = f->fused_input_count;
+  f->step_end[1].output = f->output;
+}
+
 void npu_fusion_truncate(npu_fusion *f, uint32_t count)
 {
   if (count >= f->count)

@@ -53,6 +53,12 @@ typedef struct npu_fusion {
 void npu_fusion_find(const npu_graph *graph, const npu_consumers *consumers, uint32_t node,
                      const npu_fusion_env *env, npu_fusion *fusion);
 
+/* After a QLinearConv: the QLinearAdd that alone reads its output, adding
+ * another 8-bit tensor (see npu_fusion_env's addend_ready), as a
+ * DEQUANTIZED_ADD and a QUANTIZE activation (count 0 when none). */
+void npu_fusion_find_quantized(const npu_graph *graph, const npu_consumers *consumers,
+                               uint32_t node, const npu_fusion_env *env, npu_fusion *fusion);
+
 /* Keeps only the first `count` activations (and the nodes they took over). */
 void npu_fusion_truncate(npu_fusion *fusion, uint32_t count);
 

@@ -367,9 +367,12 @@ static npu_status create_fused(shape_plan *ctx, uint32_t index, npu_hal_op *op,
   const npu_hal_backend *backend = npu_device_backend(device);
   memset(fusion, 0, sizeof *fusion);
   npu_fusion_env env = {constant_value, addend_ready, ctx};
-  if (op->output_count >= 1 && op->outputs[0].dtype == NPU_DTYPE_FLOAT32 &&
-      ctx->graph->nodes[index].outputs[0] >= 0)
+  npu_dtype type = op->output_count >= 1 ? op->outputs[0].dtype : NPU_DTYPE_UNDEFINED;
+  if (type == NPU_DTYPE_FLOAT32 && ctx->graph->nodes[index].outputs[0] >= 0)
     npu_fusion_find(ctx->graph, &ctx->consumers, index, &env, fusion);
+  else if ((type == NPU_DTYPE_UINT8 || type == NPU_DTYPE_INT8) &&
+           ctx->graph->nodes[index].outputs[0] >= 0)
+    npu_fusion_find_quantized(ctx->graph, &ctx->consumers, index, &env, fusion);
   for (; fusion->count; npu_fusion_truncate(fusion, fusion->count - 1)) {
     npu_hal_tensor_desc addends[NPU_HAL_MAX_ACTIVATIONS];
     for (uint32_t i = 0; i < fusion->fused_input_count; i++)

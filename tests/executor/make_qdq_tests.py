@@ -157,7 +157,8 @@ def write_graph(name, shape, x_params, build, kernels, opset=13, relaid=None):
     graph = helper.make_graph(
         b.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("y", TYPES[params[2]], values.shape)], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                    helper.make_opsetid("com.microsoft", 1)])
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
@@ -289,9 +290,83 @@ def pool(same_params):
     return build
 
 
-# Kernels: the input's QuantizeLinear, one per int8 node, the Identity.
-write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 6)
-write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 6)
+def branches(y_type, conv_zero, add_scale_factor):
+    """x -> conv_a (1x1 stride 2) and x -> conv_b (3x3 stride 2), DQ(a) + DQ(b)
+    -> Relu -> Q -> conv: a downsampling block's join. The planner fuses the
+    Add into conv_b (the later one: conv_a's output is computed by then)
+    unless the Add dequantises conv_b's output with other parameters than
+    conv_b quantised it (add_scale_factor != 1)."""
+    def build(b, q, x, params):
+        low = -128 if y_type == np.int8 else 0
+        qa, _, pa, ra = conv_on(b, q, x, params, {"out": 16, "kernel": 1, "pad": 0, "stride": 2,
+                                                  "y_type": y_type, "y_zero": conv_zero})
+        qb, vb, pb, rb = conv_on(b, q, x, params, {"out": 16, "stride": 2, "y_type": y_type,
+                                                   "y_zero": conv_zero})
+        pb_add = (np.float32(pb[0] * add_scale_factor), pb[1], pb[2])
+        rb = dequantise(vb, pb_add[0], pb_add[1])
+        total = b.node("Relu", [b.node("Add", [b.dequantise(qa, *pa), b.dequantise(qb, *pb_add)])])
+        real = np.maximum(ra + rb, 0)
+        p3 = (np.float32(real.max() / 200), low, y_type)
+        r3 = dequantise(quantise(real, *p3), p3[0], p3[1])
+        q4, values, p4, _ = conv_on(b, b.quantise(total, *p3), r3, p3, {"out": 8, "y_type": y_type})
+        return q4, values, p4
+    return build
+
+
+def qoperator_conv(b, q, real, params, y_params):
+    """QLinearConv (3x3, 16 output channels, per-channel weights, int32
+    bias) on q, whose dequantised values are `real`: (its output, values)."""
+    x_scale, x_zero, x_type = params
+    w_real = rng.normal(0, 0.3, (16, real.shape[1], 3, 3)).astype(np.float32)
+    w_scale = (np.abs(w_real).reshape(16, -1).max(axis=1) / 127).astype(np.float32)
+    w_q = np.clip(np.rint(w_real / w_scale.reshape(-1, 1, 1, 1)), -127, 127).astype(np.int8)
+    b_q = np.rint(rng.normal(0, 0.5, 16) / (np.float32(x_scale) * w_scale)).astype(np.int32)
+    y = b.node("QLinearConv", [q, b.const("s", np.float32(x_scale)), b.const("z", x_type(x_zero)),
+                               b.const("w", w_q), b.const("ws", w_scale),
+                               b.const("wz", np.zeros(16, np.int8)),
+                               b.const("s", np.float32(y_params[0])),
+                               b.const("z", y_params[2](y_params[1])), b.const("bq", b_q)],
+               pads=[1, 1, 1, 1])
+    y_real = conv(real, w_q.astype(np.float32) * w_scale.reshape(-1, 1, 1, 1),
+                  dequantise(b_q, np.float32(x_scale) * w_scale, 0), 1, 1, 1, 1)
+    return y, quantise(y_real, *y_params)
+
+
+def qoperator_residual(b, q, x, params):
+    """ONNX Runtime's QOperator form of a residual block: conv1, conv2 on
+    it, QLinearAdd(conv2, conv1) (u8, conv2's zero point 0 clipping its
+    negative values), conv3 on the sum."""
+    real = dequantise(quantise(x, *params), params[0], params[1])
+    c1_params = (np.float32(0.04), 0, np.uint8)
+    q1, v1 = qoperator_conv(b, q, real, params, c1_params)
+    r1 = dequantise(v1, 0.04, 0)
+    c2_params = (np.float32(0.05), 0, np.uint8)
+    q2, v2 = qoperator_conv(b, q1, r1, c1_params, c2_params)
+    s_params = (np.float32(0.06), 0, np.uint8)
+    total = b.node("QLinearAdd", [q2, b.const("s", np.float32(0.05)), b.const("z", np.uint8(0)),
+                                  q1, b.const("s", np.float32(0.04)), b.const("z", np.uint8(0)),
+                                  b.const("s", np.float32(0.06)), b.const("z", np.uint8(0))],
+                   domain="com.microsoft")
+    r_sum = dequantise(quantise(dequantise(v2, 0.05, 0) + r1, *s_params), 0.06, 0)
+    y_params = (np.float32(0.1), 128, np.uint8)
+    q3, v3 = qoperator_conv(b, total, r_sum, s_params, y_params)
+    return q3, v3, y_params
+
+
+# Kernels: the input's QuantizeLinear, one per int8 node, the Identity; a
+# residual Add runs inside the convolution before it (one kernel less): the
+# u8 one where that convolution's own quantisation (zero point 0) clips its
+# negative values before the Add, the s8 one where it saturates nowhere.
+write_graph("test_qdq_add_relu_residual_u8", (1, 8, 10, 10), U8_X, residual(True, np.uint8, 0), 5)
+write_graph("test_qdq_add_residual_s8", (2, 16, 9, 7), S8_X, residual(False, np.int8, 10), 5)
+# Q, conv_a, conv_b with the Add, conv, Identity; where the Add reads conv_b
+# with other parameters, the Add runs apart (6).
+write_graph("test_qdq_add_branches_u8", (2, 8, 12, 10), U8_X, branches(np.uint8, 0, 1), 5)
+write_graph("test_qdq_add_branches_s8", (1, 8, 9, 11), S8_X, branches(np.int8, -20, 1), 5)
+write_graph("test_qdq_add_branches_other_parameters_u8", (1, 8, 8, 8), U8_X,
+            branches(np.uint8, 0, 1.5), 6)
+# Q, conv1, conv2 with the Add, conv3, Identity.
+write_graph("test_qoperator_conv_add_u8", (1, 8, 7, 9), U8_X, qoperator_residual, 5)
 write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_add, 4)
 write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
 # Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.

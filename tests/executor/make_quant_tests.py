@@ -144,7 +144,35 @@ def float16_conv_case(name, output_type):
     write_case(name, nodes, [("w", w), ("b", b)], [("x", x)], y.astype(output_type))
 
 
+def conv_add_case(dtype):
+    """QLinearConv (3x3, 16 -> 16 channels, int32 bias) then QLinearAdd of
+    its output and the conv's own input, as ONNX Runtime's QOperator
+    format writes a residual block: the planner may run the Add inside the
+    convolution; the conv's zero point at the bottom of its range saturates
+    its negative values before the Add."""
+    x, w = random_q((1, 16, 7, 6), dtype), rng.integers(-127, 128, (16, 16, 3, 3)).astype(np.int8)
+    low = limits(dtype)[0]
+    xs, xz, ws, cs, ys = 0.03, low + 100, 0.002, 0.05, 0.06
+    bias = rng.integers(-3000, 3000, 16).astype(np.int32)
+    padded = np.pad(x.astype(np.int64) - xz, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    acc = np.zeros((1, 16, 7, 6), np.int64) + bias.reshape(1, -1, 1, 1)
+    for i in range(3):
+        for j in range(3):
+            acc += np.einsum("nchw,mc->nmhw", padded[:, :, i:i + 7, j:j + 6], w[:, :, i, j].astype(np.int64))
+    c = quantise(acc.astype(np.float32) * np.float32(xs * ws / cs), 1, low, dtype)
+    inits = (params("x", xs, xz, dtype) + params("w", ws, 0, np.int8) + params("c", cs, low, dtype) +
+             params("y", ys, low + 5, dtype) + [("w", w), ("bias", bias)])
+    nodes = [helper.make_node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero",
+                                              "c_scale", "c_zero", "bias"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("QLinearAdd", ["c", "c_scale", "c_zero", "x", "x_scale", "x_zero",
+                                             "y_scale", "y_zero"], ["y"], domain="com.microsoft")]
+    real = dequantise(c, cs, low) + dequantise(x, xs, xz)
+    write_case(f"test_qlinearconv_qlinearadd_{np.dtype(dtype).name}", nodes, inits, [("x", x)],
+               quantise(real, ys, low + 5, dtype))
+
+
 for dtype in (np.uint8, np.int8):
+    conv_add_case(dtype)
     binary_case("QLinearAdd", dtype, (2, 3, 4), (3, 1))
     binary_case("QLinearMul", dtype, (1, 4), (3, 2, 4))
     sigmoid_case(dtype)

@@ -176,6 +176,9 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
            append_eltwise(c, dnnl_eltwise_clip_v2, 0, 1);
   case NPU_HAL_ACTIVATION_ADD:
     return false; /* a binary post-op: append_addend */
+  case NPU_HAL_ACTIVATION_DEQUANTIZED_ADD:
+  case NPU_HAL_ACTIVATION_QUANTIZE:
+    return false; /* int8 kernels only (qlinear_dnnl.c) */
   }
   return false;
 }

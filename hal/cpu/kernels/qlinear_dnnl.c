@@ -14,8 +14,11 @@
  * even, so an exact tie with an odd y_zero rounds the other way: 1 LSB.
  * Everything else (weights computed at run time, parameters that are not
  * constants, weights that do not fit int8) is refused, and the reference
- * loops run it. */
+ * loops run it. A residual QLinearAdd after the convolution (fused by the
+ * planner: DEQUANTIZED_ADD then QUANTIZE) runs as post-ops, see
+ * append_residual. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "dnnl_kernels.h"
 #include "quant_kernels.h"
@@ -58,8 +61,9 @@ static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
 }
 
 /* oneDNN's output scales (x_scale * w_scale[m] / y_scale, per tensor or
- * per output channel) and zero points on top of `attr`. */
-static bool set_quantisation(const npu_hal_op *op, dnnl_primitive_attr_t attr)
+ * per output channel) and zero points on top of `attr`; the destination's
+ * is `y_zero`. */
+static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitive_attr_t attr)
 {
   size_t count = count_of(op, W_SCALE);
   float *scales = malloc(count * sizeof *scales);
@@ -71,7 +75,6 @@ static bool set_quantisation(const npu_hal_op *op, dnnl_primitive_attr_t attr)
   for (size_t m = 0; m < count; m++)
     scales[m] = xs * ws[m] / ys;
   int32_t x_zero = cpu_q_load(op->input_values[X_ZERO], 0, op->inputs[X_ZERO].dtype);
-  int32_t y_zero = cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype);
   bool set = dnnl_primitive_attr_set_output_scales(attr, (dnnl_dim_t)count,
                                                    count > 1 ? 1 << 1 : 0, scales) == dnnl_success &&
              (x_zero == 0 || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0,
@@ -100,6 +103,77 @@ static bool takes(const npu_hal_op *op)
          (w_zeros == 1 || w_zeros == out_channels);
 }
 
+/* A residual Add fused after the convolution: the addend (an 8-bit tensor
+ * of the output's shape, type and layout) and its and the sum's parameters. */
+typedef struct residual_add {
+  uint32_t input; /* of the op's fused inputs */
+  float addend_scale, y_scale;
+  int32_t addend_zero, y_zero;
+} residual_add;
+
+/* The op's activations as a residual Add; false for any other chain. */
+static bool read_residual(const npu_hal_op *op, residual_add *r)
+{
+  if (op->activation_count != 2)
+    return false;
+  const npu_hal_activation *add = &op->activations[0], *q = &op->activations[1];
+  if (add->kind != NPU_HAL_ACTIVATION_DEQUANTIZED_ADD || q->kind != NPU_HAL_ACTIVATION_QUANTIZE ||
+      add->input >= op->fused_input_count)
+    return false;
+  const npu_hal_tensor_desc *t = &op->fused_inputs[add->input], *y = &op->outputs[0];
+  *r = (residual_add){add->input, add->alpha, q->alpha, (int32_t)add->beta, (int32_t)q->beta};
+  return t->dtype == y->dtype && t->rank == y->rank && npu_hal_same_layout(t, y) &&
+         memcmp(t->dims, y->dims, y->rank * sizeof y->dims[0]) == 0 &&
+         (float)r->addend_zero == add->beta && (float)r->y_zero == q->beta;
+}
+
+/* The residual Add as post-ops after oneDNN's output scale (which leaves
+ * the convolution in steps of its own output): rounded and saturated as
+ * its own quantisation does (less its zero point), then in steps of the
+ * addend less the addend's zero point, plus the addend's 8-bit values
+ * (a binary post-op on fused input r->input), then in steps of the sum;
+ * oneDNN adds the sum's zero point (set as the destination's), rounds and
+ * saturates. The reference's float arithmetic up to float rounding: within
+ * one step of the sum, saturating or not. oneDNN 2.6 gives a second linear
+ * post-op the first one's parameters (see dnnl_kernels.c), so the last
+ * scaling is a power with exponent 1. */
+static bool append_residual(const npu_hal_op *op, const residual_add *r,
+                            const cpu_dnnl_window *g, dnnl_primitive_attr_t attr,
+                            cpu_dnnl_params *p)
+{
+  const npu_hal_tensor_desc *y = &op->outputs[0];
+  float own_scale = *(const float *)op->input_values[Y_SCALE];
+  int32_t own_zero = cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype), lo, hi;
+  cpu_q_range(y->dtype, &lo, &hi);
+  dnnl_post_ops_t post_ops = NULL;
+  dnnl_memory_desc_t md;
+  bool appended =
+      dnnl_post_ops_create(&post_ops) == dnnl_success &&
+      dnnl_memory_desc_init_by_tag(&md, g->spatial + 2, g->dst, dnnl_8bit(y->dtype),
+                                   cpu_dnnl_layout_tag(&op->fused_inputs[r->input])) ==
+          dnnl_success &&
+      dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_round, 0, 0) == dnnl_success &&
+      dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip_v2, (float)(lo - own_zero),
+                                   (float)(hi - own_zero)) == dnnl_success &&
+      dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_linear,
+                                   own_scale / r->addend_scale,
+                                   -(float)r->addend_zero) == dnnl_success &&
+      dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &md) == dnnl_success &&
+      dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_pow,
+                                   r->addend_scale / r->y_scale, 1.0f) == dnnl_success &&
+      dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success &&
+      dnnl_memory_create(&p->addends[0], &md, cpu_dnnl_engine(), DNNL_MEMORY_NONE) ==
+          dnnl_success;
+  if (post_ops)
+    dnnl_post_ops_destroy(post_ops);
+  if (!appended)
+    return false;
+  p->addend_args[0] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(3) | DNNL_ARG_SRC_1;
+  p->addend_inputs[0] = op->input_count + r->input;
+  p->addend_count = 1;
+  return true;
+}
+
 static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
 {
   dnnl_engine_t engine = cpu_dnnl_engine();
@@ -108,6 +182,10 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
   if (!takes(op))
     return cpu_unsupported(op, "oneDNN's int8 convolution takes constant weights and "
                                "per-tensor activation parameters");
+  residual_add residual = {0};
+  bool fused = op->activation_count > 0;
+  if (fused && !read_residual(op, &residual))
+    return cpu_unsupported(op, "oneDNN's int8 convolution fuses only a residual Add");
   bool has_bias = op->input_count > BIAS && op->inputs[BIAS].dtype == NPU_DTYPE_INT32;
   cpu_dnnl_window g;
   npu_status status = cpu_dnnl_read_window(op, &op->inputs[W], false, &g);
@@ -147,11 +225,16 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "weights less their zero point do not fit int8");
     goto done;
   }
-  status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
+  npu_hal_op unfused = *op; /* (the residual's post-ops are appended here) */
+  unfused.activation_count = 0;
+  status = cpu_dnnl_make_attributes(&unfused, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
-  if (!set_quantisation(op, attr)) {
-    status = cpu_unsupported(op, "oneDNN takes no such scales or zero points");
+  int32_t y_zero = fused ? residual.y_zero
+                         : cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype);
+  if (!set_quantisation(op, y_zero, attr) ||
+      (fused && !append_residual(op, &residual, &g, attr, p))) {
+    status = cpu_unsupported(op, "oneDNN takes no such scales, zero points or post-ops");
     goto done;
   }
   /* The primitive runs oneDNN's choice (channels last); tensors planned in
@@ -161,6 +244,12 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
                                              &any_dst_md, attr, &pd);
   if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
     status = cpu_unsupported(op, "oneDNN has no fast int8 convolution for this shape");
+    goto done;
+  }
+  /* (the addend is read in the planned layout: the primitive must write it) */
+  if (fused && !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                                       &dst_md)) {
+    status = cpu_unsupported(op, "the fused Add's tensors are not in oneDNN's layout");
     goto done;
   }
   /* (weights: a copy of our own, freed below: not lasting) */
@@ -187,6 +276,6 @@ done:
 }
 
 const cpu_kernel_entry cpu_qdnnl_kernels[] = {
-    {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_ANY, false, CPU_ONEDNN_BLOCKS},
+    {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };
