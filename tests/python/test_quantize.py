@@ -212,6 +212,37 @@ def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, c
     assert sqnr_db(reference, quantised) > 30
 
 
+def test_sigmoid_input_range_stops_where_it_saturates(tmp_path, capsys):
+    """A conv whose wide output (about +-100) only a Sigmoid reads, as
+    PP-OCR det's logits: its pair's range is clipped to [-16, 16] (a finer
+    step where the probabilities change), and the QDQ model's
+    probabilities stay close to fp32's."""
+    rng = np.random.default_rng(31)
+    values = {"w": rng.normal(0, 12, (2, 3, 3, 3))}
+    nodes = [helper.make_node("Conv", ["image", "w"], ["logits"], "conv", pads=[1] * 4),
+             helper.make_node("Sigmoid", ["logits"], ["p"], "sigmoid")]
+    graph = helper.make_graph(
+        nodes, "sigmoid", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 2, 8, 8])],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(tmp_path / "s.onnx"))
+    (tmp_path / "calibration").mkdir()
+    for i in range(4):
+        np.save(tmp_path / "calibration" / f"{i}.npy",
+                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    status = cli.main([str(tmp_path / "s.onnx"), str(tmp_path / "s.qdq.onnx"),
+                       "-c", str(tmp_path / "calibration")])
+    assert status == 0, capsys.readouterr().err
+    qdq = onnx.load(str(tmp_path / "s.qdq.onnx"))
+    initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    assert initializers["logits_scale"] <= np.float32(32 / 255)
+    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    reference = npu.Context(npu.Model(str(tmp_path / "s.onnx"))).run({"image": image})["p"]
+    quantised = npu.Context(npu.Model(str(tmp_path / "s.qdq.onnx"))).run({"image": image})["p"]
+    assert np.abs(reference - quantised).max() < 0.1
+
+
 def depthwise_net(path, opset):
     """image [1, 3, 16, 16] -> conv1 3x3 + Relu -> dw 3x3 depthwise (8 groups) -> Softmax
     over channels -> GlobalAveragePool -> Flatten -> fc, saved at `opset`."""
