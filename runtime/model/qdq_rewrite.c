@@ -495,11 +495,21 @@ static npu_status rewrite_split(npu_graph *g, const npu_consumers *c, int32_t no
 
 /* ---- BatchNormalization: a depthwise 1x1 QLinearConv --------------------------------- */
 
-/* What a BatchNormalization computes per channel: x * factor + shift. */
+/* A BatchNormalization's constant parameters (scale, bias, mean, variance,
+ * one per channel): x * factor + shift per channel (channel_factor). */
 typedef struct channel_affine {
   size_t channels;
-  double *factor, *shift;
+  const float *params[4];
+  double epsilon;
 } channel_affine;
+
+/* Channel c's factor, and its shift in `shift`. */
+static double channel_factor(const channel_affine *a, size_t c, double *shift)
+{
+  double factor = a->params[0][c] / sqrt((double)a->params[3][c] + a->epsilon);
+  *shift = a->params[1][c] - a->params[2][c] * factor;
+  return factor;
+}
 
 /* The rank of `tensor` where the graph gives it before planning: its
  * declared shape, or that of the convolution weights it comes from through
@@ -533,26 +543,15 @@ static uint32_t known_rank(const npu_graph *g, int32_t tensor, int depth)
 static bool read_affine(const npu_graph *g, const npu_graph_node *n, const npu_graph_tensor *x,
                         uint32_t rank, channel_affine *a)
 {
-  const float *p[4];
   size_t channels = 0;
   for (uint32_t i = 0; i < 4; i++) {
-    p[i] = constant(g, n->inputs[1 + i], NPU_DTYPE_FLOAT32, channels, &channels);
-    if (!p[i] || g->tensors[n->inputs[1 + i]].rank != 1)
+    a->params[i] = constant(g, n->inputs[1 + i], NPU_DTYPE_FLOAT32, channels, &channels);
+    if (!a->params[i] || g->tensors[n->inputs[1 + i]].rank != 1)
       return false;
   }
-  if (rank < 3 || rank > 5 || (x->has_shape && x->dims[1] != (int64_t)channels))
-    return false;
   a->channels = channels;
-  a->factor = malloc(2 * channels * sizeof *a->factor);
-  if (!a->factor)
-    return false;
-  a->shift = a->factor + channels;
-  double epsilon = float_attribute(n, "epsilon", 1e-5f);
-  for (size_t c = 0; c < channels; c++) {
-    a->factor[c] = p[0][c] / sqrt((double)p[3][c] + epsilon);
-    a->shift[c] = p[1][c] - p[2][c] * a->factor[c];
-  }
-  return true;
+  a->epsilon = float_attribute(n, "epsilon", 1e-5f);
+  return rank >= 3 && rank <= 5 && (!x->has_shape || x->dims[1] == (int64_t)channels);
 }
 
 /* Constants of a QLinearConv computing `a` on input x (scale x_scale) with
@@ -573,9 +572,10 @@ static int32_t affine_constants(npu_graph *g, const channel_affine *a, float x_s
   if (!weights || !scales || !zeros || !bias)
     return -2;
   for (size_t c = 0; c < channels; c++) {
-    weights[c] = (int8_t)(a->factor[c] > 0 ? 127 : a->factor[c] < 0 ? -127 : 0);
-    scales[c] = a->factor[c] != 0 ? (float)(fabs(a->factor[c]) / 127) : 1.0f;
-    double q = nearbyint(a->shift[c] / ((double)x_scale * scales[c]));
+    double shift, factor = channel_factor(a, c, &shift);
+    weights[c] = (int8_t)(factor > 0 ? 127 : factor < 0 ? -127 : 0);
+    scales[c] = factor != 0 ? (float)(fabs(factor) / 127) : 1.0f;
+    double q = nearbyint(shift / ((double)x_scale * scales[c]));
     if (!(q >= INT32_MIN && q <= INT32_MAX))
       return -1;
     bias[c] = (int32_t)q;
@@ -609,7 +609,6 @@ static npu_status rewrite_batch_norm(npu_graph *g, const npu_consumers *c, int32
     return NPU_OK;
   int32_t constants[4];
   int32_t made = affine_constants(g, &a, x.scales[0], rank, constants);
-  free(a.factor);
   Onnx__AttributeProto *group = npu_graph_calloc(g, 1, sizeof *group);
   Onnx__AttributeProto **attributes = npu_graph_calloc(g, 1, sizeof *attributes);
   if (made == -2 || !group || !attributes)
