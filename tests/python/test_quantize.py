@@ -113,6 +113,34 @@ def test_excluded_nodes_stay_float(net, capsys):
     assert "2 nodes quantised" in out.out  # conv1 and the Add
 
 
+def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None):
+    """The graph of `nodes` (input `image` [1, 3, 8, 8], output `out_shape`
+    named by the last node, `values` as initializers) saved as NAME.onnx and
+    quantised on 4 random inputs into NAME.qdq.onnx; returns the QDQ model
+    and a function running (fp32 model, QDQ model) on one more random input."""
+    values = values or {}
+    output = nodes[-1].output[0]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(tmp_path / f"{name}.onnx"))
+    (tmp_path / "calibration").mkdir()
+    for i in range(4):
+        np.save(tmp_path / "calibration" / f"{i}.npy",
+                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    status = cli.main([str(tmp_path / f"{name}.onnx"), str(tmp_path / f"{name}.qdq.onnx"),
+                       "-c", str(tmp_path / "calibration")])
+    assert status == 0, capsys.readouterr().err
+    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+
+    def run_both():
+        return [npu.Context(npu.Model(str(tmp_path / f"{name}{kind}.onnx"))).run(
+            {"image": image})[output] for kind in ("", ".qdq")]
+    return onnx.load(str(tmp_path / f"{name}.qdq.onnx")), run_both
+
+
 def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
     """Conv -> BatchNormalization -> Relu: the QDQ model has no
     BatchNormalization, and its Conv's pair comes after the Relu."""
@@ -124,27 +152,11 @@ def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
              helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"],
                               ["n"], "bn"),
              helper.make_node("Relu", ["n"], ["out"], "relu")]
-    graph = helper.make_graph(
-        nodes, "conv_bn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              str(tmp_path / "bn.onnx"))
-    (tmp_path / "calibration").mkdir()
-    for i in range(4):
-        np.save(tmp_path / "calibration" / f"{i}.npy",
-                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    status = cli.main([str(tmp_path / "bn.onnx"), str(tmp_path / "bn.qdq.onnx"),
-                       "-c", str(tmp_path / "calibration")])
-    assert status == 0, capsys.readouterr().err
-    qdq = onnx.load(str(tmp_path / "bn.qdq.onnx"))
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "bn", nodes, [1, 4, 8, 8], values)
     assert "BatchNormalization" not in {node.op_type for node in qdq.graph.node}
     quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
     assert quantized == {"image", "out_float"}
-    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    reference = npu.Context(npu.Model(str(tmp_path / "bn.onnx"))).run({"image": image})["out"]
-    quantised = npu.Context(npu.Model(str(tmp_path / "bn.qdq.onnx"))).run({"image": image})["out"]
-    assert sqnr_db(reference, quantised) > 30
+    assert sqnr_db(*run_both()) > 30
 
 
 def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, capsys):
@@ -178,20 +190,7 @@ def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, c
              helper.make_node("Add", ["u", "up_b"], ["ub"]),
              helper.make_node("BatchNormalization", ["ub"] + ["bn2" + p for p in bn], ["n2"]),
              helper.make_node("Relu", ["n2"], ["out"])]
-    graph = helper.make_graph(
-        nodes, "conv_transpose",
-        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 16, 16])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              str(tmp_path / "up.onnx"))
-    (tmp_path / "calibration").mkdir()
-    for i in range(4):
-        np.save(tmp_path / "calibration" / f"{i}.npy",
-                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    status = cli.main([str(tmp_path / "up.onnx"), str(tmp_path / "up.qdq.onnx"),
-                       "-c", str(tmp_path / "calibration")])
-    assert status == 0, capsys.readouterr().err
-    qdq = onnx.load(str(tmp_path / "up.qdq.onnx"))
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "up", nodes, [1, 4, 16, 16])
     onnx.checker.check_model(qdq, full_check=True)
     types = [node.op_type for node in qdq.graph.node]
     assert "BatchNormalization" not in types and "Add" not in types and "Constant" not in types
@@ -206,10 +205,7 @@ def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, c
     assert initializers[bias.input[0]].dtype == np.int32
     quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
     assert quantized == {"image", "r1", "out_float"}
-    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    reference = npu.Context(npu.Model(str(tmp_path / "up.onnx"))).run({"image": image})["out"]
-    quantised = npu.Context(npu.Model(str(tmp_path / "up.qdq.onnx"))).run({"image": image})["out"]
-    assert sqnr_db(reference, quantised) > 30
+    assert sqnr_db(*run_both()) > 30
 
 
 def test_sigmoid_input_range_stops_where_it_saturates(tmp_path, capsys):
@@ -221,25 +217,10 @@ def test_sigmoid_input_range_stops_where_it_saturates(tmp_path, capsys):
     values = {"w": rng.normal(0, 12, (2, 3, 3, 3))}
     nodes = [helper.make_node("Conv", ["image", "w"], ["logits"], "conv", pads=[1] * 4),
              helper.make_node("Sigmoid", ["logits"], ["p"], "sigmoid")]
-    graph = helper.make_graph(
-        nodes, "sigmoid", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 2, 8, 8])],
-        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              str(tmp_path / "s.onnx"))
-    (tmp_path / "calibration").mkdir()
-    for i in range(4):
-        np.save(tmp_path / "calibration" / f"{i}.npy",
-                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    status = cli.main([str(tmp_path / "s.onnx"), str(tmp_path / "s.qdq.onnx"),
-                       "-c", str(tmp_path / "calibration")])
-    assert status == 0, capsys.readouterr().err
-    qdq = onnx.load(str(tmp_path / "s.qdq.onnx"))
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "s", nodes, [1, 2, 8, 8], values)
     initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
     assert initializers["logits_scale"] <= np.float32(32 / 255)
-    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    reference = npu.Context(npu.Model(str(tmp_path / "s.onnx"))).run({"image": image})["p"]
-    quantised = npu.Context(npu.Model(str(tmp_path / "s.qdq.onnx"))).run({"image": image})["p"]
+    reference, quantised = run_both()
     assert np.abs(reference - quantised).max() < 0.1
 
 
