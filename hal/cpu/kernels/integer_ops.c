@@ -26,9 +26,11 @@ static const integer_inputs qlinear_layout = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 typedef struct integer_params {
   integer_inputs at;
   bool qlinear, conv, transposed;
-  /* convolution; weight_channels: how many output channels the weights'
-   * per-channel parameters cover (a transposed one's repeat per group) */
-  int64_t group, channels, out_channels, weight_channels;
+  /* how many output channels (columns) the weights' per-channel parameters
+   * cover: all but a grouped transposed convolution's, which repeat per group */
+  int64_t weight_channels;
+  /* convolution */
+  int64_t group, channels, out_channels;
   int64_t in[SPATIAL], out[SPATIAL], kernel[SPATIAL], stride[SPATIAL], dilation[SPATIAL],
       pad[SPATIAL];
   /* matrix product: per output batch, where its A and B matrices start */
@@ -149,7 +151,7 @@ static void requantise(const npu_hal_kernel *k, const integer_params *p, void *c
   size_t channels = p->conv ? (size_t)p->out_channels : p->columns;
   size_t inner = p->conv ? (size_t)(p->out[0] * p->out[1] * p->out[2]) : 1;
   size_t scales = cpu_tensor_elements(&k->inputs[p->at.w_scale]);
-  size_t weight_channels = p->conv ? (size_t)p->weight_channels : channels;
+  size_t weight_channels = (size_t)p->weight_channels;
   float xs = *(const float *)in[p->at.x_scale], ys = *(const float *)in[p->at.y_scale];
   const float *ws = in[p->at.w_scale];
   const int32_t *bias = p->at.bias < k->input_count && in[p->at.bias] ? in[p->at.bias] : NULL;
@@ -208,6 +210,7 @@ static bool read_matmul(const npu_hal_op *op, integer_params *p)
   p->rows = (size_t)a->dims[a->rank - 2];
   p->depth = (size_t)a->dims[a->rank - 1];
   p->columns = (size_t)b->dims[b->rank - 1];
+  p->weight_channels = (int64_t)p->columns;
   p->batches = 1;
   for (uint32_t d = 0; d + 2 < y->rank; d++)
     p->batches *= (size_t)y->dims[d];
