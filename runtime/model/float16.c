@@ -10,25 +10,14 @@
 
 #define OUT_OF_MEMORY() npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory converting float16")
 
-/* Memory the graph frees with itself; NULL when out of memory. */
-static void *owned_calloc(npu_graph *g, size_t count, size_t size)
-{
-  void *p = calloc(count ? count : 1, size);
-  if (p && !npu_graph_own(g, p)) {
-    free(p);
-    return NULL;
-  }
-  return p;
-}
-
 /* A node proto like `like` (its name and other attributes), or a fresh
  * one, whose `to` attribute is `to`: the Cast the rewrite wants. */
 static Onnx__NodeProto *cast_proto(npu_graph *g, const Onnx__NodeProto *like, npu_dtype to)
 {
-  Onnx__NodeProto *node = owned_calloc(g, 1, sizeof *node);
+  Onnx__NodeProto *node = npu_graph_calloc(g, 1, sizeof *node);
   size_t count = like ? like->n_attribute : 0;
-  Onnx__AttributeProto **attributes = owned_calloc(g, count + 1, sizeof *attributes);
-  Onnx__AttributeProto *attribute = owned_calloc(g, 1, sizeof *attribute);
+  Onnx__AttributeProto **attributes = npu_graph_calloc(g, count + 1, sizeof *attributes);
+  Onnx__AttributeProto *attribute = npu_graph_calloc(g, 1, sizeof *attribute);
   if (!node || !attributes || !attribute)
     return NULL;
   if (like)
@@ -63,7 +52,7 @@ static bool is_output(const npu_graph *g, int32_t tensor)
 static npu_status widen_constant(npu_graph *g, npu_graph_tensor *t)
 {
   size_t count = t->data_size / sizeof(uint16_t);
-  float *values = owned_calloc(g, count, sizeof *values);
+  float *values = npu_graph_calloc(g, count, sizeof *values);
   if (!values)
     return OUT_OF_MEMORY();
   for (size_t i = 0; i < count; i++) {

@@ -64,6 +64,10 @@ void npu_graph_clear(npu_graph *graph);
 /* Keeps `data` (malloc'd) until the graph is cleared; false when out of memory. */
 bool npu_graph_own(npu_graph *graph, void *data);
 
+/* calloc (of at least one element) owned by the graph (npu_graph_own); NULL
+ * when out of memory. */
+void *npu_graph_calloc(npu_graph *graph, size_t count, size_t size);
+
 /* A new constant tensor holding `data` (owned by the graph: see
  * npu_graph_own); its index, -1 when out of memory. Grows the tensor array. */
 int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dtype, void *data,

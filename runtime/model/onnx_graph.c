@@ -99,6 +99,16 @@ bool npu_graph_own(npu_graph *graph, void *data)
   return true;
 }
 
+void *npu_graph_calloc(npu_graph *graph, size_t count, size_t size)
+{
+  void *p = calloc(count ? count : 1, size);
+  if (p && !npu_graph_own(graph, p)) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
 static int32_t new_tensor(npu_graph *graph, const char *name)
 {
   npu_graph_tensor *t = &graph->tensors[graph->tensor_count];

@@ -136,6 +136,13 @@ static const npu_op_schema schemas[] = {
     {"QLinearBinaryLookup", 9, 9, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearConcat", 5, V, 1, 1, 1, MICROSOFT, QUANT},
     {"QLinearConv", 8, 9, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
+    /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): ConvTranspose
+     * in QLinearConv's inputs and arithmetic, its weights [C, M/group, k...]
+     * with scales and zero points per tensor or along axis 1. */
+    {"QLinearConvTranspose", 8, 9, 1, 1, 1, .domain = "ai.gst-npu", .min_rank = 3,
+     .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
+                    {"output_shape", SPATIAL_OR_RANK}},
+     QUANT},
     {"QLinearGlobalAveragePool", 5, 5, 1, 1, 1, MICROSOFT, .min_rank = 3, QUANT},
     {"QLinearMatMul", 8, 8, 1, 1, 10, QUANT},
     /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): QLinearSigmoid's

@@ -98,8 +98,9 @@ typedef struct quant_params {
 } quant_params;
 
 /* `node`'s scale and zero point: `count` of them (0: 1 or dims[axis] of
- * input 0, where axis must be 0). */
-static bool read_params(const npu_graph *g, int32_t node, size_t count, quant_params *p)
+ * input 0, where axis must be `along`). */
+static bool read_params_along(const npu_graph *g, int32_t node, size_t count, int64_t along,
+                              quant_params *p)
 {
   const npu_graph_node *n = &g->nodes[node];
   if (n->input_count < 3 || n->inputs[2] < 0 || n->output_count != 1 || n->outputs[0] < 0)
@@ -115,8 +116,14 @@ static bool read_params(const npu_graph *g, int32_t node, size_t count, quant_pa
   for (size_t i = 0; i < p->count; i++)
     if (!(p->scales[i] > 0) || !isfinite(p->scales[i]))
       return false;
-  return p->count == 1 || (axis == 0 && x->has_shape && x->rank > 0 &&
-                           x->dims[0] == (int64_t)p->count);
+  return p->count == 1 || (axis == along && x->has_shape && x->rank > (uint32_t)along &&
+                           x->dims[along] == (int64_t)p->count);
+}
+
+/* read_params_along for parameters per tensor or along axis 0. */
+static bool read_params(const npu_graph *g, int32_t node, size_t count, quant_params *p)
+{
+  return read_params_along(g, node, count, 0, p);
 }
 
 /* Whether `tensor` holds int32 zeros (a bias's zero points). */
@@ -137,12 +144,15 @@ typedef struct qdq_output {
   quant_params y;
 } qdq_output;
 
-/* A Conv in the pattern, and the nodes around it. */
+/* A Conv or (one-group) ConvTranspose in the pattern, and the nodes around
+ * it; `transposed`: a ConvTranspose, its weights [C, M, k...] with their
+ * parameters along axis 1. */
 typedef struct qdq_conv {
   int32_t conv, x_dequantize, w_dequantize, bias_dequantize;
   qdq_output out;
   quant_params x, w;
   int64_t out_channels;
+  bool transposed;
 } qdq_conv;
 
 /* Whether quantising with `y` saturates whatever the activation does
@@ -207,21 +217,25 @@ static int32_t dequantized_input(const npu_graph *g, int32_t node, uint32_t inpu
 static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_conv *m)
 {
   const npu_graph_node *n = &g->nodes[conv];
-  if (!op_is(g, conv, "Conv") || n->input_count < 2 || n->output_count != 1 ||
-      n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0)
+  m->transposed = op_is(g, conv, "ConvTranspose");
+  if ((!op_is(g, conv, "Conv") && !m->transposed) || n->input_count < 2 ||
+      n->output_count != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0 ||
+      (m->transposed && int_attribute(n, "group", 1) != 1))
     return false;
+  int64_t axis = m->transposed ? 1 : 0;
   m->conv = conv;
   m->x_dequantize = g->tensors[n->inputs[0]].producer;
   m->w_dequantize = g->tensors[n->inputs[1]].producer;
   if (!op_is(g, m->x_dequantize, "DequantizeLinear") ||
       !op_is(g, m->w_dequantize, "DequantizeLinear") ||
-      !read_params(g, m->x_dequantize, 1, &m->x) || !read_params(g, m->w_dequantize, 0, &m->w))
+      !read_params(g, m->x_dequantize, 1, &m->x) ||
+      !read_params_along(g, m->w_dequantize, 0, axis, &m->w))
     return false;
   const npu_graph_tensor *w = &g->tensors[g->nodes[m->w_dequantize].inputs[0]];
   if (!constant(g, g->nodes[m->w_dequantize].inputs[0], m->w.zero_type, 0, NULL) ||
-      w->rank < 3 || w->dims[0] <= 0)
+      w->rank < 3 || w->dims[axis] <= 0)
     return false;
-  m->out_channels = w->dims[0];
+  m->out_channels = w->dims[axis];
   /* The bias: none, float constants, or dequantised int32 constants. */
   int32_t bias = n->input_count > 2 ? n->inputs[2] : -1;
   m->bias_dequantize = bias >= 0 ? g->tensors[bias].producer : -1;
@@ -307,7 +321,8 @@ static npu_status become(npu_graph *g, int32_t node, const char *domain, const c
   return NPU_OK;
 }
 
-/* The Conv becomes a QLinearConv writing the QuantizeLinear's output. */
+/* The Conv becomes a QLinearConv writing the QuantizeLinear's output, a
+ * ConvTranspose our QLinearConvTranspose (the same inputs). */
 static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
 {
   int32_t bias = -1;
@@ -320,10 +335,14 @@ static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
   }
   const npu_graph_node *x = &g->nodes[m->x_dequantize], *w = &g->nodes[m->w_dequantize];
   const npu_graph_node *q = &g->nodes[m->out.quantize];
-  /* Conv's attributes are QLinearConv's (kernel_shape, pads, strides...). */
+  /* Conv's attributes are QLinearConv's (kernel_shape, pads, strides...),
+   * ConvTranspose's QLinearConvTranspose's (and output_padding, output_shape). */
   int32_t inputs[9] = {x->inputs[0], x->inputs[1], x->inputs[2], w->inputs[0], w->inputs[1],
                        w->inputs[2], q->inputs[1], q->inputs[2], bias};
-  return become(g, m->conv, NULL, "QLinearConv", inputs, bias >= 0 ? 9 : 8, &m->out);
+  return m->transposed ? become(g, m->conv, "ai.gst-npu", "QLinearConvTranspose", inputs,
+                                bias >= 0 ? 9 : 8, &m->out)
+                       : become(g, m->conv, NULL, "QLinearConv", inputs, bias >= 0 ? 9 : 8,
+                                &m->out);
 }
 
 static bool same_params(const quant_params *a, const quant_params *b)
@@ -472,6 +491,148 @@ static npu_status rewrite_split(npu_graph *g, const npu_consumers *c, int32_t no
     g->nodes[q].folded = true;
   }
   return NPU_OK;
+}
+
+/* ---- BatchNormalization: a depthwise 1x1 QLinearConv --------------------------------- */
+
+/* A BatchNormalization's constant parameters (scale, bias, mean, variance,
+ * one per channel): x * factor + shift per channel (channel_factor). */
+typedef struct channel_affine {
+  size_t channels;
+  const float *params[4];
+  double epsilon;
+} channel_affine;
+
+/* Channel c's factor, and its shift in `shift`. */
+static double channel_factor(const channel_affine *a, size_t c, double *shift)
+{
+  double factor = a->params[0][c] / sqrt((double)a->params[3][c] + a->epsilon);
+  *shift = a->params[1][c] - a->params[2][c] * factor;
+  return factor;
+}
+
+/* The rank of `tensor` where the graph gives it before planning: its
+ * declared shape, or that of the convolution weights it comes from through
+ * nodes that keep their input's rank (quantisation, Relu, Clip); 0 unknown. */
+static uint32_t known_rank(const npu_graph *g, int32_t tensor, int depth)
+{
+  static const char *const keeping[] = {"QuantizeLinear", "DequantizeLinear", "Relu", "Clip"};
+  static const char *const windows[] = {"Conv", "ConvTranspose", "QLinearConv",
+                                        "QLinearConvTranspose"};
+  if (tensor < 0 || depth > 8)
+    return 0;
+  if (g->tensors[tensor].has_shape)
+    return g->tensors[tensor].rank;
+  int32_t p = g->tensors[tensor].producer;
+  for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
+    if (op_is(g, p, windows[i])) {
+      uint32_t w = strncmp(windows[i], "QLinear", 7) == 0 ? 3 : 1;
+      int32_t weights = w < g->nodes[p].input_count ? g->nodes[p].inputs[w] : -1;
+      return weights >= 0 && g->tensors[weights].has_shape ? g->tensors[weights].rank : 0;
+    }
+  for (size_t i = 0; i < sizeof keeping / sizeof keeping[0]; i++)
+    if (op_is(g, p, keeping[i]) && g->nodes[p].input_count > 0)
+      return known_rank(g, g->nodes[p].inputs[0], depth + 1);
+  return 0;
+}
+
+/* The affine of BatchNormalization `n` from its constant float32
+ * parameters (one per channel) on an input of rank `rank`, 3 to 5 (0:
+ * unknown), whose channels, where known, are that many; false where they
+ * are not that. */
+static bool read_affine(const npu_graph *g, const npu_graph_node *n, const npu_graph_tensor *x,
+                        uint32_t rank, channel_affine *a)
+{
+  size_t channels = 0;
+  for (uint32_t i = 0; i < 4; i++) {
+    a->params[i] = constant(g, n->inputs[1 + i], NPU_DTYPE_FLOAT32, channels, &channels);
+    if (!a->params[i] || g->tensors[n->inputs[1 + i]].rank != 1)
+      return false;
+  }
+  a->channels = channels;
+  a->epsilon = float_attribute(n, "epsilon", 1e-5f);
+  return rank >= 3 && rank <= 5 && (!x->has_shape || x->dims[1] == (int64_t)channels);
+}
+
+/* Constants of a QLinearConv computing `a` on input x (scale x_scale) with
+ * one group per channel and 1x1 windows: weights of +-127 (0 for a zero
+ * factor) at scales |factor| / 127, so (x_q - x_zero) * weight * x_scale *
+ * w_scale is x's real value times factor up to float rounding, and the
+ * int32 bias shift / (x_scale * w_scale), rounded (half a step of x_scale *
+ * w_scale). Their indices in `inputs` (weights, scales, zero points, bias);
+ * -1 where a bias does not fit int32, -2 out of memory. */
+static int32_t affine_constants(npu_graph *g, const channel_affine *a, float x_scale,
+                                uint32_t rank, int32_t inputs[4])
+{
+  size_t channels = a->channels;
+  int8_t *weights = npu_graph_calloc(g, channels, sizeof *weights);
+  float *scales = npu_graph_calloc(g, channels, sizeof *scales);
+  int8_t *zeros = npu_graph_calloc(g, channels, sizeof *zeros);
+  int32_t *bias = npu_graph_calloc(g, channels, sizeof *bias);
+  if (!weights || !scales || !zeros || !bias)
+    return -2;
+  for (size_t c = 0; c < channels; c++) {
+    double shift, factor = channel_factor(a, c, &shift);
+    weights[c] = (int8_t)(factor > 0 ? 127 : factor < 0 ? -127 : 0);
+    scales[c] = factor != 0 ? (float)(fabs(factor) / 127) : 1.0f;
+    double q = nearbyint(shift / ((double)x_scale * scales[c]));
+    if (!(q >= INT32_MIN && q <= INT32_MAX))
+      return -1;
+    bias[c] = (int32_t)q;
+  }
+  int64_t dims[5] = {(int64_t)channels, 1, 1, 1, 1};
+  inputs[0] = npu_graph_add_constant(g, "qdq_affine_weights", NPU_DTYPE_INT8, weights, dims, rank);
+  inputs[1] = npu_graph_add_constant(g, "qdq_affine_scales", NPU_DTYPE_FLOAT32, scales, dims, 1);
+  inputs[2] = npu_graph_add_constant(g, "qdq_affine_zeros", NPU_DTYPE_INT8, zeros, dims, 1);
+  inputs[3] = npu_graph_add_constant(g, "qdq_affine_bias", NPU_DTYPE_INT32, bias, dims, 1);
+  return inputs[0] < 0 || inputs[1] < 0 || inputs[2] < 0 || inputs[3] < 0 ? -2 : 0;
+}
+
+/* DQ -> BatchNormalization (constant statistics) -> [Relu/Clip] -> Q
+ * becomes a QLinearConv of one group per channel, 1x1 windows, computing
+ * the same per-channel affine on the 8-bit values (affine_constants): the
+ * float normalisation between int8 convolutions (PP-OCR det's stem and
+ * head where nothing folded it) stays int8. */
+static npu_status rewrite_batch_norm(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = n->input_count == 5 ? dequantized_input(g, node, 0, &x) : -1;
+  if (dequantize < 0 || n->output_count != 1 || n->outputs[0] < 0 ||
+      !match_output(g, c, node, &out))
+    return NPU_OK;
+  int32_t x_q = g->nodes[dequantize].inputs[0];
+  uint32_t rank = known_rank(g, x_q, 0);
+  channel_affine a;
+  if (!read_affine(g, n, &g->tensors[x_q], rank, &a))
+    return NPU_OK;
+  int32_t constants[4];
+  int32_t made = affine_constants(g, &a, x.scales[0], rank, constants);
+  Onnx__AttributeProto *group = npu_graph_calloc(g, 1, sizeof *group);
+  Onnx__AttributeProto **attributes = npu_graph_calloc(g, 1, sizeof *attributes);
+  if (made == -2 || !group || !attributes)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ "
+                         "BatchNormalization");
+  if (made == -1)
+    return NPU_OK; /* it stays in float */
+  onnx__attribute_proto__init(group);
+  group->name = "group";
+  group->has_type = true;
+  group->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  group->has_i = true;
+  group->i = (int64_t)a.channels;
+  attributes[0] = group;
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[9] = {d->inputs[0], d->inputs[1], d->inputs[2], constants[0], constants[1],
+                       constants[2], q->inputs[1], q->inputs[2], constants[3]};
+  npu_status status = become(g, node, NULL, "QLinearConv", inputs, 9, &out);
+  if (status == NPU_OK) { /* (its proto is the rewriting's own copy) */
+    Onnx__NodeProto *proto = (Onnx__NodeProto *)g->nodes[node].proto;
+    proto->n_attribute = 1;
+    proto->attribute = attributes;
+  }
+  return status;
 }
 
 /* ---- Elementwise regions: tables of their values ------------------------------------ */
@@ -751,6 +912,8 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_concat(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Split"))
       status = rewrite_split(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "BatchNormalization"))
+      status = rewrite_batch_norm(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "QuantizeLinear"))
       status = rewrite_region(g, &c, (int32_t)i);
   }

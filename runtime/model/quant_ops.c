@@ -20,6 +20,7 @@ typedef enum quant_axis {
   AXIS_ATTRIBUTE, /* per tensor or along the `axis` attribute (QuantizeLinear, opset 13+) */
   AXIS_FIRST,     /* per tensor or along axis 0 (convolution weights: output channels) */
   AXIS_LAST,      /* per tensor or along the last axis (matrix columns) */
+  AXIS_SECOND,    /* per tensor or along axis 1 (transposed convolution weights, [C, M, k...]) */
 } quant_axis;
 
 typedef struct quant_triple {
@@ -42,6 +43,8 @@ static const quant_op quant_ops[] = {
     {"QLinearConv", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_FIRST}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearMatMul", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_LAST}, {OUTPUT, 6, 7, PER_TENSOR}},
      3},
+    {"QLinearConvTranspose",
+     {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_SECOND}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearAdd", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearMul", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearBinaryLookup",
@@ -94,6 +97,7 @@ static bool parameter_axis(const npu_hal_op *op, const quant_triple *q,
   case PER_TENSOR: return true;
   case AXIS_FIRST: *axis = 0; return t->rank > 0;
   case AXIS_LAST: *axis = (int64_t)t->rank - 1; return true;
+  case AXIS_SECOND: *axis = 1; return t->rank > 1;
   case AXIS_ATTRIBUTE:
     if (op->opset < 13)
       return true; /* per tensor only before opset 13 */
@@ -160,8 +164,8 @@ static npu_status check_triple(const npu_hal_op *op, const quant_triple *q,
 }
 
 /* The view of a QLinearConv/ConvInteger as the Conv it computes (input,
- * weights), or of the matrix ops as MatMul, for the checks and shapes those
- * have. */
+ * weights), of a QLinearConvTranspose as the ConvTranspose, or of the matrix
+ * ops as MatMul, for the checks and shapes those have. */
 static npu_hal_op float_view(const npu_hal_op *op, npu_hal_tensor_desc *inputs,
                              const void **values, const char **names,
                              const char *const *input_names)
@@ -169,7 +173,9 @@ static npu_hal_op float_view(const npu_hal_op *op, npu_hal_tensor_desc *inputs,
   bool qlinear = op->op_type[0] == 'Q';
   uint32_t w = qlinear ? 3 : 1;
   npu_hal_op view = *op;
-  view.op_type = strstr(op->op_type, "Conv") ? "Conv" : "MatMul";
+  view.op_type = strstr(op->op_type, "ConvTranspose") ? "ConvTranspose"
+                 : strstr(op->op_type, "Conv")        ? "Conv"
+                                                      : "MatMul";
   inputs[0] = op->inputs[0];
   inputs[1] = op->inputs[w];
   values[0] = op->input_values[0];
@@ -230,9 +236,14 @@ npu_status npu_quant_relation(const npu_hal_op *op, const char *const *input_nam
   if (status != NPU_OK || !conv || !present(op, 8))
     return status;
   const npu_hal_tensor_desc *bias = &op->inputs[8];
-  if (bias->dtype != NPU_DTYPE_INT32 || bias->rank != 1 || bias->dims[0] != inputs[1].dims[0])
+  /* (the view's checks made the group and the weights' shape valid) */
+  int64_t out_channels = strcmp(view.op_type, "ConvTranspose") == 0
+                             ? inputs[1].dims[1] * op->attributes.get_int(op->attributes.node,
+                                                                         "group", 1)
+                             : inputs[1].dims[0];
+  if (bias->dtype != NPU_DTYPE_INT32 || bias->rank != 1 || bias->dims[0] != out_channels)
     return FAIL("%s: bias '%s' must be int32 with one value per output channel (%lld)", label,
-                input_names[8], (long long)inputs[1].dims[0]);
+                input_names[8], (long long)out_channels);
   return NPU_OK;
 }
 

@@ -12,7 +12,8 @@ typedef enum padding { PAD_EXPLICIT, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID }
 bool npu_window_op(const char *op_type)
 {
   static const char *const types[] = {"Conv",        "ConvTranspose", "MaxPool",
-                                      "AveragePool", "QLinearConv",   "ConvInteger"};
+                                      "AveragePool", "QLinearConv",   "ConvInteger",
+                                      "QLinearConvTranspose"};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (strcmp(op_type, types[i]) == 0)
       return true;
@@ -114,10 +115,11 @@ npu_status npu_window_resolve(const npu_hal_op *op, npu_hal_window *w, const cha
 {
   const npu_hal_attributes *a = &op->attributes;
   const char *type = op->op_type;
-  bool pooling = strstr(type, "Pool") != NULL, transposed = strcmp(type, "ConvTranspose") == 0;
+  bool pooling = strstr(type, "Pool") != NULL, transposed = strstr(type, "ConvTranspose") != NULL;
   const npu_hal_tensor_desc *x = &op->inputs[0];
+  /* (QLinearConv's and QLinearConvTranspose's weights are input 3) */
   const npu_hal_tensor_desc *weights = pooling ? NULL
-                                       : &op->inputs[strcmp(type, "QLinearConv") == 0 ? 3 : 1];
+                                       : &op->inputs[strncmp(type, "QLinear", 7) == 0 ? 3 : 1];
   memset(w, 0, sizeof *w);
   if (x->rank < 3 || x->rank > NPU_MAX_RANK)
     return FAIL("%s: %s takes (N, C, spatial...) inputs, not rank %u", label, type, x->rank);

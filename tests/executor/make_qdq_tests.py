@@ -584,3 +584,127 @@ write_graph("test_qdq_pair_excite_u8", (2, 8, 7, 9), U8_X, pair("excite"), 7)
 write_graph("test_qdq_pair_same_shape_u8", (1, 8, 6, 7), U8_X, pair("same"), 6)
 # Q, conv1, the 1-channel conv, the table, conv3, Identity.
 write_graph("test_qdq_pair_spatial_u8", (2, 8, 5, 6), U8_X, pair("spatial"), 6)
+
+
+# ---- ConvTranspose: QLinearConvTranspose ---------------------------------------------
+
+def deconv(x, w, bias, stride, pad, output_padding):
+    """NCHW transposed convolution in float64, weights [C, M, kh, kw]
+    (symmetric pads, one group)."""
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    full_h = (h - 1) * stride + kh + output_padding
+    full_w = (wd - 1) * stride + kw + output_padding
+    y = np.zeros((n, m, full_h, full_w))
+    for i in range(kh):
+        for j in range(kw):
+            y[:, :, i:i + stride * h:stride, j:j + stride * wd:stride] += np.einsum(
+                "nchw,cm->nmhw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+    if bias is not None:
+        y += bias.reshape(1, -1, 1, 1)
+    return y[:, :, pad:full_h - pad, pad:full_w - pad].astype(np.float32)
+
+
+def qdq_deconv(spec):
+    """[conv ->] DQ -> ConvTranspose [-> Relu] -> Q, as npu-quantize writes
+    it: weights [C, M, k, k] per output channel (axis 1) or per tensor,
+    int32 (or float) bias. spec: out, kernel, stride, pad, output_padding,
+    bias ("int32", "float", None), per_channel, relu, y_type, y_zero,
+    w_type (uint8: weights that do not fit int8 less their zero point, so
+    oneDNN refuses them and the reference loops run), conv (a QLinearConv first: the deconvolution
+    reads its channels-last output)."""
+    def build(b, q, x, params):
+        if spec.get("conv"):
+            q, _, params, x = conv_on(b, q, x, params, {"out": 16, "activation": "Relu"})
+        else:
+            x = dequantise(quantise(x, *params), params[0], params[1])
+        x_scale, x_zero, x_type = params
+        c, m, k = x.shape[1], spec["out"], spec["kernel"]
+        stride, pad, output_padding = spec["stride"], spec.get("pad", 0), \
+            spec.get("output_padding", 0)
+        w_real = rng.normal(0, 0.3, (c, m, k, k)).astype(np.float32)
+        if spec.get("w_type") == np.uint8:  # zero point 0: values to 255, beyond int8
+            w_scale = np.float32(np.abs(w_real).max() / 255)
+            w_q = np.rint(np.abs(w_real) / w_scale).astype(np.uint8)
+            w_deq = dequantise(w_q, w_scale, 0)
+            w_in = b.dequantise(b.const("w", w_q), w_scale, np.uint8(0), np.uint8)
+        else:
+            per_channel = spec.get("per_channel", True)
+            w_scale = (np.abs(w_real).transpose(1, 0, 2, 3).reshape(m, -1).max(axis=1) / 127
+                       ).astype(np.float32) if per_channel else np.float32(np.abs(w_real).max() / 127)
+            w_scale_b = w_scale.reshape(1, -1, 1, 1) if per_channel else w_scale
+            w_q = np.clip(np.rint(w_real / w_scale_b), -127, 127).astype(np.int8)
+            w_deq = (w_q.astype(np.float32) * w_scale_b).astype(np.float32)
+            w_in = b.dequantise(b.const("w", w_q), w_scale, np.zeros(np.shape(w_scale), np.int8),
+                                np.int8, axis=1 if per_channel else None)
+        inputs = [b.dequantise(q, x_scale, x_zero, x_type), w_in]
+        bias_real = None
+        if spec.get("bias") == "float":
+            bias_real = rng.normal(0, 0.5, m).astype(np.float32)
+            inputs.append(b.const("b", bias_real))
+        elif spec.get("bias") == "int32":
+            b_scale = (np.float32(x_scale) * w_scale).astype(np.float32) * np.ones(m, np.float32)
+            b_q = np.rint(rng.normal(0, 0.5, m) / b_scale).astype(np.int32)
+            bias_real = dequantise(b_q, b_scale, 0)
+            inputs.append(b.dequantise(b.const("bq", b_q), b_scale, np.zeros(m, np.int32),
+                                       np.int32, axis=0))
+        y = b.node("ConvTranspose", inputs, kernel_shape=[k, k], strides=[stride, stride],
+                   pads=[pad] * 4, output_padding=[output_padding] * 2)
+        real = deconv(x, w_deq, bias_real, stride, pad, output_padding)
+        y_type, y_zero = spec.get("y_type", np.uint8), spec.get("y_zero", 0)
+        if spec.get("relu"):
+            y = b.node("Relu", [y])
+            real = np.maximum(real, 0)
+        out = (np.float32(np.abs(real).max() / 100), y_zero, y_type)
+        return b.quantise(y, *out), quantise(real, *out), out
+    return build
+
+
+# Q, conv, the deconvolution, Identity: PP-OCR det's head (2x2, stride 2,
+# Relu folded into u8 with zero point 0, int32 bias), on the conv's
+# channels-last output (relaid; the deconvolution's, the graph's output, not).
+write_graph("test_qdq_conv_transpose_head_u8", (1, 8, 9, 7), U8_X,
+            qdq_deconv({"out": 8, "kernel": 2, "stride": 2, "bias": "int32", "relu": True,
+                        "conv": True}), 4, relaid=1)
+# Q, the deconvolution, Identity: overlapping taps, pads and output_padding,
+# s8 with zero points, float bias, weights per tensor.
+write_graph("test_qdq_conv_transpose_overlap_s8", (2, 16, 5, 6), (0.02, -3, np.int8),
+            qdq_deconv({"out": 16, "kernel": 3, "stride": 2, "pad": 1, "output_padding": 1,
+                        "bias": "float", "per_channel": False, "y_type": np.int8,
+                        "y_zero": 9}), 3)
+# uint8 weights of zero point 0 up to 255: the reference loops, one output channel.
+write_graph("test_qdq_conv_transpose_u8_weights", (1, 8, 4, 5), U8_X,
+            qdq_deconv({"out": 1, "kernel": 2, "stride": 2, "y_zero": 100,
+                        "w_type": np.uint8}), 3)
+
+
+def batch_norm(y_type):
+    """conv -> DQ -> BatchNormalization -> Relu -> Q -> conv, as PP-OCR det's
+    head has it where nothing folded it: a depthwise 1x1 QLinearConv (one
+    channel's factor 0, one negative)."""
+    def build(b, q, x, params):
+        low = -128 if y_type == np.int8 else 0
+        q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": y_type, "y_zero": 5})
+        f32 = np.float32
+        scale = rng.uniform(0.5, 2, 16).astype(f32)
+        scale[3], scale[7] = 0, -1.5
+        shift, mean = rng.normal(0, 0.3, 16).astype(f32), rng.normal(0, 0.3, 16).astype(f32)
+        var = rng.uniform(0.5, 2, 16).astype(f32)
+        norm = b.node("BatchNormalization", [b.dequantise(q1, *p1), b.const("scale", scale),
+                                             b.const("shift", shift), b.const("mean", mean),
+                                             b.const("var", var)], epsilon=1e-3)
+        shape = (1, -1, 1, 1)
+        real = (r1 - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + f32(1e-3)) * \
+            scale.reshape(shape) + shift.reshape(shape)
+        real = np.maximum(real.astype(f32), 0)
+        p2 = (np.float32(real.max() / 200), low, y_type)
+        r2 = dequantise(quantise(real, *p2), p2[0], p2[1])
+        q3, values, p3, _ = conv_on(b, b.quantise(b.node("Relu", [norm]), *p2), r2, p2,
+                                    {"out": 8})
+        return q3, values, p3
+    return build
+
+
+# Q, conv1, the normalisation, conv2, Identity.
+write_graph("test_qdq_batch_norm_u8", (1, 8, 7, 9), U8_X, batch_norm(np.uint8), 5)
+write_graph("test_qdq_batch_norm_s8", (2, 8, 5, 6), S8_X, batch_norm(np.int8), 5)

@@ -113,6 +113,34 @@ def test_excluded_nodes_stay_float(net, capsys):
     assert "2 nodes quantised" in out.out  # conv1 and the Add
 
 
+def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None):
+    """The graph of `nodes` (input `image` [1, 3, 8, 8], output `out_shape`
+    named by the last node, `values` as initializers) saved as NAME.onnx and
+    quantised on 4 random inputs into NAME.qdq.onnx; returns the QDQ model
+    and a function running (fp32 model, QDQ model) on one more random input."""
+    values = values or {}
+    output = nodes[-1].output[0]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(tmp_path / f"{name}.onnx"))
+    (tmp_path / "calibration").mkdir()
+    for i in range(4):
+        np.save(tmp_path / "calibration" / f"{i}.npy",
+                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    status = cli.main([str(tmp_path / f"{name}.onnx"), str(tmp_path / f"{name}.qdq.onnx"),
+                       "-c", str(tmp_path / "calibration")])
+    assert status == 0, capsys.readouterr().err
+    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+
+    def run_both():
+        return [npu.Context(npu.Model(str(tmp_path / f"{name}{kind}.onnx"))).run(
+            {"image": image})[output] for kind in ("", ".qdq")]
+    return onnx.load(str(tmp_path / f"{name}.qdq.onnx")), run_both
+
+
 def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
     """Conv -> BatchNormalization -> Relu: the QDQ model has no
     BatchNormalization, and its Conv's pair comes after the Relu."""
@@ -124,27 +152,76 @@ def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
              helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"],
                               ["n"], "bn"),
              helper.make_node("Relu", ["n"], ["out"], "relu")]
-    graph = helper.make_graph(
-        nodes, "conv_bn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 8, 8])],
-        [numpy_helper.from_array(v.astype(np.float32), k) for k, v in values.items()])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              str(tmp_path / "bn.onnx"))
-    (tmp_path / "calibration").mkdir()
-    for i in range(4):
-        np.save(tmp_path / "calibration" / f"{i}.npy",
-                rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    status = cli.main([str(tmp_path / "bn.onnx"), str(tmp_path / "bn.qdq.onnx"),
-                       "-c", str(tmp_path / "calibration")])
-    assert status == 0, capsys.readouterr().err
-    qdq = onnx.load(str(tmp_path / "bn.qdq.onnx"))
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "bn", nodes, [1, 4, 8, 8], values)
     assert "BatchNormalization" not in {node.op_type for node in qdq.graph.node}
     quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
     assert quantized == {"image", "out_float"}
-    image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
-    reference = npu.Context(npu.Model(str(tmp_path / "bn.onnx"))).run({"image": image})["out"]
-    quantised = npu.Context(npu.Model(str(tmp_path / "bn.qdq.onnx"))).run({"image": image})["out"]
-    assert sqnr_db(reference, quantised) > 30
+    assert sqnr_db(*run_both()) > 30
+
+
+def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, capsys):
+    """Conv (weights from Constant nodes, as PaddlePaddle exports them) ->
+    BatchNormalization -> Relu -> ConvTranspose 2x2 stride 2 -> Add of a
+    per-channel constant -> BatchNormalization -> Relu: both followers fold
+    into each convolution, the ConvTranspose's weights are int8 per output
+    channel (axis 1 of [C, M, kh, kw]) with an int32 bias, and the QDQ model
+    runs within 30 dB of fp32."""
+    rng = np.random.default_rng(29)
+
+    def constant(name, value):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+            value.astype(np.float32), name))
+
+    def norm(prefix, channels):
+        return [constant(prefix + "_scale", rng.uniform(0.5, 2, channels)),
+                constant(prefix + "_shift", rng.normal(0, 0.2, channels)),
+                constant(prefix + "_mean", rng.normal(0, 0.2, channels)),
+                constant(prefix + "_var", rng.uniform(0.5, 2, channels))]
+
+    bn = ["_scale", "_shift", "_mean", "_var"]
+    nodes = [constant("w", rng.normal(0, 0.3, (6, 3, 3, 3))), *norm("bn1", 6),
+             constant("up_w", rng.normal(0, 0.3, (6, 4, 2, 2))),
+             constant("up_b", rng.normal(0, 0.2, (4, 1, 1))), *norm("bn2", 4),
+             helper.make_node("Conv", ["image", "w"], ["c"], "conv", pads=[1] * 4),
+             helper.make_node("BatchNormalization", ["c"] + ["bn1" + p for p in bn], ["n1"]),
+             helper.make_node("Relu", ["n1"], ["r1"]),
+             helper.make_node("ConvTranspose", ["r1", "up_w"], ["u"], "up", strides=[2, 2],
+                              kernel_shape=[2, 2]),
+             helper.make_node("Add", ["u", "up_b"], ["ub"]),
+             helper.make_node("BatchNormalization", ["ub"] + ["bn2" + p for p in bn], ["n2"]),
+             helper.make_node("Relu", ["n2"], ["out"])]
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "up", nodes, [1, 4, 16, 16])
+    onnx.checker.check_model(qdq, full_check=True)
+    types = [node.op_type for node in qdq.graph.node]
+    assert "BatchNormalization" not in types and "Add" not in types and "Constant" not in types
+    made = producers(qdq)
+    initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    up = next(node for node in qdq.graph.node if node.op_type == "ConvTranspose")
+    data, weight, bias = (made[name] for name in up.input)
+    assert data.op_type == weight.op_type == bias.op_type == "DequantizeLinear"
+    assert [a.i for a in weight.attribute if a.name == "axis"] == [1]
+    assert initializers[weight.input[0]].dtype == np.int8
+    assert initializers[weight.input[1]].shape == (4,)
+    assert initializers[bias.input[0]].dtype == np.int32
+    quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
+    assert quantized == {"image", "r1", "out_float"}
+    assert sqnr_db(*run_both()) > 30
+
+
+def test_sigmoid_input_range_stops_where_it_saturates(tmp_path, capsys):
+    """A conv whose wide output (about +-100) only a Sigmoid reads, as
+    PP-OCR det's logits: its pair's range is clipped to [-16, 16] (a finer
+    step where the probabilities change), and the QDQ model's
+    probabilities stay close to fp32's."""
+    rng = np.random.default_rng(31)
+    values = {"w": rng.normal(0, 12, (2, 3, 3, 3))}
+    nodes = [helper.make_node("Conv", ["image", "w"], ["logits"], "conv", pads=[1] * 4),
+             helper.make_node("Sigmoid", ["logits"], ["p"], "sigmoid")]
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "s", nodes, [1, 2, 8, 8], values)
+    initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    assert initializers["logits_scale"] <= np.float32(32 / 255)
+    reference, quantised = run_both()
+    assert np.abs(reference - quantised).max() < 0.1
 
 
 def depthwise_net(path, opset):

@@ -223,7 +223,7 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
 {
   /* (Kernels keep the descs of the first 8 inputs; these read the rest by pointer.) */
   if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0 &&
-      strcmp(op->op_type, "QLinearConcat") != 0 && strcmp(op->op_type, "QLinearConv") != 0 &&
+      strcmp(op->op_type, "QLinearConcat") != 0 && strncmp(op->op_type, "QLinearConv", 11) != 0 &&
       strcmp(op->op_type, "QLinearBinaryLookup") != 0)
     return cpu_unsupported(op, "more than 8 inputs");
   /* The first table whose kernel accepts this variant wins. */

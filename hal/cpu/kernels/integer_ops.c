@@ -1,6 +1,8 @@
 /* Integer convolution and matrix product, exact for every variant ONNX
  * allows: ConvInteger and MatMulInteger (int32 out), QLinearConv and
- * QLinearMatMul (requantised to 8 bits), int8 or uint8 operands, per-tensor
+ * QLinearMatMul (requantised to 8 bits), and the QDQ rewriting's
+ * QLinearConvTranspose (weights [C, M/group, k...], their parameters along
+ * axis 1), int8 or uint8 operands, per-tensor
  * or per-channel weight zero points and scales, weights known or computed
  * at run time. Products accumulate in int32 as (x - x_zero)(w - w_zero);
  * the QLinear ops then scale by x_scale * w_scale / y_scale, round half to
@@ -23,7 +25,10 @@ static const integer_inputs qlinear_layout = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 
 typedef struct integer_params {
   integer_inputs at;
-  bool qlinear, conv;
+  bool qlinear, conv, transposed;
+  /* how many output channels (columns) the weights' per-channel parameters
+   * cover: all but a grouped transposed convolution's, which repeat per group */
+  int64_t weight_channels;
   /* convolution */
   int64_t group, channels, out_channels;
   int64_t in[SPATIAL], out[SPATIAL], kernel[SPATIAL], stride[SPATIAL], dilation[SPATIAL],
@@ -58,7 +63,18 @@ static int32_t weight_zero(const integer_job *job, size_t m)
   size_t count = at < job->k->input_count && job->k->inputs[at].dtype
                      ? cpu_tensor_elements(&job->k->inputs[at])
                      : 1;
-  return cpu_q_zero(job->k, job->in, at, count > 1 ? m : 0);
+  return cpu_q_zero(job->k, job->in, at, count > 1 ? m % job->p->weight_channels : 0);
+}
+
+/* Where output position `o` of one spatial axis takes tap `k` of the
+ * window from: a convolution's input index, or for a transposed one the
+ * input index that tap paints `o` from (-1: none, as padding: adds nothing). */
+static int64_t tap_source(const integer_params *p, int d, int64_t o, int64_t k)
+{
+  if (!p->transposed)
+    return o * p->stride[d] - p->pad[d] + k * p->dilation[d];
+  int64_t from = o + p->pad[d] - k * p->dilation[d];
+  return from >= 0 && from % p->stride[d] == 0 ? from / p->stride[d] : -1;
 }
 
 /* One (image, output channel) plane of a convolution. */
@@ -80,14 +96,18 @@ static void conv_plane(void *data, size_t task)
       for (int64_t o2 = 0; o2 < p->out[2]; o2++) {
         int32_t sum = 0;
         for (int64_t c = 0; c < per_group; c++) {
-          size_t x_base = (image * (size_t)p->channels + (size_t)(group * per_group + c)) * in_plane;
-          size_t w_base = (m * (size_t)per_group + (size_t)c) * window;
+          size_t channel = (size_t)(group * per_group + c);
+          size_t x_base = (image * (size_t)p->channels + channel) * in_plane;
+          /* Conv's weights [M][C/group][k...], a transposed one's [C][M/group][k...] */
+          size_t w_channels = (size_t)p->weight_channels;
+          size_t w_base = (p->transposed ? channel * w_channels + m % w_channels
+                                         : m * (size_t)per_group + (size_t)c) * window;
           for (int64_t k0 = 0; k0 < p->kernel[0]; k0++) {
-            int64_t i0 = o0 * p->stride[0] - p->pad[0] + k0 * p->dilation[0];
+            int64_t i0 = tap_source(p, 0, o0, k0);
             for (int64_t k1 = 0; k1 < p->kernel[1] && i0 >= 0 && i0 < p->in[0]; k1++) {
-              int64_t i1 = o1 * p->stride[1] - p->pad[1] + k1 * p->dilation[1];
+              int64_t i1 = tap_source(p, 1, o1, k1);
               for (int64_t k2 = 0; k2 < p->kernel[2] && i1 >= 0 && i1 < p->in[1]; k2++) {
-                int64_t i2 = o2 * p->stride[2] - p->pad[2] + k2 * p->dilation[2];
+                int64_t i2 = tap_source(p, 2, o2, k2);
                 if (i2 < 0 || i2 >= p->in[2])
                   continue; /* padding: x's zero point, which adds nothing */
                 size_t xi = x_base + (size_t)((i0 * p->in[1] + i1) * p->in[2] + i2);
@@ -131,6 +151,7 @@ static void requantise(const npu_hal_kernel *k, const integer_params *p, void *c
   size_t channels = p->conv ? (size_t)p->out_channels : p->columns;
   size_t inner = p->conv ? (size_t)(p->out[0] * p->out[1] * p->out[2]) : 1;
   size_t scales = cpu_tensor_elements(&k->inputs[p->at.w_scale]);
+  size_t weight_channels = (size_t)p->weight_channels;
   float xs = *(const float *)in[p->at.x_scale], ys = *(const float *)in[p->at.y_scale];
   const float *ws = in[p->at.w_scale];
   const int32_t *bias = p->at.bias < k->input_count && in[p->at.bias] ? in[p->at.bias] : NULL;
@@ -138,7 +159,7 @@ static void requantise(const npu_hal_kernel *k, const integer_params *p, void *c
   cpu_q_range(out->dtype, &lo, &hi);
   for (size_t i = 0; i < n; i++) {
     size_t m = i / inner % channels;
-    float scale = xs * ws[scales > 1 ? m : 0] / ys;
+    float scale = xs * ws[scales > 1 ? m % weight_channels : 0] / ys;
     int32_t sum = acc[i] + (bias ? bias[m] : 0);
     cpu_q_store(y, i, out->dtype, cpu_q_round((float)sum * scale, yz, lo, hi));
   }
@@ -165,8 +186,9 @@ static void read_conv(const npu_hal_op *op, integer_params *p)
   uint32_t unit = SPATIAL - window->spatial;
   p->images = (size_t)x->dims[0];
   p->channels = x->dims[1];
-  p->out_channels = w->dims[0];
+  p->out_channels = y->dims[1];
   p->group = window->group;
+  p->weight_channels = p->transposed ? w->dims[1] : w->dims[0];
   for (uint32_t d = 0; d < SPATIAL; d++) {
     bool real = d >= unit;
     uint32_t s = d - unit;
@@ -188,6 +210,7 @@ static bool read_matmul(const npu_hal_op *op, integer_params *p)
   p->rows = (size_t)a->dims[a->rank - 2];
   p->depth = (size_t)a->dims[a->rank - 1];
   p->columns = (size_t)b->dims[b->rank - 1];
+  p->weight_channels = (int64_t)p->columns;
   p->batches = 1;
   for (uint32_t d = 0; d + 2 < y->rank; d++)
     p->batches *= (size_t)y->dims[d];
@@ -226,6 +249,7 @@ static npu_status create_integer(const npu_hal_op *op, npu_hal_kernel *k)
   k->free_params = free_integer;
   p->qlinear = op->op_type[0] == 'Q';
   p->conv = strstr(op->op_type, "Conv") != NULL;
+  p->transposed = strstr(op->op_type, "ConvTranspose") != NULL;
   p->at = p->qlinear ? qlinear_layout : integer_layout;
   if (p->conv && !op->window)
     return cpu_unsupported(op, "no resolved window");
@@ -243,6 +267,7 @@ const cpu_kernel_entry cpu_integer_kernels[] = {
     {"ConvInteger", create_integer},
     {"MatMulInteger", create_integer},
     {"QLinearConv", create_integer},
+    {"QLinearConvTranspose", create_integer},
     {"QLinearMatMul", create_integer},
     {NULL, NULL},
 };

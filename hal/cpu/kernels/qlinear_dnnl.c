@@ -1,5 +1,7 @@
-/* QLinearConv on oneDNN's int8 convolutions (u8 or s8 activations, s8
- * weights; VNNI where the CPU has it). oneDNN 2.6 computes
+/* QLinearConv on oneDNN's int8 convolutions, and QLinearConvTranspose (the
+ * QDQ rewriting's, weights [C, M/group, k...] with their parameters along
+ * axis 1) on its int8 deconvolutions (u8 or s8 activations, s8 weights;
+ * VNNI where the CPU has it). oneDNN 2.6 computes
  *   y = saturate(round((sum (x - x_zero) w + bias) * scale[m] + y_zero))
  * in int32 up to the float scaling, which is ONNX's QLinearConv when
  *   - scale[m] = x_scale * w_scale[m] / y_scale (one per tensor or per
@@ -42,15 +44,28 @@ static size_t count_of(const npu_hal_op *op, uint32_t input)
   return cpu_tensor_elements(&op->inputs[input]);
 }
 
+static bool is_transposed(const npu_hal_op *op)
+{
+  return strcmp(op->op_type, "QLinearConvTranspose") == 0;
+}
+
+/* The weights' axis that their per-channel parameters run along: output
+ * channels, [M, C/group, k...] (0) or transposed [C, M/group, k...] (1). */
+static uint32_t weight_axis(const npu_hal_op *op)
+{
+  return is_transposed(op) ? 1 : 0;
+}
+
 /* The weights less their zero points, as int8 (`out`, one per weight);
  * false when one does not fit. */
 static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
 {
   const npu_hal_tensor_desc *w = &op->inputs[W];
-  size_t n = cpu_tensor_elements(w), out_channels = (size_t)w->dims[0];
-  size_t per_channel = n / out_channels, zeros = count_of(op, W_ZERO);
+  uint32_t axis = weight_axis(op);
+  size_t n = cpu_tensor_elements(w), channels = (size_t)w->dims[axis];
+  size_t inner = n / (size_t)w->dims[0] / (axis ? channels : 1), zeros = count_of(op, W_ZERO);
   for (size_t i = 0; i < n; i++) {
-    size_t m = i / per_channel;
+    size_t m = i / inner % channels;
     int32_t v = cpu_q_load(op->input_values[W], i, w->dtype) -
                 cpu_q_load(op->input_values[W_ZERO], zeros > 1 ? m : 0, w->dtype);
     if (v < INT8_MIN || v > INT8_MAX)
@@ -61,11 +76,13 @@ static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
 }
 
 /* oneDNN's output scales (x_scale * w_scale[m] / y_scale, per tensor or
- * per output channel) and zero points on top of `attr`; the destination's
- * is `y_zero`. */
+ * per output channel: a transposed convolution's weight scales repeat for
+ * each group) and zero points on top of `attr`; the destination's is
+ * `y_zero`. */
 static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitive_attr_t attr)
 {
-  size_t count = count_of(op, W_SCALE);
+  size_t weight_scales = count_of(op, W_SCALE);
+  size_t count = weight_scales > 1 ? (size_t)op->outputs[0].dims[1] : 1;
   float *scales = malloc(count * sizeof *scales);
   if (!scales)
     return false;
@@ -73,7 +90,7 @@ static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitiv
   float ys = *(const float *)op->input_values[Y_SCALE];
   const float *ws = op->input_values[W_SCALE];
   for (size_t m = 0; m < count; m++)
-    scales[m] = xs * ws[m] / ys;
+    scales[m] = xs * ws[m % weight_scales] / ys;
   int32_t x_zero = cpu_q_load(op->input_values[X_ZERO], 0, op->inputs[X_ZERO].dtype);
   bool set = dnnl_primitive_attr_set_output_scales(attr, (dnnl_dim_t)count,
                                                    count > 1 ? 1 << 1 : 0, scales) == dnnl_success &&
@@ -96,7 +113,7 @@ static bool takes(const npu_hal_op *op)
   for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
     if (!op->input_values[constants[i]] || op->inputs[constants[i]].dtype == NPU_DTYPE_UNDEFINED)
       return false;
-  size_t out_channels = (size_t)op->inputs[W].dims[0];
+  size_t out_channels = (size_t)op->inputs[W].dims[weight_axis(op)];
   size_t w_scales = count_of(op, W_SCALE), w_zeros = count_of(op, W_ZERO);
   return count_of(op, X_SCALE) == 1 && count_of(op, X_ZERO) == 1 && count_of(op, Y_SCALE) == 1 &&
          count_of(op, Y_ZERO) == 1 && (w_scales == 1 || w_scales == out_channels) &&
@@ -187,12 +204,16 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
   if (fused && !read_residual(op, &residual))
     return cpu_unsupported(op, "oneDNN's int8 convolution fuses only a residual Add");
   bool has_bias = op->input_count > BIAS && op->inputs[BIAS].dtype == NPU_DTYPE_INT32;
+  bool transposed = is_transposed(op);
   cpu_dnnl_window g;
-  npu_status status = cpu_dnnl_read_window(op, &op->inputs[W], false, &g);
+  npu_status status = cpu_dnnl_read_window(op, &op->inputs[W], transposed, &g);
   if (status != NPU_OK)
     return status;
   int rank = g.spatial + 2;
-  static const dnnl_format_tag_t grouped_tags[] = {dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+  /* oneDNN's (g, oc/g, ic/g, k...) weights: Conv's in that order, a
+   * transposed one's with ic/g and oc/g swapped in memory. */
+  static const dnnl_format_tag_t grouped_tags[2][3] = {{dnnl_abcd, dnnl_abcde, dnnl_abcdef},
+                                                       {dnnl_acbd, dnnl_acbde, dnnl_acbdef}};
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
   dnnl_data_type_t src_type = dnnl_8bit(op->inputs[X].dtype);
@@ -204,7 +225,7 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_memory_desc_init_by_tag(&any_src_md, rank, g.src, src_type, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&any_dst_md, rank, g.dst, dst_type, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&user_weights_md, rank + 1, g.weights, dnnl_s8,
-                               grouped_tags[g.spatial - 1]);
+                               grouped_tags[transposed][g.spatial - 1]);
   dnnl_memory_desc_init_by_tag(&any_weights_md, rank + 1, g.weights, dnnl_s8,
                                dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&bias_md, 1, g.bias, dnnl_s32, dnnl_a);
@@ -239,11 +260,13 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
   }
   /* The primitive runs oneDNN's choice (channels last); tensors planned in
    * another layout are reordered in the workspace. */
-  dnnl_status_t s = cpu_dnnl_describe_window(&g, false, dnnl_convolution_direct, &any_src_md,
+  dnnl_status_t s = cpu_dnnl_describe_window(&g, transposed, dnnl_convolution_direct, &any_src_md,
                                              &any_weights_md, has_bias ? &bias_md : NULL,
                                              &any_dst_md, attr, &pd);
   if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
-    status = cpu_unsupported(op, "oneDNN has no fast int8 convolution for this shape");
+    status = cpu_unsupported(op, transposed
+                                     ? "oneDNN has no fast int8 deconvolution for this shape"
+                                     : "oneDNN has no fast int8 convolution for this shape");
     goto done;
   }
   /* (the addend is read in the planned layout: the primitive must write it) */
@@ -277,5 +300,6 @@ done:
 
 const cpu_kernel_entry cpu_qdnnl_kernels[] = {
     {"QLinearConv", build_qlinear_conv, CPU_LAYOUTS_ANY, true, CPU_ONEDNN_BLOCKS},
+    {"QLinearConvTranspose", build_qlinear_conv, CPU_LAYOUTS_ANY, false, CPU_ONEDNN_BLOCKS},
     {NULL, NULL, CPU_LAYOUTS_PLAIN},
 };

@@ -17,7 +17,7 @@ from .graph import make_plan
 from .opset import upgrade
 from .params import activation_params
 from .qdq import to_qdq
-from .ranges import calibrate
+from .ranges import calibrate, clip_to_saturation
 from .runner import Runner
 
 
@@ -75,7 +75,8 @@ def quantize(model, samples, options):
         raise QuantizeError("nothing to quantise: no Conv, Gemm or MatMul on float32 data "
                             "is left after the exclusions")
     fp32 = Runner(model, plan.activations)
-    ranges = calibrate(fp32.run, samples, plan.activations, options.method, options.percentile)
+    ranges = clip_to_saturation(calibrate(fp32.run, samples, plan.activations, options.method,
+                                          options.percentile), model.graph)
     params = {name: activation_params(*ranges[name], options.activation_type)
               for name in plan.activations}
     for name, source in plan.same_as.items():

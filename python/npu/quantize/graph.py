@@ -6,8 +6,9 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 # Operators with an int8 form: their data inputs and outputs get Q/DQ pairs,
-# their constant weights per-channel int8 and their bias int32.
-QUANTISED_OPS = ("Conv", "Gemm", "MatMul")
+# their constant weights per-channel int8 and their bias int32 (ConvTranspose
+# with one group only: see weight_axis).
+QUANTISED_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 # Operators between convolutions that run on int8 with no weights (as ONNX
 # Runtime's quantiser does them): their 4-D float inputs and outputs get Q/DQ
 # pairs, so the runtime keeps the feature maps int8 through them.
@@ -87,6 +88,8 @@ def weight_axis(node, weight):
         return 0 if attribute(node, "transB", 0) else 1
     if node.op_type == "MatMul":
         return weight.ndim - 1
+    if node.op_type == "ConvTranspose":
+        return 1  # [C, M/group, kh, kw], as ONNX Runtime's quantiser takes it
     return 0  # Conv: [M, C/group, kh, kw]
 
 
@@ -159,7 +162,8 @@ def make_plan(model, exclude_names=(), exclude_types=(), exclude_depthwise=False
                         plan.same_as[name] = inputs[0]
             continue
         if (node.op_type not in QUANTISED_OPS or position in plan.excluded
-                or not all(is_float(i) for i in node.input[:2])):
+                or not all(is_float(i) for i in node.input[:2])
+                or (node.op_type == "ConvTranspose" and attribute(node, "group", 1) != 1)):
             continue
         plan.nodes.append(position)
         weight = None

@@ -2,12 +2,19 @@
 samples, by min-max, percentile or entropy (KL divergence, TensorRT's method)."""
 import numpy as np
 
+from .graph import consumers
+
 METHODS = ("minmax", "percentile", "entropy")
 HISTOGRAM_BINS = 2048
 ENTROPY_STEP = 16     # thresholds tried every this many histogram bins
 # Fewer values than this make a histogram of HISTOGRAM_BINS too sparse for KL
 # to mean anything (a pooled vector): such tensors keep their min-max range.
 ENTROPY_MIN_VALUES = 4 * HISTOGRAM_BINS
+# Sigmoid's output moves by less than 1.2e-7 beyond inputs of this magnitude:
+# a range wider than that spends levels on values that make no difference
+# (PP-OCR det's logits span about [-174, 113], a step of 1.1 in uint8,
+# around its probability map's threshold at -0.85).
+SIGMOID_SATURATION = 16.0
 
 
 def observed_extremes(run, samples, names):
@@ -99,4 +106,16 @@ def calibrate(run, samples, names, method="minmax", percentile=99.99):
             nonzero = counts[name].copy()
             nonzero[0] = 0
             ranges[name] = (low, min(high, entropy_threshold(nonzero, high, 256)))
+    return ranges
+
+
+def clip_to_saturation(ranges, graph):
+    """The ranges of the tensors that only Sigmoids read (not graph outputs)
+    clipped to [-SIGMOID_SATURATION, SIGMOID_SATURATION], in place."""
+    readers = consumers(graph)
+    outputs = {o.name for o in graph.output}
+    for name, (low, high) in ranges.items():
+        nodes = readers.get(name, [])
+        if nodes and name not in outputs and all(n.op_type == "Sigmoid" for n in nodes):
+            ranges[name] = (max(low, -SIGMOID_SATURATION), min(high, SIGMOID_SATURATION))
     return ranges
