@@ -473,9 +473,9 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
  * multiplications (measured 1.5 to 2x faster than direct at 64 to 512
  * channels, batch 1, 2 threads). With fewer channels it still pays from 16
  * on each side (SqueezeNet's 16 -> 64 at 55x55: 0.18 against 0.26 ms, 32 ->
- * 128 at 27x27: 0.15 against 0.25, 1 thread; 1.2 to 2.5x over a grid of 16 to
- * 64 in, 16 to 192 out at 14x14 to 112x112, batch 1 and 8), except at 16 -> 16,
- * where the transforms cost as much as they save (0.97 to 1.10x). Channels
+ * 128 at 27x27: 0.15 against 0.25, 1 thread; 1.05 to 2.5x faster over 16 to 64
+ * in, 16 to 192 out at 14x14 to 112x112, batch 1; 1.1 to 1.3x at batch 8),
+ * except at 16 -> 16, where the transforms cost about what they save. Channels
  * not in blocks of 16 (AVX2 machines, channels-last tensors) have no Winograd
  * kernel in oneDNN and stay direct. From 512 channels on it pays only at batch 1: in
  * ResNet-50 at batch 8 direct convolution is about as fast (2 loaded
