@@ -699,6 +699,57 @@ pointwise_case("pointwise_conv_hardsigmoid_tail", ["hardsigmoid"], outputs=37)
 pointwise_case("pointwise_conv_swish_tail", ["swish_expanded"], outputs=37)
 
 
+def max_pool_ceil(x, kernel=3, stride=2):
+    """MaxPool with ceil_mode=1 and no padding: the last window may hang over."""
+    n, c, h, w = x.shape
+    oh, ow = -(-(h - kernel) // stride) + 1, -(-(w - kernel) // stride) + 1
+    y = np.empty((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = x[:, :, i * stride:i * stride + kernel,
+                              j * stride:j * stride + kernel].max(axis=(2, 3))
+    return y
+
+
+def fire_module_case(name, squeeze, expand, size):
+    """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands
+    joined by Concat, a ceil-mode MaxPool and global pooling; with `squeeze`
+    and `expand` of 16 channels or more (not both 16) the 3x3 expand runs
+    oneDNN's Winograd on 16-channel blocks, at 16 -> 16 its direct kernel."""
+    x = rng.standard_normal((2, 24, size, size)).astype(np.float32)
+    inits, nodes, k = [], [], [0]
+
+    def add_conv_relu(src, value, out_channels, kernel):
+        fan_in = value.shape[1] * kernel * kernel
+        w = (rng.standard_normal((out_channels, value.shape[1], kernel, kernel)) *
+             np.sqrt(2 / fan_in)).astype(np.float32)
+        b = (0.1 * rng.standard_normal(out_channels)).astype(np.float32)
+        k[0] += 1
+        inits.extend([numpy_helper.from_array(w, f"w{k[0]}"),
+                      numpy_helper.from_array(b, f"b{k[0]}")])
+        nodes.append(helper.make_node("Conv", [src, f"w{k[0]}", f"b{k[0]}"], [f"c{k[0]}"],
+                                      pads=[kernel // 2] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{k[0]}"], [f"r{k[0]}"]))
+        return f"r{k[0]}", np.maximum(conv(value, w.astype(np.float64), b.astype(np.float64),
+                                           pad=kernel // 2), 0)
+
+    squeezed, squeezed_value = add_conv_relu("x", x.astype(np.float64), squeeze, 1)
+    ones, ones_value = add_conv_relu(squeezed, squeezed_value, expand, 1)
+    threes, threes_value = add_conv_relu(squeezed, squeezed_value, expand, 3)
+    nodes += [helper.make_node("Concat", [ones, threes], ["fire"], axis=1),
+              helper.make_node("MaxPool", ["fire"], ["pooled"], kernel_shape=[3, 3],
+                               strides=[2, 2], ceil_mode=1),
+              helper.make_node("GlobalAveragePool", ["pooled"], ["mean"]),
+              helper.make_node("Add", ["pooled", "mean"], ["y"])]
+    pooled = max_pool_ceil(np.concatenate([ones_value, threes_value], axis=1))
+    write_case(name, nodes, inits, x, pooled + pooled.mean(axis=(2, 3), keepdims=True))
+
+
+fire_module_case("fire_module_winograd_16_to_64", 16, 64, 15)
+fire_module_case("fire_module_winograd_32_to_16", 32, 16, 14)
+fire_module_case("fire_module_direct_16_to_16", 16, 16, 13)
+
+
 def global_pool_case(name, channels, size):
     """GlobalMaxPool and GlobalAveragePool over a convolution's output in its
     layout (channel blocks or channels-last, by `channels`): whole 16-channel

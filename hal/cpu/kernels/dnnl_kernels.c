@@ -474,8 +474,13 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
 
 /* Winograd computes a 3x3 stride-1 convolution with about half the
  * multiplications (measured 1.5 to 2x faster than direct at 64 to 512
- * channels, batch 1, 2 threads); below 64 channels the transforms cost
- * more than they save. From 512 channels on it pays only at batch 1: in
+ * channels, batch 1, 2 threads). With fewer channels it still pays from 16
+ * on each side (SqueezeNet's 16 -> 64 at 55x55: 0.18 against 0.26 ms, 32 ->
+ * 128 at 27x27: 0.15 against 0.25, 1 thread; 1.05 to 2.5x faster over 16 to 64
+ * in, 16 to 192 out at 14x14 to 112x112, batch 1; 1.1 to 1.3x at batch 8),
+ * except at 16 -> 16, where the transforms cost about what they save. Channels
+ * not in blocks of 16 (AVX2 machines, channels-last tensors) have no Winograd
+ * kernel in oneDNN and stay direct. From 512 channels on it pays only at batch 1: in
  * ResNet-50 at batch 8 direct convolution is about as fast (2 loaded
  * threads; one thread: 9.6 ms direct, 6.8 F(4x4,3x3)), and Winograd's
  * larger weights and its workspace would cost 54 MiB. This is the first
@@ -486,7 +491,8 @@ static bool wants_winograd(const cpu_dnnl_window *g)
 {
   return g->spatial == 2 && g->group == 1 && g->weights[3] == 3 && g->weights[4] == 3 &&
          g->strides[0] == 1 && g->strides[1] == 1 && g->dilates[0] == 0 && g->dilates[1] == 0 &&
-         g->weights[1] >= 64 && g->weights[2] >= 64 && (g->weights[1] < 512 || g->src[0] == 1);
+         g->weights[1] >= 16 && g->weights[2] >= 16 && g->weights[1] + g->weights[2] > 32 &&
+         (g->weights[1] < 512 || g->src[0] == 1);
 }
 
 /* A reorder between layouts and a memory object for the plain side. */
