@@ -224,6 +224,10 @@ typedef enum vk_shader {
   VK_SHADER_CONV_TRANSPOSE2D,
   VK_SHADER_BATCH_NORM,
   VK_SHADER_LAYER_NORM,
+  VK_SHADER_DEPTHWISE_K3_S1, /* depthwise.comp by window: 3x3 or 5x5, stride 1 or 2 */
+  VK_SHADER_DEPTHWISE_K3_S2,
+  VK_SHADER_DEPTHWISE_K5_S1,
+  VK_SHADER_DEPTHWISE_K5_S2,
   VK_SHADER_COUNT
 } vk_shader;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vk_kernels.h"
+#include "vulkan/shaders/tiles.h"
 
 vk_dispatch *vk_kernel_add(npu_hal_kernel *k)
 {
@@ -333,6 +334,57 @@ const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_c
   return NULL;
 }
 
+/* depthwise.comp's pipeline for a depthwise convolution's window, or
+ * VK_SHADER_COUNT where it has none (conv2d.comp runs it). */
+static vk_shader depthwise_shader(const window *win)
+{
+  static const vk_shader shaders[2][2] = {
+      {VK_SHADER_DEPTHWISE_K3_S1, VK_SHADER_DEPTHWISE_K3_S2},
+      {VK_SHADER_DEPTHWISE_K5_S1, VK_SHADER_DEPTHWISE_K5_S2}};
+  uint32_t kernel = win->kernel[0], stride = win->stride[0];
+  if (win->kernel[1] != kernel || win->stride[1] != stride || win->dilation[0] != 1 ||
+      win->dilation[1] != 1 || (kernel != 3 && kernel != 5) || stride < 1 || stride > 2)
+    return VK_SHADER_COUNT;
+  return shaders[kernel == 5][stride - 1];
+}
+
+/* Picks the convolution's shader by its shape and sizes its workgroups
+ * (tiles.h): depthwise.comp for the depthwise windows it has, a workgroup
+ * per run of output pixels and channel plane; conv2d.comp for the rest,
+ * a workgroup per run of output pixels, block of a group's output channels
+ * and image. */
+static const char *size_conv_dispatch(vk_dispatch *k, const int64_t *x, const int64_t *y,
+                                      int64_t groups, const window *win)
+{
+  uint64_t pixels = (uint64_t)(y[2] * y[3]);
+  bool depthwise = groups == x[1] && groups == y[1];
+  k->shader = depthwise ? depthwise_shader(win) : VK_SHADER_COUNT;
+  uint64_t dims[3];
+  if (k->shader != VK_SHADER_COUNT) {
+    uint64_t row_runs = ((uint64_t)y[3] + DEPTHWISE_OUTPUTS - 1) / DEPTHWISE_OUTPUTS;
+    uint64_t runs = (uint64_t)y[2] * row_runs;
+    dims[0] = (runs + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS;
+    dims[1] = (uint64_t)(x[0] * x[1]);
+    dims[2] = 1;
+  } else {
+    k->shader = VK_SHADER_CONV2D;
+    uint64_t group_out = (uint64_t)(y[1] / groups);
+    uint64_t block = TILE_INVOCATIONS * CONV_PIXELS;
+    dims[0] = (pixels + block - 1) / block;
+    dims[1] = (uint64_t)groups * ((group_out + CONV_CHANNELS - 1) / CONV_CHANNELS);
+    dims[2] = (uint64_t)x[0];
+  }
+  if (!pixels || !dims[1] || !dims[2])
+    return "an empty convolution";
+  /* Vulkan guarantees 65535 workgroups along each axis. */
+  for (int g = 0; g < 3; g++) {
+    if (dims[g] > 65535)
+      return "more pixels, channels or images than a dispatch takes";
+    k->groups[g] = (uint32_t)dims[g];
+  }
+  return NULL;
+}
+
 static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->input_count < 2 || op->inputs[0].rank != 4 || op->inputs[1].rank != 4 ||
@@ -359,8 +411,6 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
                    win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
   if (pointwise)
     return vk_plan_pointwise_conv(op, k, &addend);
-  k->shader = VK_SHADER_CONV2D;
-  k->local_size = 64;
   bind(k, false, 0, true);
   bind(k, false, 1, true);
   bind(k, false, 2, bias);
@@ -371,7 +421,7 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
   put_window(k, OFFSET_WORDS + 7, &win);
   k->push[OFFSET_WORDS + 15] = (uint32_t)groups;
-  return NULL;
+  return size_conv_dispatch(k, x, y, groups, &win);
 }
 
 static const char *plan_pool(const npu_hal_op *op, vk_dispatch *k)

@@ -44,6 +44,18 @@ static const uint32_t batch_norm_spirv[] =
 static const uint32_t layer_norm_spirv[] =
 #include "vulkan/layer_norm.spv.h"
     ;
+static const uint32_t depthwise_k3_s1_spirv[] =
+#include "vulkan/depthwise_k3_s1.spv.h"
+    ;
+static const uint32_t depthwise_k3_s2_spirv[] =
+#include "vulkan/depthwise_k3_s2.spv.h"
+    ;
+static const uint32_t depthwise_k5_s1_spirv[] =
+#include "vulkan/depthwise_k5_s1.spv.h"
+    ;
+static const uint32_t depthwise_k5_s2_spirv[] =
+#include "vulkan/depthwise_k5_s2.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -62,6 +74,14 @@ static const struct {
                                     sizeof conv_transpose2d_spirv},
     [VK_SHADER_BATCH_NORM] = {"batch_norm", batch_norm_spirv, sizeof batch_norm_spirv},
     [VK_SHADER_LAYER_NORM] = {"layer_norm", layer_norm_spirv, sizeof layer_norm_spirv},
+    [VK_SHADER_DEPTHWISE_K3_S1] = {"depthwise_k3_s1", depthwise_k3_s1_spirv,
+                                   sizeof depthwise_k3_s1_spirv},
+    [VK_SHADER_DEPTHWISE_K3_S2] = {"depthwise_k3_s2", depthwise_k3_s2_spirv,
+                                   sizeof depthwise_k3_s2_spirv},
+    [VK_SHADER_DEPTHWISE_K5_S1] = {"depthwise_k5_s1", depthwise_k5_s1_spirv,
+                                   sizeof depthwise_k5_s1_spirv},
+    [VK_SHADER_DEPTHWISE_K5_S2] = {"depthwise_k5_s2", depthwise_k5_s2_spirv,
+                                   sizeof depthwise_k5_s2_spirv},
 };
 
 struct vk_pipelines {
