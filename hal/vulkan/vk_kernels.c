@@ -348,33 +348,33 @@ static vk_shader depthwise_shader(const window *win)
   return shaders[kernel == 5][stride - 1];
 }
 
+static uint64_t blocks_of(uint64_t count, uint64_t block)
+{
+  return (count + block - 1) / block;
+}
+
 /* Picks the convolution's shader by its shape and sizes its workgroups
- * (tiles.h): depthwise.comp for the depthwise windows it has, a workgroup
- * per run of output pixels and channel plane; conv2d.comp for the rest,
- * a workgroup per run of output pixels, block of a group's output channels
- * and image. */
+ * (tiles.h): depthwise.comp for the depthwise windows it has, its runs of
+ * pixels over all planes along x; conv2d.comp for the rest, its blocks of
+ * channels by pixels along x, the images along y. */
 static const char *size_conv_dispatch(vk_dispatch *k, const int64_t *x, const int64_t *y,
                                       int64_t groups, const window *win)
 {
   uint64_t pixels = (uint64_t)(y[2] * y[3]);
   bool depthwise = groups == x[1] && groups == y[1];
   k->shader = depthwise ? depthwise_shader(win) : VK_SHADER_COUNT;
-  uint64_t dims[3];
+  uint64_t dims[3] = {0, 1, 1};
   if (k->shader != VK_SHADER_COUNT) {
-    uint64_t row_runs = ((uint64_t)y[3] + DEPTHWISE_OUTPUTS - 1) / DEPTHWISE_OUTPUTS;
-    uint64_t runs = (uint64_t)y[2] * row_runs;
-    dims[0] = (runs + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS;
-    dims[1] = (uint64_t)(x[0] * x[1]);
-    dims[2] = 1;
+    uint64_t runs = (uint64_t)y[2] * blocks_of((uint64_t)y[3], DEPTHWISE_OUTPUTS);
+    dims[0] = blocks_of(runs * (uint64_t)(y[0] * y[1]), TILE_INVOCATIONS);
   } else {
     k->shader = VK_SHADER_CONV2D;
-    uint64_t group_out = (uint64_t)(y[1] / groups);
-    uint64_t block = TILE_INVOCATIONS * CONV_PIXELS;
-    dims[0] = (pixels + block - 1) / block;
-    dims[1] = (uint64_t)groups * ((group_out + CONV_CHANNELS - 1) / CONV_CHANNELS);
-    dims[2] = (uint64_t)x[0];
+    uint64_t channel_blocks = blocks_of((uint64_t)(y[1] / groups), CONV_CHANNELS);
+    uint64_t blocks = blocks_of(pixels, CONV_PIXELS) * channel_blocks * (uint64_t)groups;
+    dims[0] = blocks_of(blocks, TILE_INVOCATIONS);
+    dims[1] = (uint64_t)x[0];
   }
-  if (!pixels || !dims[1] || !dims[2])
+  if (!dims[0] || !dims[1])
     return "an empty convolution";
   /* Vulkan guarantees 65535 workgroups along each axis. */
   for (int g = 0; g < 3; g++) {

@@ -10,8 +10,8 @@
 // PIXELS inputs for CHANNELS * PIXELS products: lavapipe gathers every load
 // whose address is not made of push constants alone lane by lane, so loads,
 // not arithmetic, set its speed, and on a GPU too a value read serves
-// several results. A workgroup: TILE_INVOCATIONS such blocks along the
-// pixels of one image (z) and one block of channels (y).
+// several results. A workgroup: TILE_INVOCATIONS such blocks (x) of one
+// image (y).
 #include "tiles.h"
 #define CHANNELS CONV_CHANNELS
 #define PIXELS CONV_PIXELS
@@ -40,12 +40,20 @@ void main()
 {
   uint group_in = p.channels / p.groups;
   uint group_out = p.out_channels / p.groups;
-  uint blocks = (group_out + CHANNELS - 1u) / CHANNELS; // channel blocks per group
-  uint group = gl_WorkGroupID.y / blocks;
-  uint first = (gl_WorkGroupID.y % blocks) * CHANNELS; // within the group
-  uint n = gl_WorkGroupID.z;
   uint pixels = p.out_height * p.out_width;
-  uint first_pixel = (gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x) * PIXELS;
+  // Blocks numbered across workgroups, pixels fastest, then channel blocks
+  // of each group, then groups (a small image wastes no lanes); those past
+  // the last compute it again and store nothing.
+  uint pixel_blocks = (pixels + PIXELS - 1u) / PIXELS;
+  uint channel_blocks = (group_out + CHANNELS - 1u) / CHANNELS; // per group
+  uint blocks = pixel_blocks * channel_blocks * p.groups;
+  uint block = gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x;
+  bool stored = block < blocks;
+  block = min(block, blocks - 1u);
+  uint first_pixel = (block % pixel_blocks) * PIXELS;
+  uint group = block / pixel_blocks / channel_blocks;
+  uint first = (block / pixel_blocks % channel_blocks) * CHANNELS; // within the group
+  uint n = gl_WorkGroupID.y;
   // Pixels and channels past the end compute with the last one, not stored.
   int y0[PIXELS], x0[PIXELS];
   [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
@@ -94,7 +102,7 @@ void main()
     float bias_value = (p.flags & 1u) != 0u ? bias[p.offsets[2] + min(oc, p.out_channels - 1u)]
                                             : 0.0;
     [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
-      if (first + c < group_out && first_pixel + j < pixels) {
+      if (stored && first + c < group_out && first_pixel + j < pixels) {
         float result = sum[c][j] + bias_value;
         uint index = (n * p.out_channels + oc) * pixels + first_pixel + j;
         y[p.offsets[3] + index] = activate_all(result, index);

@@ -11,8 +11,8 @@
 // reading each input row's span under them once for all of their taps (a
 // 3x3 window at stride 1: 6 loads for 12 products instead of 12 loads);
 // lavapipe gathers every load whose address is not made of push constants
-// alone lane by lane, so loads set its speed. A workgroup covers
-// TILE_INVOCATIONS x OUTPUTS output pixels of one channel plane (its y).
+// alone lane by lane, so loads set its speed. A workgroup: TILE_INVOCATIONS
+// such runs.
 #include "tiles.h"
 #define OUTPUTS DEPTHWISE_OUTPUTS
 layout(local_size_x = TILE_INVOCATIONS) in;
@@ -39,14 +39,19 @@ layout(push_constant) uniform Params {
 
 void main()
 {
-  uint plane = gl_WorkGroupID.y; // n * channels + c
-  uint channel = plane % p.channels;
-  uint runs = (p.out_width + OUTPUTS - 1u) / OUTPUTS; // per output row
+  // Runs of OUTPUTS pixels numbered across workgroups, along the rows of
+  // each plane (n * channels + c) in turn; those past the last compute it
+  // again and store nothing.
+  uint row_runs = (p.out_width + OUTPUTS - 1u) / OUTPUTS;
+  uint plane_runs = p.out_height * row_runs;
+  uint last = plane_runs * p.batch * p.channels - 1u;
   uint run = gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x;
-  // Runs past the end compute the last one and store nothing.
-  uint last = p.out_height * runs - 1u;
-  uint oy = min(run, last) / runs;
-  uint ox = (min(run, last) % runs) * OUTPUTS;
+  bool stored = run <= last;
+  run = min(run, last);
+  uint plane = run / plane_runs;
+  uint channel = plane % p.channels;
+  uint oy = run % plane_runs / row_runs;
+  uint ox = run % row_runs * OUTPUTS;
   int y0 = int(oy * STRIDE) - int(p.pad_top);
   int x0 = int(ox * STRIDE) - int(p.pad_left);
   uint input_plane = p.offsets[0] + plane * p.height * p.width;
@@ -70,7 +75,7 @@ void main()
         sum[o] += span[o * STRIDE + kx] * weight;
     }
   }
-  if (run > last)
+  if (!stored)
     return;
   float bias_value = (p.flags & 1u) != 0u ? bias[p.offsets[2] + channel] : 0.0;
   [[unroll]] for (uint o = 0u; o < OUTPUTS; o++) {

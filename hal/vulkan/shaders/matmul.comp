@@ -14,7 +14,7 @@
 // ROWS * COLUMNS products: lavapipe gathers every load whose address is not
 // made of push constants alone lane by lane, so loads, not arithmetic, set
 // its speed, and on a GPU too an element read serves several results. A
-// workgroup is TILE_INVOCATIONS blocks side by side along the columns.
+// workgroup is TILE_INVOCATIONS blocks (x), a batch z.
 #include "tiles.h"
 #define ROWS MATMUL_ROWS
 #define COLUMNS MATMUL_COLUMNS
@@ -42,8 +42,16 @@ layout(push_constant) uniform Params {
 
 void main()
 {
-  uint first_column = (gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x) * COLUMNS;
-  uint first_row = gl_WorkGroupID.y * ROWS;
+  // Blocks in row-major order over the product, numbered across workgroups
+  // (a small product wastes no lanes); those past the last compute it again
+  // and store nothing.
+  uint column_blocks = (p.n + COLUMNS - 1u) / COLUMNS;
+  uint blocks = column_blocks * ((p.m + ROWS - 1u) / ROWS);
+  uint block = gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x;
+  bool stored = block < blocks;
+  block = min(block, blocks - 1u);
+  uint first_column = (block % column_blocks) * COLUMNS;
+  uint first_row = (block / column_blocks) * ROWS;
   uint batch = gl_WorkGroupID.z;
   uint b0 = batch / p.batch_inner, b1 = batch % p.batch_inner;
   // Columns and rows past the matrix read its last one (no divergent branch
@@ -72,7 +80,7 @@ void main()
   [[unroll]] for (uint r = 0u; r < ROWS; r++) {
     [[unroll]] for (uint j = 0u; j < COLUMNS; j++) {
       uint row = first_row + r, column = first_column + j;
-      if (row < p.m && column < p.n) {
+      if (stored && row < p.m && column < p.n) {
         float result = p.alpha * sum[r][j];
         if ((p.flags & 1u) != 0u)
           result += p.beta * c[p.offsets[2] + row * p.c_row + column * p.c_col];
