@@ -234,7 +234,9 @@ typedef enum vk_shader {
 #define VK_MAX_BINDINGS 6
 #define VK_PUSH_CONSTANT_BYTES 128
 
-npu_status vk_pipelines_ensure(npu_hal_device *device);
+/* Makes the pipelines of the `count` shaders `wanted` that are not made yet
+ * (the first call: the layout too); the pipeline cache is saved after. */
+npu_status vk_pipelines_ensure(npu_hal_device *device, const vk_shader *wanted, uint32_t count);
 void vk_pipelines_destroy(npu_hal_device *device);
 VkPipeline vk_pipeline(npu_hal_device *device, vk_shader shader);
 VkPipelineLayout vk_pipeline_layout(npu_hal_device *device);

@@ -529,7 +529,10 @@ static npu_status vk_kernel_create(npu_hal_device *device, const npu_hal_op *op,
   if (why)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the Vulkan backend does not run this %s: %s",
                          op->op_type, why);
-  npu_status status = vk_pipelines_ensure(device);
+  vk_shader shaders[VK_MAX_DISPATCHES];
+  for (uint32_t i = 0; i < planned.dispatch_count; i++)
+    shaders[i] = planned.dispatches[i].shader;
+  npu_status status = vk_pipelines_ensure(device, shaders, planned.dispatch_count);
   if (status != NPU_OK)
     return status;
   npu_hal_kernel *kernel = malloc(sizeof *kernel);

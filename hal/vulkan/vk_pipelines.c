@@ -1,8 +1,10 @@
 /* Compute pipelines: the GLSL shaders in shaders/, compiled to SPIR-V by
  * glslc when the library is built and embedded here; one pipeline per shader
- * per device, made together on the first kernel through the device's
- * pipeline cache, saved to disk after (the driver's compile is the only one
- * at run time, and a second process finds it cached). Every shader uses one
+ * per device, made when the first kernel that runs the shader is created
+ * (a process compiles only the shaders it uses: on lavapipe each costs an
+ * LLVM compile) through the device's pipeline cache, saved to disk after (the
+ * driver's compile is the only one at run time, and a second process finds
+ * it cached). Every shader uses one
  * layout: storage buffers 0-5 in a descriptor set per dispatch (updatable
  * after the dispatch is recorded where the device allows: vk_replay.c) and
  * 128 bytes of push constants. */
@@ -154,37 +156,45 @@ VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
   return result;
 }
 
-npu_status vk_pipelines_ensure(npu_hal_device *device)
+npu_status vk_pipelines_ensure(npu_hal_device *device, const vk_shader *wanted, uint32_t count)
 {
   npu_status status = NPU_OK;
-  pthread_mutex_lock(&device->pipelines_lock);
-  if (device->pipelines)
-    goto done;
-  vk_pipelines *p = calloc(1, sizeof *p);
-  if (!p) {
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
-    goto done;
-  }
   char failed[64] = "the pipeline layout";
-  VkResult result = create_layouts(device, p);
-  for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
+  VkResult result = VK_SUCCESS;
+  pthread_mutex_lock(&device->pipelines_lock);
+  vk_pipelines *p = device->pipelines;
+  if (!p) {
+    p = calloc(1, sizeof *p);
+    if (!p) {
+      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
+      goto done;
+    }
+    result = create_layouts(device, p);
+    if (result != VK_SUCCESS) {
+      destroy_pipelines(device->device, p);
+      goto done;
+    }
+    device->pipelines = p;
+  }
+  bool made = false;
+  for (uint32_t i = 0; i < count && result == VK_SUCCESS; i++) {
+    vk_shader s = wanted[i];
+    if (p->pipelines[s])
+      continue;
     snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
     result = vk_compute_pipeline_create(device->device, p->layout, device->pipeline_cache,
-                                        shaders[s].code,
-                                        shaders[s].bytes, &p->pipelines[s]);
+                                        shaders[s].code, shaders[s].bytes, &p->pipelines[s]);
+    made = made || result == VK_SUCCESS;
   }
-  if (result != VK_SUCCESS) {
-    destroy_pipelines(device->device, p);
+  if (made)
+    vk_pipeline_cache_save(device);
+done:
+  if (result != VK_SUCCESS)
     status = npu_set_error(vk_status_of(result) == NPU_ERROR_OUT_OF_MEMORY
                                ? NPU_ERROR_OUT_OF_MEMORY
                                : NPU_ERROR_IO,
                            "Vulkan device '%s' cannot create %s: %s",
                            device->properties.deviceName, failed, vk_result_name(result));
-    goto done;
-  }
-  device->pipelines = p;
-  vk_pipeline_cache_save(device);
-done:
   pthread_mutex_unlock(&device->pipelines_lock);
   return status;
 }
