@@ -224,13 +224,19 @@ typedef enum vk_shader {
   VK_SHADER_CONV_TRANSPOSE2D,
   VK_SHADER_BATCH_NORM,
   VK_SHADER_LAYER_NORM,
+  VK_SHADER_DEPTHWISE_K3_S1, /* depthwise.comp by window: 3x3 or 5x5, stride 1 or 2 */
+  VK_SHADER_DEPTHWISE_K3_S2,
+  VK_SHADER_DEPTHWISE_K5_S1,
+  VK_SHADER_DEPTHWISE_K5_S2,
   VK_SHADER_COUNT
 } vk_shader;
 
 #define VK_MAX_BINDINGS 6
 #define VK_PUSH_CONSTANT_BYTES 128
 
-npu_status vk_pipelines_ensure(npu_hal_device *device);
+/* Makes the pipelines of the `count` shaders `wanted` that are not made yet
+ * (the first call: the layout too); the pipeline cache is saved after. */
+npu_status vk_pipelines_ensure(npu_hal_device *device, const vk_shader *wanted, uint32_t count);
 void vk_pipelines_destroy(npu_hal_device *device);
 VkPipeline vk_pipeline(npu_hal_device *device, vk_shader shader);
 VkPipelineLayout vk_pipeline_layout(npu_hal_device *device);

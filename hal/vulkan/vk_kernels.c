@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vk_kernels.h"
+#include "vulkan/shaders/tiles.h"
 
 vk_dispatch *vk_kernel_add(npu_hal_kernel *k)
 {
@@ -333,6 +334,57 @@ const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_c
   return NULL;
 }
 
+/* depthwise.comp's pipeline for a depthwise convolution's window, or
+ * VK_SHADER_COUNT where it has none (conv2d.comp runs it). */
+static vk_shader depthwise_shader(const window *win)
+{
+  static const vk_shader shaders[2][2] = {
+      {VK_SHADER_DEPTHWISE_K3_S1, VK_SHADER_DEPTHWISE_K3_S2},
+      {VK_SHADER_DEPTHWISE_K5_S1, VK_SHADER_DEPTHWISE_K5_S2}};
+  uint32_t kernel = win->kernel[0], stride = win->stride[0];
+  if (win->kernel[1] != kernel || win->stride[1] != stride || win->dilation[0] != 1 ||
+      win->dilation[1] != 1 || (kernel != 3 && kernel != 5) || stride < 1 || stride > 2)
+    return VK_SHADER_COUNT;
+  return shaders[kernel == 5][stride - 1];
+}
+
+static uint64_t blocks_of(uint64_t count, uint64_t block)
+{
+  return (count + block - 1) / block;
+}
+
+/* Picks the convolution's shader by its shape and sizes its workgroups
+ * (tiles.h): depthwise.comp for the depthwise windows it has, its runs of
+ * pixels over all planes along x; conv2d.comp for the rest, its blocks of
+ * channels by pixels along x, the images along y. */
+static const char *size_conv_dispatch(vk_dispatch *k, const int64_t *x, const int64_t *y,
+                                      int64_t groups, const window *win)
+{
+  uint64_t pixels = (uint64_t)(y[2] * y[3]);
+  bool depthwise = groups == x[1] && groups == y[1];
+  k->shader = depthwise ? depthwise_shader(win) : VK_SHADER_COUNT;
+  uint64_t dims[3] = {0, 1, 1};
+  if (k->shader != VK_SHADER_COUNT) {
+    uint64_t runs = (uint64_t)y[2] * blocks_of((uint64_t)y[3], DEPTHWISE_OUTPUTS);
+    dims[0] = blocks_of(runs * (uint64_t)(y[0] * y[1]), TILE_INVOCATIONS);
+  } else {
+    k->shader = VK_SHADER_CONV2D;
+    uint64_t channel_blocks = blocks_of((uint64_t)(y[1] / groups), CONV_CHANNELS);
+    uint64_t blocks = blocks_of(pixels, CONV_PIXELS) * channel_blocks * (uint64_t)groups;
+    dims[0] = blocks_of(blocks, TILE_INVOCATIONS);
+    dims[1] = (uint64_t)x[0];
+  }
+  if (!dims[0] || !dims[1])
+    return "an empty convolution";
+  /* Vulkan guarantees 65535 workgroups along each axis. */
+  for (int g = 0; g < 3; g++) {
+    if (dims[g] > 65535)
+      return "more pixels, channels or images than a dispatch takes";
+    k->groups[g] = (uint32_t)dims[g];
+  }
+  return NULL;
+}
+
 static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->input_count < 2 || op->inputs[0].rank != 4 || op->inputs[1].rank != 4 ||
@@ -359,8 +411,6 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
                    win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
   if (pointwise)
     return vk_plan_pointwise_conv(op, k, &addend);
-  k->shader = VK_SHADER_CONV2D;
-  k->local_size = 64;
   bind(k, false, 0, true);
   bind(k, false, 1, true);
   bind(k, false, 2, bias);
@@ -371,7 +421,7 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
   put_window(k, OFFSET_WORDS + 7, &win);
   k->push[OFFSET_WORDS + 15] = (uint32_t)groups;
-  return NULL;
+  return size_conv_dispatch(k, x, y, groups, &win);
 }
 
 static const char *plan_pool(const npu_hal_op *op, vk_dispatch *k)
@@ -479,7 +529,10 @@ static npu_status vk_kernel_create(npu_hal_device *device, const npu_hal_op *op,
   if (why)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "the Vulkan backend does not run this %s: %s",
                          op->op_type, why);
-  npu_status status = vk_pipelines_ensure(device);
+  vk_shader shaders[VK_MAX_DISPATCHES];
+  for (uint32_t i = 0; i < planned.dispatch_count; i++)
+    shaders[i] = planned.dispatches[i].shader;
+  npu_status status = vk_pipelines_ensure(device, shaders, planned.dispatch_count);
   if (status != NPU_OK)
     return status;
   npu_hal_kernel *kernel = malloc(sizeof *kernel);

@@ -1,10 +1,11 @@
 /* Vulkan kernels that combine many elements into each result: reductions
  * over any axes and (Log)Softmax along one (reduce.comp, a workgroup per row),
  * LayerNormalization (layer_norm.comp, likewise),
- * MatMul/Gemm tiled in shared memory (matmul.comp), and the transposed
+ * MatMul/Gemm (matmul.comp, a block of results an invocation), and the transposed
  * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
  * window). */
 #include "vk_kernels.h"
+#include "vulkan/shaders/tiles.h"
 
 /* Axes a reduce.comp row walks, kept or reduced, after merging. */
 #define REDUCE_AXES 4
@@ -162,10 +163,14 @@ static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, const vk_a
     return "an empty matrix";
   if (s->batch_rank > 2)
     return "batch axes that do not merge into two";
-  /* Vulkan guarantees 65535 workgroups along each axis. */
-  uint64_t groups[3] = {(s->n + 15) / 16, (s->m + 15) / 16, product(s->batch, 0, s->batch_rank)};
+  /* matmul.comp's blocks of rows by columns numbered along x, the batch
+   * along z; Vulkan guarantees 65535 workgroups along each axis. */
+  uint64_t blocks = (uint64_t)((s->n + MATMUL_COLUMNS - 1) / MATMUL_COLUMNS) *
+                    ((s->m + MATMUL_ROWS - 1) / MATMUL_ROWS);
+  uint64_t groups[3] = {(blocks + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS, 1,
+                        product(s->batch, 0, s->batch_rank)};
   if (groups[0] > 65535 || groups[1] > 65535 || groups[2] > 65535)
-    return "more batches or tiles than a dispatch takes";
+    return "more batches or blocks than a dispatch takes";
   d->shader = VK_SHADER_MATMUL;
   for (int g = 0; g < 3; g++)
     d->groups[g] = (uint32_t)groups[g];

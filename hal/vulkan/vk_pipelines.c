@@ -1,8 +1,10 @@
 /* Compute pipelines: the GLSL shaders in shaders/, compiled to SPIR-V by
  * glslc when the library is built and embedded here; one pipeline per shader
- * per device, made together on the first kernel through the device's
- * pipeline cache, saved to disk after (the driver's compile is the only one
- * at run time, and a second process finds it cached). Every shader uses one
+ * per device, made when the first kernel that runs the shader is created
+ * (a process compiles only the shaders it uses: on lavapipe each costs an
+ * LLVM compile) through the device's pipeline cache, saved to disk after (the
+ * driver's compile is the only one at run time, and a second process finds
+ * it cached). Every shader uses one
  * layout: storage buffers 0-5 in a descriptor set per dispatch (updatable
  * after the dispatch is recorded where the device allows: vk_replay.c) and
  * 128 bytes of push constants. */
@@ -44,6 +46,18 @@ static const uint32_t batch_norm_spirv[] =
 static const uint32_t layer_norm_spirv[] =
 #include "vulkan/layer_norm.spv.h"
     ;
+static const uint32_t depthwise_k3_s1_spirv[] =
+#include "vulkan/depthwise_k3_s1.spv.h"
+    ;
+static const uint32_t depthwise_k3_s2_spirv[] =
+#include "vulkan/depthwise_k3_s2.spv.h"
+    ;
+static const uint32_t depthwise_k5_s1_spirv[] =
+#include "vulkan/depthwise_k5_s1.spv.h"
+    ;
+static const uint32_t depthwise_k5_s2_spirv[] =
+#include "vulkan/depthwise_k5_s2.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -62,6 +76,14 @@ static const struct {
                                     sizeof conv_transpose2d_spirv},
     [VK_SHADER_BATCH_NORM] = {"batch_norm", batch_norm_spirv, sizeof batch_norm_spirv},
     [VK_SHADER_LAYER_NORM] = {"layer_norm", layer_norm_spirv, sizeof layer_norm_spirv},
+    [VK_SHADER_DEPTHWISE_K3_S1] = {"depthwise_k3_s1", depthwise_k3_s1_spirv,
+                                   sizeof depthwise_k3_s1_spirv},
+    [VK_SHADER_DEPTHWISE_K3_S2] = {"depthwise_k3_s2", depthwise_k3_s2_spirv,
+                                   sizeof depthwise_k3_s2_spirv},
+    [VK_SHADER_DEPTHWISE_K5_S1] = {"depthwise_k5_s1", depthwise_k5_s1_spirv,
+                                   sizeof depthwise_k5_s1_spirv},
+    [VK_SHADER_DEPTHWISE_K5_S2] = {"depthwise_k5_s2", depthwise_k5_s2_spirv,
+                                   sizeof depthwise_k5_s2_spirv},
 };
 
 struct vk_pipelines {
@@ -134,37 +156,45 @@ VkResult vk_compute_pipeline_create(VkDevice device, VkPipelineLayout layout,
   return result;
 }
 
-npu_status vk_pipelines_ensure(npu_hal_device *device)
+npu_status vk_pipelines_ensure(npu_hal_device *device, const vk_shader *wanted, uint32_t count)
 {
   npu_status status = NPU_OK;
-  pthread_mutex_lock(&device->pipelines_lock);
-  if (device->pipelines)
-    goto done;
-  vk_pipelines *p = calloc(1, sizeof *p);
-  if (!p) {
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
-    goto done;
-  }
   char failed[64] = "the pipeline layout";
-  VkResult result = create_layouts(device, p);
-  for (int s = 0; s < VK_SHADER_COUNT && result == VK_SUCCESS; s++) {
+  VkResult result = VK_SUCCESS;
+  pthread_mutex_lock(&device->pipelines_lock);
+  vk_pipelines *p = device->pipelines;
+  if (!p) {
+    p = calloc(1, sizeof *p);
+    if (!p) {
+      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for Vulkan pipelines");
+      goto done;
+    }
+    result = create_layouts(device, p);
+    if (result != VK_SUCCESS) {
+      destroy_pipelines(device->device, p);
+      goto done;
+    }
+    device->pipelines = p;
+  }
+  bool made = false;
+  for (uint32_t i = 0; i < count && result == VK_SUCCESS; i++) {
+    vk_shader s = wanted[i];
+    if (p->pipelines[s])
+      continue;
     snprintf(failed, sizeof failed, "the pipeline of shader '%s'", shaders[s].name);
     result = vk_compute_pipeline_create(device->device, p->layout, device->pipeline_cache,
-                                        shaders[s].code,
-                                        shaders[s].bytes, &p->pipelines[s]);
+                                        shaders[s].code, shaders[s].bytes, &p->pipelines[s]);
+    made = made || result == VK_SUCCESS;
   }
-  if (result != VK_SUCCESS) {
-    destroy_pipelines(device->device, p);
+  if (made)
+    vk_pipeline_cache_save(device);
+done:
+  if (result != VK_SUCCESS)
     status = npu_set_error(vk_status_of(result) == NPU_ERROR_OUT_OF_MEMORY
                                ? NPU_ERROR_OUT_OF_MEMORY
                                : NPU_ERROR_IO,
                            "Vulkan device '%s' cannot create %s: %s",
                            device->properties.deviceName, failed, vk_result_name(result));
-    goto done;
-  }
-  device->pipelines = p;
-  vk_pipeline_cache_save(device);
-done:
   pthread_mutex_unlock(&device->pipelines_lock);
   return status;
 }

@@ -7,6 +7,7 @@
  * the output starts as NaNs, so that every element must be written. Also:
  * what op_supported refuses, and a convolution's time on both (printed). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
@@ -62,11 +63,15 @@ static size_t node_ints(const void *node, const char *name, const int64_t **valu
   struct { const char *name; const int64_t *values; size_t count; } table[] = {
       {"strides", n->strides, 2}, {"pads", n->pads, 4}, {"dilations", n->dilations, 2},
       {"kernel_shape", n->kernel_shape, 2}};
-  for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-    if (strcmp(name, table[i].name) == 0 && table[i].values[0]) {
+  for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+    bool set = false; /* any value given (pads may start with 0) */
+    for (size_t v = 0; v < table[i].count; v++)
+      set = set || table[i].values[v];
+    if (strcmp(name, table[i].name) == 0 && set) {
       *values = table[i].values;
       return table[i].count;
     }
+  }
   struct { const char *name; const int64_t *values; size_t count; } lists[] = {
       {"perm", n->perm, n->perm_count}, {"axes", n->axes, n->axes_count},
       {"starts", n->starts, n->starts_count}, {"ends", n->ends, n->starts_count}};
@@ -473,6 +478,36 @@ static void run_on_vulkan(npu_device *device, case_data *d, float **out, int rep
   graph->kernel_destroy(kernel);
 }
 
+/* Runs case `c` on both backends and fails unless every output is within
+ * its tolerance of the CPU's; the largest relative difference. */
+static double check_case(npu_device *device, npu_device *cpu, const kernel_case *c, GRand *rand)
+{
+  case_data d;
+  case_setup(c, rand, &d);
+  float *expected[MAX_OUTPUTS], *got[MAX_OUTPUTS];
+  run_on_cpu(cpu, &d, expected, 0, NULL);
+  run_on_vulkan(device, &d, got, 0, NULL);
+  double worst = 0, tolerance = c->tolerance ? c->tolerance : 1e-5;
+  size_t out_count = 0;
+  for (uint32_t o = 0; o < d.output_count; o++) {
+    for (size_t i = 0; i < count_of(&d.outputs[o]); i++) {
+      double error =
+          fabs((double)got[o][i] - expected[o][i]) / (1.0 + fabs((double)expected[o][i]));
+      if (!(error <= tolerance))
+        g_error("%s: output %u element %zu is %.9g on Vulkan, %.9g on the CPU", c->name, o, i,
+                got[o][i], expected[o][i]);
+      worst = error > worst ? error : worst;
+    }
+    out_count += count_of(&d.outputs[o]);
+    g_free(got[o]);
+    g_free(expected[o]);
+  }
+  g_test_message("%-30s %6zu outputs, largest relative difference %.2e (tolerance %.0e)", c->name,
+                 out_count, worst, tolerance);
+  case_clear(&d);
+  return worst;
+}
+
 static void test_kernels_match_cpu(void)
 {
   npu_device *device = vk_test_open_device();
@@ -481,31 +516,193 @@ static void test_kernels_match_cpu(void)
   npu_device *cpu;
   NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
   GRand *rand = g_rand_new_with_seed(16);
-  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
-    case_data d;
-    case_setup(&cases[c], rand, &d);
-    float *expected[MAX_OUTPUTS], *got[MAX_OUTPUTS];
-    run_on_cpu(cpu, &d, expected, 0, NULL);
-    run_on_vulkan(device, &d, got, 0, NULL);
-    double worst = 0, tolerance = cases[c].tolerance ? cases[c].tolerance : 1e-5;
-    size_t out_count = 0;
-    for (uint32_t o = 0; o < d.output_count; o++) {
-      for (size_t i = 0; i < count_of(&d.outputs[o]); i++) {
-        double error =
-            fabs((double)got[o][i] - expected[o][i]) / (1.0 + fabs((double)expected[o][i]));
-        if (!(error <= tolerance))
-          g_error("%s: output %u element %zu is %.9g on Vulkan, %.9g on the CPU", cases[c].name,
-                  o, i, got[o][i], expected[o][i]);
-        worst = error > worst ? error : worst;
-      }
-      out_count += count_of(&d.outputs[o]);
-      g_free(got[o]);
-      g_free(expected[o]);
-    }
-    g_test_message("%-30s %6zu outputs, largest relative difference %.2e (tolerance %.0e)",
-                   cases[c].name, out_count, worst, tolerance);
-    case_clear(&d);
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+    check_case(device, cpu, &cases[c], rand);
+  g_rand_free(rand);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* A random fused epilogue for a convolution or product case: none, Relu,
+ * Clip to [0, 6], or a residual Add then Relu. */
+static void random_activations(GRand *rand, kernel_case *c)
+{
+  switch (g_rand_int_range(rand, 0, 4)) {
+  case 1:
+    c->activation_count = 1;
+    c->activations[0] = (npu_hal_activation){NPU_HAL_ACTIVATION_RELU};
+    break;
+  case 2:
+    c->activation_count = 1;
+    c->activations[0] = (npu_hal_activation){NPU_HAL_ACTIVATION_CLIP, 0, 6};
+    break;
+  case 3:
+    c->activation_count = 2;
+    c->activations[0] = (npu_hal_activation){NPU_HAL_ACTIVATION_ADD};
+    c->activations[1] = (npu_hal_activation){NPU_HAL_ACTIVATION_RELU};
+    c->residual = true;
+    break;
+  default:
+    break;
   }
+}
+
+/* A random 2-D convolution: batch 1-3, odd sizes, kernels 1-5 (not square),
+ * strides and dilations 1-3, pads 0-2 on each side apart, 1-4 groups of
+ * 1-9 input and 1-13 output channels (so channel blocks end part-filled);
+ * `depthwise`: a channel a group, square 3x3 or 5x5 windows at stride 1 or
+ * 2 (the shapes depthwise.comp unrolls) and now and then dilated (then
+ * conv2d.comp runs them). */
+static void random_convolution(GRand *rand, bool depthwise, kernel_case *c, char *name,
+                               size_t name_size)
+{
+  memset(c, 0, sizeof *c);
+  int64_t batch = g_rand_int_range(rand, 1, 4), height, width, out_h, out_w;
+  int64_t groups, group_in, group_out, kh, kw, stride[2], dilation[2], pads[4];
+  do {
+    height = g_rand_int_range(rand, 1, 24);
+    width = g_rand_int_range(rand, 1, 24);
+    if (depthwise) {
+      groups = g_rand_int_range(rand, 1, 20);
+      group_in = group_out = 1;
+      kh = kw = g_rand_boolean(rand) ? 3 : 5;
+      stride[0] = stride[1] = g_rand_int_range(rand, 1, 3);
+      dilation[0] = dilation[1] = g_rand_int_range(rand, 0, 5) == 0 ? 2 : 1;
+      for (int i = 0; i < 4; i++)
+        pads[i] = g_rand_int_range(rand, 0, kh / 2 + 1);
+    } else {
+      groups = g_rand_int_range(rand, 1, 5);
+      group_in = g_rand_int_range(rand, 1, 10);
+      group_out = g_rand_int_range(rand, 1, 14);
+      kh = g_rand_int_range(rand, 1, 6);
+      kw = g_rand_int_range(rand, 1, 6);
+      for (int i = 0; i < 2; i++) {
+        stride[i] = g_rand_int_range(rand, 1, 4);
+        dilation[i] = g_rand_int_range(rand, 1, 4);
+      }
+      for (int i = 0; i < 4; i++)
+        pads[i] = g_rand_int_range(rand, 0, 3);
+    }
+    out_h = (height + pads[0] + pads[2] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
+    out_w = (width + pads[1] + pads[3] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+  } while (height + pads[0] + pads[2] < dilation[0] * (kh - 1) + 1 ||
+           width + pads[1] + pads[3] < dilation[1] * (kw - 1) + 1);
+  bool bias = g_rand_boolean(rand);
+  int64_t channels = groups * group_in, out_channels = groups * group_out;
+  c->op_type = "Conv";
+  c->input_count = bias ? 3 : 2;
+  c->inputs[0] = (npu_hal_tensor_desc)T4(batch, channels, height, width);
+  c->inputs[1] = (npu_hal_tensor_desc)T4(out_channels, group_in, kh, kw);
+  c->inputs[2] = (npu_hal_tensor_desc)T1(out_channels);
+  c->output = (npu_hal_tensor_desc)T4(batch, out_channels, out_h, out_w);
+  c->node = (test_node){.group = groups, .strides = {stride[0], stride[1]},
+                        .dilations = {dilation[0], dilation[1]}, .kernel_shape = {kh, kw},
+                        .pads = {pads[0], pads[1], pads[2], pads[3]}};
+  c->constants = bias ? 6 : 2;
+  random_activations(rand, c);
+  snprintf(name, name_size,
+           "conv %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+           " w %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+           " g%" G_GINT64_FORMAT " s%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT " d%" G_GINT64_FORMAT
+           ",%" G_GINT64_FORMAT " p%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+           ",%" G_GINT64_FORMAT "%s, %u activations",
+           batch, channels, height, width, out_channels, group_in, kh, kw, groups, stride[0],
+           stride[1], dilation[0], dilation[1], pads[0], pads[1], pads[2], pads[3],
+           bias ? " bias" : "", c->activation_count);
+  c->name = name;
+}
+
+/* A random matrix product: MatMul with 0-2 batch axes (one side broadcast
+ * now and then) or Gemm with transposes, alpha, beta and a C of any
+ * broadcast shape; M 1-70, N 1-150, K 1-90 (past the shader's blocks of 8
+ * rows, 64 columns and 4 steps of K). */
+static void random_product(GRand *rand, kernel_case *c, char *name, size_t name_size)
+{
+  memset(c, 0, sizeof *c);
+  int64_t m = g_rand_int_range(rand, 1, 71), n = g_rand_int_range(rand, 1, 151),
+          k = g_rand_int_range(rand, 1, 91);
+  if (g_rand_boolean(rand)) {
+    int64_t b0 = g_rand_int_range(rand, 1, 4), b1 = g_rand_int_range(rand, 1, 3);
+    bool broadcast_b = g_rand_boolean(rand);
+    c->op_type = "MatMul";
+    c->input_count = 2;
+    c->inputs[0] = (npu_hal_tensor_desc)T4(b0, b1, m, k);
+    c->inputs[1] = broadcast_b ? (npu_hal_tensor_desc)T2(k, n)
+                               : (npu_hal_tensor_desc)T4(b0, b1, k, n);
+    c->output = (npu_hal_tensor_desc)T4(b0, b1, m, n);
+    c->constants = broadcast_b ? 2 : 0;
+    random_activations(rand, c);
+    snprintf(name, name_size,
+             "matmul %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT "x%"
+             G_GINT64_FORMAT " by %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "%s, %u activations",
+             b0, b1, m, k, k, n, broadcast_b ? " (B broadcast)" : "", c->activation_count);
+  } else {
+    bool trans_a = g_rand_boolean(rand), trans_b = g_rand_boolean(rand);
+    int c_shape = g_rand_int_range(rand, 0, 4); /* none, [N], [M, 1], [M, N] */
+    c->op_type = "Gemm";
+    c->input_count = c_shape ? 3 : 2;
+    c->inputs[0] = trans_a ? (npu_hal_tensor_desc)T2(k, m) : (npu_hal_tensor_desc)T2(m, k);
+    c->inputs[1] = trans_b ? (npu_hal_tensor_desc)T2(n, k) : (npu_hal_tensor_desc)T2(k, n);
+    c->inputs[2] = c_shape == 1   ? (npu_hal_tensor_desc)T1(n)
+                   : c_shape == 2 ? (npu_hal_tensor_desc)T2(m, 1)
+                                  : (npu_hal_tensor_desc)T2(m, n);
+    c->output = (npu_hal_tensor_desc)T2(m, n);
+    random_activations(rand, c);
+    /* (the CPU backend scales by alpha and beta without fused activations only) */
+    bool scaled = !c->activation_count;
+    c->node = (test_node){.trans_a = trans_a, .trans_b = trans_b, .alpha = scaled ? 0.75f : 0,
+                          .beta = scaled ? 1.5f : 0};
+    c->constants = 2;
+    snprintf(name, name_size,
+             "gemm %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+             " transA %d transB %d, C shape %d, %u activations",
+             m, n, k, trans_a, trans_b, c_shape, c->activation_count);
+  }
+  c->name = name;
+}
+
+/* Whether the CPU backend runs case `c` (the reference). */
+static bool cpu_takes(npu_device *cpu, const kernel_case *c, GRand *rand)
+{
+  case_data d;
+  case_setup(c, rand, &d);
+  npu_hal_kernel *kernel;
+  bool takes = npu_cpu_backend.graph->kernel_create(npu_device_hal(cpu), &d.op, &kernel) == NPU_OK;
+  if (takes)
+    npu_cpu_backend.graph->kernel_destroy(kernel);
+  case_clear(&d);
+  return takes;
+}
+
+/* Convolutions and matrix products of random shapes and attributes (the
+ * shaders' edge blocks, groups, pads, strides, dilations, batches) against
+ * the CPU backend: within 1e-5 relative to 1 + |expected| (sums of up to
+ * 9 x 25 or 90 products in another order). */
+static void test_random_shapes(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  npu_device *cpu;
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  GRand *rand = g_rand_new_with_seed(28);
+  double worst = 0;
+  char name[256];
+  kernel_case c;
+  for (int i = 0; i < 120; i++) {
+    if (i % 3 == 2)
+      random_product(rand, &c, name, sizeof name);
+    else
+      random_convolution(rand, i % 3 == 1, &c, name, sizeof name);
+    if (!cpu_takes(cpu, &c, rand)) { /* oneDNN fuses activations into some shapes only */
+      c.activation_count = 0;
+      c.residual = false;
+    }
+    double error = check_case(device, cpu, &c, rand);
+    worst = error > worst ? error : worst;
+  }
+  g_test_message("120 random convolutions and products: largest relative difference %.2e",
+                 worst);
   g_rand_free(rand);
   NPU_ASSERT_OK(npu_device_release(cpu));
   NPU_ASSERT_OK(npu_device_release(device));
@@ -585,8 +782,9 @@ static void test_refusals(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
-/* ResNet-sized convolutions on both, the direct shader (3x3) and the 1x1
- * as a tiled product: figures, not assertions (but for the result). */
+/* ResNet- and MobileNet-sized convolutions on both: conv2d.comp (3x3), the
+ * 1x1 as matmul.comp's product and depthwise.comp: figures, not assertions
+ * (but for the result). */
 static void test_convolution_time(void)
 {
   npu_device *device = vk_test_open_device();
@@ -599,6 +797,8 @@ static void test_convolution_time(void)
        {.pads = {1, 1, 1, 1}}, .constants = 6},
       {"1x1 256->64", "Conv", 3, {T4(1, 256, 56, 56), T4(64, 256, 1, 1), T1(64)},
        T4(1, 64, 56, 56), .constants = 6},
+      {"3x3 depthwise 144", "Conv", 3, {T4(1, 144, 56, 56), T4(144, 1, 3, 3), T1(144)},
+       T4(1, 144, 56, 56), {.group = 144, .pads = {1, 1, 1, 1}}, .constants = 6},
   };
   GRand *rand = g_rand_new_with_seed(3);
   for (size_t c = 0; c < G_N_ELEMENTS(convs); c++) {
@@ -634,6 +834,7 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/vulkan/kernels-match-cpu", test_kernels_match_cpu);
+  g_test_add_func("/vulkan/random-shapes", test_random_shapes);
   g_test_add_func("/vulkan/refusals", test_refusals);
   g_test_add_func("/vulkan/convolution-time", test_convolution_time);
   return g_test_run();

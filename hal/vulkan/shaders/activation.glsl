@@ -1,5 +1,6 @@
-// The fused activations of conv2d.comp and matmul.comp, numbered as
-// vk_kernels.c's shader_activation(); `addend` is the residual Add's element.
+// The fused activations of conv2d.comp, depthwise.comp and matmul.comp,
+// numbered as vk_kernels.c's shader_activation(); included after their
+// push constants `p` and their Residual buffer `residual` (binding 4).
 #include "erf.glsl"
 
 float activate(float v, uint kind, float alpha, float beta, float addend)
@@ -17,4 +18,17 @@ float activate(float v, uint kind, float alpha, float beta, float addend)
   case 10u: return v * (0.5 * (1.0 + error_function(v * 0.70710678))); // GELU
   default: return v + addend;                                    // Add
   }
+}
+
+// The op's fused activations (p.flags' count, p.activation_kinds) on v in
+// order; a residual Add reads residual[residual_at] (after the offset).
+float activate_all(float v, uint residual_at)
+{
+  uint activations = (p.flags >> 8) & 0xffu;
+  for (uint a = 0u; a < activations; a++) {
+    uint kind = (p.activation_kinds >> (8u * a)) & 0xffu;
+    float addend = kind == 9u ? residual[p.offsets[4] + residual_at] : 0.0;
+    v = activate(v, kind, p.activation_params[2u * a], p.activation_params[2u * a + 1u], addend);
+  }
+  return v;
 }

@@ -1,9 +1,21 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Direct 2-D convolution on plain NCHW float32: one output element per
-// invocation, any kernel size, strides, pads, dilations and groups; bias and
-// up to three fused activations (activation.glsl).
-layout(local_size_x = 64) in;
+#extension GL_EXT_control_flow_attributes : require
+// 2-D convolution on plain NCHW float32 as an implicit matrix product: any
+// kernel size, strides, pads, dilations and groups; bias and up to three
+// fused activations (activation.glsl).
+//
+// Each invocation computes CHANNELS output channels of one group at PIXELS
+// output pixels (tiles.h) in registers, reading per tap CHANNELS weights and
+// PIXELS inputs for CHANNELS * PIXELS products: lavapipe gathers every load
+// whose address is not made of push constants alone lane by lane, so loads,
+// not arithmetic, set its speed, and on a GPU too a value read serves
+// several results. A workgroup: TILE_INVOCATIONS such blocks (x) of one
+// image (y).
+#include "tiles.h"
+#define CHANNELS CONV_CHANNELS
+#define PIXELS CONV_PIXELS
+layout(local_size_x = TILE_INVOCATIONS) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) readonly buffer Weights { float w[]; };
@@ -26,43 +38,75 @@ layout(push_constant) uniform Params {
 
 void main()
 {
-  uint total = p.batch * p.out_channels * p.out_height * p.out_width;
-  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   uint group_in = p.channels / p.groups;
   uint group_out = p.out_channels / p.groups;
-  for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-    uint ox = i % p.out_width;
-    uint rest = i / p.out_width;
-    uint oy = rest % p.out_height;
-    rest /= p.out_height;
-    uint oc = rest % p.out_channels;
-    uint n = rest / p.out_channels;
-    uint first_in = (oc / group_out) * group_in;
-    float sum = (p.flags & 1u) != 0u ? bias[p.offsets[2] + oc] : 0.0;
-    int y0 = int(oy * p.stride_h) - int(p.pad_top);
-    int x0 = int(ox * p.stride_w) - int(p.pad_left);
-    for (uint ic = 0u; ic < group_in; ic++) {
-      uint plane = p.offsets[0] + ((n * p.channels + first_in + ic) * p.height) * p.width;
-      uint taps = p.offsets[1] + ((oc * group_in + ic) * p.kernel_h) * p.kernel_w;
-      for (uint ky = 0u; ky < p.kernel_h; ky++) {
-        int iy = y0 + int(ky * p.dilation_h);
-        if (iy < 0 || iy >= int(p.height))
-          continue;
-        for (uint kx = 0u; kx < p.kernel_w; kx++) {
-          int ix = x0 + int(kx * p.dilation_w);
-          if (ix < 0 || ix >= int(p.width))
-            continue;
-          sum += x[plane + uint(iy) * p.width + uint(ix)] * w[taps + ky * p.kernel_w + kx];
+  uint pixels = p.out_height * p.out_width;
+  // Blocks numbered across workgroups, pixels fastest, then channel blocks
+  // of each group, then groups (a small image wastes no lanes); those past
+  // the last compute it again and store nothing.
+  uint pixel_blocks = (pixels + PIXELS - 1u) / PIXELS;
+  uint channel_blocks = (group_out + CHANNELS - 1u) / CHANNELS; // per group
+  uint blocks = pixel_blocks * channel_blocks * p.groups;
+  uint block = gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x;
+  bool stored = block < blocks;
+  block = min(block, blocks - 1u);
+  uint first_pixel = (block % pixel_blocks) * PIXELS;
+  uint group = block / pixel_blocks / channel_blocks;
+  uint first = (block / pixel_blocks % channel_blocks) * CHANNELS; // within the group
+  uint n = gl_WorkGroupID.y;
+  // Pixels and channels past the end compute with the last one, not stored.
+  int y0[PIXELS], x0[PIXELS];
+  [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+    uint pixel = min(first_pixel + j, pixels - 1u);
+    y0[j] = int((pixel / p.out_width) * p.stride_h) - int(p.pad_top);
+    x0[j] = int((pixel % p.out_width) * p.stride_w) - int(p.pad_left);
+  }
+  uint taps = p.kernel_h * p.kernel_w;
+  uint w_at[CHANNELS];
+  float sum[CHANNELS][PIXELS];
+  [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
+    uint oc = group * group_out + min(first + c, group_out - 1u);
+    w_at[c] = p.offsets[1] + oc * group_in * taps;
+    [[unroll]] for (uint j = 0u; j < PIXELS; j++)
+      sum[c][j] = 0.0;
+  }
+  uint plane = p.offsets[0] + (n * p.channels + group * group_in) * p.height * p.width;
+  for (uint ic = 0u; ic < group_in; ic++) {
+    for (uint ky = 0u; ky < p.kernel_h; ky++) {
+      bool row_inside[PIXELS];
+      uint row[PIXELS];
+      [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+        int iy = y0[j] + int(ky * p.dilation_h);
+        row_inside[j] = iy >= 0 && iy < int(p.height);
+        row[j] = plane + uint(clamp(iy, 0, int(p.height) - 1)) * p.width;
+      }
+      for (uint kx = 0u; kx < p.kernel_w; kx++) {
+        float v[PIXELS];
+        [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+          int ix = x0[j] + int(kx * p.dilation_w);
+          float value = x[row[j] + uint(clamp(ix, 0, int(p.width) - 1))];
+          v[j] = row_inside[j] && ix >= 0 && ix < int(p.width) ? value : 0.0;
+        }
+        uint tap = (ic * p.kernel_h + ky) * p.kernel_w + kx;
+        [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
+          float weight = w[w_at[c] + tap];
+          [[unroll]] for (uint j = 0u; j < PIXELS; j++)
+            sum[c][j] += weight * v[j];
         }
       }
     }
-    uint activations = (p.flags >> 8) & 0xffu;
-    for (uint a = 0u; a < activations; a++) {
-      uint kind = (p.activation_kinds >> (8u * a)) & 0xffu;
-      float addend = kind == 9u ? residual[p.offsets[4] + i] : 0.0;
-      sum = activate(sum, kind, p.activation_params[2u * a], p.activation_params[2u * a + 1u],
-                     addend);
+    plane += p.height * p.width;
+  }
+  [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
+    uint oc = group * group_out + first + c;
+    float bias_value = (p.flags & 1u) != 0u ? bias[p.offsets[2] + min(oc, p.out_channels - 1u)]
+                                            : 0.0;
+    [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+      if (stored && first + c < group_out && first_pixel + j < pixels) {
+        float result = sum[c][j] + bias_value;
+        uint index = (n * p.out_channels + oc) * pixels + first_pixel + j;
+        y[p.offsets[3] + index] = activate_all(result, index);
+      }
     }
-    y[p.offsets[3] + i] = sum;
   }
 }
