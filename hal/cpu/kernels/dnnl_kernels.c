@@ -839,10 +839,8 @@ static npu_status build_as_planned(const npu_hal_op *op, npu_hal_kernel *k, bool
  * packed its weights for is described as that plan did (see
  * build_as_planned); at a multiple of such a batch it runs that plan's
  * kernel once per slice of that batch, its inputs, output and fused addends
- * moved on by a slice's bytes each time. A first plan (no packing yet) at a
- * batch of several runs in slices of batch 1 too, so that a later plan for
- * batch 1 compiles nothing for those layers either. NPU_ERROR_NOT_SUPPORTED
- * where none of these applies (k is then as it came). */
+ * moved on by a slice's bytes each time. NPU_ERROR_NOT_SUPPORTED where
+ * neither applies (k is then as it came). */
 static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
                                        const cpu_weights_id *weights_id)
 {
@@ -864,12 +862,15 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
         (!planned || earlier[i].batch > planned->batch))
       planned = &earlier[i];
   }
-  if (batch < 2 || (!planned && earlier_count))
+  /* A first plan runs the whole batch: slices of batch 1 there would spare
+   * a later plan for batch 1 its compiles, but cost steady runs 5-10% at
+   * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). */
+  if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
   /* A slice with few output positions leaves the threads too little work
    * each time (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in
    * slices of 1): those get a primitive of their own for the whole batch. */
-  int64_t slice = planned ? planned->batch : 1;
+  int64_t slice = planned->batch;
   int64_t positions = slice;
   for (uint32_t d = 2; d < y->rank; d++)
     positions *= y->dims[d];
@@ -897,7 +898,7 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   part.outputs = &output;
   part.fused_inputs = addends;
   npu_status status =
-      build_as_planned(&part, k, transposed, weights_id, planned ? &planned->to : NULL);
+      build_as_planned(&part, k, transposed, weights_id, &planned->to);
   if (status != NPU_OK)
     return status;
   cpu_dnnl_params *p = k->params;
