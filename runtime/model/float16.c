@@ -14,30 +14,18 @@
  * one, whose `to` attribute is `to`: the Cast the rewrite wants. */
 static Onnx__NodeProto *cast_proto(npu_graph *g, const Onnx__NodeProto *like, npu_dtype to)
 {
-  Onnx__NodeProto *node = npu_graph_calloc(g, 1, sizeof *node);
-  size_t count = like ? like->n_attribute : 0;
-  Onnx__AttributeProto **attributes = npu_graph_calloc(g, count + 1, sizeof *attributes);
   Onnx__AttributeProto *attribute = npu_graph_calloc(g, 1, sizeof *attribute);
-  if (!node || !attributes || !attribute)
+  if (!attribute)
     return NULL;
-  if (like)
-    *node = *like;
-  else
-    onnx__node_proto__init(node);
   onnx__attribute_proto__init(attribute);
   attribute->name = "to";
   attribute->has_type = true;
   attribute->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
   attribute->has_i = true;
   attribute->i = to;
-  size_t kept = 0;
-  for (size_t i = 0; i < count; i++)
-    if (!like->attribute[i]->name || strcmp(like->attribute[i]->name, "to") != 0)
-      attributes[kept++] = like->attribute[i];
-  attributes[kept++] = attribute;
-  node->op_type = "Cast";
-  node->n_attribute = kept;
-  node->attribute = attributes;
+  Onnx__NodeProto *node = npu_graph_node_with(g, like, &attribute, 1);
+  if (node)
+    node->op_type = "Cast";
   return node;
 }
 

@@ -68,6 +68,16 @@ bool npu_graph_own(npu_graph *graph, void *data);
  * when out of memory. */
 void *npu_graph_calloc(npu_graph *graph, size_t count, size_t size);
 
+/* Attribute `name` of a node; NULL when it has none. */
+const Onnx__AttributeProto *npu_graph_attribute(const Onnx__NodeProto *node, const char *name);
+
+/* A copy of node proto `like` (its name, inputs and other attributes
+ * shared, or a fresh one when NULL) whose attributes named as one of
+ * `replacing` (count of them) are those instead; owned by the graph
+ * (npu_graph_own); NULL when out of memory. */
+Onnx__NodeProto *npu_graph_node_with(npu_graph *graph, const Onnx__NodeProto *like,
+                                     Onnx__AttributeProto *const *replacing, size_t count);
+
 /* A new constant tensor holding `data` (owned by the graph: see
  * npu_graph_own); its index, -1 when out of memory. Grows the tensor array. */
 int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dtype, void *data,

@@ -7,19 +7,12 @@
 #include "fusion.h"
 #include "graph.h"
 #include "matmul_rewrite.h"
+#include "pad_rewrite.h"
 #include "qdq_rewrite.h"
-
-static const Onnx__AttributeProto *attribute_of(const npu_graph_node *n, const char *name)
-{
-  for (size_t i = 0; i < n->proto->n_attribute; i++)
-    if (n->proto->attribute[i]->name && strcmp(n->proto->attribute[i]->name, name) == 0)
-      return n->proto->attribute[i];
-  return NULL;
-}
 
 static float epsilon_of(const npu_graph_node *n)
 {
-  const Onnx__AttributeProto *a = attribute_of(n, "epsilon");
+  const Onnx__AttributeProto *a = npu_graph_attribute(n->proto, "epsilon");
   return a ? a->f : 1e-5f;
 }
 
@@ -172,7 +165,7 @@ static bool weight_channels_of(const npu_graph *g, const npu_graph_node *c, weig
     *wc = (weight_channels){1, (size_t)w->dims[0], count / (size_t)w->dims[0]};
     return true;
   }
-  const Onnx__AttributeProto *group = attribute_of(c, "group");
+  const Onnx__AttributeProto *group = npu_graph_attribute(c->proto, "group");
   if (strcmp(c->proto->op_type, "ConvTranspose") != 0 || (group && group->i != 1))
     return false;
   *wc = (weight_channels){(size_t)w->dims[0], (size_t)w->dims[1],
@@ -370,6 +363,8 @@ npu_status npu_graph_optimize(npu_graph *g)
     while (status == NPU_OK && merged)
       status = merge_column_scale(g, &consumers, known_tensors, (uint32_t)i, &merged);
   }
+  if (status == NPU_OK) /* last: it leaves `consumers` behind */
+    status = npu_graph_merge_pads(g, &consumers);
   free(a.scale);
   free(a.shift);
   npu_consumers_clear(&consumers);

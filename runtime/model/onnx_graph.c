@@ -109,6 +109,45 @@ void *npu_graph_calloc(npu_graph *graph, size_t count, size_t size)
   return p;
 }
 
+const Onnx__AttributeProto *npu_graph_attribute(const Onnx__NodeProto *node, const char *name)
+{
+  for (size_t i = 0; i < node->n_attribute; i++)
+    if (node->attribute[i]->name && strcmp(node->attribute[i]->name, name) == 0)
+      return node->attribute[i];
+  return NULL;
+}
+
+static bool replaced(const Onnx__AttributeProto *a, Onnx__AttributeProto *const *replacing,
+                     size_t count)
+{
+  for (size_t r = 0; r < count; r++)
+    if (a->name && strcmp(a->name, replacing[r]->name) == 0)
+      return true;
+  return false;
+}
+
+Onnx__NodeProto *npu_graph_node_with(npu_graph *graph, const Onnx__NodeProto *like,
+                                     Onnx__AttributeProto *const *replacing, size_t count)
+{
+  Onnx__NodeProto *node = npu_graph_calloc(graph, 1, sizeof *node);
+  size_t before = like ? like->n_attribute : 0, kept = 0;
+  Onnx__AttributeProto **attributes = npu_graph_calloc(graph, before + count, sizeof *attributes);
+  if (!node || !attributes)
+    return NULL;
+  if (like)
+    *node = *like;
+  else
+    onnx__node_proto__init(node);
+  for (size_t i = 0; i < before; i++)
+    if (!replaced(like->attribute[i], replacing, count))
+      attributes[kept++] = like->attribute[i];
+  for (size_t r = 0; r < count; r++)
+    attributes[kept++] = replacing[r];
+  node->n_attribute = kept;
+  node->attribute = attributes;
+  return node;
+}
+
 static int32_t new_tensor(npu_graph *graph, const char *name)
 {
   npu_graph_tensor *t = &graph->tensors[graph->tensor_count];

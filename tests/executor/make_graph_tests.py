@@ -826,3 +826,51 @@ def wide_rows_case(name, width):
 
 
 wide_rows_case("softmax_layer_norm_erf_wide_rows", 197)
+
+
+def mean_pool3(x):
+    """3x3 mean, stride 1, no padding of its own."""
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    return sum(x[:, :, i:i + oh, j:j + ow] for i in range(3) for j in range(3)) / 9
+
+
+def pads_case(name):
+    """Zero Pads of the spatial axes taken into the Conv (on top of its own
+    asymmetric pads) and the AveragePool (whose mean then counts them, as it
+    counted the Pad's zeros) that read them; beside them Pads that must stay:
+    a non-zero value, reflect mode, a Pad read twice."""
+    x = rng.standard_normal((2, CHANNELS, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((CHANNELS, CHANNELS, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(CHANNELS).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "p_conv"),
+             numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "p_pool"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    nodes = [helper.make_node("Pad", ["x", "p_conv"], ["xp"]),
+             helper.make_node("Conv", ["xp", "w", "b"], ["c"], pads=[1, 0, 0, 1]),
+             helper.make_node("Pad", ["c", "p_pool"], ["cp"]),
+             helper.make_node("AveragePool", ["cp"], ["merged"], kernel_shape=[3, 3]),
+             helper.make_node("Pad", ["c", "p_pool", "half"], ["ch"]),
+             helper.make_node("AveragePool", ["ch"], ["valued"], kernel_shape=[3, 3]),
+             helper.make_node("Pad", ["c", "p_pool"], ["cr"], mode="reflect"),
+             helper.make_node("Conv", ["cr", "w", "b"], ["reflected"]),
+             helper.make_node("Pad", ["c", "p_pool"], ["twice"]),
+             helper.make_node("AveragePool", ["twice"], ["t1"], kernel_shape=[3, 3]),
+             helper.make_node("Relu", ["twice"], ["t2"]),
+             helper.make_node("AveragePool", ["t2"], ["t3"], kernel_shape=[3, 3]),
+             helper.make_node("Add", ["merged", "valued"], ["s1"]),
+             helper.make_node("Add", ["s1", "reflected"], ["s2"]),
+             helper.make_node("Add", ["s2", "t1"], ["s3"]),
+             helper.make_node("Add", ["s3", "t3"], ["y"])]
+    x64, w64, b64 = (a.astype(np.float64) for a in (x, w, b))
+    xp = np.pad(x64, ((0, 0), (0, 0), (1 + 1, 2 + 0), (2 + 0, 1 + 1)))
+    c = conv(xp, w64, b64, pad=0)
+    spatial = ((0, 0), (0, 0), (1, 1), (1, 1))
+    cp = np.pad(c, spatial)
+    expected = (mean_pool3(cp) + mean_pool3(np.pad(c, spatial, constant_values=0.5)) +
+                conv(np.pad(c, spatial, mode="reflect"), w64, b64, pad=0) + mean_pool3(cp) +
+                mean_pool3(np.maximum(cp, 0)))
+    write_case(name, nodes, inits, x, expected, opset=13)
+
+
+pads_case("pads_into_conv_and_average_pool")
