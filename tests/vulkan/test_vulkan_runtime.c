@@ -339,11 +339,13 @@ static void test_events_across_devices(void)
 }
 
 /* The stream's statistics count the device's time running its commands,
- * from timestamps around each submission: more than none, no more than the
- * timed events around the same work measure (and at least half of that:
- * nothing else runs between), and within busy_ns. The work (fills and
- * copies of 4 MiB) is queued while a host function holds the
- * stream back, so that the device runs it back to back. */
+ * from timestamps around each submission: none before any work, some after
+ * it, and inside busy_ns. Device time is never compared with the events:
+ * device timestamps and event times come from different clocks, and a
+ * loaded machine orders them any way (CI once saw 7.3 ms of device time
+ * between events 5.7 ms apart). The work (fills and copies of 4 MiB) is
+ * queued while a host function holds the stream back, so that the device
+ * runs it back to back. */
 static void test_stream_device_time(void)
 {
   npu_device *device = vk_test_open_device();
@@ -385,8 +387,7 @@ static void test_stream_device_time(void)
                  "the events, %.2f ms busy (host work too)",
                  ROUNDS, SIZE >> 20, device_ms, elapsed_ms, busy_ms);
   g_assert_cmpfloat(device_ms, >, 0);
-  g_assert_cmpfloat(device_ms, <=, elapsed_ms * 1.01 + 0.1);
-  g_assert_cmpfloat(busy_ms, >=, device_ms);
+  g_assert_cmpfloat(busy_ms, >=, device_ms); /* busy counts host work and device time */
   guint8 last[1];
   NPU_ASSERT_OK(npu_memcpy_d2h(last, b, SIZE - 1, 1));
   g_assert_cmpuint(last[0], ==, ROUNDS - 1);
