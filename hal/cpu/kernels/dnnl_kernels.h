@@ -42,6 +42,12 @@ typedef struct cpu_dnnl_window {
   dnnl_dims_t strides, dilates, pad_begin, pad_end;
 } cpu_dnnl_window;
 
+/* oneDNN's type for an 8-bit tensor of either sign. */
+static inline dnnl_data_type_t cpu_dnnl_8bit(npu_dtype dtype)
+{
+  return dtype == NPU_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
+}
+
 /* The CPU engine, created once; NULL where oneDNN has none. */
 dnnl_engine_t cpu_dnnl_engine(void);
 

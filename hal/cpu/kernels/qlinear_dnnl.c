@@ -28,16 +28,6 @@
 /* QLinearConv's inputs. */
 enum { X, X_SCALE, X_ZERO, W, W_SCALE, W_ZERO, Y_SCALE, Y_ZERO, BIAS };
 
-static bool is_8bit(npu_dtype dtype)
-{
-  return dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8;
-}
-
-static dnnl_data_type_t dnnl_8bit(npu_dtype dtype)
-{
-  return dtype == NPU_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
-}
-
 /* Number of elements of a parameter input. */
 static size_t count_of(const npu_hal_op *op, uint32_t input)
 {
@@ -107,8 +97,8 @@ static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitiv
 static bool takes(const npu_hal_op *op)
 {
   static const uint32_t constants[] = {X_SCALE, X_ZERO, W, W_SCALE, W_ZERO, Y_SCALE, Y_ZERO};
-  if (op->input_count < BIAS || !is_8bit(op->inputs[X].dtype) || !is_8bit(op->inputs[W].dtype) ||
-      !is_8bit(op->outputs[0].dtype))
+  if (op->input_count < BIAS || !cpu_q_is_8bit(op->inputs[X].dtype) ||
+      !cpu_q_is_8bit(op->inputs[W].dtype) || !cpu_q_is_8bit(op->outputs[0].dtype))
     return false;
   for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
     if (!op->input_values[constants[i]] || op->inputs[constants[i]].dtype == NPU_DTYPE_UNDEFINED)
@@ -166,7 +156,7 @@ static bool append_residual(const npu_hal_op *op, const residual_add *r,
   dnnl_memory_desc_t md;
   bool appended =
       dnnl_post_ops_create(&post_ops) == dnnl_success &&
-      dnnl_memory_desc_init_by_tag(&md, g->spatial + 2, g->dst, dnnl_8bit(y->dtype),
+      dnnl_memory_desc_init_by_tag(&md, g->spatial + 2, g->dst, cpu_dnnl_8bit(y->dtype),
                                    cpu_dnnl_layout_tag(&op->fused_inputs[r->input])) ==
           dnnl_success &&
       dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_round, 0, 0) == dnnl_success &&
@@ -216,8 +206,8 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
                                                        {dnnl_acbd, dnnl_acbde, dnnl_acbdef}};
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
-  dnnl_data_type_t src_type = dnnl_8bit(op->inputs[X].dtype);
-  dnnl_data_type_t dst_type = dnnl_8bit(op->outputs[0].dtype);
+  dnnl_data_type_t src_type = cpu_dnnl_8bit(op->inputs[X].dtype);
+  dnnl_data_type_t dst_type = cpu_dnnl_8bit(op->outputs[0].dtype);
   dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type,
                                cpu_dnnl_layout_tag(&op->inputs[X]));
   dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dst_type,
