@@ -146,9 +146,9 @@ typedef struct qdq_output {
   quant_params y;
 } qdq_output;
 
-/* A Conv or (one-group) ConvTranspose in the pattern, and the nodes around
- * it; `transposed`: a ConvTranspose, its weights [C, M, k...] with their
- * parameters along axis 1. */
+/* A Conv or ConvTranspose in the pattern, and the nodes around it;
+ * `transposed`: a ConvTranspose, its weights [C, M/group, k...] with their
+ * parameters along axis 1 (the same ones for each group's channels). */
 typedef struct qdq_conv {
   int32_t conv, x_dequantize, w_dequantize, bias_dequantize;
   qdq_output out;
@@ -240,8 +240,7 @@ static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_
   const npu_graph_node *n = &g->nodes[conv];
   m->transposed = op_is(g, conv, "ConvTranspose");
   if ((!op_is(g, conv, "Conv") && !m->transposed) || n->input_count < 2 ||
-      n->output_count != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0 ||
-      (m->transposed && int_attribute(n, "group", 1) != 1))
+      n->output_count != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0)
     return false;
   int64_t axis = m->transposed ? 1 : 0;
   m->conv = conv;
@@ -256,7 +255,10 @@ static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_
   if (!constant(g, g->nodes[m->w_dequantize].inputs[0], m->w.zero_type, 0, NULL) ||
       w->rank < 3 || w->dims[axis] <= 0)
     return false;
-  m->out_channels = w->dims[axis];
+  int64_t group = m->transposed ? int_attribute(n, "group", 1) : 1;
+  if (group < 1)
+    return false;
+  m->out_channels = w->dims[axis] * group;
   /* The bias: none, float constants, or dequantised int32 constants. */
   int32_t bias = n->input_count > 2 ? n->inputs[2] : -1;
   m->bias_dequantize = -1;
@@ -278,8 +280,8 @@ static float bias_value(const npu_graph *g, int32_t bias, int32_t dequantize, si
 }
 
 /* The int32 bias (of `channels` values) at scale x_scale * w_scale[m] (as
- * ONNX Runtime's quantiser makes it); -1 where a value does not fit, -2 out
- * of memory. */
+ * ONNX Runtime's quantiser makes it; a grouped ConvTranspose's weight scales
+ * repeat per group); -1 where a value does not fit, -2 out of memory. */
 static int32_t quantised_bias(npu_graph *g, int32_t bias, int32_t dequantize,
                               const quant_params *x, const quant_params *w, size_t channels)
 {
@@ -289,7 +291,7 @@ static int32_t quantised_bias(npu_graph *g, int32_t bias, int32_t dequantize,
     return -2;
   }
   for (size_t i = 0; i < channels; i++) {
-    double scale = (double)x->scales[0] * w->scales[w->count > 1 ? i : 0];
+    double scale = (double)x->scales[0] * w->scales[w->count > 1 ? i % w->count : 0];
     double q = nearbyint((double)bias_value(g, bias, dequantize, i) / scale);
     if (!(q >= INT32_MIN && q <= INT32_MAX))
       return -1;

@@ -588,9 +588,16 @@ write_graph("test_qdq_pair_spatial_u8", (2, 8, 5, 6), U8_X, pair("spatial"), 6)
 
 # ---- ConvTranspose: QLinearConvTranspose ---------------------------------------------
 
-def deconv(x, w, bias, stride, pad, output_padding):
-    """NCHW transposed convolution in float64, weights [C, M, kh, kw]
-    (symmetric pads, one group)."""
+def deconv(x, w, bias, stride, pad, output_padding, group=1):
+    """NCHW transposed convolution in float64, weights [C, M/group, kh, kw]
+    (symmetric pads): each group's channels on their own."""
+    if group > 1:
+        cg = x.shape[1] // group
+        mg = w.shape[1]
+        parts = [deconv(x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg],
+                        None if bias is None else bias[g * mg:(g + 1) * mg], stride, pad,
+                        output_padding) for g in range(group)]
+        return np.concatenate(parts, axis=1)
     n, c, h, wd = x.shape
     _, m, kh, kw = w.shape
     full_h = (h - 1) * stride + kh + output_padding
@@ -619,10 +626,10 @@ def qdq_deconv(spec):
         else:
             x = dequantise(quantise(x, *params), params[0], params[1])
         x_scale, x_zero, x_type = params
-        c, m, k = x.shape[1], spec["out"], spec["kernel"]
+        c, m, k, group = x.shape[1], spec["out"], spec["kernel"], spec.get("group", 1)
         stride, pad, output_padding = spec["stride"], spec.get("pad", 0), \
             spec.get("output_padding", 0)
-        w_real = rng.normal(0, 0.3, (c, m, k, k)).astype(np.float32)
+        w_real = rng.normal(0, 0.3, (c, m // group, k, k)).astype(np.float32)
         if spec.get("w_type") == np.uint8:  # zero point 0: values to 255, beyond int8
             w_scale = np.float32(np.abs(w_real).max() / 255)
             w_q = np.rint(np.abs(w_real) / w_scale).astype(np.uint8)
@@ -630,8 +637,9 @@ def qdq_deconv(spec):
             w_in = b.dequantise(b.const("w", w_q), w_scale, np.uint8(0), np.uint8)
         else:
             per_channel = spec.get("per_channel", True)
-            w_scale = (np.abs(w_real).transpose(1, 0, 2, 3).reshape(m, -1).max(axis=1) / 127
-                       ).astype(np.float32) if per_channel else np.float32(np.abs(w_real).max() / 127)
+            w_scale = (np.abs(w_real).transpose(1, 0, 2, 3).reshape(m // group, -1).max(axis=1)
+                       / 127).astype(np.float32) if per_channel \
+                else np.float32(np.abs(w_real).max() / 127)
             w_scale_b = w_scale.reshape(1, -1, 1, 1) if per_channel else w_scale
             w_q = np.clip(np.rint(w_real / w_scale_b), -127, 127).astype(np.int8)
             w_deq = (w_q.astype(np.float32) * w_scale_b).astype(np.float32)
@@ -643,14 +651,15 @@ def qdq_deconv(spec):
             bias_real = rng.normal(0, 0.5, m).astype(np.float32)
             inputs.append(b.const("b", bias_real))
         elif spec.get("bias") == "int32":
-            b_scale = (np.float32(x_scale) * w_scale).astype(np.float32) * np.ones(m, np.float32)
+            b_scale = np.tile((np.float32(x_scale) * w_scale).astype(np.float32),
+                              group if np.ndim(w_scale) else m)
             b_q = np.rint(rng.normal(0, 0.5, m) / b_scale).astype(np.int32)
             bias_real = dequantise(b_q, b_scale, 0)
             inputs.append(b.dequantise(b.const("bq", b_q), b_scale, np.zeros(m, np.int32),
                                        np.int32, axis=0))
         y = b.node("ConvTranspose", inputs, kernel_shape=[k, k], strides=[stride, stride],
-                   pads=[pad] * 4, output_padding=[output_padding] * 2)
-        real = deconv(x, w_deq, bias_real, stride, pad, output_padding)
+                   pads=[pad] * 4, output_padding=[output_padding] * 2, group=group)
+        real = deconv(x, w_deq, bias_real, stride, pad, output_padding, group)
         y_type, y_zero = spec.get("y_type", np.uint8), spec.get("y_zero", 0)
         if spec.get("relu"):
             y = b.node("Relu", [y])
@@ -672,6 +681,11 @@ write_graph("test_qdq_conv_transpose_overlap_s8", (2, 16, 5, 6), (0.02, -3, np.i
             qdq_deconv({"out": 16, "kernel": 3, "stride": 2, "pad": 1, "output_padding": 1,
                         "bias": "float", "per_channel": False, "y_type": np.int8,
                         "y_zero": 9}), 3)
+# Four groups of 4 -> 6 channels, weights per channel (the 6 scales of axis 1
+# shared by the groups), int32 bias per output channel, u8 with a zero point.
+write_graph("test_qdq_conv_transpose_groups_u8", (1, 16, 5, 4), U8_X,
+            qdq_deconv({"out": 24, "kernel": 3, "stride": 2, "pad": 1, "group": 4,
+                        "bias": "int32", "y_zero": 60}), 3)
 # uint8 weights of zero point 0 up to 255: the reference loops, one output channel.
 write_graph("test_qdq_conv_transpose_u8_weights", (1, 8, 4, 5), U8_X,
             qdq_deconv({"out": 1, "kernel": 2, "stride": 2, "y_zero": 100,
