@@ -47,46 +47,6 @@ static bool takes(const npu_hal_op *op)
          (b_zeros == 1 || b_zeros == columns);
 }
 
-/* B less its zero points, as int8 [K, N]; false when a value does not fit. */
-static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
-{
-  const npu_hal_tensor_desc *b = &op->inputs[B];
-  size_t n = cpu_tensor_elements(b), columns = (size_t)b->dims[1], zeros = count_of(op, B_ZERO);
-  for (size_t i = 0; i < n; i++) {
-    int32_t v = cpu_q_load(op->input_values[B], i, b->dtype) -
-                cpu_q_load(op->input_values[B_ZERO], zeros > 1 ? i % columns : 0, b->dtype);
-    if (v < INT8_MIN || v > INT8_MAX)
-      return false;
-    out[i] = (int8_t)v;
-  }
-  return true;
-}
-
-/* oneDNN's output scales (per tensor or per column) and A's and Y's zero
- * points on top of `attr`. */
-static bool set_quantisation(const npu_hal_op *op, dnnl_primitive_attr_t attr)
-{
-  size_t b_scales = count_of(op, B_SCALE);
-  float *scales = malloc(b_scales * sizeof *scales);
-  if (!scales)
-    return false;
-  float as = *(const float *)op->input_values[A_SCALE];
-  float ys = *(const float *)op->input_values[Y_SCALE];
-  const float *bs = op->input_values[B_SCALE];
-  for (size_t n = 0; n < b_scales; n++)
-    scales[n] = as * bs[n] / ys;
-  int32_t a_zero = cpu_q_load(op->input_values[A_ZERO], 0, op->inputs[A_ZERO].dtype);
-  int32_t y_zero = cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype);
-  bool set = dnnl_primitive_attr_set_output_scales(attr, (dnnl_dim_t)b_scales,
-                                                   b_scales > 1 ? 1 << 1 : 0, scales) == dnnl_success &&
-             (a_zero == 0 || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0,
-                                                                 &a_zero) == dnnl_success) &&
-             (y_zero == 0 || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0,
-                                                                 &y_zero) == dnnl_success);
-  free(scales);
-  return set;
-}
-
 static npu_status build_qlinear_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 {
   dnnl_engine_t engine = cpu_dnnl_engine();
@@ -110,27 +70,17 @@ static npu_status build_qlinear_matmul(const npu_hal_op *op, npu_hal_kernel *k)
   dnnl_memory_desc_init_by_tag(&y_md, 2, y_dims, cpu_dnnl_8bit(y->dtype), dnnl_ab);
   dnnl_memory_desc_init_by_tag(&bias_md, 2, bias_dims, dnnl_s32, dnnl_ab);
 
-  cpu_dnnl_params *p = calloc(1, sizeof *p);
-  int8_t *weights = malloc(cpu_tensor_elements(b));
+  cpu_dnnl_params *p = NULL;
+  int8_t *weights = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  npu_status status = NPU_OK;
-  if (!p || !weights) {
-    free(p);
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
-    goto done;
-  }
-  k->params = p;
-  k->free_params = cpu_dnnl_free_params;
-  p->bias_input = BIAS;
-  if (!weights_without_zero(op, weights)) {
-    status = cpu_unsupported(op, "B less its zero point does not fit int8");
-    goto done;
-  }
-  status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
+  npu_status status = cpu_qdnnl_start(op, 1, (size_t)columns, k, &p, &weights);
+  if (status == NPU_OK)
+    status = cpu_dnnl_make_attributes(op, NULL, p, &attr);
   if (status != NPU_OK)
     goto done;
-  if (!set_quantisation(op, attr)) {
+  int32_t y_zero = cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype);
+  if (!cpu_qdnnl_set_quantisation(op, count_of(op, B_SCALE), y_zero, attr)) {
     status = cpu_unsupported(op, "oneDNN takes no such scales or zero points");
     goto done;
   }
@@ -143,18 +93,8 @@ static npu_status build_qlinear_matmul(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "oneDNN has no fast int8 matmul for these shapes");
     goto done;
   }
-  /* (weights: a copy of our own, freed below: not lasting) */
-  cpu_weights_id id = cpu_packed_weights_identify(weights, cpu_tensor_elements(b));
-  status = cpu_dnnl_pack_weights(op, B, weights, &id, false, pd, &user_b_md, k, p);
-  if (status != NPU_OK)
-    goto done;
-  s = cpu_dnnl_make_primitive(pd, &a_md, &a_md, &y_md, &y_md, p, k);
-  if (s == dnnl_success && has_bias)
-    s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
-  if (s != dnnl_success)
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
-                           op->op_type);
-  k->run = cpu_dnnl_run;
+  status = cpu_qdnnl_complete(op, B, weights, &user_b_md, pd, &a_md, &a_md, &y_md, &y_md,
+                              has_bias ? &bias_md : NULL, k, p);
 done:
   free(weights);
   if (pd)
