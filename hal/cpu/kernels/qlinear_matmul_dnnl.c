@@ -16,7 +16,6 @@
  * B computed at run time, A's parameters per row, weights that do not fit
  * int8: refused, the reference loops (integer_ops.c) run them. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "dnnl_kernels.h"
 #include "quant_kernels.h"
