@@ -145,6 +145,9 @@ static const npu_op_schema schemas[] = {
      QUANT},
     {"QLinearGlobalAveragePool", 5, 5, 1, 1, 1, MICROSOFT, .min_rank = 3, QUANT},
     {"QLinearMatMul", 8, 8, 1, 1, 10, QUANT},
+    /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): QLinearMatMul's
+     * inputs, then an int32 bias per column of B at scale a_scale * b_scale. */
+    {"QLinearMatMulBias", 9, 9, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): QLinearSigmoid's
      * inputs, then the 256 output values of the input's every byte value. */
     {"QLinearLookup", 6, 6, 1, 1, 1, .domain = "ai.gst-npu", QUANT},

@@ -8,7 +8,9 @@
  * agree within one quantisation step. An activation folds only where it is
  * exactly the saturation QLinearConv does anyway: Relu when y's zero point
  * is the type's lowest value, Clip when its bounds quantise at or beyond
- * the type's range. The other int8 operators compute the reference's float
+ * the type's range. MatMul and Gemm are the same sum with the weights'
+ * columns as output channels (QLinearMatMul, QLinearMatMulBias). The other
+ * int8 operators compute the reference's float
  * arithmetic between the same roundings (QLinearAdd, QLinearConcat, the
  * table of QLinearLookup), or move 8-bit values whose parameters do not
  * change (MaxPool, Split, Concat), which quantising what was dequantised
@@ -144,9 +146,9 @@ typedef struct qdq_output {
   quant_params y;
 } qdq_output;
 
-/* A Conv or (one-group) ConvTranspose in the pattern, and the nodes around
- * it; `transposed`: a ConvTranspose, its weights [C, M, k...] with their
- * parameters along axis 1. */
+/* A Conv or ConvTranspose in the pattern, and the nodes around it;
+ * `transposed`: a ConvTranspose, its weights [C, M/group, k...] with their
+ * parameters along axis 1 (the same ones for each group's channels). */
 typedef struct qdq_conv {
   int32_t conv, x_dequantize, w_dequantize, bias_dequantize;
   qdq_output out;
@@ -214,13 +216,31 @@ static int32_t dequantized_input(const npu_graph *g, int32_t node, uint32_t inpu
                                                                                  : -1;
 }
 
+/* Whether `bias` is `channels` float constants or int32 ones dequantised
+ * (per tensor or per channel, zero points 0); `dequantize`: the latter's
+ * DequantizeLinear, else -1. */
+static bool bias_matches(const npu_graph *g, int32_t bias, size_t channels, int32_t *dequantize)
+{
+  *dequantize = g->tensors[bias].producer;
+  if (constant(g, bias, NPU_DTYPE_FLOAT32, channels, NULL)) {
+    *dequantize = -1;
+    return true;
+  }
+  if (!op_is(g, *dequantize, "DequantizeLinear"))
+    return false;
+  const npu_graph_node *d = &g->nodes[*dequantize];
+  return d->input_count >= 2 && constant(g, d->inputs[0], NPU_DTYPE_INT32, channels, NULL) &&
+         (constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, 1, NULL) ||
+          constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, channels, NULL)) &&
+         (d->input_count < 3 || d->inputs[2] < 0 || all_zero(g, d->inputs[2]));
+}
+
 static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_conv *m)
 {
   const npu_graph_node *n = &g->nodes[conv];
   m->transposed = op_is(g, conv, "ConvTranspose");
   if ((!op_is(g, conv, "Conv") && !m->transposed) || n->input_count < 2 ||
-      n->output_count != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0 ||
-      (m->transposed && int_attribute(n, "group", 1) != 1))
+      n->output_count != 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0)
     return false;
   int64_t axis = m->transposed ? 1 : 0;
   m->conv = conv;
@@ -235,54 +255,49 @@ static bool match(const npu_graph *g, const npu_consumers *c, int32_t conv, qdq_
   if (!constant(g, g->nodes[m->w_dequantize].inputs[0], m->w.zero_type, 0, NULL) ||
       w->rank < 3 || w->dims[axis] <= 0)
     return false;
-  m->out_channels = w->dims[axis];
+  int64_t group = m->transposed ? int_attribute(n, "group", 1) : 1;
+  if (group < 1)
+    return false;
+  m->out_channels = w->dims[axis] * group;
   /* The bias: none, float constants, or dequantised int32 constants. */
   int32_t bias = n->input_count > 2 ? n->inputs[2] : -1;
-  m->bias_dequantize = bias >= 0 ? g->tensors[bias].producer : -1;
-  if (bias >= 0 && !constant(g, bias, NPU_DTYPE_FLOAT32, (size_t)m->out_channels, NULL)) {
-    if (!op_is(g, m->bias_dequantize, "DequantizeLinear"))
-      return false;
-    const npu_graph_node *d = &g->nodes[m->bias_dequantize];
-    if (d->input_count < 2 || !constant(g, d->inputs[0], NPU_DTYPE_INT32, (size_t)m->out_channels, NULL) ||
-        (!constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, 1, NULL) &&
-         !constant(g, d->inputs[1], NPU_DTYPE_FLOAT32, (size_t)m->out_channels, NULL)) ||
-        (d->input_count > 2 && d->inputs[2] >= 0 && !all_zero(g, d->inputs[2])))
-      return false;
-  }
-  return match_output(g, c, conv, &m->out);
+  m->bias_dequantize = -1;
+  return (bias < 0 || bias_matches(g, bias, (size_t)m->out_channels, &m->bias_dequantize)) &&
+         match_output(g, c, conv, &m->out);
 }
 
-/* Bias value m as a float: a constant, or an int32 one dequantised. */
-static float bias_value(const npu_graph *g, const qdq_conv *m, size_t channel)
+/* Bias value `channel` as a float: a constant, or an int32 one dequantised
+ * (by `dequantize`). */
+static float bias_value(const npu_graph *g, int32_t bias, int32_t dequantize, size_t channel)
 {
-  int32_t bias = g->nodes[m->conv].inputs[2];
-  if (m->bias_dequantize < 0 || g->tensors[bias].constant)
+  if (dequantize < 0 || g->tensors[bias].constant)
     return ((const float *)g->tensors[bias].data)[channel];
-  const npu_graph_node *d = &g->nodes[m->bias_dequantize];
+  const npu_graph_node *d = &g->nodes[dequantize];
   int32_t q = ((const int32_t *)g->tensors[d->inputs[0]].data)[channel];
   const npu_graph_tensor *scales = &g->tensors[d->inputs[1]];
   bool per_channel = scales->data_size > sizeof(float);
   return (float)q * ((const float *)scales->data)[per_channel ? channel : 0];
 }
 
-/* The int32 bias at scale x_scale * w_scale[m] (as ONNX Runtime's
- * quantiser makes it); -1 where a value does not fit, -2 out of memory. */
-static int32_t quantised_bias(npu_graph *g, const qdq_conv *m)
+/* The int32 bias (of `channels` values) at scale x_scale * w_scale[m] (as
+ * ONNX Runtime's quantiser makes it; a grouped ConvTranspose's weight scales
+ * repeat per group); -1 where a value does not fit, -2 out of memory. */
+static int32_t quantised_bias(npu_graph *g, int32_t bias, int32_t dequantize,
+                              const quant_params *x, const quant_params *w, size_t channels)
 {
-  size_t channels = (size_t)m->out_channels;
   int32_t *values = malloc(channels * sizeof *values);
   if (!values || !npu_graph_own(g, values)) {
     free(values);
     return -2;
   }
   for (size_t i = 0; i < channels; i++) {
-    double scale = (double)m->x.scales[0] * m->w.scales[m->w.count > 1 ? i : 0];
-    double q = nearbyint((double)bias_value(g, m, i) / scale);
+    double scale = (double)x->scales[0] * w->scales[w->count > 1 ? i % w->count : 0];
+    double q = nearbyint((double)bias_value(g, bias, dequantize, i) / scale);
     if (!(q >= INT32_MIN && q <= INT32_MAX))
       return -1;
     values[i] = (int32_t)q;
   }
-  int64_t dims[1] = {m->out_channels};
+  int64_t dims[1] = {(int64_t)channels};
   int32_t tensor = npu_graph_add_constant(g, "qdq_bias", NPU_DTYPE_INT32, values, dims, 1);
   return tensor < 0 ? -2 : tensor;
 }
@@ -327,7 +342,8 @@ static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
 {
   int32_t bias = -1;
   if (g->nodes[m->conv].input_count > 2 && g->nodes[m->conv].inputs[2] >= 0) {
-    bias = quantised_bias(g, m);
+    bias = quantised_bias(g, g->nodes[m->conv].inputs[2], m->bias_dequantize, &m->x, &m->w,
+                          (size_t)m->out_channels);
     if (bias == -1)
       return NPU_OK; /* the Conv stays in float */
     if (bias == -2)
@@ -343,6 +359,124 @@ static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
                                 bias >= 0 ? 9 : 8, &m->out)
                        : become(g, m->conv, NULL, "QLinearConv", inputs, bias >= 0 ? 9 : 8,
                                 &m->out);
+}
+
+/* A MatMul or Gemm in the pattern: DQ(x) times DQ(constant 2-D weights,
+ * per tensor or per output column), a bias (Gemm's C or a following Add of
+ * one constant per column), then as a Conv's output. */
+typedef struct qdq_matmul {
+  int32_t node, x_dequantize, w_dequantize;
+  int32_t bias, bias_dequantize, bias_add; /* -1: none */
+  qdq_output out;
+  quant_params x, w;
+  int64_t columns;
+  bool transposed; /* Gemm's transB: weights [N, K] */
+} qdq_matmul;
+
+/* Whether Add `node` adds one constant per column (shaped [N] or [1, ..,
+ * N], no more axes than the product has) to `tensor`; its constant then. */
+static int32_t column_addend(const npu_graph *g, int32_t node, int32_t tensor, size_t columns,
+                             uint32_t min_rank)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0)
+    return -1;
+  int32_t addend = n->inputs[0] == tensor ? n->inputs[1] : n->inputs[0];
+  if (n->inputs[0] != tensor && n->inputs[1] != tensor)
+    return -1;
+  const npu_graph_tensor *t = addend >= 0 ? &g->tensors[addend] : NULL;
+  if (!t || !constant(g, addend, NPU_DTYPE_FLOAT32, columns, NULL) || t->rank < 1 ||
+      t->rank > min_rank || t->dims[t->rank - 1] != (int64_t)columns)
+    return -1;
+  return addend;
+}
+
+static bool match_matmul(const npu_graph *g, const npu_consumers *c, int32_t node,
+                         qdq_matmul *m)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  bool gemm = op_is(g, node, "Gemm");
+  if ((!gemm && !op_is(g, node, "MatMul")) || n->input_count < 2 || n->output_count != 1 ||
+      n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0 ||
+      (gemm && (int_attribute(n, "transA", 0) != 0 || float_attribute(n, "alpha", 1) != 1)))
+    return false;
+  m->node = node;
+  m->transposed = gemm && int_attribute(n, "transB", 0) != 0;
+  m->x_dequantize = dequantized_input(g, node, 0, &m->x);
+  m->w_dequantize = g->tensors[n->inputs[1]].producer;
+  if (m->x_dequantize < 0 || !op_is(g, m->w_dequantize, "DequantizeLinear") ||
+      !read_params_along(g, m->w_dequantize, 0, m->transposed ? 0 : 1, &m->w))
+    return false;
+  int32_t weights = g->nodes[m->w_dequantize].inputs[0];
+  const npu_graph_tensor *w = &g->tensors[weights];
+  if (!constant(g, weights, m->w.zero_type, 0, NULL) || w->rank != 2 || w->dims[0] <= 0 ||
+      w->dims[1] <= 0)
+    return false;
+  m->columns = w->dims[m->transposed ? 0 : 1];
+  /* The bias: Gemm's C (beta 1), or an Add after the product. */
+  m->bias = gemm && n->input_count > 2 ? n->inputs[2] : -1;
+  m->bias_dequantize = m->bias_add = -1;
+  if (m->bias >= 0 && (float_attribute(n, "beta", 1) != 1 ||
+                       !bias_matches(g, m->bias, (size_t)m->columns, &m->bias_dequantize)))
+    return false;
+  int32_t product = n->outputs[0], next = only_reader(g, c, product);
+  if (m->bias < 0 && op_is(g, next, "Add")) {
+    const npu_graph_tensor *x = &g->tensors[g->nodes[m->x_dequantize].inputs[0]];
+    uint32_t rank = gemm ? 2 : x->has_shape ? x->rank : 2; /* (the product's rank at least) */
+    m->bias = column_addend(g, next, product, (size_t)m->columns, rank);
+    if (m->bias >= 0)
+      m->bias_add = next;
+  }
+  return match_output(g, c, m->bias_add >= 0 ? m->bias_add : node, &m->out);
+}
+
+/* Gemm's transposed weights [N, K] as a new constant [K, N]; -1 out of memory. */
+static int32_t transposed_weights(npu_graph *g, const qdq_matmul *m)
+{
+  const npu_graph_tensor *w = &g->tensors[g->nodes[m->w_dequantize].inputs[0]];
+  int64_t rows = w->dims[0], depth = w->dims[1];
+  const uint8_t *from = w->data; /* (8-bit of either sign: moved as bytes) */
+  npu_dtype dtype = w->dtype;
+  uint8_t *to = npu_graph_calloc(g, (size_t)(rows * depth), 1);
+  if (!to)
+    return -1;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = 0; k < depth; k++)
+      to[k * rows + r] = from[r * depth + k];
+  int64_t dims[2] = {depth, rows};
+  return npu_graph_add_constant(g, "qdq_weights_t", dtype, to, dims, 2);
+}
+
+/* The product becomes QLinearMatMul, or with a bias gst-npu's
+ * QLinearMatMulBias, writing the QuantizeLinear's output; its weights
+ * [K, N] with their parameters along the columns. */
+static npu_status rewrite_matmul(npu_graph *g, const qdq_matmul *m)
+{
+  int32_t bias = -1;
+  if (m->bias >= 0) {
+    bias = quantised_bias(g, m->bias, m->bias_dequantize, &m->x, &m->w, (size_t)m->columns);
+    if (bias == -1)
+      return NPU_OK; /* it stays in float */
+    if (bias == -2)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
+                           g->nodes[m->node].proto->op_type);
+  }
+  int32_t weights = m->transposed ? transposed_weights(g, m)
+                                  : g->nodes[m->w_dequantize].inputs[0];
+  if (weights < 0)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Gemm");
+  const npu_graph_node *x = &g->nodes[m->x_dequantize], *w = &g->nodes[m->w_dequantize];
+  const npu_graph_node *q = &g->nodes[m->out.quantize];
+  int32_t inputs[9] = {x->inputs[0], x->inputs[1], x->inputs[2], weights, w->inputs[1],
+                       w->inputs[2], q->inputs[1], q->inputs[2], bias};
+  if (m->bias_add >= 0)
+    g->nodes[m->bias_add].folded = true;
+  npu_status status = bias >= 0 ? become(g, m->node, "ai.gst-npu", "QLinearMatMulBias", inputs,
+                                         9, &m->out)
+                                : become(g, m->node, NULL, "QLinearMatMul", inputs, 8, &m->out);
+  if (status == NPU_OK) /* (Gemm's attributes are no QLinearMatMul's; the proto is a copy) */
+    ((Onnx__NodeProto *)g->nodes[m->node].proto)->n_attribute = 0;
+  return status;
 }
 
 static bool same_params(const quant_params *a, const quant_params *b)
@@ -898,8 +1032,11 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
    * the tensors it folds away, which no other match looks at.) */
   for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
     qdq_conv m;
+    qdq_matmul mm;
     if (match(g, &c, (int32_t)i, &m))
       status = rewrite_conv(g, &m);
+    else if (match_matmul(g, &c, (int32_t)i, &mm))
+      status = rewrite_matmul(g, &mm);
     else if (op_is(g, (int32_t)i, "Add"))
       status = rewrite_add(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "MaxPool"))

@@ -12,9 +12,14 @@
  * output channel) and whose output, through at most one Relu or Clip that
  * the output's quantisation makes a saturation, goes only to a per-tensor
  * QuantizeLinear, into QLinearConv (the float bias becomes int32 at scale
- * x_scale * w_scale); a one-group ConvTranspose (weights per tensor or
- * along axis 1, its output channels) the same way into gst-npu's
- * QLinearConvTranspose. With per-tensor DequantizeLinear inputs and such an
+ * x_scale * w_scale); a ConvTranspose (weights per tensor or along axis
+ * 1, its output channels in each group) the same way into gst-npu's
+ * QLinearConvTranspose. A MatMul or Gemm (transA 0, alpha 1) of a
+ * per-tensor DequantizeLinear and constant 2-D weights (per tensor or per
+ * output column; Gemm's transB weights transposed once, here) the same way
+ * into QLinearMatMul, or with a bias (Gemm's C at beta 1, or an Add of one
+ * constant per column after the product) into gst-npu's QLinearMatMulBias.
+ * With per-tensor DequantizeLinear inputs and such an
  * output, the same way: Add -> QLinearAdd; MaxPool (input and output
  * parameters equal) and Split (every output's equal to the input's) -> the
  * same op on 8-bit values; Concat -> Concat of 8-bit values (all parameters

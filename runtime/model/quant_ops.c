@@ -43,6 +43,8 @@ static const quant_op quant_ops[] = {
     {"QLinearConv", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_FIRST}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearMatMul", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_LAST}, {OUTPUT, 6, 7, PER_TENSOR}},
      3},
+    {"QLinearMatMulBias",
+     {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_LAST}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearConvTranspose",
      {{0, 1, 2, PER_TENSOR}, {3, 4, 5, AXIS_SECOND}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
     {"QLinearAdd", {{0, 1, 2, PER_TENSOR}, {3, 4, 5, PER_TENSOR}, {OUTPUT, 6, 7, PER_TENSOR}}, 3},
@@ -178,6 +180,8 @@ static npu_hal_op float_view(const npu_hal_op *op, npu_hal_tensor_desc *inputs,
                                                       : "MatMul";
   inputs[0] = op->inputs[0];
   inputs[1] = op->inputs[w];
+  /* (8-bit of either sign on each side, which MatMul's checks would refuse) */
+  inputs[1].dtype = inputs[0].dtype;
   values[0] = op->input_values[0];
   values[1] = op->input_values[w];
   if (names) {
@@ -233,11 +237,12 @@ npu_status npu_quant_relation(const npu_hal_op *op, const char *const *input_nam
   const char *names[2];
   npu_hal_op view = float_view(op, inputs, values, names, input_names);
   npu_status status = npu_op_validate(npu_op_schema_find(NULL, view.op_type), &view, names, label);
-  if (status != NPU_OK || !conv || !present(op, 8))
+  if (status != NPU_OK || !present(op, 8))
     return status;
   const npu_hal_tensor_desc *bias = &op->inputs[8];
   /* (the view's checks made the group and the weights' shape valid) */
-  int64_t out_channels = strcmp(view.op_type, "ConvTranspose") == 0
+  int64_t out_channels = !conv ? inputs[1].dims[inputs[1].rank - 1]
+                         : strcmp(view.op_type, "ConvTranspose") == 0
                              ? inputs[1].dims[1] * op->attributes.get_int(op->attributes.node,
                                                                          "group", 1)
                              : inputs[1].dims[0];

@@ -588,9 +588,16 @@ write_graph("test_qdq_pair_spatial_u8", (2, 8, 5, 6), U8_X, pair("spatial"), 6)
 
 # ---- ConvTranspose: QLinearConvTranspose ---------------------------------------------
 
-def deconv(x, w, bias, stride, pad, output_padding):
-    """NCHW transposed convolution in float64, weights [C, M, kh, kw]
-    (symmetric pads, one group)."""
+def deconv(x, w, bias, stride, pad, output_padding, group=1):
+    """NCHW transposed convolution in float64, weights [C, M/group, kh, kw]
+    (symmetric pads): each group's channels on their own."""
+    if group > 1:
+        cg = x.shape[1] // group
+        mg = w.shape[1]
+        parts = [deconv(x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg],
+                        None if bias is None else bias[g * mg:(g + 1) * mg], stride, pad,
+                        output_padding) for g in range(group)]
+        return np.concatenate(parts, axis=1)
     n, c, h, wd = x.shape
     _, m, kh, kw = w.shape
     full_h = (h - 1) * stride + kh + output_padding
@@ -619,10 +626,10 @@ def qdq_deconv(spec):
         else:
             x = dequantise(quantise(x, *params), params[0], params[1])
         x_scale, x_zero, x_type = params
-        c, m, k = x.shape[1], spec["out"], spec["kernel"]
+        c, m, k, group = x.shape[1], spec["out"], spec["kernel"], spec.get("group", 1)
         stride, pad, output_padding = spec["stride"], spec.get("pad", 0), \
             spec.get("output_padding", 0)
-        w_real = rng.normal(0, 0.3, (c, m, k, k)).astype(np.float32)
+        w_real = rng.normal(0, 0.3, (c, m // group, k, k)).astype(np.float32)
         if spec.get("w_type") == np.uint8:  # zero point 0: values to 255, beyond int8
             w_scale = np.float32(np.abs(w_real).max() / 255)
             w_q = np.rint(np.abs(w_real) / w_scale).astype(np.uint8)
@@ -630,8 +637,9 @@ def qdq_deconv(spec):
             w_in = b.dequantise(b.const("w", w_q), w_scale, np.uint8(0), np.uint8)
         else:
             per_channel = spec.get("per_channel", True)
-            w_scale = (np.abs(w_real).transpose(1, 0, 2, 3).reshape(m, -1).max(axis=1) / 127
-                       ).astype(np.float32) if per_channel else np.float32(np.abs(w_real).max() / 127)
+            w_scale = (np.abs(w_real).transpose(1, 0, 2, 3).reshape(m // group, -1).max(axis=1)
+                       / 127).astype(np.float32) if per_channel \
+                else np.float32(np.abs(w_real).max() / 127)
             w_scale_b = w_scale.reshape(1, -1, 1, 1) if per_channel else w_scale
             w_q = np.clip(np.rint(w_real / w_scale_b), -127, 127).astype(np.int8)
             w_deq = (w_q.astype(np.float32) * w_scale_b).astype(np.float32)
@@ -643,14 +651,15 @@ def qdq_deconv(spec):
             bias_real = rng.normal(0, 0.5, m).astype(np.float32)
             inputs.append(b.const("b", bias_real))
         elif spec.get("bias") == "int32":
-            b_scale = (np.float32(x_scale) * w_scale).astype(np.float32) * np.ones(m, np.float32)
+            b_scale = np.tile((np.float32(x_scale) * w_scale).astype(np.float32),
+                              group if np.ndim(w_scale) else m)
             b_q = np.rint(rng.normal(0, 0.5, m) / b_scale).astype(np.int32)
             bias_real = dequantise(b_q, b_scale, 0)
             inputs.append(b.dequantise(b.const("bq", b_q), b_scale, np.zeros(m, np.int32),
                                        np.int32, axis=0))
         y = b.node("ConvTranspose", inputs, kernel_shape=[k, k], strides=[stride, stride],
-                   pads=[pad] * 4, output_padding=[output_padding] * 2)
-        real = deconv(x, w_deq, bias_real, stride, pad, output_padding)
+                   pads=[pad] * 4, output_padding=[output_padding] * 2, group=group)
+        real = deconv(x, w_deq, bias_real, stride, pad, output_padding, group)
         y_type, y_zero = spec.get("y_type", np.uint8), spec.get("y_zero", 0)
         if spec.get("relu"):
             y = b.node("Relu", [y])
@@ -672,6 +681,11 @@ write_graph("test_qdq_conv_transpose_overlap_s8", (2, 16, 5, 6), (0.02, -3, np.i
             qdq_deconv({"out": 16, "kernel": 3, "stride": 2, "pad": 1, "output_padding": 1,
                         "bias": "float", "per_channel": False, "y_type": np.int8,
                         "y_zero": 9}), 3)
+# Four groups of 4 -> 6 channels, weights per channel (the 6 scales of axis 1
+# shared by the groups), int32 bias per output channel, u8 with a zero point.
+write_graph("test_qdq_conv_transpose_groups_u8", (1, 16, 5, 4), U8_X,
+            qdq_deconv({"out": 24, "kernel": 3, "stride": 2, "pad": 1, "group": 4,
+                        "bias": "int32", "y_zero": 60}), 3)
 # uint8 weights of zero point 0 up to 255: the reference loops, one output channel.
 write_graph("test_qdq_conv_transpose_u8_weights", (1, 8, 4, 5), U8_X,
             qdq_deconv({"out": 1, "kernel": 2, "stride": 2, "y_zero": 100,
@@ -708,3 +722,100 @@ def batch_norm(y_type):
 # Q, conv1, the normalisation, conv2, Identity.
 write_graph("test_qdq_batch_norm_u8", (1, 8, 7, 9), U8_X, batch_norm(np.uint8), 5)
 write_graph("test_qdq_batch_norm_s8", (2, 8, 5, 6), S8_X, batch_norm(np.int8), 5)
+
+
+# ---- MatMul and Gemm: QLinearMatMul, QLinearMatMulBias ---------------------------------
+
+def qdq_matmul(spec):
+    """DQ(x) x DQ(int8 weights) [+ bias] [-> Relu] -> Q, as npu-quantize and
+    ONNX Runtime's quantiser write it. spec: op ("MatMul", "Gemm"), out
+    (columns), trans_b (Gemm's weights [N, K]), per_channel, bias (None,
+    "float": Gemm's C or an Add after MatMul, "int32": a dequantised C),
+    relu, y_type, y_zero, twice (the product read twice, by an Add of
+    itself: no rewrite)."""
+    def build(b, q, x, params):
+        x = dequantise(quantise(x, *params), params[0], params[1])
+        depth, n = x.shape[-1], spec["out"]
+        trans_b = spec.get("trans_b", False)
+        w_real = rng.normal(0, 0.3, (depth, n)).astype(np.float32)
+        if spec.get("per_channel", True):
+            w_scale = (np.abs(w_real).max(axis=0) / 127).astype(np.float32)
+        else:
+            w_scale = np.float32(np.abs(w_real).max() / 127)
+        w_q = np.clip(np.rint(w_real / w_scale), -127, 127).astype(np.int8)
+        w_deq = (w_q.astype(np.float32) * w_scale).astype(np.float32)
+        axis = (0 if trans_b else 1) if np.ndim(w_scale) else None
+        w_in = b.dequantise(b.const("w", w_q.T.copy() if trans_b else w_q), w_scale,
+                            np.zeros(np.shape(w_scale), np.int8), np.int8, axis=axis)
+        real = (x.astype(np.float64) @ w_deq.astype(np.float64))
+        inputs = [b.dequantise(q, *params), w_in]
+        bias = spec.get("bias")
+        if bias == "int32":
+            b_scale = (np.float32(params[0]) * w_scale).astype(np.float32)
+            b_q = np.rint(rng.normal(0, 0.5, n) / b_scale).astype(np.int32)
+            bias_real = dequantise(b_q, b_scale, 0)
+            inputs.append(b.dequantise(b.const("bq", b_q), b_scale,
+                                       np.zeros(np.shape(b_scale), np.int32), np.int32,
+                                       axis=0 if np.ndim(b_scale) else None))
+        elif bias == "float":
+            bias_real = rng.normal(0, 0.5, n).astype(np.float32)
+        if spec["op"] == "Gemm":
+            if bias == "float":
+                inputs.append(b.const("c", bias_real))
+            y = b.node("Gemm", inputs, transB=int(trans_b))
+        else:
+            y = b.node("MatMul", inputs)
+            if bias == "float":
+                y = b.node("Add", [y, b.const("c", bias_real)])
+        if bias:
+            real = real + bias_real
+        if spec.get("twice"):
+            y = b.node("Add", [y, y])
+            real = real * 2
+        real = real.astype(np.float32)
+        if spec.get("relu"):
+            y = b.node("Relu", [y])
+            real = np.maximum(real, 0)
+        out = (np.float32(np.abs(real).max() / 100), spec.get("y_zero", 0),
+               spec.get("y_type", np.uint8))
+        return b.quantise(y, *out), quantise(real, *out), out
+    return build
+
+
+def activation_product(b, q, x, params):
+    """DQ(x) x DQ(its transpose quantised per column): weights computed at
+    run time with per-channel parameters (no rewrite)."""
+    x = dequantise(quantise(x, *params), params[0], params[1])
+    xt = b.node("Transpose", [b.dequantise(q, *params)], perm=[1, 0])
+    scales = (np.abs(x).max(axis=1) / 127).astype(np.float32)
+    zeros = np.zeros(scales.shape, np.int8)
+    s, z = b.const("s", scales), b.const("z", zeros)
+    w = b.node("DequantizeLinear", [b.node("QuantizeLinear", [xt, s, z], axis=1), s, z], axis=1)
+    w_real = dequantise(quantise(x.T, scales, zeros, np.int8), scales, zeros)
+    real = (x.astype(np.float64) @ w_real.astype(np.float64)).astype(np.float32)
+    out = (np.float32(np.abs(real).max() / 100), 128, np.uint8)
+    return b.quantise(b.node("MatMul", [b.dequantise(q, *params), w]), *out), \
+        quantise(real, *out), out
+
+
+# Q, the int8 product, Identity.
+write_graph("test_qdq_gemm_trans_b_bias_u8", (4, 32), U8_X,
+            qdq_matmul({"op": "Gemm", "out": 24, "trans_b": True, "bias": "float"}), 3)
+write_graph("test_qdq_gemm_int32_bias_relu_s8", (5, 40), S8_X,
+            qdq_matmul({"op": "Gemm", "out": 16, "bias": "int32", "relu": True,
+                        "y_type": np.int8, "y_zero": -128}), 3)
+write_graph("test_qdq_gemm_per_tensor_s8", (3, 16), (0.03, -7, np.int8),
+            qdq_matmul({"op": "Gemm", "out": 8, "trans_b": True, "per_channel": False,
+                        "y_type": np.int8, "y_zero": 11}), 3)
+# [batch, tokens, K] x [K, N] + per-column Add: a transformer's Linear.
+write_graph("test_qdq_matmul_batched_bias_u8", (2, 7, 48), U8_X,
+            qdq_matmul({"op": "MatMul", "out": 40, "bias": "float", "y_zero": 120}), 3)
+write_graph("test_qdq_matmul_batched_relu_s8", (3, 5, 24), S8_X,
+            qdq_matmul({"op": "MatMul", "out": 12, "relu": True, "y_type": np.int8,
+                        "y_zero": -128}), 3)
+# Not rewritten (the float count): the product read twice; weights computed
+# at run time with per-channel parameters.
+write_graph("test_qdq_matmul_read_twice_stays_float", (4, 16), U8_X,
+            qdq_matmul({"op": "MatMul", "out": 8, "twice": True}), 6)
+write_graph("test_qdq_matmul_activation_weights_stay_float", (6, 16), U8_X,
+            activation_product, 9)

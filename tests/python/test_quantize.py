@@ -208,6 +208,29 @@ def test_conv_transpose_quantised_with_its_add_and_batch_norm_folded(tmp_path, c
     assert sqnr_db(*run_both()) > 30
 
 
+def test_grouped_conv_transpose_quantised(tmp_path, capsys):
+    """A ConvTranspose of 2 groups (4 -> 6 channels): int8 weights along axis
+    1 (3 scales, shared by the groups), its bias of 6 values left float, and
+    the QDQ model within 30 dB of fp32."""
+    rng = np.random.default_rng(37)
+    values = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)), "up_w": rng.normal(0, 0.3, (4, 3, 2, 2)),
+              "up_b": rng.normal(0, 0.2, 6)}
+    nodes = [helper.make_node("Conv", ["image", "w"], ["c"], "conv", pads=[1] * 4),
+             helper.make_node("Relu", ["c"], ["r"], "relu"),
+             helper.make_node("ConvTranspose", ["r", "up_w", "up_b"], ["out"], "up",
+                              strides=[2, 2], kernel_shape=[2, 2], group=2)]
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "g", nodes, [1, 6, 16, 16], values)
+    made = producers(qdq)
+    initializers = {i.name: numpy_helper.to_array(i) for i in qdq.graph.initializer}
+    up = next(node for node in qdq.graph.node if node.op_type == "ConvTranspose")
+    weight = made[up.input[1]]
+    assert made[up.input[0]].op_type == weight.op_type == "DequantizeLinear"
+    assert [a.i for a in weight.attribute if a.name == "axis"] == [1]
+    assert initializers[weight.input[1]].shape == (3,)
+    assert up.input[2] == "up_b"
+    assert sqnr_db(*run_both()) > 30
+
+
 def test_sigmoid_input_range_stops_where_it_saturates(tmp_path, capsys):
     """A conv whose wide output (about +-100) only a Sigmoid reads, as
     PP-OCR det's logits: its pair's range is clipped to [-16, 16] (a finer

@@ -1,4 +1,5 @@
-/* oneDNN's int8 QLinearConv (qlinear_dnnl.c) against the exact reference
+/* oneDNN's int8 QLinearConv (qlinear_dnnl.c) and QLinearMatMul
+ * (qlinear_matmul_dnnl.c) against the exact reference
  * loops (integer_ops.c) on random convolutions: shapes, groups and
  * depthwise, strides, pads, dilations, 1-D to 3-D, per-tensor and
  * per-channel weight scales and zero points, uint8 and int8 activations
@@ -64,15 +65,16 @@ static const char *get_string(const void *node, const char *name, const char *fa
   return fallback;
 }
 
-/* A QLinearConv with random values, and the tensors the kernels run on. */
-typedef struct conv_model {
+/* A QLinearConv or QLinearMatMul with random values, and the tensors the
+ * kernels run on. */
+typedef struct qlinear_model {
   conv_attributes attributes;
   npu_hal_tensor_desc inputs[INPUTS], output;
   const void *values[INPUTS];
   void *data[INPUTS];
   npu_hal_window window;
   npu_hal_op op;
-} conv_model;
+} qlinear_model;
 
 static uint32_t rng_state = 17;
 
@@ -108,12 +110,78 @@ static void fill_8bit(npu_hal_tensor_desc *d, void *data, int32_t lo, int32_t hi
     cpu_q_store(data, i, d->dtype, random_between(lo, hi));
 }
 
-static void make_model(const conv_case *c, conv_model *m)
+/* The values of a model whose tensors are described (zero points, bias and
+ * scales shaped per channel or per tensor): x and the zero points random,
+ * the weights within int8 of their zero points (so that oneDNN takes them;
+ * weight i's channel: i / inner % channels), per-channel zero points
+ * around `w_zero`, and the op reading them as constants but for x. */
+static void fill_model(qlinear_model *m, const char *op_type, int64_t window, size_t inner,
+                       int32_t w_zero, bool bias)
+{
+  npu_dtype x_type = m->inputs[X].dtype, w_type = m->inputs[W].dtype, y_type = m->output.dtype;
+  int32_t x_lo, x_hi, w_lo, w_hi, y_lo, y_hi;
+  cpu_q_range(x_type, &x_lo, &x_hi);
+  cpu_q_range(w_type, &w_lo, &w_hi);
+  cpu_q_range(y_type, &y_lo, &y_hi);
+  fill_8bit(&m->inputs[X], m->data[X], x_lo, x_hi);
+  fill_8bit(&m->inputs[X_ZERO], m->data[X_ZERO], x_lo / 2 + x_hi / 4, x_hi / 2);
+  fill_8bit(&m->inputs[Y_ZERO], m->data[Y_ZERO], y_lo / 2, y_hi / 2);
+  size_t zeros = cpu_tensor_elements(&m->inputs[W_ZERO]);
+  for (size_t i = 0; i < zeros; i++)
+    cpu_q_store(m->data[W_ZERO], i, w_type, w_zero + (zeros > 1 ? (int32_t)(i % 3) : 0));
+  for (size_t i = 0; i < cpu_tensor_elements(&m->inputs[W]); i++) {
+    int32_t zero = cpu_q_load(m->data[W_ZERO], zeros > 1 ? i / inner % zeros : 0, w_type);
+    int32_t lo = zero - 128 > w_lo ? zero - 128 : w_lo, hi = zero + 127 < w_hi ? zero + 127 : w_hi;
+    cpu_q_store(m->data[W], i, w_type, random_between(lo, hi));
+  }
+  float *xs = m->data[X_SCALE], *ws = m->data[W_SCALE], *ys = m->data[Y_SCALE];
+  *xs = random_scale(0.02f);
+  for (size_t i = 0; i < cpu_tensor_elements(&m->inputs[W_SCALE]); i++)
+    ws[i] = random_scale(0.005f);
+  /* Outputs spread over some 50 steps either side of y's zero point (the
+   * sums of `window` products of values some 70 steps from zero), so that
+   * both rounding and saturation are tested. */
+  *ys = *xs * 0.005f * 70 * 70 * sqrtf((float)window) / 50;
+  int32_t *biases = m->data[BIAS];
+  for (size_t i = 0; bias && i < cpu_tensor_elements(&m->inputs[BIAS]); i++)
+    biases[i] = random_between(-20000, 20000);
+
+  for (int i = 0; i < INPUTS; i++)
+    m->values[i] = i == X ? NULL : m->data[i]; /* constants but for x */
+  m->op = (npu_hal_op){
+      .op_type = op_type,
+      .opset = 13,
+      .attributes = {&m->attributes, get_int, get_float, get_ints, get_string},
+      .input_count = bias ? INPUTS : BIAS,
+      .output_count = 1,
+      .inputs = m->inputs,
+      .outputs = &m->output,
+      .input_values = m->values,
+  };
+}
+
+/* The tensors' parameters: x's and y's per tensor, the weights' and the
+ * bias's `channels` of them (or one for the weights: per tensor). */
+static void describe_parameters(qlinear_model *m, npu_dtype x_type, npu_dtype w_type,
+                                npu_dtype y_type, int64_t channels, bool per_channel, bool bias)
+{
+  uint32_t params = per_channel ? 1 : 0;
+  m->data[X_SCALE] = describe(&m->inputs[X_SCALE], NPU_DTYPE_FLOAT32, 0, NULL);
+  m->data[Y_SCALE] = describe(&m->inputs[Y_SCALE], NPU_DTYPE_FLOAT32, 0, NULL);
+  m->data[X_ZERO] = describe(&m->inputs[X_ZERO], x_type, 0, NULL);
+  m->data[Y_ZERO] = describe(&m->inputs[Y_ZERO], y_type, 0, NULL);
+  m->data[W_SCALE] = describe(&m->inputs[W_SCALE], NPU_DTYPE_FLOAT32, params, &channels);
+  m->data[W_ZERO] = describe(&m->inputs[W_ZERO], w_type, params, &channels);
+  m->data[BIAS] = describe(&m->inputs[BIAS], bias ? NPU_DTYPE_INT32 : NPU_DTYPE_UNDEFINED, 1,
+                           &channels);
+}
+
+static void make_model(const conv_case *c, qlinear_model *m)
 {
   memset(m, 0, sizeof *m);
   int64_t x_dims[5] = {c->batch, c->channels}, w_dims[5] = {c->out_channels,
                                                             c->channels / c->group};
-  int64_t y_dims[5] = {c->batch, c->out_channels}, per_channel = c->out_channels;
+  int64_t y_dims[5] = {c->batch, c->out_channels};
   int64_t window = c->channels / c->group;
   conv_attributes *a = &m->attributes;
   a->group = c->group;
@@ -128,75 +196,52 @@ static void make_model(const conv_case *c, conv_model *m)
     a->pads[d] = a->pads[c->spatial + d] = c->pad;
     window *= c->kernel[d];
   }
-  uint32_t rank = (uint32_t)c->spatial + 2, params = c->per_channel ? 1 : 0;
+  uint32_t rank = (uint32_t)c->spatial + 2;
   m->data[X] = describe(&m->inputs[X], c->x_type, rank, x_dims);
   m->data[W] = describe(&m->inputs[W], c->w_type, rank, w_dims);
-  m->data[X_SCALE] = describe(&m->inputs[X_SCALE], NPU_DTYPE_FLOAT32, 0, NULL);
-  m->data[Y_SCALE] = describe(&m->inputs[Y_SCALE], NPU_DTYPE_FLOAT32, 0, NULL);
-  m->data[X_ZERO] = describe(&m->inputs[X_ZERO], c->x_type, 0, NULL);
-  m->data[Y_ZERO] = describe(&m->inputs[Y_ZERO], c->y_type, 0, NULL);
-  m->data[W_SCALE] = describe(&m->inputs[W_SCALE], NPU_DTYPE_FLOAT32, params, &per_channel);
-  m->data[W_ZERO] = describe(&m->inputs[W_ZERO], c->w_type, params, &per_channel);
-  m->data[BIAS] = describe(&m->inputs[BIAS], c->bias ? NPU_DTYPE_INT32 : NPU_DTYPE_UNDEFINED, 1,
-                           &per_channel);
+  describe_parameters(m, c->x_type, c->w_type, c->y_type, c->out_channels, c->per_channel,
+                      c->bias);
   g_free(describe(&m->output, c->y_type, rank, y_dims));
-
-  int32_t x_lo, x_hi, w_lo, w_hi, y_lo, y_hi;
-  cpu_q_range(c->x_type, &x_lo, &x_hi);
-  cpu_q_range(c->w_type, &w_lo, &w_hi);
-  cpu_q_range(c->y_type, &y_lo, &y_hi);
-  fill_8bit(&m->inputs[X], m->data[X], x_lo, x_hi);
-  fill_8bit(&m->inputs[X_ZERO], m->data[X_ZERO], x_lo / 2 + x_hi / 4, x_hi / 2);
-  fill_8bit(&m->inputs[Y_ZERO], m->data[Y_ZERO], y_lo / 2, y_hi / 2);
-  /* Weights within int8 of their zero points (so that oneDNN takes them). */
-  size_t zeros = cpu_tensor_elements(&m->inputs[W_ZERO]);
-  for (size_t i = 0; i < zeros; i++)
-    cpu_q_store(m->data[W_ZERO], i, c->w_type, c->w_zero + (c->per_channel ? (int32_t)(i % 3) : 0));
-  size_t per_weight_channel = cpu_tensor_elements(&m->inputs[W]) / (size_t)c->out_channels;
-  for (size_t i = 0; i < cpu_tensor_elements(&m->inputs[W]); i++) {
-    int32_t zero = cpu_q_load(m->data[W_ZERO], zeros > 1 ? i / per_weight_channel : 0, c->w_type);
-    int32_t lo = zero - 128 > w_lo ? zero - 128 : w_lo, hi = zero + 127 < w_hi ? zero + 127 : w_hi;
-    cpu_q_store(m->data[W], i, c->w_type, random_between(lo, hi));
-  }
-  float *xs = m->data[X_SCALE], *ws = m->data[W_SCALE], *ys = m->data[Y_SCALE];
-  *xs = random_scale(0.02f);
-  for (size_t i = 0; i < cpu_tensor_elements(&m->inputs[W_SCALE]); i++)
-    ws[i] = random_scale(0.005f);
-  /* Outputs spread over some 50 steps either side of y's zero point (the
-   * sums of `window` products of values some 70 steps from zero), so that
-   * both rounding and saturation are tested. */
-  *ys = *xs * 0.005f * 70 * 70 * sqrtf((float)window) / 50;
-  int32_t *bias = m->data[BIAS];
-  for (int64_t i = 0; c->bias && i < c->out_channels; i++)
-    bias[i] = random_between(-20000, 20000);
-
-  for (int i = 0; i < INPUTS; i++)
-    m->values[i] = i == X ? NULL : m->data[i]; /* constants but for x */
-  m->op = (npu_hal_op){
-      .op_type = "QLinearConv",
-      .opset = 13,
-      .attributes = {a, get_int, get_float, get_ints, get_string},
-      .input_count = c->bias ? INPUTS : BIAS,
-      .output_count = 1,
-      .inputs = m->inputs,
-      .outputs = &m->output,
-      .input_values = m->values,
-  };
+  fill_model(m, "QLinearConv", window,
+             cpu_tensor_elements(&m->inputs[W]) / (size_t)c->out_channels, c->w_zero, c->bias);
   NPU_ASSERT_OK(npu_window_resolve(&m->op, &m->window, "QLinearConv"));
   m->op.window = &m->window;
 }
 
-static void free_model(conv_model *m)
+/* A QLinearMatMul (QLinearMatMulBias with a bias): A [rows..., K] times
+ * constant B [K, N]. */
+typedef struct matmul_case {
+  uint32_t a_rank;
+  int64_t a_dims[3], columns;
+  npu_dtype a_type, b_type, y_type;
+  bool per_column, bias;
+  int32_t b_zero;
+} matmul_case;
+
+static void make_matmul(const matmul_case *c, qlinear_model *m)
+{
+  memset(m, 0, sizeof *m);
+  int64_t depth = c->a_dims[c->a_rank - 1], b_dims[2] = {depth, c->columns}, y_dims[3];
+  memcpy(y_dims, c->a_dims, sizeof y_dims);
+  y_dims[c->a_rank - 1] = c->columns;
+  m->data[X] = describe(&m->inputs[X], c->a_type, c->a_rank, c->a_dims);
+  m->data[W] = describe(&m->inputs[W], c->b_type, 2, b_dims);
+  describe_parameters(m, c->a_type, c->b_type, c->y_type, c->columns, c->per_column, c->bias);
+  g_free(describe(&m->output, c->y_type, c->a_rank, y_dims));
+  fill_model(m, c->bias ? "QLinearMatMulBias" : "QLinearMatMul", depth, 1, c->b_zero, c->bias);
+}
+
+static void free_model(qlinear_model *m)
 {
   for (int i = 0; i < INPUTS; i++)
     g_free(m->data[i]);
 }
 
-/* A kernel of `table`'s QLinearConv entry, made as the CPU backend makes one. */
+/* A kernel of `table`'s entry for the op, made as the CPU backend makes one. */
 static npu_status make_kernel(const cpu_kernel_entry *table, npu_hal_device *device,
                               const npu_hal_op *op, npu_hal_kernel **out)
 {
-  while (strcmp(table->op_type, "QLinearConv") != 0)
+  while (strcmp(table->op_type, op->op_type) != 0)
     table++;
   npu_hal_kernel *k = g_malloc0(sizeof *k);
   k->device = device;
@@ -225,7 +270,7 @@ static void run_job(void *data)
 }
 
 /* Runs `k` on the model's tensors; its output (caller frees). */
-static void *run_kernel(npu_hal_device *device, const npu_hal_kernel *k, conv_model *m)
+static void *run_kernel(npu_hal_device *device, const npu_hal_kernel *k, qlinear_model *m)
 {
   size_t bytes = cpu_tensor_elements(&m->output);
   size_t workspace = npu_cpu_graph_ops.kernel_workspace(k);
@@ -235,23 +280,23 @@ static void *run_kernel(npu_hal_device *device, const npu_hal_kernel *k, conv_mo
   return run.outputs[0];
 }
 
-/* Runs case `c` through oneDNN and the reference; returns how many output
- * elements differ (by one LSB at most). */
-static size_t compare_case(npu_hal_device *device, const conv_case *c)
+/* Runs model `m` through `fast_table`'s oneDNN kernel and the reference;
+ * returns how many output elements differ (by one LSB at most). */
+static size_t compare_kernels(npu_hal_device *device, qlinear_model *m,
+                              const cpu_kernel_entry *fast_table)
 {
-  conv_model m;
-  make_model(c, &m);
   npu_hal_kernel *fast = NULL, *reference = NULL;
-  NPU_ASSERT_OK(make_kernel(cpu_qdnnl_kernels, device, &m.op, &fast));
-  NPU_ASSERT_OK(make_kernel(cpu_integer_kernels, device, &m.op, &reference));
+  npu_dtype y_type = m->output.dtype;
+  NPU_ASSERT_OK(make_kernel(fast_table, device, &m->op, &fast));
+  NPU_ASSERT_OK(make_kernel(cpu_integer_kernels, device, &m->op, &reference));
   g_assert_true(fast->run == cpu_dnnl_run);
   g_assert_true(npu_cpu_graph_ops.kernel_packed_inputs(fast) == 1u << W);
-  void *got = run_kernel(device, fast, &m), *want = run_kernel(device, reference, &m);
-  size_t n = cpu_tensor_elements(&m.output), differ = 0, saturated = 0;
+  void *got = run_kernel(device, fast, m), *want = run_kernel(device, reference, m);
+  size_t n = cpu_tensor_elements(&m->output), differ = 0, saturated = 0;
   int32_t lo, hi;
-  cpu_q_range(c->y_type, &lo, &hi);
+  cpu_q_range(y_type, &lo, &hi);
   for (size_t i = 0; i < n; i++) {
-    int32_t a = cpu_q_load(got, i, c->y_type), b = cpu_q_load(want, i, c->y_type);
+    int32_t a = cpu_q_load(got, i, y_type), b = cpu_q_load(want, i, y_type);
     if (a != b && abs(a - b) > 1)
       g_error("element %zu of %zu: oneDNN %d, reference %d", i, n, a, b);
     differ += a != b;
@@ -260,7 +305,7 @@ static size_t compare_case(npu_hal_device *device, const conv_case *c)
   g_assert_cmpuint(saturated, <, n / 2); /* the outputs are not all saturated */
   /* Ties are rare with random scales; without a zero point for y there is
    * no addition to round differently. */
-  int32_t y_zero = cpu_q_load(m.data[Y_ZERO], 0, c->y_type);
+  int32_t y_zero = cpu_q_load(m->data[Y_ZERO], 0, y_type);
   if (y_zero == 0)
     g_assert_cmpuint(differ, ==, 0);
   g_assert_cmpuint(differ, <=, n / 1000 + 1);
@@ -268,6 +313,14 @@ static size_t compare_case(npu_hal_device *device, const conv_case *c)
   g_free(want);
   npu_cpu_graph_ops.kernel_destroy(fast);
   npu_cpu_graph_ops.kernel_destroy(reference);
+  return differ;
+}
+
+static size_t compare_case(npu_hal_device *device, const conv_case *c)
+{
+  qlinear_model m;
+  make_model(c, &m);
+  size_t differ = compare_kernels(device, &m, cpu_qdnnl_kernels);
   free_model(&m);
   return differ;
 }
@@ -303,7 +356,7 @@ static void test_refused_weights_fall_back(void)
 {
   npu_hal_device *device = npu_device_hal(shared_device);
   conv_case c = {1, 8, 8, 1, 2, {6, 6}, {3, 3}, 1, 1, 1, U8, U8, U8, false, true, 0};
-  conv_model m;
+  qlinear_model m;
   make_model(&c, &m);
   ((uint8_t *)m.data[W])[0] = 255;
   npu_hal_kernel *k = NULL;
@@ -318,12 +371,62 @@ static void test_refused_weights_fall_back(void)
   free_model(&m);
 }
 
+/* QLinearMatMul and QLinearMatMulBias on oneDNN's int8 matmul against the
+ * reference loops: 2-D and batched A, per-tensor and per-column B, B's zero
+ * points, uint8 and int8 on each side. */
+static void test_matmul_against_reference(void)
+{
+  const matmul_case cases[] = {
+      /* A rank, A dims, N, types, per column, bias, B zero */
+      {2, {4, 64}, 24, U8, S8, U8, true, true, 0},        /* a classifier's fc */
+      {2, {2, 2048}, 1000, S8, S8, U8, true, true, 0},     /* ResNet-50's size */
+      {3, {2, 7, 48}, 40, U8, S8, U8, true, true, 0},      /* [batch, tokens, K] */
+      {3, {1, 5, 32}, 16, S8, S8, S8, false, false, 0},    /* per tensor, no bias */
+      {2, {3, 16}, 8, S8, S8, U8, true, false, 2},         /* B's zero points */
+      {2, {6, 32}, 12, U8, U8, S8, false, true, 128},      /* uint8 B around 128 */
+  };
+  size_t differ = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    qlinear_model m;
+    make_matmul(&cases[i], &m);
+    differ += compare_kernels(npu_device_hal(shared_device), &m, cpu_qmatmul_dnnl_kernels);
+    free_model(&m);
+  }
+  g_test_message("%zu output elements one LSB apart (ties, y's zero point)", differ);
+}
+
+/* B computed at run time, or A's parameters per row: the reference loops. */
+static void test_matmul_refusals(void)
+{
+  npu_hal_device *device = npu_device_hal(shared_device);
+  matmul_case c = {2, {4, 16}, 8, U8, S8, U8, true, false, 0};
+  qlinear_model m;
+  make_matmul(&c, &m);
+  npu_hal_kernel *k = NULL;
+  m.values[W] = NULL;
+  NPU_ASSERT_STATUS(make_kernel(cpu_qmatmul_dnnl_kernels, device, &m.op, &k),
+                    NPU_ERROR_NOT_SUPPORTED);
+  NPU_ASSERT_OK(npu_cpu_graph_ops.kernel_create(device, &m.op, &k));
+  g_assert_true(k->run != cpu_dnnl_run);
+  npu_cpu_graph_ops.kernel_destroy(k);
+  m.values[W] = m.data[W];
+  int64_t rows = 4;
+  g_free(m.data[X_SCALE]);
+  m.data[X_SCALE] = describe(&m.inputs[X_SCALE], NPU_DTYPE_FLOAT32, 1, &rows);
+  m.values[X_SCALE] = m.data[X_SCALE];
+  NPU_ASSERT_STATUS(make_kernel(cpu_qmatmul_dnnl_kernels, device, &m.op, &k),
+                    NPU_ERROR_NOT_SUPPORTED);
+  free_model(&m);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   shared_device = npu_test_open_device();
   g_test_add_func("/qlinear_dnnl/against_reference", test_against_reference);
   g_test_add_func("/qlinear_dnnl/refused_weights_fall_back", test_refused_weights_fall_back);
+  g_test_add_func("/qlinear_dnnl/matmul_against_reference", test_matmul_against_reference);
+  g_test_add_func("/qlinear_dnnl/matmul_refusals", test_matmul_refusals);
   int result = g_test_run();
   NPU_ASSERT_OK(npu_device_release(shared_device));
   return result;

@@ -60,7 +60,8 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_index_map_kernels,
     cpu_scatter_kernels,
     cpu_quantize_kernels,
-    cpu_qdnnl_kernels, /* oneDNN's int8 convolution, before the reference loops */
+    cpu_qdnnl_kernels, /* oneDNN's int8 convolution and matmul, before the reference loops */
+    cpu_qmatmul_dnnl_kernels,
     cpu_integer_kernels,
 };
 
@@ -224,7 +225,8 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   /* (Kernels keep the descs of the first 8 inputs; these read the rest by pointer.) */
   if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0 &&
       strcmp(op->op_type, "QLinearConcat") != 0 && strncmp(op->op_type, "QLinearConv", 11) != 0 &&
-      strcmp(op->op_type, "QLinearBinaryLookup") != 0)
+      strcmp(op->op_type, "QLinearBinaryLookup") != 0 &&
+      strcmp(op->op_type, "QLinearMatMulBias") != 0)
     return cpu_unsupported(op, "more than 8 inputs");
   /* The first table whose kernel accepts this variant wins. */
   npu_status status = cpu_unsupported(op, "no CPU kernel");

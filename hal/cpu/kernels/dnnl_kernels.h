@@ -42,6 +42,12 @@ typedef struct cpu_dnnl_window {
   dnnl_dims_t strides, dilates, pad_begin, pad_end;
 } cpu_dnnl_window;
 
+/* oneDNN's type for an 8-bit tensor of either sign. */
+static inline dnnl_data_type_t cpu_dnnl_8bit(npu_dtype dtype)
+{
+  return dtype == NPU_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
+}
+
 /* The CPU engine, created once; NULL where oneDNN has none. */
 dnnl_engine_t cpu_dnnl_engine(void);
 
@@ -91,5 +97,34 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
                                       const dnnl_memory_desc_t *run_dst,
                                       const dnnl_memory_desc_t *dst, cpu_dnnl_params *p,
                                       npu_hal_kernel *k);
+
+/* The int8 kernels' shared steps (qlinear_dnnl.c, for qlinear_matmul_dnnl.c
+ * too; QLinearConv's and QLinearMatMul's inputs: x, its scale and zero
+ * point, the weights, theirs, y's, the int32 bias). The kernel's params, and
+ * the weights less their zero points as int8 (`weights`, the caller frees;
+ * weight i's channel: i / inner % channels); not supported where one does
+ * not fit. */
+npu_status cpu_qdnnl_start(const npu_hal_op *op, size_t inner, size_t channels, npu_hal_kernel *k,
+                           cpu_dnnl_params **params, int8_t **weights);
+
+/* oneDNN's output scales on `attr`, x_scale * w_scale[m] / y_scale for
+ * `count` output channels (1: per tensor; more: along the destination's
+ * axis 1, the weights' scales repeating when there are fewer), and x's and
+ * y's (`y_zero`) zero points; false where oneDNN refuses them. */
+bool cpu_qdnnl_set_quantisation(const npu_hal_op *op, size_t count, int32_t y_zero,
+                                dnnl_primitive_attr_t attr);
+
+/* The rest of an int8 kernel once
+ * oneDNN chose its primitive `pd`: the weights less their zero points
+ * (`weights`, of launch input `weights_input`, laid out as
+ * `user_weights_md`; the caller's copy) packed as the primitive wants them,
+ * the primitive on the tensors (see cpu_dnnl_make_primitive) and the bias
+ * (`bias_md`, NULL: none); sets the kernel's run. */
+npu_status cpu_qdnnl_complete(const npu_hal_op *op, uint32_t weights_input, const int8_t *weights,
+                              const dnnl_memory_desc_t *user_weights_md, dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *run_src, const dnnl_memory_desc_t *src,
+                              const dnnl_memory_desc_t *run_dst, const dnnl_memory_desc_t *dst,
+                              const dnnl_memory_desc_t *bias_md, npu_hal_kernel *k,
+                              cpu_dnnl_params *p);
 
 #endif

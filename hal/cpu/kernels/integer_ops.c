@@ -1,12 +1,12 @@
 /* Integer convolution and matrix product, exact for every variant ONNX
  * allows: ConvInteger and MatMulInteger (int32 out), QLinearConv and
  * QLinearMatMul (requantised to 8 bits), and the QDQ rewriting's
- * QLinearConvTranspose (weights [C, M/group, k...], their parameters along
+ * QLinearMatMulBias (an int32 bias per column) and QLinearConvTranspose (weights [C, M/group, k...], their parameters along
  * axis 1), int8 or uint8 operands, per-tensor
  * or per-channel weight zero points and scales, weights known or computed
  * at run time. Products accumulate in int32 as (x - x_zero)(w - w_zero);
  * the QLinear ops then scale by x_scale * w_scale / y_scale, round half to
- * even and add y's zero point. oneDNN's int8 kernels (qlinear_dnnl.c) take
+ * even and add y's zero point. oneDNN's int8 kernels (qlinear_dnnl.c, qlinear_matmul_dnnl.c) take
  * the common fast case; these loops take the rest. */
 #include <stdlib.h>
 #include <string.h>
@@ -269,5 +269,6 @@ const cpu_kernel_entry cpu_integer_kernels[] = {
     {"QLinearConv", create_integer},
     {"QLinearConvTranspose", create_integer},
     {"QLinearMatMul", create_integer},
+    {"QLinearMatMulBias", create_integer},
     {NULL, NULL},
 };

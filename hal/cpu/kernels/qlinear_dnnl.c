@@ -28,16 +28,6 @@
 /* QLinearConv's inputs. */
 enum { X, X_SCALE, X_ZERO, W, W_SCALE, W_ZERO, Y_SCALE, Y_ZERO, BIAS };
 
-static bool is_8bit(npu_dtype dtype)
-{
-  return dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8;
-}
-
-static dnnl_data_type_t dnnl_8bit(npu_dtype dtype)
-{
-  return dtype == NPU_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
-}
-
 /* Number of elements of a parameter input. */
 static size_t count_of(const npu_hal_op *op, uint32_t input)
 {
@@ -56,14 +46,12 @@ static uint32_t weight_axis(const npu_hal_op *op)
   return is_transposed(op) ? 1 : 0;
 }
 
-/* The weights less their zero points, as int8 (`out`, one per weight);
- * false when one does not fit. */
-static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
+/* The weights less their zero points, as int8 (`out`, one per weight;
+ * weight i's channel: i / inner % channels); false when one does not fit. */
+static bool weights_without_zero(const npu_hal_op *op, size_t inner, size_t channels, int8_t *out)
 {
   const npu_hal_tensor_desc *w = &op->inputs[W];
-  uint32_t axis = weight_axis(op);
-  size_t n = cpu_tensor_elements(w), channels = (size_t)w->dims[axis];
-  size_t inner = n / (size_t)w->dims[0] / (axis ? channels : 1), zeros = count_of(op, W_ZERO);
+  size_t n = cpu_tensor_elements(w), zeros = count_of(op, W_ZERO);
   for (size_t i = 0; i < n; i++) {
     size_t m = i / inner % channels;
     int32_t v = cpu_q_load(op->input_values[W], i, w->dtype) -
@@ -75,14 +63,27 @@ static bool weights_without_zero(const npu_hal_op *op, int8_t *out)
   return true;
 }
 
-/* oneDNN's output scales (x_scale * w_scale[m] / y_scale, per tensor or
- * per output channel: a transposed convolution's weight scales repeat for
- * each group) and zero points on top of `attr`; the destination's is
- * `y_zero`. */
-static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitive_attr_t attr)
+npu_status cpu_qdnnl_start(const npu_hal_op *op, size_t inner, size_t channels, npu_hal_kernel *k,
+                           cpu_dnnl_params **params, int8_t **weights)
+{
+  cpu_dnnl_params *p = calloc(1, sizeof *p);
+  *weights = malloc(cpu_tensor_elements(&op->inputs[W]));
+  if (!p || !*weights) {
+    free(p);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  }
+  k->params = *params = p;
+  k->free_params = cpu_dnnl_free_params;
+  p->bias_input = BIAS;
+  return weights_without_zero(op, inner, channels, *weights)
+             ? NPU_OK
+             : cpu_unsupported(op, "weights less their zero point do not fit int8");
+}
+
+bool cpu_qdnnl_set_quantisation(const npu_hal_op *op, size_t count, int32_t y_zero,
+                                dnnl_primitive_attr_t attr)
 {
   size_t weight_scales = count_of(op, W_SCALE);
-  size_t count = weight_scales > 1 ? (size_t)op->outputs[0].dims[1] : 1;
   float *scales = malloc(count * sizeof *scales);
   if (!scales)
     return false;
@@ -107,8 +108,8 @@ static bool set_quantisation(const npu_hal_op *op, int32_t y_zero, dnnl_primitiv
 static bool takes(const npu_hal_op *op)
 {
   static const uint32_t constants[] = {X_SCALE, X_ZERO, W, W_SCALE, W_ZERO, Y_SCALE, Y_ZERO};
-  if (op->input_count < BIAS || !is_8bit(op->inputs[X].dtype) || !is_8bit(op->inputs[W].dtype) ||
-      !is_8bit(op->outputs[0].dtype))
+  if (op->input_count < BIAS || !cpu_q_is_8bit(op->inputs[X].dtype) ||
+      !cpu_q_is_8bit(op->inputs[W].dtype) || !cpu_q_is_8bit(op->outputs[0].dtype))
     return false;
   for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
     if (!op->input_values[constants[i]] || op->inputs[constants[i]].dtype == NPU_DTYPE_UNDEFINED)
@@ -166,7 +167,7 @@ static bool append_residual(const npu_hal_op *op, const residual_add *r,
   dnnl_memory_desc_t md;
   bool appended =
       dnnl_post_ops_create(&post_ops) == dnnl_success &&
-      dnnl_memory_desc_init_by_tag(&md, g->spatial + 2, g->dst, dnnl_8bit(y->dtype),
+      dnnl_memory_desc_init_by_tag(&md, g->spatial + 2, g->dst, cpu_dnnl_8bit(y->dtype),
                                    cpu_dnnl_layout_tag(&op->fused_inputs[r->input])) ==
           dnnl_success &&
       dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_round, 0, 0) == dnnl_success &&
@@ -189,6 +190,30 @@ static bool append_residual(const npu_hal_op *op, const residual_add *r,
   p->addend_inputs[0] = op->input_count + r->input;
   p->addend_count = 1;
   return true;
+}
+
+npu_status cpu_qdnnl_complete(const npu_hal_op *op, uint32_t weights_input, const int8_t *weights,
+                              const dnnl_memory_desc_t *user_weights_md, dnnl_primitive_desc_t pd,
+                              const dnnl_memory_desc_t *run_src, const dnnl_memory_desc_t *src,
+                              const dnnl_memory_desc_t *run_dst, const dnnl_memory_desc_t *dst,
+                              const dnnl_memory_desc_t *bias_md, npu_hal_kernel *k,
+                              cpu_dnnl_params *p)
+{
+  /* (weights: the caller's copy, freed after: not lasting) */
+  size_t count = cpu_tensor_elements(&op->inputs[weights_input]);
+  cpu_weights_id id = cpu_packed_weights_identify(weights, count);
+  npu_status status = cpu_dnnl_pack_weights(op, weights_input, weights, &id, false, pd,
+                                            user_weights_md, k, p);
+  if (status != NPU_OK)
+    return status;
+  dnnl_status_t s = cpu_dnnl_make_primitive(pd, run_src, src, run_dst, dst, p, k);
+  if (s == dnnl_success && bias_md)
+    s = dnnl_memory_create(&p->bias, bias_md, cpu_dnnl_engine(), DNNL_MEMORY_NONE);
+  if (s != dnnl_success)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
+                         op->op_type);
+  k->run = cpu_dnnl_run;
+  return NPU_OK;
 }
 
 static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
@@ -216,8 +241,8 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
                                                        {dnnl_acbd, dnnl_acbde, dnnl_acbdef}};
   dnnl_memory_desc_t src_md, dst_md, any_src_md, any_dst_md, user_weights_md, any_weights_md,
       bias_md;
-  dnnl_data_type_t src_type = dnnl_8bit(op->inputs[X].dtype);
-  dnnl_data_type_t dst_type = dnnl_8bit(op->outputs[0].dtype);
+  dnnl_data_type_t src_type = cpu_dnnl_8bit(op->inputs[X].dtype);
+  dnnl_data_type_t dst_type = cpu_dnnl_8bit(op->outputs[0].dtype);
   dnnl_memory_desc_init_by_tag(&src_md, rank, g.src, src_type,
                                cpu_dnnl_layout_tag(&op->inputs[X]));
   dnnl_memory_desc_init_by_tag(&dst_md, rank, g.dst, dst_type,
@@ -230,22 +255,18 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
                                dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&bias_md, 1, g.bias, dnnl_s32, dnnl_a);
 
-  cpu_dnnl_params *p = calloc(1, sizeof *p);
-  int8_t *weights = malloc(cpu_tensor_elements(&op->inputs[W]));
+  /* (the weights' per-channel parameters run along axis 0, or a transposed
+   * one's along axis 1: the same for each group) */
+  const npu_hal_tensor_desc *w = &op->inputs[W];
+  size_t channels = (size_t)w->dims[weight_axis(op)];
+  size_t inner = cpu_tensor_elements(w) / (size_t)w->dims[0] / (transposed ? channels : 1);
+  cpu_dnnl_params *p = NULL;
+  int8_t *weights = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
-  if (!p || !weights) {
-    free(p);
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory creating a kernel");
+  status = cpu_qdnnl_start(op, inner, channels, k, &p, &weights);
+  if (status != NPU_OK)
     goto done;
-  }
-  k->params = p;
-  k->free_params = cpu_dnnl_free_params;
-  p->bias_input = BIAS;
-  if (!weights_without_zero(op, weights)) {
-    status = cpu_unsupported(op, "weights less their zero point do not fit int8");
-    goto done;
-  }
   npu_hal_op unfused = *op; /* (the residual's post-ops are appended here) */
   unfused.activation_count = 0;
   status = cpu_dnnl_make_attributes(&unfused, NULL, p, &attr);
@@ -253,7 +274,8 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
     goto done;
   int32_t y_zero = fused ? residual.y_zero
                          : cpu_q_load(op->input_values[Y_ZERO], 0, op->inputs[Y_ZERO].dtype);
-  if (!set_quantisation(op, y_zero, attr) ||
+  size_t scales = count_of(op, W_SCALE) > 1 ? (size_t)op->outputs[0].dims[1] : 1;
+  if (!cpu_qdnnl_set_quantisation(op, scales, y_zero, attr) ||
       (fused && !append_residual(op, &residual, &g, attr, p))) {
     status = cpu_unsupported(op, "oneDNN takes no such scales, zero points or post-ops");
     goto done;
@@ -275,20 +297,10 @@ static npu_status build_qlinear_conv(const npu_hal_op *op, npu_hal_kernel *k)
     status = cpu_unsupported(op, "the fused Add's tensors are not in oneDNN's layout");
     goto done;
   }
-  /* (weights: a copy of our own, freed below: not lasting) */
-  cpu_weights_id id = cpu_packed_weights_identify(weights, cpu_tensor_elements(&op->inputs[W]));
-  status = cpu_dnnl_pack_weights(op, W, weights, &id, false, pd, &user_weights_md, k, p);
-  if (status != NPU_OK)
-    goto done;
-  s = cpu_dnnl_make_primitive(pd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
-                              &src_md, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
-                              &dst_md, p, k);
-  if (s == dnnl_success && has_bias)
-    s = dnnl_memory_create(&p->bias, &bias_md, engine, DNNL_MEMORY_NONE);
-  if (s != dnnl_success)
-    status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
-                           op->op_type);
-  k->run = cpu_dnnl_run;
+  status = cpu_qdnnl_complete(op, W, weights, &user_weights_md, pd,
+                              dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src_md,
+                              dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), &dst_md,
+                              has_bias ? &bias_md : NULL, k, p);
 done:
   free(weights);
   if (pd)

@@ -11,6 +11,12 @@
 extern const cpu_kernel_entry cpu_quantize_kernels[];
 extern const cpu_kernel_entry cpu_integer_kernels[];
 extern const cpu_kernel_entry cpu_qdnnl_kernels[];
+extern const cpu_kernel_entry cpu_qmatmul_dnnl_kernels[];
+
+static inline bool cpu_q_is_8bit(npu_dtype dtype)
+{
+  return dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8;
+}
 
 /* Element i of an int8, uint8 or int32 tensor. */
 static inline int32_t cpu_q_load(const void *data, size_t i, npu_dtype dtype)

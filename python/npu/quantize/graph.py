@@ -6,8 +6,9 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 # Operators with an int8 form: their data inputs and outputs get Q/DQ pairs,
-# their constant weights per-channel int8 and their bias int32 (ConvTranspose
-# with one group only: see weight_axis).
+# their constant weights per-channel int8 and their bias int32 (a grouped
+# ConvTranspose's weights have M/group channels along axis 1, shared by the
+# groups: its bias of M values stays float, the runtime quantises it).
 QUANTISED_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 # Operators between convolutions that run on int8 with no weights (as ONNX
 # Runtime's quantiser does them): their 4-D float inputs and outputs get Q/DQ
@@ -162,8 +163,7 @@ def make_plan(model, exclude_names=(), exclude_types=(), exclude_depthwise=False
                         plan.same_as[name] = inputs[0]
             continue
         if (node.op_type not in QUANTISED_OPS or position in plan.excluded
-                or not all(is_float(i) for i in node.input[:2])
-                or (node.op_type == "ConvTranspose" and attribute(node, "group", 1) != 1)):
+                or not all(is_float(i) for i in node.input[:2])):
             continue
         plan.nodes.append(position)
         weight = None
