@@ -14,6 +14,7 @@
 
 #include "../runtime/npu_test.h"
 #include "compiling_backend.h"
+#include "held_plan.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/kernels/packed_weights.h"
 #include "model_internal.h"
@@ -816,6 +817,75 @@ static void test_cpu_reshape_slices_deconvolution(void)
   check_batch_replans("replan_deconv.onnx", image, 2, batches, 4, &in_order, 1);
 }
 
+/* A context planned at batch 1 and re-planned at a multiple of it runs its
+ * batch-1 kernels a slice at a time at once, and whole-batch kernels on the
+ * same packed weights once the background compiler has made them
+ * (npu_context_settle): outputs are those of a plan made at that batch
+ * alone before the swap (the background compiler held back) and after it,
+ * and no weights are packed again. A context destroyed while its kernels
+ * wait for the background compiler leaves cleanly. */
+static void check_whole_batch_swapped_in(const char *file, const int64_t image[3],
+                                         size_t weighted)
+{
+  static const int64_t batches[] = {8, 2};
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL);
+  npu_model *model;
+  npu_device *cpu;
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  int64_t dims[NPU_MAX_RANK] = {1, image[0], image[1], image[2]};
+  model_run alone[2] = {{0}};
+  for (size_t b = 0; b < 2; b++) {
+    dims[0] = batches[b];
+    npu_tensor_info shape = input;
+    memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
+    run_model(model, cpu, &shape, &alone[b]);
+  }
+  dims[0] = 1;
+  npu_tensor_info first = input;
+  memcpy(first.dims, dims, first.rank * sizeof dims[0]);
+  npu_context *context;
+  NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
+  size_t packings, bytes;
+  for (size_t b = 0; b < 2; b++) {
+    held_plan plan;
+    hold_background(&plan);
+    dims[0] = batches[b];
+    reshape_to(context, &input, dims);
+    model_run sliced = {0}, whole = {0};
+    run_context(model, cpu, context, &sliced);
+    assert_same_outputs(path, &alone[b], &sliced, 1e-5);
+    release_background(&plan);
+    NPU_ASSERT_OK(npu_context_settle(context));
+    run_context(model, cpu, context, &whole);
+    assert_same_outputs(path, &alone[b], &whole, 1e-5);
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, weighted);
+    model_run_clear(&sliced);
+    model_run_clear(&whole);
+  }
+  held_plan plan;
+  hold_background(&plan);
+  dims[0] = 4;
+  reshape_to(context, &input, dims);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  release_background(&plan);
+  for (size_t b = 0; b < 2; b++)
+    model_run_clear(&alone[b]);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
+static void test_cpu_reshape_swaps_in_whole_batch(void)
+{
+  static const int64_t convs[] = {16, 28, 28}, deconv[] = {16, 20, 20};
+  check_whole_batch_swapped_in("replan_convs.onnx", convs, 5);
+  check_whole_batch_swapped_in("replan_deconv.onnx", deconv, 2);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -838,5 +908,7 @@ int main(int argc, char **argv)
                   test_cpu_reshape_shares_packed_weights);
   g_test_add_func("/partition/cpu-reshape-slices-deconvolution",
                   test_cpu_reshape_slices_deconvolution);
+  g_test_add_func("/partition/cpu-reshape-swaps-in-whole-batch",
+                  test_cpu_reshape_swaps_in_whole_batch);
   return g_test_run();
 }
