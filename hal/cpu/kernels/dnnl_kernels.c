@@ -922,28 +922,28 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
     p->addend_slice_bytes[i] =
         sliced_addend[fused] ? cpu_tensor_elements(&addends[fused]) * sizeof(float) : 0;
   }
-  /* The whole batch on the same packed weights, described as a first plan
-   * at this batch would (where that plan would pack them otherwise, say
-   * Winograd weights for another batch, there is none): compiled in the
-   * background while the slices run, then run instead of them, so that the
-   * plan comes to run as fast as a first plan at this batch. */
+  /* Large slices run about as fast as the whole batch, and stay. A slice
+   * with few output positions leaves the threads too little work each time
+   * (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in slices of
+   * 1): those run in slices only until the whole batch on the same packed
+   * weights, described as a first plan at this batch would, is compiled in
+   * the background, and where that plan would pack them otherwise (say
+   * Winograd weights for another batch), get a primitive of their own for
+   * the whole batch now. (Every layer swapped in this way made a re-plan's
+   * steady runs exactly a first plan's, but describing the whole batches
+   * cost PP-OCRv4 det's re-plan from 1 to 8 twice its CPU time.) */
+  if (positions >= MIN_SLICE_POSITIONS)
+    return NPU_OK;
   compiled_whole = &p->whole_ready;
   npu_status whole_status = build_as_planned(op, &whole, transposed, weights_id, &planned->to);
   compiled_whole = NULL;
-  if (whole_status == NPU_OK) {
-    p->whole = whole.params;
-    if (whole.workspace_bytes > k->workspace_bytes)
-      k->workspace_bytes = whole.workspace_bytes;
-    return NPU_OK;
-  }
-  /* A slice with few output positions leaves the threads too little work
-   * each time (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in
-   * slices of 1): with no whole batch to come, those get a primitive of
-   * their own for the whole batch now. */
-  if (positions < MIN_SLICE_POSITIONS) {
+  if (whole_status != NPU_OK) {
     forget_kernel(k);
     return NPU_ERROR_NOT_SUPPORTED;
   }
+  p->whole = whole.params;
+  if (whole.workspace_bytes > k->workspace_bytes)
+    k->workspace_bytes = whole.workspace_bytes;
   return NPU_OK;
 }
 
