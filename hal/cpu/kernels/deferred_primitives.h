@@ -33,7 +33,9 @@ void cpu_deferred_drop(dnnl_primitive_t *slot);
  * and takes the primitive when ready. */
 bool cpu_deferred_add_background(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
                                  atomic_bool *ready);
-/* Waits until the background compiler has nothing queued or compiling. */
+/* Waits until the background compiler has nothing queued or compiling,
+ * helping with the queue; while a plan is being made on another thread,
+ * only for what is compiling (the queue waits for that plan). */
 void cpu_deferred_wait_background(void);
 /* Compiles what this thread deferred that is still waiting, with the
  * helpers, waits for them, and stops deferring. The first failure is
