@@ -248,6 +248,13 @@ struct npu_hal_graph_ops {
    * them. Optional (NULL: kernel_create returns kernels ready to run). */
   void (*kernels_begin)(npu_hal_device *device);
   npu_status (*kernels_ready)(npu_hal_device *device);
+  /* Kernels that start out running another way (a batch of 8 as 8 runs of
+   * a batch-1 kernel) while their own code is compiled in the background,
+   * at low priority, after kernels_ready, and switch to it between
+   * launches; outputs are the same either way. kernels_settle waits until
+   * every such kernel has switched (the caller may help compile). Optional
+   * (NULL: kernels_ready leaves nothing to wait for). */
+  void (*kernels_settle)(npu_hal_device *device);
   /* Queues the launches, in order, on `stream`; `done` runs after the last. */
   npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
                     const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,

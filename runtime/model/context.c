@@ -290,6 +290,17 @@ NPU_API npu_status npu_context_run_sync(npu_context *ctx, npu_buffer *const *inp
   return status;
 }
 
+NPU_API npu_status npu_context_settle(npu_context *ctx)
+{
+  npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");
+  if (status != NPU_OK)
+    return status;
+  pthread_mutex_lock(&ctx->lock);
+  npu_shape_plan_settle(ctx->current);
+  pthread_mutex_unlock(&ctx->lock);
+  return NPU_OK;
+}
+
 NPU_API npu_status npu_context_get_stats(npu_context *ctx, npu_context_stats *stats)
 {
   npu_status status = npu_handle_check(ctx, NPU_HANDLE_CONTEXT, "context");

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attributes.h"
 #include "fusion.h"
@@ -1342,8 +1343,54 @@ static npu_status finish_kernels(shape_plan *ctx)
   return status;
 }
 
+/* Wall clock and this thread's CPU time, in ms. */
+typedef struct plan_clock {
+  double wall_ms, cpu_ms;
+} plan_clock;
+
+static double clock_ms(clockid_t clock)
+{
+  struct timespec t;
+  clock_gettime(clock, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static plan_clock plan_clock_now(void)
+{
+  return (plan_clock){clock_ms(CLOCK_MONOTONIC), clock_ms(CLOCK_THREAD_CPUTIME_ID)};
+}
+
+/* Ends `phase` (begun at *since) and begins the next one. */
+static void end_phase(shape_plan *ctx, npu_plan_phase phase, plan_clock *since)
+{
+  plan_clock now = plan_clock_now();
+  ctx->stats.plan_phase_ms[phase] += now.wall_ms - since->wall_ms;
+  ctx->stats.plan_phase_cpu_ms[phase] += now.cpu_ms - since->cpu_ms;
+  *since = now;
+}
+
+NPU_API const char *npu_plan_phase_name(npu_plan_phase phase)
+{
+  static const char *const names[NPU_PLAN_PHASE_COUNT] = {
+      [NPU_PLAN_PHASE_SHAPES] = "shapes",   [NPU_PLAN_PHASE_LAYOUTS] = "layouts",
+      [NPU_PLAN_PHASE_KERNELS] = "kernels", [NPU_PLAN_PHASE_MEMORY] = "memory",
+      [NPU_PLAN_PHASE_COMPILE] = "compile"};
+  return (unsigned)phase < NPU_PLAN_PHASE_COUNT ? names[phase] : NULL;
+}
+
+void npu_shape_plan_settle(shape_plan *ctx)
+{
+  npu_device *devices[2];
+  for (size_t d = 0; d < plan_devices(ctx, devices); d++) {
+    const npu_hal_graph_ops *graph = npu_device_backend(devices[d])->graph;
+    if (graph->kernels_settle)
+      graph->kernels_settle(npu_device_hal(devices[d]));
+  }
+}
+
 static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t shape_count)
 {
+  plan_clock phase_start = plan_clock_now();
   const npu_graph *g = ctx->graph;
   for (size_t i = 0; i < g->tensor_count; i++)
     ctx->tensors[i].shadow = -1;
@@ -1379,10 +1426,12 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     if (!g->nodes[index].folded)
       status = infer_node(ctx, fold_stream, index, io, &runs[index]);
   }
+  end_phase(ctx, NPU_PLAN_PHASE_SHAPES, &phase_start);
   if (status == NPU_OK) {
     assign_devices(ctx, runs, io);
     status = choose_layouts(ctx, runs, io);
   }
+  end_phase(ctx, NPU_PLAN_PHASE_LAYOUTS, &phase_start);
   bool *per_op = calloc(g->node_count + 1, sizeof *per_op);
   if (!per_op)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
@@ -1399,9 +1448,7 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     }
     status = add_kernel_launch(ctx, index, io);
   }
-  npu_status ready = finish_kernels(ctx);
-  if (status == NPU_OK)
-    status = ready;
+  end_phase(ctx, NPU_PLAN_PHASE_KERNELS, &phase_start);
   free(per_op);
   free(runs);
   free(io);
@@ -1421,7 +1468,12 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     status = build_launch_refs(ctx);
   if (status == NPU_OK)
     status = pin_unpacked_weights(ctx);
-  return status;
+  end_phase(ctx, NPU_PLAN_PHASE_MEMORY, &phase_start);
+  /* Last, so that the backend's helpers compile while memory is planned
+   * (nothing above runs a kernel). */
+  npu_status ready = finish_kernels(ctx);
+  end_phase(ctx, NPU_PLAN_PHASE_COMPILE, &phase_start);
+  return status == NPU_OK ? ready : status;
 }
 
 /* ---- the plan's interface ---------------------------------------------------------- */

@@ -71,5 +71,8 @@ npu_status npu_shape_plan_queue(shape_plan *plan, npu_stream *stream, npu_buffer
                                 npu_buffer *const *outputs);
 
 const npu_context_stats *npu_shape_plan_stats(const shape_plan *plan);
+/* Waits until the plan's kernels that finish in the background run their
+ * own code (npu_hal_graph_ops.kernels_settle). */
+void npu_shape_plan_settle(shape_plan *plan);
 
 #endif

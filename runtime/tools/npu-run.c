@@ -28,6 +28,14 @@ typedef struct options {
   gboolean json;
 } options;
 
+/* Where a plan's time went: per phase, wall and planning-thread CPU ms
+ * (npu_context_stats), and the CPU time of the process's other threads
+ * meanwhile (a backend's compile helpers). */
+typedef struct plan_phases {
+  double wall_ms[NPU_PLAN_PHASE_COUNT], cpu_ms[NPU_PLAN_PHASE_COUNT];
+  double other_threads_cpu_ms;
+} plan_phases;
+
 typedef struct report {
   double load_ms, plan_ms;
   double plan_cpu_ms;        /* the process's CPU time while planning (other loads do not count) */
@@ -36,7 +44,10 @@ typedef struct report {
   double first_replan_cpu_ms;
   double first_run_ms;       /* the first run after planning (before any warm-up) */
   double planned_run_ms;     /* with --planned-*: the first run at the planned shapes */
+  double settle_ms, settle_cpu_ms; /* after the first run: npu_context_settle */
   char planned[160];         /* the shapes the contexts were planned for first */
+  plan_phases plan_phases;   /* the first context's first plan, per phase */
+  plan_phases replan_phases; /* with --planned-*: its re-plan */
   double min_ms, median_ms, p90_ms, max_ms;
   double throughput;         /* inferences per second over all streams */
   double cores_busy;         /* the process's CPU time over the throughput run's wall time */
@@ -299,6 +310,41 @@ static gboolean write_outputs(const options *o, worker *w, uint32_t out_count)
   return TRUE;
 }
 
+/* The phases of the plan `context` holds now, which took `process_cpu`
+ * ms of the process's CPU (one context planned at a time). */
+static plan_phases phases_of(npu_context *context, double process_cpu)
+{
+  npu_context_stats stats;
+  plan_phases p = {0};
+  if (npu_context_get_stats(context, &stats) != NPU_OK)
+    return p;
+  p.other_threads_cpu_ms = process_cpu;
+  for (int i = 0; i < NPU_PLAN_PHASE_COUNT; i++) {
+    p.wall_ms[i] = stats.plan_phase_ms[i];
+    p.cpu_ms[i] = stats.plan_phase_cpu_ms[i];
+    p.other_threads_cpu_ms -= p.cpu_ms[i];
+  }
+  return p;
+}
+
+static void print_phases(const char *title, const plan_phases *p, bool json)
+{
+  if (json) {
+    printf("\"%s\": {", title);
+    for (int i = 0; i < NPU_PLAN_PHASE_COUNT; i++)
+      printf("\"%s\": {\"ms\": %.3f, \"cpu_ms\": %.3f}, ", npu_plan_phase_name(i),
+             p->wall_ms[i], p->cpu_ms[i]);
+    printf("\"other_threads_cpu_ms\": %.3f}, ", p->other_threads_cpu_ms);
+    return;
+  }
+  printf("%-14s", title);
+  for (int i = 0; i < NPU_PLAN_PHASE_COUNT; i++)
+    printf("%s%s %.1f/%.1f", i ? ", " : "", npu_plan_phase_name(i), p->wall_ms[i],
+           p->cpu_ms[i]);
+  printf(" ms (wall/CPU of the planning thread); other threads %.1f ms of CPU\n",
+         p->other_threads_cpu_ms);
+}
+
 static void print_report(const char *model_path, const options *o, const npu_tensor_info *shapes,
                          uint32_t in_count, const report *r)
 {
@@ -312,11 +358,16 @@ static void print_report(const char *model_path, const options *o, const npu_ten
         printf("%s%" PRId64, d ? ", " : "", shapes[i].dims[d]);
       printf("]}");
     }
-    printf("], \"precision\": \"%s\", \"batch\": %d, \"streams\": %d, \"threads\": %d, "
+    printf("], ");
+    print_phases("plan_phases", &r->plan_phases, true);
+    if (o->planned_at || o->planned_shapes)
+      print_phases("replan_phases", &r->replan_phases, true);
+    printf("\"precision\": \"%s\", \"batch\": %d, \"streams\": %d, \"threads\": %d, "
            "\"iterations\": %d, "
            "\"load_ms\": %.3f, \"plan_ms\": %.3f, \"plan_cpu_ms\": %.3f, \"replan_ms\": %.3f, "
            "\"first_replan_ms\": %.3f, \"first_replan_cpu_ms\": %.3f, "
-           "\"planned_run_ms\": %.3f, \"first_run_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
+           "\"planned_run_ms\": %.3f, \"first_run_ms\": %.3f, \"settle_ms\": %.3f, "
+           "\"settle_cpu_ms\": %.3f, \"latency_ms\": {\"min\": %.3f, "
            "\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f}, \"throughput_per_s\": %.2f, \"cores_busy\": %.2f, "
            "\"stream_busy_ms\": %.3f, \"stream_device_ms\": %.3f, \"arena_bytes\": %" PRIu64 ", \"naive_bytes\": %" PRIu64 ", \"constant_bytes\": %"
            PRIu64 ", \"kernels\": %u, \"folded_nodes\": %u, \"fused_nodes\": %u, "
@@ -324,7 +375,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            PRIu64 ", \"compiled_subgraphs\": %u, \"compiled_nodes\": %u, \"allocations_after_warmup\": %" PRIu64 ", \"peak_rss_kib\": %ld}\n",
            npu_precision_name(o->precision), o->batch, o->streams, o->threads, o->iterations,
            r->load_ms, r->plan_ms, r->plan_cpu_ms, r->replan_ms, r->first_replan_ms,
-           r->first_replan_cpu_ms, r->planned_run_ms, r->first_run_ms, r->min_ms,
+           r->first_replan_cpu_ms, r->planned_run_ms, r->first_run_ms, r->settle_ms,
+           r->settle_cpu_ms, r->min_ms,
            r->median_ms, r->p90_ms, r->max_ms, r->throughput, r->cores_busy, r->busy_ms,
            r->device_ms, s->arena_bytes, s->naive_bytes,
            s->constant_bytes, s->kernels, s->folded_nodes, s->fused_nodes,
@@ -352,6 +404,9 @@ static void print_report(const char *model_path, const options *o, const npu_ten
            "shape's)\n", r->planned, r->first_replan_ms,
            r->plan_ms > 0 ? 100.0 * r->first_replan_ms / r->plan_ms : 0, r->first_replan_cpu_ms,
            r->plan_cpu_ms > 0 ? 100.0 * r->first_replan_cpu_ms / r->plan_cpu_ms : 0);
+  print_phases("plan phases:", &r->plan_phases, false);
+  if (o->planned_at || o->planned_shapes)
+    print_phases("re-plan phases:", &r->replan_phases, false);
   if (r->replan_ms >= 0)
     printf("re-planning:  %.1f ms for another batch size (%.0f%% of the first plan; weights "
            "kept)\n", r->replan_ms, r->plan_ms > 0 ? 100.0 * r->replan_ms / r->plan_ms : 0);
@@ -359,6 +414,8 @@ static void print_report(const char *model_path, const options *o, const npu_ten
     printf("planned run:  %.2f ms (the first at the planned shapes, before re-planning)\n",
            r->planned_run_ms);
   printf("first run:    %.2f ms (the first after planning, before warm-up)\n", r->first_run_ms);
+  printf("settled:      %.1f ms later, %.1f ms of CPU (kernels compiled in the background "
+         "swapped in: what follows is the steady state)\n", r->settle_ms, r->settle_cpu_ms);
   printf("latency:      min %.2f  median %.2f  p90 %.2f  max %.2f ms (%d iterations)\n",
          r->min_ms, r->median_ms, r->p90_ms, r->max_ms, o->iterations);
   printf("throughput:   %.1f inferences/s (batch %d, %d stream%s; %.2f cores busy)\n",
@@ -472,6 +529,7 @@ static gboolean measure(const char *model_path, const options *o)
     }
   r.plan_ms = (now_ms() - planned) / o->streams;
   r.plan_cpu_ms = (process_cpu_ms() - planned_cpu) / o->streams;
+  r.plan_phases = phases_of(workers[0].context, r.plan_cpu_ms);
   bool replans = o->planned_at || o->planned_shapes;
   if (replans && !run_at_planned_shapes(device, workers[0].context, in_count, out_count,
                                         &r.planned_run_ms))
@@ -484,12 +542,13 @@ static gboolean measure(const char *model_path, const options *o)
     }
   r.first_replan_ms = (now_ms() - replanned) / o->streams;
   r.first_replan_cpu_ms = (process_cpu_ms() - replanned_cpu) / o->streams;
+  if (replans)
+    r.replan_phases = phases_of(workers[0].context, r.first_replan_cpu_ms);
   size_t at = 0;
   for (uint32_t i = 0; i < in_count && at < sizeof r.planned; i++)
     for (uint32_t d = 0; d < first_shapes[i].rank && at < sizeof r.planned; d++)
       at += (size_t)snprintf(r.planned + at, sizeof r.planned - at, "%s%" PRId64,
                              d ? "x" : i ? " " : "", first_shapes[i].dims[d]);
-  r.replan_ms = measure_replan(model, workers[0].context, shapes, in_count);
   for (uint32_t i = 0; i < in_count; i++)
     if (!input_data(o, &shapes[i], &data[i]))
       goto done;
@@ -503,6 +562,21 @@ static gboolean measure(const char *model_path, const options *o)
   if (!run_once(&workers[0]))
     goto done;
   r.first_run_ms = now_ms() - first_run;
+  double settling = now_ms(), settling_cpu = process_cpu_ms();
+  for (int s = 0; s < o->streams; s++)
+    if (npu_context_settle(workers[s].context) != NPU_OK) {
+      die_status("settling the plan");
+      goto done;
+    }
+  r.settle_ms = now_ms() - settling;
+  r.settle_cpu_ms = process_cpu_ms() - settling_cpu;
+  /* After the figures above, which it would disturb (its background
+   * compiles), and settled too before the steady runs. */
+  r.replan_ms = measure_replan(model, workers[0].context, shapes, in_count);
+  if (npu_context_settle(workers[0].context) != NPU_OK) {
+    die_status("settling the plan");
+    goto done;
+  }
   for (int i = 0; i < o->warmup; i++)
     for (int s = 0; s < o->streams; s++)
       if (!run_once(&workers[s]))

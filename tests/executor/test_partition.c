@@ -14,6 +14,7 @@
 
 #include "../runtime/npu_test.h"
 #include "compiling_backend.h"
+#include "held_plan.h"
 #include "cpu/cpu_internal.h"
 #include "cpu/kernels/packed_weights.h"
 #include "model_internal.h"
@@ -741,6 +742,50 @@ static void assert_batches_match_images(npu_model *model, npu_device *cpu, const
   NPU_ASSERT_OK(npu_context_destroy(context));
 }
 
+/* A context planned at batch 1 and re-planned at a multiple of it runs its
+ * batch-1 kernels a slice at a time at once, and whole-batch kernels on the
+ * same packed weights once the background compiler has made them
+ * (npu_context_settle): outputs are those of a plan made at that batch
+ * alone before the swap (the background compiler held back) and after it,
+ * and no weights are packed again. A context destroyed while its kernels
+ * wait for the background compiler leaves cleanly. */
+static void check_whole_batch_swapped_in(npu_model *model, npu_device *cpu, const char *path,
+                                         const int64_t image[3], size_t weighted,
+                                         const int64_t *batches, size_t count,
+                                         const model_run *alone)
+{
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  int64_t dims[NPU_MAX_RANK] = {1, image[0], image[1], image[2]};
+  npu_context *context;
+  npu_tensor_info first = input;
+  memcpy(first.dims, dims, first.rank * sizeof dims[0]);
+  NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
+  held_plan plan;
+  for (size_t i = 0; i < count; i++) {
+    hold_background(&plan);
+    dims[0] = batches[i];
+    reshape_to(context, &input, dims);
+    model_run sliced = {0}, whole = {0};
+    run_context(model, cpu, context, &sliced);
+    assert_same_outputs(path, &alone[i], &sliced, 1e-5);
+    release_background(&plan);
+    NPU_ASSERT_OK(npu_context_settle(context));
+    run_context(model, cpu, context, &whole);
+    assert_same_outputs(path, &alone[i], &whole, 1e-5);
+    size_t packings, bytes;
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, weighted);
+    model_run_clear(&sliced);
+    model_run_clear(&whole);
+  }
+  hold_background(&plan);
+  dims[0] = 2 * batches[count - 1];
+  reshape_to(context, &input, dims);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  release_background(&plan);
+}
+
 /* One order of re-plans: the first plan's batch, then the others. */
 typedef struct replan_order {
   const int64_t *batches;
@@ -750,7 +795,8 @@ typedef struct replan_order {
 
 /* `file` (of the test models, input shape past the batch: `image`, with
  * `weighted` packings once planned) run at each of `batches` in a plan of
- * its own, then re-planned in each of `orders` against those runs. */
+ * its own, then re-planned from batch 1 before and after the background
+ * swap-in, and in each of `orders`, against those runs. */
 static void check_batch_replans(const char *file, const int64_t image[3], size_t weighted,
                                 const int64_t *batches, size_t count,
                                 const replan_order *orders, size_t order_count)
@@ -773,6 +819,7 @@ static void check_batch_replans(const char *file, const int64_t image[3], size_t
     g_assert_cmpuint(packings, ==, 0);
   }
   assert_batches_match_images(model, cpu, path, image, batches, count, alone);
+  check_whole_batch_swapped_in(model, cpu, path, image, weighted, batches, count, alone);
   for (size_t o = 0; o < order_count; o++)
     replan_in_order(model, cpu, path, image, weighted, orders[o].batches, orders[o].added,
                     orders[o].count, alone, batches);
@@ -816,6 +863,19 @@ static void test_cpu_reshape_slices_deconvolution(void)
   check_batch_replans("replan_deconv.onnx", image, 2, batches, 4, &in_order, 1);
 }
 
+/* The same model at 14x14 (every layer too small for slices to stay):
+ * re-planned from batch 1, its layers run slices of batch 1 until their
+ * whole-batch primitives are swapped in, outputs equal before and after
+ * (check_whole_batch_swapped_in), and no weights are packed again where
+ * oneDNN takes the batch-1 packing for the whole batch. */
+static void test_cpu_reshape_swaps_in_small_layers(void)
+{
+  static const int64_t batches[] = {1, 2, 3, 8, 16}, image[] = {16, 14, 14};
+  static const size_t none_added[] = {0, 0, 0, 0, 0};
+  static const replan_order from_one = {batches, none_added, 5};
+  check_batch_replans("replan_small.onnx", image, 5, batches, 5, &from_one, 1);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -838,5 +898,7 @@ int main(int argc, char **argv)
                   test_cpu_reshape_shares_packed_weights);
   g_test_add_func("/partition/cpu-reshape-slices-deconvolution",
                   test_cpu_reshape_slices_deconvolution);
+  g_test_add_func("/partition/cpu-reshape-swaps-in-small-layers",
+                  test_cpu_reshape_swaps_in_small_layers);
   return g_test_run();
 }

@@ -2,11 +2,15 @@
  * outside a plan a primitive is made at once; inside, each slot is filled
  * by the time the compile step returns (by helper threads, or by the
  * compile step itself) with a primitive that computes what it was
- * described to, and a slot dropped before is left alone. */
+ * described to, and a slot dropped before is left alone. Primitives left
+ * to the background compiler are compiled once no plan is being made, each
+ * slot filled before its ready flag is set, and dropped ones are left
+ * alone. */
 #include <omp.h>
 
 #include "cpu/kernels/deferred_primitives.h"
 #include "cpu/kernels/dnnl_kernels.h"
+#include "held_plan.h"
 #include "npu_test.h"
 
 enum { ELEMENTS = 64 };
@@ -110,6 +114,66 @@ static void test_compiled_by_helpers(void)
   compile_scales(4);
 }
 
+/* Queued while a plan is being made: nothing is compiled until it ends
+ * (the slots stay NULL, the flags false); a dropped one never is; then
+ * waiting compiles the rest, each slot computing its description. Twice:
+ * the queue starts again once done. */
+static void test_compiled_in_the_background(void)
+{
+  enum { COUNT = 6, DROPPED = 2 };
+  for (int round = 0; round < 2; round++) {
+    dnnl_primitive_t slots[COUNT] = {NULL};
+    atomic_bool ready[COUNT];
+    held_plan plan;
+    hold_background(&plan);
+    for (int i = 0; i < COUNT; i++) {
+      atomic_init(&ready[i], false);
+      dnnl_primitive_desc_t pd = describe_scale((float)(i + 2));
+      g_assert_true(cpu_deferred_add_background(pd, &slots[i], &ready[i]));
+      dnnl_primitive_desc_destroy(pd);
+    }
+    g_usleep(20000); /* time for the background thread, were it not held */
+    for (int i = 0; i < COUNT; i++)
+      g_assert_true(slots[i] == NULL && !atomic_load(&ready[i]));
+    cpu_deferred_drop(&slots[DROPPED]);
+    release_background(&plan);
+    cpu_deferred_wait_background();
+    for (int i = 0; i < COUNT; i++) {
+      g_assert_true(atomic_load(&ready[i]) == (i != DROPPED));
+      if (i == DROPPED) {
+        g_assert_null(slots[i]);
+        continue;
+      }
+      assert_scales(slots[i], (float)(i + 2));
+      dnnl_primitive_destroy(slots[i]);
+    }
+  }
+}
+
+/* Dropped at once, whatever the background thread is doing with it then:
+ * queued (forgotten) or compiling (waited for; its primitive handed over). */
+static void test_dropped_while_compiling_in_the_background(void)
+{
+  enum { COUNT = 16 };
+  dnnl_primitive_t slots[COUNT] = {NULL};
+  atomic_bool ready[COUNT];
+  for (int i = 0; i < COUNT; i++) {
+    atomic_init(&ready[i], false);
+    dnnl_primitive_desc_t pd = describe_scale((float)(i + 2));
+    g_assert_true(cpu_deferred_add_background(pd, &slots[i], &ready[i]));
+    dnnl_primitive_desc_destroy(pd);
+  }
+  for (int i = COUNT - 1; i >= 0; i--) {
+    cpu_deferred_drop(&slots[i]);
+    if (slots[i]) {
+      g_assert_true(atomic_load(&ready[i]));
+      assert_scales(slots[i], (float)(i + 2));
+      dnnl_primitive_destroy(slots[i]);
+    }
+  }
+  cpu_deferred_wait_background();
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -118,5 +182,9 @@ int main(int argc, char **argv)
                   test_outside_a_plan_made_at_once);
   g_test_add_func("/cpu/deferred-primitives/compiled-at-the-end", test_compiled_at_the_end);
   g_test_add_func("/cpu/deferred-primitives/compiled-by-helpers", test_compiled_by_helpers);
+  g_test_add_func("/cpu/deferred-primitives/compiled-in-the-background",
+                  test_compiled_in_the_background);
+  g_test_add_func("/cpu/deferred-primitives/dropped-while-compiling-in-the-background",
+                  test_dropped_while_compiling_in_the_background);
   return g_test_run();
 }

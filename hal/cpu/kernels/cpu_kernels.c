@@ -12,6 +12,7 @@
 
 #include "cpu/cpu_stream.h"
 #include "cpu_kernels.h"
+#include "compile_profile.h"
 #include "deferred_primitives.h"
 #include "quant_kernels.h"
 
@@ -219,16 +220,10 @@ static npu_status create_in_thread_budget(const cpu_kernel_entry *e, const npu_h
   return status;
 }
 
-static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
-                                    npu_hal_kernel **out)
+/* The first table whose kernel accepts this variant wins. */
+static npu_status create_from_tables(npu_hal_device *device, const npu_hal_op *op,
+                                     npu_hal_kernel **out)
 {
-  /* (Kernels keep the descs of the first 8 inputs; these read the rest by pointer.) */
-  if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0 &&
-      strcmp(op->op_type, "QLinearConcat") != 0 && strncmp(op->op_type, "QLinearConv", 11) != 0 &&
-      strcmp(op->op_type, "QLinearBinaryLookup") != 0 &&
-      strcmp(op->op_type, "QLinearMatMulBias") != 0)
-    return cpu_unsupported(op, "more than 8 inputs");
-  /* The first table whose kernel accepts this variant wins. */
   npu_status status = cpu_unsupported(op, "no CPU kernel");
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
     for (const cpu_kernel_entry *e = tables[t]; e->op_type; e++) {
@@ -264,6 +259,22 @@ static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op
   return status;
 }
 
+static npu_status cpu_kernel_create(npu_hal_device *device, const npu_hal_op *op,
+                                    npu_hal_kernel **out)
+{
+  /* (Kernels keep the descs of the first 8 inputs; these read the rest by pointer.) */
+  if (op->input_count > 8 && strcmp(op->op_type, "Concat") != 0 &&
+      strcmp(op->op_type, "QLinearConcat") != 0 && strncmp(op->op_type, "QLinearConv", 11) != 0 &&
+      strcmp(op->op_type, "QLinearBinaryLookup") != 0 &&
+      strcmp(op->op_type, "QLinearMatMulBias") != 0)
+    return cpu_unsupported(op, "more than 8 inputs");
+  double started = cpu_compile_profile_clock();
+  npu_status status = create_from_tables(device, op, out);
+  cpu_compile_profile_add("kernel ", op->op_type, started);
+  return status;
+}
+
+
 /* The plan's primitives compiled on the device's thread budget of threads. */
 static void cpu_kernels_begin(npu_hal_device *device)
 {
@@ -273,7 +284,17 @@ static void cpu_kernels_begin(npu_hal_device *device)
 static npu_status cpu_kernels_ready(npu_hal_device *device)
 {
   (void)device;
-  return cpu_deferred_compile();
+  npu_status status = cpu_deferred_compile();
+  cpu_compile_profile_print("while planning");
+  return status;
+}
+
+/* A re-plan's whole-batch primitives (dnnl_kernels.c: build_planned_slices). */
+static void cpu_kernels_settle(npu_hal_device *device)
+{
+  (void)device;
+  cpu_deferred_wait_background();
+  cpu_compile_profile_print("in the background");
 }
 
 static uint32_t cpu_kernel_packed_inputs(const npu_hal_kernel *kernel)
@@ -496,5 +517,6 @@ const npu_hal_graph_ops npu_cpu_graph_ops = {
     .kernel_workspace = cpu_kernel_workspace,
     .kernels_begin = cpu_kernels_begin,
     .kernels_ready = cpu_kernels_ready,
+    .kernels_settle = cpu_kernels_settle,
     .run = cpu_graph_run,
 };

@@ -5,6 +5,7 @@
 #ifndef NPU_CPU_DEFERRED_PRIMITIVES_H
 #define NPU_CPU_DEFERRED_PRIMITIVES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <oneapi/dnnl/dnnl.h>
@@ -19,10 +20,23 @@ void cpu_deferred_begin(unsigned threads);
  * OpenMP thread count this thread has now, and true is returned; false:
  * the caller creates the primitive itself. */
 bool cpu_deferred_add(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot);
-/* A kernel freed (on the thread that made it) before cpu_deferred_compile:
- * its slot is forgotten, or if its primitive is being compiled, waited for
- * (the slot then holds it, or NULL). */
+/* A kernel freed before its primitive is compiled (for the plan: on the
+ * thread that made it, before cpu_deferred_compile; in the background: on
+ * any thread): its slot is forgotten, or if its primitive is being
+ * compiled, waited for (the slot then holds it, or NULL). */
 void cpu_deferred_drop(dnnl_primitive_t *slot);
+/* Whether `pd`'s primitive is left to the background compiler: one thread
+ * at the lowest priority that compiles while no plan is being made, its
+ * primitives not waited for by any plan. `*slot` (NULL until then) is
+ * filled, then `*ready` set (release order), once compiled; false: it was
+ * not queued (out of memory). For a kernel that runs another way meanwhile
+ * and takes the primitive when ready. */
+bool cpu_deferred_add_background(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
+                                 atomic_bool *ready);
+/* Waits until the background compiler has nothing queued or compiling,
+ * helping with the queue; while a plan is being made on another thread,
+ * only for what is compiling (the queue waits for that plan). */
+void cpu_deferred_wait_background(void);
 /* Compiles what this thread deferred that is still waiting, with the
  * helpers, waits for them, and stops deferring. The first failure is
  * reported; every slot is then filled or left NULL. */

@@ -15,6 +15,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "compile_profile.h"
 #include "deferred_primitives.h"
 #include "dnnl_kernels.h"
 
@@ -68,6 +69,7 @@ void cpu_dnnl_free_params(void *data)
   cpu_dnnl_params *p = data;
   if (!p)
     return;
+  cpu_dnnl_free_params(p->whole);
   cpu_deferred_drop(&p->primitive);
   dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
                               p->scratchpad, p->plain_src, p->plain_dst};
@@ -87,7 +89,9 @@ void cpu_dnnl_free_params(void *data)
 
 void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  const cpu_dnnl_params *p = k->params;
+  cpu_dnnl_params *p = k->params;
+  if (p->whole && atomic_load_explicit(&p->whole_ready, memory_order_acquire))
+    p = p->whole;
   char *workspace = out[k->output_count];
   dnnl_memory_set_data_handle(p->scratchpad, workspace);
   if (p->src_reorder)
@@ -390,7 +394,7 @@ static bool pack_with_reorder(void *ctx, void *packed)
     s = dnnl_reorder_primitive_desc_create(&reorder_pd, w->user_md, engine, w->chosen_md, engine,
                                            NULL);
   if (s == dnnl_success)
-    s = dnnl_primitive_create(&job.reorder, reorder_pd);
+    s = cpu_primitive_create(&job.reorder, reorder_pd);
   if (s == dnnl_success) {
     job.from = user;
     job.to = chosen;
@@ -463,13 +467,13 @@ dnnl_status_t cpu_dnnl_describe_window(const cpu_dnnl_window *g, bool transposed
     s = dnnl_dilated_deconvolution_forward_desc_init(
         &desc, dnnl_forward_inference, dnnl_deconvolution_direct, src, weights, bias, dst,
         g->strides, g->dilates, g->pad_begin, g->pad_end);
-    return s == dnnl_success ? dnnl_primitive_desc_create(pd, &desc, attr, engine, NULL) : s;
+    return s == dnnl_success ? cpu_primitive_desc_create(pd, &desc, attr) : s;
   }
   dnnl_convolution_desc_t desc;
   s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, alg, src, weights,
                                                  bias, dst, g->strides, g->dilates, g->pad_begin,
                                                  g->pad_end);
-  return s == dnnl_success ? dnnl_primitive_desc_create(pd, &desc, attr, engine, NULL) : s;
+  return s == dnnl_success ? cpu_primitive_desc_create(pd, &desc, attr) : s;
 }
 
 /* Winograd computes a 3x3 stride-1 convolution with about half the
@@ -504,10 +508,14 @@ static dnnl_status_t make_reorder(const dnnl_memory_desc_t *from, const dnnl_mem
   dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine, NULL);
   if (s != dnnl_success)
     return s;
-  s = dnnl_primitive_create(reorder, pd);
+  s = cpu_primitive_create(reorder, pd);
   dnnl_primitive_desc_destroy(pd);
   return s == dnnl_success ? dnnl_memory_create(plain, plain_md, engine, DNNL_MEMORY_NONE) : s;
 }
+
+/* Set while a sliced kernel's `whole` is built: its primitive is left to
+ * the background compiler, which sets this once it is compiled. */
+static _Thread_local atomic_bool *compiled_whole;
 
 /* The primitive of `pd` (compiled now, or with the plan's others where the
  * plan defers them: cpu_deferred_add) and the memories bound to its src, dst and
@@ -523,8 +531,11 @@ dnnl_status_t cpu_dnnl_make_primitive(dnnl_primitive_desc_t pd, const dnnl_memor
 {
   const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   size_t workspace = align64(dnnl_memory_desc_get_size(scratch_md));
-  dnnl_status_t s =
-      cpu_deferred_add(pd, &p->primitive) ? dnnl_success : dnnl_primitive_create(&p->primitive, pd);
+  bool queued = compiled_whole ? cpu_deferred_add_background(pd, &p->primitive, compiled_whole)
+                               : cpu_deferred_add(pd, &p->primitive);
+  dnnl_status_t s = queued ? dnnl_success : cpu_primitive_create(&p->primitive, pd);
+  if (!queued && s == dnnl_success && compiled_whole)
+    atomic_store(compiled_whole, true);
   if (s == dnnl_success)
     s = dnnl_memory_create(&p->src, run_src, engine, DNNL_MEMORY_NONE);
   if (s == dnnl_success)
@@ -814,6 +825,17 @@ done:
  * as whole at batch 8: 1x1 0.88 to 0.93x, depthwise 5x5 1.09x of 0.5 ms) */
 enum { MIN_SLICE_POSITIONS = 20 * 20 };
 
+/* `k` as it came before a kernel was built on it. */
+static void forget_kernel(npu_hal_kernel *k)
+{
+  if (k->free_params)
+    k->free_params(k->params);
+  k->params = NULL;
+  k->free_params = NULL;
+  k->packed_inputs = 0;
+  k->workspace_bytes = 0;
+}
+
 /* The kernel described exactly as an earlier plan described it at this
  * batch, on that plan's packing (oneDNN's cache then hands over that plan's
  * primitive: nothing is compiled or packed); `k` is left as it came where
@@ -824,14 +846,8 @@ static npu_status build_as_planned(const npu_hal_op *op, npu_hal_kernel *k, bool
 {
   npu_status status = build_window_kernel(op, k, transposed, dnnl_f32, weights_id,
                                           planned_weights);
-  if (status != NPU_OK) {
-    if (k->free_params)
-      k->free_params(k->params);
-    k->params = NULL;
-    k->free_params = NULL;
-    k->packed_inputs = 0;
-    k->workspace_bytes = 0;
-  }
+  if (status != NPU_OK)
+    forget_kernel(k);
   return status;
 }
 
@@ -867,15 +883,11 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
    * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). */
   if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
-  /* A slice with few output positions leaves the threads too little work
-   * each time (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in
-   * slices of 1): those get a primitive of their own for the whole batch. */
   int64_t slice = planned->batch;
   int64_t positions = slice;
   for (uint32_t d = 2; d < y->rank; d++)
     positions *= y->dims[d];
-  if (positions < MIN_SLICE_POSITIONS)
-    return NPU_ERROR_NOT_SUPPORTED;
+  npu_hal_kernel whole = *k; /* as it came */
 
   /* The op at that batch: its activations, and its addends of the
    * output's shape, a slice of the batch; biases as they are. */
@@ -910,6 +922,28 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
     p->addend_slice_bytes[i] =
         sliced_addend[fused] ? cpu_tensor_elements(&addends[fused]) * sizeof(float) : 0;
   }
+  /* Large slices run about as fast as the whole batch, and stay. A slice
+   * with few output positions leaves the threads too little work each time
+   * (MobileNetV2 at batch 8 ran its 14x14 and 7x7 layers slower in slices of
+   * 1): those run in slices only until the whole batch on the same packed
+   * weights, described as a first plan at this batch would, is compiled in
+   * the background, and where that plan would pack them otherwise (say
+   * Winograd weights for another batch), get a primitive of their own for
+   * the whole batch now. (Every layer swapped in this way made a re-plan's
+   * steady runs exactly a first plan's, but describing the whole batches
+   * cost PP-OCRv4 det's re-plan from 1 to 8 twice its CPU time.) */
+  if (positions >= MIN_SLICE_POSITIONS)
+    return NPU_OK;
+  compiled_whole = &p->whole_ready;
+  npu_status whole_status = build_as_planned(op, &whole, transposed, weights_id, &planned->to);
+  compiled_whole = NULL;
+  if (whole_status != NPU_OK) {
+    forget_kernel(k);
+    return NPU_ERROR_NOT_SUPPORTED;
+  }
+  p->whole = whole.params;
+  if (whole.workspace_bytes > k->workspace_bytes)
+    k->workspace_bytes = whole.workspace_bytes;
   return NPU_OK;
 }
 
@@ -1030,7 +1064,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     goto done;
   s = dnnl_matmul_desc_init(&desc, &run_a_md, &b_md, bias_input >= 0 ? &bias_md : NULL, &y_md);
   if (s == dnnl_success)
-    s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    s = cpu_primitive_desc_create(&pd, &desc, attr);
   if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
@@ -1143,7 +1177,7 @@ static npu_status build_pool(const npu_hal_op *op, npu_hal_kernel *k)
   s = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &pooled_md,
                                         stride, kernel, dilate, pad_begin, pad_end);
   if (s == dnnl_success)
-    s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    s = cpu_primitive_desc_create(&pd, &desc, attr);
   if (s != dnnl_success) {
     status = cpu_unsupported(op, "oneDNN cannot pool this shape");
     goto done;

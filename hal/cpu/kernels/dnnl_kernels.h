@@ -3,6 +3,8 @@
 #ifndef NPU_CPU_DNNL_KERNELS_H
 #define NPU_CPU_DNNL_KERNELS_H
 
+#include <stdatomic.h>
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include "cpu_kernels.h"
@@ -32,6 +34,11 @@ typedef struct cpu_dnnl_params {
   uint32_t slices;
   size_t src_slice_bytes, dst_slice_bytes;
   size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
+  /* Slices run while `whole`, the same kernel for the whole batch on the
+   * same packed weights, has its primitive compiled in the background; it
+   * runs instead once `whole_ready` (NULL: none). */
+  struct cpu_dnnl_params *whole;
+  atomic_bool whole_ready;
 } cpu_dnnl_params;
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */

@@ -81,6 +81,21 @@ NPU_API npu_status npu_model_node_count(npu_model *model, uint32_t *count);
  * waits for it first. */
 typedef struct npu_context npu_context;
 
+/* The phases of planning a shape (npu_context_create, npu_context_reshape),
+ * in the order they run. */
+typedef enum npu_plan_phase {
+  NPU_PLAN_PHASE_SHAPES,  /* shape inference and constant folding */
+  NPU_PLAN_PHASE_LAYOUTS, /* devices and tensor layouts */
+  NPU_PLAN_PHASE_KERNELS, /* creating kernels: describing them, packing weights */
+  NPU_PLAN_PHASE_MEMORY,  /* placing weights, constants and the arena; binding launches */
+  NPU_PLAN_PHASE_COMPILE, /* waiting for (and helping) a backend that compiles
+                             kernels on its own threads meanwhile */
+  NPU_PLAN_PHASE_COUNT
+} npu_plan_phase;
+
+/* "shapes", "layouts", ...; NULL for a value out of range. */
+NPU_API const char *npu_plan_phase_name(npu_plan_phase phase);
+
 typedef struct npu_context_stats {
   uint64_t arena_bytes;      /* planned intermediate memory */
   uint64_t naive_bytes;      /* what one buffer per intermediate tensor would take */
@@ -99,6 +114,11 @@ typedef struct npu_context_stats {
    * nodes are not among `kernels`: */
   uint32_t compiled_subgraphs; /* executables launched per run */
   uint32_t compiled_nodes;     /* nodes they run */
+  /* Where the current shape's plan spent its time, per phase: wall clock,
+   * and CPU time of the planning thread (a backend's own threads, such as
+   * the CPU backend's compile helpers, are not in it). */
+  double plan_phase_ms[NPU_PLAN_PHASE_COUNT];
+  double plan_phase_cpu_ms[NPU_PLAN_PHASE_COUNT];
 } npu_context_stats;
 
 /* The arithmetic a context may compute a float32 model's convolutions and
@@ -154,6 +174,14 @@ NPU_API npu_status npu_context_output_info(npu_context *context, uint32_t index,
 /* Queues one inference on `stream`: inputs and outputs are device buffers
  * of at least the tensors' sizes, in model order. They must stay alive
  * until the stream has run it (the call keeps references itself). */
+/* Waits until the current shapes' plan runs as fast as a first plan made
+ * for them: a re-plan may start out running kernels made for an earlier
+ * shape (a batch of 8 as 8 runs of batch 1) while the device compiles their
+ * own in the background at low priority, and swaps those in between
+ * kernel launches. This waits for (and helps with) that compiling. Outputs
+ * are the same either way: a pipeline need not call it. */
+NPU_API npu_status npu_context_settle(npu_context *context);
+
 NPU_API npu_status npu_context_run(npu_context *context, npu_stream *stream,
                                    npu_buffer *const *inputs, npu_buffer *const *outputs);
 
