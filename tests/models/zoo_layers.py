@@ -16,6 +16,11 @@ float32 weights) against float32 engines' intermediate tensors.
       The first output's error from float64 when only TENSOR carries FILE's
       float32 value and everything else is float64: the share of the final
       error that this one tensor's rounding causes, after amplification.
+  zoo_layers.py own MODEL.onnx INPUT.npy DIR...
+      Per graph output: the error its own node(s) added, for each DIR: the
+      float64 evaluation fed DIR's values of the earlier outputs, against
+      DIR's value of this one (a layer's own rounding; only meaningful where
+      DIR holds the outputs its inputs come from).
   zoo_layers.py split-stem MODEL.onnx OUT.onnx
       The graph's first Conv as one Conv per input channel summed by Adds
       (the bias in the last): each channel's products summed apart, as
@@ -58,9 +63,11 @@ def attributes(node):
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
-def evaluate(model, x, dtype, replaced=None):
+def evaluate(model, x, dtype, replaced=None, own_errors=None):
     """Every tensor of the graph computed in `dtype` (torch), as numpy;
-    `replaced` ({name: array}) sets those tensors where they are computed."""
+    `replaced` ({name: array}) sets those tensors where they are computed,
+    first noting in `own_errors` (a dict, or None) each one's relative L2
+    from what its node computed."""
     import torch
     import torch.nn.functional as F
 
@@ -115,6 +122,8 @@ def evaluate(model, x, dtype, replaced=None):
             raise NotImplementedError(f"{op} ({node.name})")
         name = node.output[0]
         if replaced and name in replaced:
+            if own_errors is not None:
+                own_errors[name] = relative_l2(replaced[name], y.numpy())
             y = torch.from_numpy(np.asarray(replaced[name])).to(dtype)
         values[name] = y
     return {k: v.numpy() for k, v in values.items()}
@@ -167,6 +176,24 @@ def inject(model_path, input_path, tensor, files):
               f"with only {tensor} rounded")
 
 
+def own_errors(model_path, input_path, dirs):
+    import torch
+
+    model, x = onnx.load(model_path), np.load(input_path)
+    names = [o.name for o in model.graph.output]
+    columns = {}
+    for d in dirs:
+        given = {n: np.load(os.path.join(d, n + ".npy")) for n in names
+                 if os.path.exists(os.path.join(d, n + ".npy"))}
+        columns[os.path.basename(d.rstrip("/"))] = errors = {}
+        evaluate(model, x, torch.float64, given, errors)
+    print("| tensor | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for name in names:
+        print(f"| {name} | " + " | ".join(
+            f"{c[name]:.2e}" if name in c else "-" for c in columns.values()) + " |")
+
+
 def split_stem(source, destination):
     model = onnx.load(source)
     g = model.graph
@@ -206,6 +233,8 @@ def main():
         expose(args[1], args[2], excluded)
     elif len(args) >= 4 and args[0] == "compare":
         compare(args[1], args[2], args[3:])
+    elif len(args) >= 4 and args[0] == "own":
+        own_errors(args[1], args[2], args[3:])
     elif len(args) >= 5 and args[0] == "inject":
         inject(args[1], args[2], args[3], args[4:])
     elif len(args) == 3 and args[0] == "split-stem":
