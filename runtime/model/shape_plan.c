@@ -850,13 +850,19 @@ static npu_hal_mem_ref ref_on(shape_plan *ctx, const ctx_tensor *t, bool on_host
                  : (npu_hal_mem_ref){npu_buffer_hal(ctx->arena), NULL, copy->offset};
 }
 
-/* A device reference to `tensor`, noted for patching when the caller binds it. */
+/* A reference to `t` for a launch on the host or the device, noted for
+ * patching when the caller binds it where it is the caller's own buffer. */
+static void bind_ref(shape_plan *ctx, const ctx_tensor *t, bool on_host, npu_hal_mem_ref *ref)
+{
+  *ref = ref_on(ctx, t, on_host);
+  if ((t->location == LOC_INPUT || t->location == LOC_OUTPUT) && t->on_host == on_host)
+    ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
+}
+
+/* A device reference to `tensor` (see bind_ref). */
 static void bind_device_ref(shape_plan *ctx, int32_t tensor, npu_hal_mem_ref *ref)
 {
-  const ctx_tensor *t = &ctx->tensors[tensor];
-  *ref = ref_on(ctx, t, false);
-  if ((t->location == LOC_INPUT || t->location == LOC_OUTPUT) && !t->on_host)
-    ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
+  bind_ref(ctx, &ctx->tensors[tensor], false, ref);
 }
 
 /* A compiled subgraph's launch: its inputs, then its constants (none for
@@ -918,13 +924,10 @@ static npu_status build_launch_refs(shape_plan *ctx)
     launch->outputs = next;
     next += n->output_count;
     bool on_host = ctx->launch_on_host[l];
-    for (uint32_t i = 0; i < addends->count; i++) {
-      const ctx_tensor *t = &ctx->tensors[addends->tensors[i]];
-      npu_hal_mem_ref *ref = &launch->inputs[n->input_count + i];
-      *ref = ref_on(ctx, t, on_host);
-      if (t->location == LOC_INPUT && !on_host)
-        ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, false};
-    }
+    /* (an addend may be a graph output: a residual block's, say) */
+    for (uint32_t i = 0; i < addends->count; i++)
+      bind_ref(ctx, &ctx->tensors[addends->tensors[i]], on_host,
+               &launch->inputs[n->input_count + i]);
     for (uint32_t k = 0; k < n->input_count + n->output_count; k++) {
       bool output = k >= n->input_count;
       int32_t id = !output ? n->inputs[k]
@@ -933,10 +936,7 @@ static npu_status build_launch_refs(shape_plan *ctx)
       npu_hal_mem_ref *ref = output ? &launch->outputs[k - n->input_count] : &launch->inputs[k];
       if (id < 0)
         continue;
-      const ctx_tensor *t = &ctx->tensors[id];
-      *ref = ref_on(ctx, t, on_host);
-      if ((t->location == LOC_INPUT || t->location == LOC_OUTPUT) && t->on_host == on_host)
-        ctx->io_refs[ctx->io_ref_count++] = (io_ref){ref, t->slot, t->location == LOC_OUTPUT};
+      bind_ref(ctx, &ctx->tensors[id], on_host, ref);
     }
   }
   return NPU_OK;

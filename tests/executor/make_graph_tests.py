@@ -92,17 +92,21 @@ CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0,
              "k_channel": K_CHANNEL.reshape(-1, 1, 1)}
 
 
-def write_case(name, nodes, inits, x, expected, opset=14):
+def write_case(name, nodes, inits, x, expected, opset=14, more_outputs=()):
+    """The graph's outputs: "y" (`expected`), then each (name, value) of
+    `more_outputs`."""
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    outputs = [("y", expected)] + list(more_outputs)
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, expected.shape)], inits)
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in outputs], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())
-    for kind, array in (("input", x), ("output", expected.astype(np.float32))):
-        with open(os.path.join(folder, "test_data_set_0", f"{kind}_0.pb"), "wb") as f:
+    files = [("input_0", x)] + [(f"output_{i}", v.astype(np.float32)) for i, (_, v) in enumerate(outputs)]
+    for file, array in files:
+        with open(os.path.join(folder, "test_data_set_0", f"{file}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(array).SerializeToString())
 
 
@@ -293,6 +297,31 @@ def two_branch_case(name):
 
 
 two_branch_case("fuse_residual_add_order")
+
+
+def residual_output_case(name):
+    """Two residual blocks relu(conv(x) + x) whose first block's output is a
+    graph output too: the second convolution adds it in as a fused post-op
+    while it lives in the caller's output buffer (npu-run died of SIGBUS
+    there: the addend was never bound to that buffer)."""
+    x = rng.random((1, 64, 28, 28)).astype(np.float32)
+    inits, nodes, value, tensor = [], [], x.astype(np.float64), "x"
+    for block, out in enumerate(("block", "y")):
+        w = (rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32)
+        b = rng.standard_normal(64).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{block}"), numpy_helper.from_array(b, f"b{block}")]
+        nodes += [helper.make_node("Conv", [tensor, f"w{block}", f"b{block}"], [f"c{block}"],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Add", [f"c{block}", tensor], [f"a{block}"]),
+                  helper.make_node("Relu", [f"a{block}"], [out])]
+        value = np.maximum(conv(value, w.astype(np.float64), b.astype(np.float64)) + value, 0)
+        if block == 0:
+            first = value
+        tensor = out
+    write_case(name, nodes, inits, x, value, more_outputs=[("block", first)])
+
+
+residual_output_case("fuse_residual_add_graph_output")
 
 
 def split_concat_case(name, first, second):
