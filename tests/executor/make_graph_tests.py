@@ -772,13 +772,15 @@ for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last"
     global_pool_case(f"global_pools_{layout}", channels, 7)
 
 
-def projection_residual_case(name, channels, expanded):
+def projection_residual_case(name, channels, expanded, size=SIZE, relu=False):
     """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
     to `expanded` (channel blocks) and projected back with the residual Add
-    fused. Where `channels` fill no whole block their tensors are in another
-    layout than the expansion's: the projection reads blocks and writes (and
-    adds) in that one."""
-    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    fused (after a Relu of the projection if `relu`). Where `channels` fill no
+    whole block their tensors are in another layout than the expansion's: the
+    projection reads blocks, writes blocks in its workspace and moves them to
+    that layout adding the residual (in tasks of 512 positions: `size` 23
+    leaves a partial one)."""
+    x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
     inits, nodes, value = [], [], x.astype(np.float64)
     tensor = "x"
     for k, (out_channels, kernel) in enumerate(((channels, 3), (expanded, 1), (channels, 1),
@@ -793,6 +795,9 @@ def projection_residual_case(name, channels, expanded):
         tensor = f"conv{k}"
         if k == 0:
             residual, residual_value = tensor, value
+        if k == 2 and relu:
+            nodes.append(helper.make_node("Relu", [tensor], ["rectified"]))
+            tensor, value = "rectified", np.maximum(value, 0)
         if k == 2:
             nodes.append(helper.make_node("Add", [tensor, residual], ["projected"]))
             tensor, value = "projected", value + residual_value
@@ -802,6 +807,8 @@ def projection_residual_case(name, channels, expanded):
 
 for channels in (24, 40, 12):
     projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)
+projection_residual_case("projection_relu_residual_40_from_blocks_partial_task", 40, 48,
+                         size=23, relu=True)
 
 
 def wide_rows_case(name, width):

@@ -8,6 +8,14 @@
 #include "cpu_kernels.h"
 #include "packed_weights.h"
 
+/* A convolution's output computed in channel blocks of `block` (the last
+ * one padded) and moved to its channels-last tensor with a fused input of
+ * the same shape added (see cpu_unblock_add). */
+typedef struct cpu_unblocked_sum {
+  uint32_t addend_input; /* the launch input added; 0: none (that is the data input) */
+  int64_t images, channels, positions, block;
+} cpu_unblocked_sum;
+
 /* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a
  * blocked layout, the input is reordered into the workspace and the output
  * reordered back from it (the post-ops still run inside the kernel). */
@@ -32,7 +40,12 @@ typedef struct cpu_dnnl_params {
   uint32_t slices;
   size_t src_slice_bytes, dst_slice_bytes;
   size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
+  cpu_unblocked_sum unblocked; /* the output's last step, where addend_input is set */
 } cpu_dnnl_params;
+
+/* out = blocked moved to channels-last + addend (channels-last), in parallel. */
+void cpu_unblock_add(npu_hal_device *device, const cpu_unblocked_sum *shape, const float *blocked,
+                     const float *addend, float *out);
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
 typedef struct cpu_dnnl_window {
