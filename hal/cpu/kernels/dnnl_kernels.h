@@ -41,11 +41,18 @@ typedef struct cpu_dnnl_params {
   size_t src_slice_bytes, dst_slice_bytes;
   size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
   cpu_unblocked_sum unblocked; /* the output's last step, where addend_input is set */
+  /* A residual the primitive sums onto its output (a sum post-op): this
+   * launch input is copied into the output first; 0: none. */
+  uint32_t summed_input;
+  size_t summed_bytes;
 } cpu_dnnl_params;
 
 /* out = blocked moved to channels-last + addend (channels-last), in parallel. */
 void cpu_unblock_add(npu_hal_device *device, const cpu_unblocked_sum *shape, const float *blocked,
                      const float *addend, float *out);
+
+/* out = addend (`bytes`), in parallel; nothing where they are one buffer. */
+void cpu_copy_addend(npu_hal_device *device, const void *addend, void *out, size_t bytes);
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
 typedef struct cpu_dnnl_window {

@@ -1,7 +1,11 @@
-/* Channel blocks to channels-last with a tensor added on the way: the last
- * step of a convolution whose residual Add oneDNN cannot fuse (see
- * build_unblocked_sum in dnnl_kernels.c). One pass over the narrow output
- * instead of a reorder of the wide input. */
+/* Residual Adds of convolutions that oneDNN's fast primitives take only in
+ * another form than a binary post-op (see residual_form in dnnl_kernels.c):
+ * the addend copied into the output before a Winograd convolution sums onto
+ * it, or channel blocks moved to a channels-last output with the addend
+ * added on the way (one pass over the narrow output instead of a reorder of
+ * the wide input). */
+#include <string.h>
+
 #include "dnnl_kernels.h"
 #include "fast_math.h"
 
@@ -67,4 +71,28 @@ void cpu_unblock_add(npu_hal_device *device, const cpu_unblocked_sum *shape, con
   unblock_job job = {blocked, addend, out, shape,
                      (shape->positions + POSITIONS_PER_TASK - 1) / POSITIONS_PER_TASK};
   npu_cpu_parallel_for(device, (size_t)(shape->images * job.chunks), unblock_task, &job);
+}
+
+typedef struct copy_job {
+  const char *from;
+  char *to;
+  size_t bytes;
+} copy_job;
+
+/* Bytes a task copies. */
+#define COPY_CHUNK (256 * 1024)
+
+static void copy_task(void *data, size_t index)
+{
+  const copy_job *job = data;
+  size_t at = index * COPY_CHUNK;
+  memcpy(job->to + at, job->from + at, job->bytes - at < COPY_CHUNK ? job->bytes - at : COPY_CHUNK);
+}
+
+void cpu_copy_addend(npu_hal_device *device, const void *addend, void *out, size_t bytes)
+{
+  if (addend == out)
+    return;
+  copy_job job = {addend, out, bytes};
+  npu_cpu_parallel_for(device, (bytes + COPY_CHUNK - 1) / COPY_CHUNK, copy_task, &job);
 }
