@@ -112,8 +112,8 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
   dnnl_exec_arg_t to_plain[] = {{DNNL_ARG_FROM, p->dst}, {DNNL_ARG_TO, p->plain_dst}};
   uint32_t slices = p->slices > 1 ? p->slices : 1;
   bool unblocked = p->unblocked.addend_input != 0;
-  if (p->summed_input)
-    cpu_copy_addend(k->device, in[p->summed_input], out[0], p->summed_bytes);
+  if (p->summed_input) /* every slice's at once */
+    cpu_copy_addend(k->device, in[p->summed_input], out[0], slices * p->summed_bytes);
   if (unblocked)
     dnnl_memory_set_data_handle(p->dst, workspace + p->dst_offset);
   for (uint32_t slice = 0; slice < slices; slice++) {
@@ -130,11 +130,15 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
     dnnl_primitive_execute(p->primitive, stream, arg_count, args);
     if (p->dst_reorder)
       dnnl_primitive_execute(p->dst_reorder, stream, 2, to_plain);
+    if (unblocked) { /* (the addend has the output's shape) */
+      dnnl_stream_wait(stream);
+      cpu_unblock_add(k->device, &p->unblocked, (const float *)(workspace + p->dst_offset),
+                      (const float *)((char *)in[p->unblocked.addend_input] +
+                                      slice * p->dst_slice_bytes),
+                      (float *)dst);
+    }
   }
   dnnl_stream_wait(stream);
-  if (unblocked)
-    cpu_unblock_add(k->device, &p->unblocked, (const float *)(workspace + p->dst_offset),
-                    in[p->unblocked.addend_input], out[0]);
 }
 
 /* Eltwise post-ops being appended. oneDNN 2.6's JIT gives every eltwise

@@ -10,7 +10,7 @@
 
 /* A convolution's output computed in channel blocks of `block` (the last
  * one padded) and moved to its channels-last tensor with a fused input of
- * the same shape added (see cpu_unblock_add). */
+ * the same shape added (see cpu_unblock_add); in slices, one slice's. */
 typedef struct cpu_unblocked_sum {
   uint32_t addend_input; /* the launch input added; 0: none (that is the data input) */
   int64_t images, channels, positions, block;
@@ -42,7 +42,8 @@ typedef struct cpu_dnnl_params {
   size_t addend_slice_bytes[NPU_HAL_MAX_ACTIVATIONS];
   cpu_unblocked_sum unblocked; /* the output's last step, where addend_input is set */
   /* A residual the primitive sums onto its output (a sum post-op): this
-   * launch input is copied into the output first; 0: none. */
+   * launch input is copied into the output first; 0: none. Bytes of the
+   * primitive's output (one slice's where it runs in slices). */
   uint32_t summed_input;
   size_t summed_bytes;
 } cpu_dnnl_params;
