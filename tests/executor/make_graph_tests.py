@@ -801,13 +801,15 @@ for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last"
     global_pool_case(f"global_pools_{layout}", channels, 7)
 
 
-def projection_residual_case(name, channels, expanded):
+def projection_residual_case(name, channels, expanded, size=SIZE, relu=False):
     """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
     to `expanded` (channel blocks) and projected back with the residual Add
-    fused. Where `channels` fill no whole block their tensors are in another
-    layout than the expansion's: the projection reads blocks and writes (and
-    adds) in that one."""
-    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    fused (after a Relu of the projection if `relu`). Where `channels` fill no
+    whole block their tensors are in another layout than the expansion's: the
+    projection reads blocks, writes blocks in its workspace and moves them to
+    that layout adding the residual (in tasks of 512 positions: `size` 23
+    leaves a partial one)."""
+    x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
     inits, nodes, value = [], [], x.astype(np.float64)
     tensor = "x"
     for k, (out_channels, kernel) in enumerate(((channels, 3), (expanded, 1), (channels, 1),
@@ -822,6 +824,9 @@ def projection_residual_case(name, channels, expanded):
         tensor = f"conv{k}"
         if k == 0:
             residual, residual_value = tensor, value
+        if k == 2 and relu:
+            nodes.append(helper.make_node("Relu", [tensor], ["rectified"]))
+            tensor, value = "rectified", np.maximum(value, 0)
         if k == 2:
             nodes.append(helper.make_node("Add", [tensor, residual], ["projected"]))
             tensor, value = "projected", value + residual_value
@@ -831,6 +836,57 @@ def projection_residual_case(name, channels, expanded):
 
 for channels in (24, 40, 12):
     projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)
+projection_residual_case("projection_relu_residual_40_from_blocks_partial_task", 40, 48,
+                         size=23, relu=True)
+
+
+def basic_block_case(name, channels, relu_before_add=False):
+    """A ResNet basic block between a stem convolution and a 1x1 head (so that
+    its tensors are the backend's, in channel blocks): two 3x3 convolutions
+    of `channels` (16 to 511: oneDNN's Winograd at batch 2) with the residual
+    Add fused into the second and a Relu after it, where Winograd sums the
+    residual copied into the output; with `relu_before_add` the Relu comes
+    first (Conv, Relu, Add), a chain Winograd does not take: it runs direct."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    inits, nodes = [], []
+    value = x.astype(np.float64)
+    tensor = "x"
+
+    def add_conv(k, out_channels, kernel):
+        nonlocal tensor, value
+        w = (rng.standard_normal((out_channels, value.shape[1], kernel, kernel)) *
+             np.sqrt(2 / (value.shape[1] * kernel * kernel))).astype(np.float32)
+        b = rng.standard_normal(out_channels).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(b, f"b{k}")])
+        nodes.append(helper.make_node("Conv", [tensor, f"w{k}", f"b{k}"], [f"conv{k}"],
+                                      pads=[kernel // 2] * 4))
+        value = conv(value, w.astype(np.float64), b.astype(np.float64), pad=kernel // 2)
+        tensor = f"conv{k}"
+
+    def relu(k):
+        nonlocal tensor, value
+        nodes.append(helper.make_node("Relu", [tensor], [f"relu{k}"]))
+        tensor, value = f"relu{k}", np.maximum(value, 0)
+
+    add_conv(0, channels, 3)
+    relu(0)
+    residual, residual_value = tensor, value
+    add_conv(1, channels, 3)
+    relu(1)
+    add_conv(2, channels, 3)
+    if relu_before_add:
+        relu(2)
+    nodes.append(helper.make_node("Add", [tensor, residual], ["sum"]))
+    tensor, value = "sum", value + residual_value
+    if not relu_before_add:
+        relu(2)
+    add_conv(3, 8, 1)
+    nodes[-1].output[0] = "y"
+    write_case(name, nodes, inits, x, value)
+
+
+basic_block_case("basic_block_winograd_residual_32", 32)
+basic_block_case("basic_block_relu_before_residual_32", 32, relu_before_add=True)
 
 
 def wide_rows_case(name, width):

@@ -139,6 +139,35 @@ save_replan_convs(28, "replan_convs.onnx")
 # slices only until the whole batch's primitives are compiled in the background.
 save_replan_convs(14, "replan_small.onnx")
 
+# Residual Adds in the forms the CPU backend gives them beside oneDNN's binary post-op,
+# re-planned in slices of an earlier batch: a basic block of 32 channels (Winograd, the
+# residual summed onto the output) and an inverted residual into 24 channels (channels-last:
+# the projection writes channel blocks, moved out with the residual added).
+replan_residual_nodes = [
+    helper.make_node("Conv", ["x", "stem_w"], ["stem"]),
+    helper.make_node("Relu", ["stem"], ["a"]),
+    helper.make_node("Conv", ["a", "block1_w", "block1_b"], ["block1"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["block1"], ["b"]),
+    helper.make_node("Conv", ["b", "block2_w", "block2_b"], ["block2"], pads=[1, 1, 1, 1]),
+    helper.make_node("Add", ["block2", "a"], ["summed"]),
+    helper.make_node("Relu", ["summed"], ["e"]),
+    helper.make_node("Conv", ["e", "narrow_w"], ["f"]),
+    helper.make_node("Conv", ["f", "expand_w"], ["expanded"]),
+    helper.make_node("Relu", ["expanded"], ["g"]),
+    helper.make_node("Conv", ["g", "project_w"], ["projected"]),
+    helper.make_node("Add", ["projected", "f"], ["i"]),
+    helper.make_node("Conv", ["i", "out_w"], ["y"]),
+]
+save(model_of(replan_residual_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                    ["batch", 16, 28, 28])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16, 28, 28])],
+              [weight("stem_w", (32, 16, 1, 1)), weight("block1_w", (32, 32, 3, 3)),
+               weight("block1_b", (32,)), weight("block2_w", (32, 32, 3, 3)),
+               weight("block2_b", (32,)), weight("narrow_w", (24, 32, 1, 1)),
+               weight("expand_w", (96, 24, 1, 1)), weight("project_w", (24, 96, 1, 1)),
+               weight("out_w", (16, 24, 1, 1))]),
+     "replan_residuals.onnx")
+
 # Re-planned batches on 20x20 positions (the fewest the CPU backend runs in slices of an
 # earlier batch) and a deconvolution, whose slices share its packing the same way.
 replan_deconv_nodes = [

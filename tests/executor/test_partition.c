@@ -876,6 +876,20 @@ static void test_cpu_reshape_swaps_in_small_layers(void)
   check_batch_replans("replan_small.onnx", image, 5, batches, 5, &from_one, 1);
 }
 
+/* Residual Adds summed by a Winograd convolution and moved out of channel
+ * blocks into 24 channels channels-last (replan_residuals.onnx), planned at
+ * batch 1 and re-planned at 2, 3 and 8 in slices of batch 1: every slice's
+ * addend copied before, every slice unblocked after its primitive; outputs
+ * those of a plan made at that batch alone. Seven packings: its seven
+ * convolutions' weights. */
+static void test_cpu_reshape_slices_residuals(void)
+{
+  static const int64_t batches[] = {1, 2, 3, 8}, image[] = {16, 28, 28};
+  static const size_t none_added[] = {0, 0, 0, 0};
+  static const replan_order in_order = {batches, none_added, 4};
+  check_batch_replans("replan_residuals.onnx", image, 7, batches, 4, &in_order, 1);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -896,6 +910,7 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/compiled/reshape-ocr", test_compiled_reshape_ocr);
   g_test_add_func("/partition/cpu-reshape-shares-packed-weights",
                   test_cpu_reshape_shares_packed_weights);
+  g_test_add_func("/partition/cpu-reshape-slices-residuals", test_cpu_reshape_slices_residuals);
   g_test_add_func("/partition/cpu-reshape-slices-deconvolution",
                   test_cpu_reshape_slices_deconvolution);
   g_test_add_func("/partition/cpu-reshape-swaps-in-small-layers",

@@ -26,7 +26,8 @@ static bool profiling;
 static void start_profile(void)
 {
   const char *env = getenv("NPU_CPU_PROFILE");
-  profiling = env && (strcmp(env, "1") == 0 || strcmp(env, "shapes") == 0); /* as cpu_kernels.c */
+  profiling = env && (strcmp(env, "1") == 0 || strcmp(env, "shapes") == 0 ||
+                       strcmp(env, "nodes") == 0); /* as cpu_kernels.c */
 }
 
 static double thread_cpu_ms(void)

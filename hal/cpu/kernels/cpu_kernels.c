@@ -308,18 +308,22 @@ static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
 }
 
 /* NPU_CPU_PROFILE=1: time per operator type, printed to stderr at exit;
- * NPU_CPU_PROFILE=shapes: per operator type and tensor shapes, slowest first. */
+ * NPU_CPU_PROFILE=shapes: per operator type and tensor shapes, slowest first;
+ * NPU_CPU_PROFILE=nodes: per kernel (its node's name) and tensor shapes, in
+ * the order of their first launch, to line up with another engine's
+ * per-node profile. These two also print each key's fastest launch, which a
+ * loaded machine moves least. */
 typedef struct op_time {
-  char key[112];
-  double seconds;
+  char key[256];
+  double seconds, fastest;
   uint64_t launches;
 } op_time;
 
-static op_time profile[512];
+static op_time profile[1024];
 static size_t profile_count;
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
-static bool profiling, profiling_shapes;
+static bool profiling, profiling_shapes, profiling_nodes;
 
 static int slower_first(const void *a, const void *b)
 {
@@ -332,19 +336,24 @@ static void print_profile(void)
   double total = 0;
   for (size_t i = 0; i < profile_count; i++)
     total += profile[i].seconds;
-  if (profiling_shapes)
+  if (profiling_shapes && !profiling_nodes)
     qsort(profile, profile_count, sizeof profile[0], slower_first);
   fprintf(stderr, "CPU kernel profile (%.1f ms in all):\n", total * 1e3);
-  for (size_t i = 0; i < profile_count; i++)
-    fprintf(stderr, "  %-22s %9.2f ms %5.1f%% %8llu launches\n", profile[i].key,
+  for (size_t i = 0; i < profile_count; i++) {
+    fprintf(stderr, "  %-22s %9.2f ms %5.1f%% %8llu launches", profile[i].key,
             profile[i].seconds * 1e3, total > 0 ? 100 * profile[i].seconds / total : 0,
             (unsigned long long)profile[i].launches);
+    if (profiling_shapes)
+      fprintf(stderr, " %9.4f ms fastest", profile[i].fastest * 1e3);
+    fputc('\n', stderr);
+  }
 }
 
 static void start_profile(void)
 {
   const char *env = getenv("NPU_CPU_PROFILE");
-  profiling_shapes = env && strcmp(env, "shapes") == 0;
+  profiling_nodes = env && strcmp(env, "nodes") == 0;
+  profiling_shapes = profiling_nodes || (env && strcmp(env, "shapes") == 0);
   profiling = profiling_shapes || (env && strcmp(env, "1") == 0);
   if (profiling)
     atexit(print_profile);
@@ -372,7 +381,7 @@ static size_t describe_tensor(const npu_hal_tensor_desc *t, char *to, size_t siz
 
 static void profile_key(const npu_hal_kernel *kernel, char *key, size_t size)
 {
-  size_t at = (size_t)snprintf(key, size, "%s", kernel->op_type);
+  size_t at = (size_t)snprintf(key, size, "%s", profiling_nodes ? kernel->label : kernel->op_type);
   if (!profiling_shapes || at >= size)
     return;
   at += (size_t)snprintf(key + at, size - at, " ");
@@ -392,10 +401,14 @@ static void record_launch(const npu_hal_kernel *kernel, double seconds)
   size_t i = 0;
   while (i < profile_count && strcmp(profile[i].key, key) != 0)
     i++;
-  if (i == profile_count && profile_count < sizeof profile / sizeof profile[0])
+  if (i == profile_count && profile_count < sizeof profile / sizeof profile[0]) {
     memcpy(profile[profile_count++].key, key, sizeof key);
+    profile[i].fastest = seconds;
+  }
   if (i < profile_count) {
     profile[i].seconds += seconds;
+    if (seconds < profile[i].fastest)
+      profile[i].fastest = seconds;
     profile[i].launches++;
   }
   pthread_mutex_unlock(&profile_lock);

@@ -10,6 +10,14 @@
 #include "cpu_kernels.h"
 #include "packed_weights.h"
 
+/* A convolution's output computed in channel blocks of `block` (the last
+ * one padded) and moved to its channels-last tensor with a fused input of
+ * the same shape added (see cpu_unblock_add); in slices, one slice's. */
+typedef struct cpu_unblocked_sum {
+  uint32_t addend_input; /* the launch input added; 0: none (that is the data input) */
+  int64_t images, channels, positions, block;
+} cpu_unblocked_sum;
+
 /* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a
  * blocked layout, the input is reordered into the workspace and the output
  * reordered back from it (the post-ops still run inside the kernel). */
@@ -39,7 +47,20 @@ typedef struct cpu_dnnl_params {
    * runs instead once `whole_ready` (NULL: none). */
   struct cpu_dnnl_params *whole;
   atomic_bool whole_ready;
+  cpu_unblocked_sum unblocked; /* the output's last step, where addend_input is set */
+  /* A residual the primitive sums onto its output (a sum post-op): this
+   * launch input is copied into the output first; 0: none. Bytes of the
+   * primitive's output (one slice's where it runs in slices). */
+  uint32_t summed_input;
+  size_t summed_bytes;
 } cpu_dnnl_params;
+
+/* out = blocked moved to channels-last + addend (channels-last), in parallel. */
+void cpu_unblock_add(npu_hal_device *device, const cpu_unblocked_sum *shape, const float *blocked,
+                     const float *addend, float *out);
+
+/* out = addend (`bytes`), in parallel; nothing where they are one buffer. */
+void cpu_copy_addend(npu_hal_device *device, const void *addend, void *out, size_t bytes);
 
 /* Geometry of a convolution or its transpose, in oneDNN's terms. */
 typedef struct cpu_dnnl_window {
