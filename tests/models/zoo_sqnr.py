@@ -5,9 +5,11 @@ min-max calibration) on synthetic pictures, then its QDQ form and fp32 run
 by our runtime on other pictures, and the SQNR of every output against
 fp32 printed (10 log10 of signal over noise power, over all test samples).
 
-  zoo_sqnr.py [--build DIR] [--calibration N] [--test N] [--exclude-depthwise] [NAME...]
+  zoo_sqnr.py [--build DIR] [--calibration N] [--test N] [--exclude-depthwise]
+              [--method minmax|percentile|entropy|mse] [NAME...]
 
---exclude-depthwise keeps depthwise convolutions fp32 (npu-quantize's option).
+--exclude-depthwise keeps depthwise convolutions fp32, --method chooses the
+activation ranges (npu-quantize's options; default minmax).
 
 The pictures are drawn here, seeded (smooth colour fields, shapes and noise,
 normalised as each model expects): no image data set is available, so the
@@ -76,7 +78,7 @@ def sample(rng, name, shape):
     return ((pixels - mean) / std)[None].astype(np.float32)
 
 
-def measure(name, entry, calibration, test, exclude_depthwise):
+def measure(name, entry, calibration, test, exclude_depthwise, method):
     from npu import quantize
     from npu.quantize.report import Powers
     from npu.quantize.runner import Runner
@@ -87,7 +89,8 @@ def measure(name, entry, calibration, test, exclude_depthwise):
     calibration_samples, test_samples = make(calibration), make(test)
     model = onnx.load(entry["file"])
     start = time.monotonic()
-    options = quantize.Options(report_samples=0, exclude_depthwise=exclude_depthwise)
+    options = quantize.Options(report_samples=0, exclude_depthwise=exclude_depthwise,
+                               method=method)
     result = quantize.quantize(model, calibration_samples, options)
     seconds = time.monotonic() - start
     outputs = [o.name for o in model.graph.output]
@@ -102,14 +105,16 @@ def measure(name, entry, calibration, test, exclude_depthwise):
 
 def main(args):
     build, calibration, test, names = os.path.join(ROOT, "build"), 16, 8, []
-    exclude_depthwise = False
+    exclude_depthwise, method = False, "minmax"
     while args:
         arg = args.pop(0)
         if arg == "--exclude-depthwise":
             exclude_depthwise = True
-        elif arg in ("--build", "--calibration", "--test") and args:
+        elif arg in ("--build", "--calibration", "--test", "--method") and args:
             value = args.pop(0)
-            if arg == "--build":
+            if arg == "--method":
+                method = value
+            elif arg == "--build":
                 build = value
             elif arg == "--calibration":
                 calibration = int(value)
@@ -121,14 +126,17 @@ def main(args):
             names.append(arg)
     sys.path.insert(0, os.path.join(build, "python"))
     sys.path.insert(0, HERE)
+    from npu.quantize.ranges import METHODS
+    if method not in METHODS:
+        sys.exit(f"zoo_sqnr: --method is one of {', '.join(METHODS)}")
     import make_zoo
     try:
         manifest, failed = make_zoo.ensure(names or None, log=lambda line: print(f"# {line}"))
     except make_zoo.Unavailable as error:
         print(f"zoo_sqnr: SKIP: {error}")
         return 77
-    print(f"# {calibration} calibration and {test} test pictures per model (synthetic, seeded)"
-          + (", depthwise convolutions kept fp32" if exclude_depthwise else ""))
+    print(f"# {calibration} calibration and {test} test pictures per model (synthetic, seeded), "
+          f"{method} ranges" + (", depthwise convolutions kept fp32" if exclude_depthwise else ""))
     print("| model | nodes quantised | output SQNR vs fp32, dB | quantise s |")
     print("|---|---|---|---|")
     for name in names or list(manifest):
@@ -137,7 +145,7 @@ def main(args):
             continue
         try:
             nodes, outputs, seconds = measure(name, manifest[name], calibration, test,
-                                              exclude_depthwise)
+                                              exclude_depthwise, method)
         except Exception as error:  # one model's failure is reported, the rest still run
             print(f"| {name} | - | failed: {type(error).__name__}: {error} | - |", flush=True)
             continue

@@ -5,7 +5,9 @@ calibration lines (another seed: other text), read by greedy CTC decoding.
 A check of a quantised recogniser in seconds, before the OCR suite's
 minutes; its text is hard (no words), so fp32 itself misreads some.
 
-    PYTHONPATH=build/python tests/ocr/rec_cer.py REC_MODEL [QUANTISED_MODEL...]
+    PYTHONPATH=build/python tests/ocr/rec_cer.py [--lines N] REC_MODEL [QUANTISED_MODEL...]
+
+--lines: how many lines (default 48; more tell smaller differences apart).
 
 Prints each model's CER against the truth, and the others' against the first.
 Needs python3-pil and the model package (tests/models/fetch_assets.sh).
@@ -29,13 +31,13 @@ LINES, SEED = 48, 777
 KEYS = os.path.expanduser("~/.cache/gst-npu/ocr/package/assets/ppocr_keys_v1.txt")
 
 
-def lines():
+def lines(count=LINES):
     """(text, input array 1x3x48x320 normalised as npuinfer's mean=0.5 std=0.5)."""
     fonts = sorted(glob.glob("/usr/share/fonts/truetype/**/*.ttf", recursive=True))
     rng = random.Random(SEED)
     width, height = ocr_calibration.REC_SIZE
     made = []
-    for _ in range(LINES):
+    for _ in range(count):
         pixels, colour = ocr_calibration.background(rng, width, height)
         image = Image.fromarray(pixels.astype(np.uint8))
         font = ImageFont.truetype(rng.choice(fonts), rng.randint(24, 38))
@@ -68,14 +70,18 @@ def cer(read_texts, truth):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    count = LINES
+    if args[:1] == ["--lines"] and len(args) > 1 and args[1].isdigit():
+        count, args = int(args[1]), args[2:]
+    if not args or args[0].startswith("-"):
         sys.exit(__doc__)
     with open(KEYS, encoding="utf-8") as f:
         keys = f.read().splitlines() + [" "]
-    samples = lines()
+    samples = lines(count)
     truth = [text for text, _ in samples]
     first = None
-    for path in sys.argv[1:]:
+    for path in args:
         texts = read(path, samples, keys)
         against = f", {cer(texts, first):.2f}% against the first" if first else ""
         print(f"{path}: CER {cer(texts, truth):.2f}%{against}")

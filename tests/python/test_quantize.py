@@ -68,7 +68,7 @@ def producers(model):
 
 
 @pytest.mark.parametrize("args", [(), ("--method", "percentile", "--activation-type", "int8"),
-                                  ("--method", "entropy",)])
+                                  ("--method", "entropy",), ("--method", "mse")])
 def test_qdq_model_runs_close_to_fp32(net, capsys, args):
     status, out = quantise(net, capsys, *args)
     assert status == 0, out.err
@@ -113,11 +113,12 @@ def test_excluded_nodes_stay_float(net, capsys):
     assert "2 nodes quantised" in out.out  # conv1 and the Add
 
 
-def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None):
+def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None, options=()):
     """The graph of `nodes` (input `image` [1, 3, 8, 8], output `out_shape`
     named by the last node, `values` as initializers) saved as NAME.onnx and
-    quantised on 4 random inputs into NAME.qdq.onnx; returns the QDQ model
-    and a function running (fp32 model, QDQ model) on one more random input."""
+    quantised (with the command line's `options`) on 4 random inputs into
+    NAME.qdq.onnx; returns the QDQ model and a function running (fp32 model,
+    QDQ model) on one more random input."""
     values = values or {}
     output = nodes[-1].output[0]
     graph = helper.make_graph(
@@ -131,7 +132,7 @@ def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None):
         np.save(tmp_path / "calibration" / f"{i}.npy",
                 rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
     status = cli.main([str(tmp_path / f"{name}.onnx"), str(tmp_path / f"{name}.qdq.onnx"),
-                       "-c", str(tmp_path / "calibration")])
+                       "-c", str(tmp_path / "calibration"), *options])
     assert status == 0, capsys.readouterr().err
     image = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
 
@@ -141,9 +142,11 @@ def quantise_small(tmp_path, capsys, rng, name, nodes, out_shape, values=None):
     return onnx.load(str(tmp_path / f"{name}.qdq.onnx")), run_both
 
 
-def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
+@pytest.mark.parametrize("fold", [True, False])
+def test_batch_norm_folds_into_its_conv(tmp_path, capsys, fold):
     """Conv -> BatchNormalization -> Relu: the QDQ model has no
-    BatchNormalization, and its Conv's pair comes after the Relu."""
+    BatchNormalization, and its Conv's pair comes after the Relu; with
+    --no-fold the BatchNormalization stays (float, after the Conv's pair)."""
     rng = np.random.default_rng(23)
     values = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)), "scale": rng.uniform(0.5, 2, 4),
               "shift": rng.normal(0, 0.2, 4), "mean": rng.normal(0, 0.2, 4),
@@ -152,10 +155,11 @@ def test_batch_norm_folds_into_its_conv(tmp_path, capsys):
              helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"],
                               ["n"], "bn"),
              helper.make_node("Relu", ["n"], ["out"], "relu")]
-    qdq, run_both = quantise_small(tmp_path, capsys, rng, "bn", nodes, [1, 4, 8, 8], values)
-    assert "BatchNormalization" not in {node.op_type for node in qdq.graph.node}
+    qdq, run_both = quantise_small(tmp_path, capsys, rng, "bn", nodes, [1, 4, 8, 8], values,
+                                   () if fold else ("--no-fold",))
+    assert ("BatchNormalization" in {node.op_type for node in qdq.graph.node}) == (not fold)
     quantized = {node.input[0] for node in qdq.graph.node if node.op_type == "QuantizeLinear"}
-    assert quantized == {"image", "out_float"}
+    assert quantized == ({"image", "out_float"} if fold else {"image", "c"})
     assert sqnr_db(*run_both()) > 30
 
 
@@ -316,6 +320,23 @@ def test_percentile_and_entropy_ranges_clip_a_rare_outlier():
     magnitudes = np.histogram(np.abs(values), ranges.HISTOGRAM_BINS, (0, 50))[0]
     # the outlier is clipped: the smallest threshold tried is 128 of the 2048 bins
     assert 1.0 <= ranges.entropy_threshold(magnitudes, 50.0) <= 128 * 50 / 2048
+
+
+def test_mse_range_clips_long_tails_only():
+    """The mse method pulls a normal distribution's ends in to where the
+    finer step repays the clipping (about 4 standard deviations for 256
+    levels), keeps the range of values spread evenly over it, and keeps the
+    low end of non-negative values at zero."""
+    rng = np.random.default_rng(25)
+    for values, expected_low, expected_high in (
+            (rng.standard_normal(100000), (-4.3, -3.0), (3.0, 4.3)),
+            (rng.uniform(-1, 1, 100000), (-1.0, -0.98), (0.98, 1.0)),
+            (rng.uniform(0, 1, 100000), (0.0, 0.0), (0.98, 1.0))):
+        low, high = values.min(), values.max()
+        counts = np.histogram(values, ranges.HISTOGRAM_BINS, (low, high))[0]
+        m_low, m_high = ranges.mse_range(counts, low, high)
+        assert expected_low[0] <= m_low <= expected_low[1], (m_low, m_high)
+        assert expected_high[0] <= m_high <= expected_high[1], (m_low, m_high)
 
 
 def run_tool(*args):

@@ -34,6 +34,7 @@ class Options:
     exclude_op_types: tuple = ()
     report_samples: int = 16             # samples the SQNR report runs (0: no report)
     exclude_depthwise: bool = False      # depthwise convolutions stay fp32
+    fold: bool = True                    # BatchNormalization and bias Adds into convolutions
 
 
 @dataclass
@@ -63,11 +64,13 @@ def producers(model):
 def quantize(model, samples, options):
     """The QDQ form of model, calibrated on samples ({input name: array}, run
     on the runtime's default device), with its SQNR report. A
-    BatchNormalization after a Conv is folded into it first (in a copy), and
-    a model below opset 13 is brought to 13, for per-channel weights."""
+    BatchNormalization after a Conv is folded into it first (in a copy;
+    unless options.fold is off), and a model below opset 13 is brought to
+    13, for per-channel weights."""
     folded = onnx.ModelProto()
     folded.CopyFrom(model)
-    fold_batch_norms(folded)
+    if options.fold:
+        fold_batch_norms(folded)
     model, kept_opset = upgrade(folded, samples[0])
     plan = make_plan(model, options.exclude_nodes, options.exclude_op_types,
                      options.exclude_depthwise)

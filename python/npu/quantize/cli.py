@@ -53,7 +53,8 @@ def parser():
     p.add_argument("--max-samples", type=int, default=100,
                    help="calibration samples used at most (default 100)")
     p.add_argument("--method", choices=METHODS, default="minmax",
-                   help="activation ranges: min-max, percentile or entropy (KL) (default minmax)")
+                   help="activation ranges: min-max, percentile, entropy (KL) or mse (least squared "
+                        "error of the quantised values) (default minmax)")
     p.add_argument("--percentile", type=float, default=99.99,
                    help="share of values the percentile range keeps (default 99.99)")
     p.add_argument("--activation-type", choices=tuple(ACTIVATION_TYPES), default="uint8",
@@ -65,6 +66,10 @@ def parser():
     p.add_argument("--exclude-depthwise", action="store_true",
                    help="depthwise convolutions (one input channel per group) left in fp32: "
                         "with one scale per activation tensor they lose the most")
+    p.add_argument("--no-fold", dest="fold", action="store_false",
+                   help="leave BatchNormalizations and per-channel constant Adds after "
+                        "convolutions as they are (by default they are folded into the "
+                        "convolution's weights and bias, one rounding fewer)")
     p.add_argument("--report-samples", type=int, default=16,
                    help="calibration samples the SQNR report runs (0: no report; default 16)")
     pictures = p.add_argument_group("pictures and videos (as npuinfer pre-processes them: "
@@ -105,7 +110,7 @@ def main(argv=None):
     pre = samples.Preprocessing(args.scale, args.mean, args.std, args.channel_order,
                                 args.letterbox, args.size, args.frame_step)
     options = Options(args.activation_type, args.method, args.percentile, args.exclude_nodes,
-                      args.exclude_op_types, args.report_samples, args.exclude_depthwise)
+                      args.exclude_op_types, args.report_samples, args.exclude_depthwise, args.fold)
     started = time.monotonic()
     try:
         calibration = samples.load(args.calibration, samples.model_inputs(model), pre,

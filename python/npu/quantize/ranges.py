@@ -1,10 +1,11 @@
 """Calibration: the range [low, high] of each activation over the calibration
-samples, by min-max, percentile or entropy (KL divergence, TensorRT's method)."""
+samples, by min-max, percentile, entropy (KL divergence, TensorRT's method) or
+mse (the least squared error of the quantised values)."""
 import numpy as np
 
 from .graph import consumers
 
-METHODS = ("minmax", "percentile", "entropy")
+METHODS = ("minmax", "percentile", "entropy", "mse")
 HISTOGRAM_BINS = 2048
 ENTROPY_STEP = 16     # thresholds tried every this many histogram bins
 # Fewer values than this make a histogram of HISTOGRAM_BINS too sparse for KL
@@ -15,6 +16,9 @@ ENTROPY_MIN_VALUES = 4 * HISTOGRAM_BINS
 # (PP-OCR det's logits span about [-174, 113], a step of 1.1 in uint8,
 # around its probability map's threshold at -0.85).
 SIGMOID_SATURATION = 16.0
+# The ends the mse method tries: the observed minimum and maximum times
+# 2^(-k / MSE_STEPS_PER_OCTAVE), down to 1 / 2^MSE_OCTAVES of them.
+MSE_STEPS_PER_OCTAVE, MSE_OCTAVES = 16, 8
 
 
 def observed_extremes(run, samples, names):
@@ -77,6 +81,32 @@ def entropy_threshold(counts, magnitude_max, levels=128):
     return best_bins * magnitude_max / HISTOGRAM_BINS
 
 
+def mse_range(counts, low, high, levels=255):
+    """The range inside [low, high] (zero kept in it) over which quantising
+    to levels + 1 values (asymmetric) gives the least squared error, clipped
+    values included, over the histogram's bin centres: an end that outliers
+    widen is pulled in only while the finer step repays the clipping. Each
+    end is searched with the other fixed, twice over."""
+    edges = np.linspace(low, high, HISTOGRAM_BINS + 1)
+    centres = (edges[:-1] + edges[1:]) / 2
+    weights = counts.astype(np.float64)
+    shares = 2.0 ** (-np.arange(MSE_STEPS_PER_OCTAVE * MSE_OCTAVES + 1) / MSE_STEPS_PER_OCTAVE)
+
+    def error(lo, hi):
+        step = (hi - lo) / levels or 1.0
+        zero = np.round(-lo / step)
+        q = (np.clip(np.round(centres / step) + zero, 0, levels) - zero) * step
+        return float(np.sum(weights * (centres - q) ** 2))
+
+    best = (min(low, 0.0), max(high, 0.0))
+    for _ in range(2):
+        lows = [(min(low * s, 0.0), best[1]) for s in shares]
+        best = min(lows, key=lambda r: error(*r))
+        highs = [(best[0], max(high * s, 0.0)) for s in shares]
+        best = min(highs, key=lambda r: error(*r))
+    return best
+
+
 def kl_divergence(p, q):
     p, q = p / max(p.sum(), 1e-30), q / max(q.sum(), 1e-30)
     mask = p > 0
@@ -94,6 +124,8 @@ def calibrate(run, samples, names, method="minmax", percentile=99.99):
         low, high = extremes[name]
         if method == "percentile":
             ranges[name] = percentile_range(counts[name], low, high, percentile)
+        elif method == "mse":
+            ranges[name] = mse_range(counts[name], low, high)
         elif counts[name].sum() < ENTROPY_MIN_VALUES:
             ranges[name] = (low, high)
         elif low < 0:
