@@ -20,15 +20,6 @@ typedef struct compile_time {
 static compile_time times[128];
 static size_t time_count;
 static pthread_mutex_t times_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
-static bool profiling;
-
-static void start_profile(void)
-{
-  const char *env = getenv("NPU_CPU_PROFILE");
-  profiling = env && (strcmp(env, "1") == 0 || strcmp(env, "shapes") == 0 ||
-                       strcmp(env, "nodes") == 0); /* as cpu_kernels.c */
-}
 
 static double thread_cpu_ms(void)
 {
@@ -69,13 +60,12 @@ static void record(const char *what, const_dnnl_primitive_desc_t pd, double cpu_
 
 double cpu_compile_profile_clock(void)
 {
-  pthread_once(&profile_once, start_profile);
-  return profiling ? thread_cpu_ms() : 0;
+  return cpu_profiling() ? thread_cpu_ms() : 0;
 }
 
 void cpu_compile_profile_add(const char *what, const char *name, double started)
 {
-  if (!profiling)
+  if (!cpu_profiling())
     return;
   char key[sizeof times[0].key];
   snprintf(key, sizeof key, "%s%s", what, name);
@@ -84,8 +74,7 @@ void cpu_compile_profile_add(const char *what, const char *name, double started)
 
 dnnl_status_t cpu_primitive_create(dnnl_primitive_t *primitive, const_dnnl_primitive_desc_t pd)
 {
-  pthread_once(&profile_once, start_profile);
-  if (!profiling)
+  if (!cpu_profiling())
     return dnnl_primitive_create(primitive, pd);
   double start = thread_cpu_ms();
   dnnl_status_t s = dnnl_primitive_create(primitive, pd);
@@ -96,8 +85,7 @@ dnnl_status_t cpu_primitive_create(dnnl_primitive_t *primitive, const_dnnl_primi
 dnnl_status_t cpu_primitive_desc_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op,
                                         const_dnnl_primitive_attr_t attr)
 {
-  pthread_once(&profile_once, start_profile);
-  if (!profiling)
+  if (!cpu_profiling())
     return dnnl_primitive_desc_create(pd, op, attr, cpu_dnnl_engine(), NULL);
   double start = thread_cpu_ms();
   dnnl_status_t s = dnnl_primitive_desc_create(pd, op, attr, cpu_dnnl_engine(), NULL);
@@ -114,8 +102,7 @@ static int costlier_first(const void *a, const void *b)
 
 void cpu_compile_profile_print(const char *when)
 {
-  pthread_once(&profile_once, start_profile);
-  if (!profiling)
+  if (!cpu_profiling())
     return;
   pthread_mutex_lock(&times_lock);
   double compiling = 0;

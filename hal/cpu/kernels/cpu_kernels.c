@@ -506,6 +506,12 @@ static void run_launches(void *data)
     done(done_data);
 }
 
+bool cpu_profiling(void)
+{
+  pthread_once(&profile_once, start_profile);
+  return profiling;
+}
+
 static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
                                 const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
                                 void *done_data)

@@ -81,6 +81,9 @@ npu_hal_layout cpu_dnnl_preferred_layout(const npu_hal_tensor_desc *tensor, uint
  * CPU's answer to NPU_PRECISION_BF16. */
 bool cpu_dnnl_bf16_products(void);
 
+/* Whether NPU_CPU_PROFILE asks for a profile (1, shapes or nodes). */
+bool cpu_profiling(void);
+
 size_t cpu_tensor_elements(const npu_hal_tensor_desc *t);
 
 
