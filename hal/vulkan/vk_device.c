@@ -233,10 +233,17 @@ static npu_status create_logical_device(npu_hal_device *device)
   vkGetPhysicalDeviceFeatures2(device->physical, &features2);
   device->update_after_bind = supported12.descriptorBindingStorageBufferUpdateAfterBind;
   v12.descriptorBindingStorageBufferUpdateAfterBind = device->update_after_bind;
-  const char *extensions[1];
+  const char *extensions[3];
   uint32_t extension_count = 0;
   if (has_extension(device->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
     extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  /* dma-bufs in and out (vk_import.c): both extensions or neither */
+  device->dma_buf = has_extension(device->physical, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                    has_extension(device->physical, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
+  if (device->dma_buf) {
+    extensions[extension_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+  }
   VkPhysicalDeviceFeatures supported;
   vkGetPhysicalDeviceFeatures(device->physical, &supported);
   device->buffer_array_indexing = supported.shaderStorageBufferArrayDynamicIndexing;
@@ -257,6 +264,25 @@ static npu_status create_logical_device(npu_hal_device *device)
   for (uint32_t e = 0; e < extension_count; e++)
     if (strcmp(extensions[e], VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
       find_host_import(device);
+  return NPU_OK;
+}
+
+/* Which shaders run the products and convolutions: the shared-memory tiled
+ * ones on GPUs (discrete, integrated, virtual), the register-blocked ones on
+ * a CPU driver (lavapipe gathers shared memory lane by lane as any other
+ * load); NPU_VULKAN_SHADERS=tiled or blocked picks either anywhere (tests
+ * run both on lavapipe; A/B benchmarks). */
+static npu_status choose_shaders(npu_hal_device *device)
+{
+  const char *choice = getenv("NPU_VULKAN_SHADERS");
+  if (!choice || !*choice) {
+    device->tiled_shaders = device->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    return NPU_OK;
+  }
+  if (strcmp(choice, "tiled") != 0 && strcmp(choice, "blocked") != 0)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                         "NPU_VULKAN_SHADERS is '%s': it must be 'tiled' or 'blocked'", choice);
+  device->tiled_shaders = strcmp(choice, "tiled") == 0;
   return NPU_OK;
 }
 
@@ -323,10 +349,14 @@ npu_status vk_device_open(uint32_t index, npu_hal_device **out)
     device->timestamp_mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
   }
 
-  npu_status status = create_logical_device(device);
+  npu_status status = choose_shaders(device);
+  if (status == NPU_OK)
+    status = create_logical_device(device);
   init_heaps(device);
   if (status == NPU_OK)
     status = choose_memory_types(device);
+  if (status == NPU_OK && device->dma_buf)
+    vk_dma_buf_init(device);
   if (status == NPU_OK)
     status = vk_pipeline_cache_open(device);
   if (status == NPU_OK)
@@ -388,8 +418,11 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
   props->caps = (npu_device_caps){
       .host_visible_memory = device->host_visible,
       .host_import = device->host_import_alignment > 0,
-      /* An fd is mapped and its pages imported as host memory. */
-      .fd_import = device->host_import_alignment > 0,
+      /* Device buffers exported as dma-bufs where the driver has them. */
+      .fd_export = device->dma_buf_export,
+      /* A dma-buf imported as one where the driver takes it; other fds (and
+       * dma-bufs elsewhere) are mapped and their pages imported as host memory. */
+      .fd_import = device->host_import_alignment > 0 || device->dma_buf_import,
       .async_copy = true,
       .cross_stream_events = true,
       .bf16_compute = false, /* its shaders compute float32: NPU_PRECISION_BF16 is ignored */

@@ -1,13 +1,16 @@
 /* Memory shared with the device without copying: host pointers imported
  * (VK_EXT_external_memory_host; the pages around them from the aligned
- * start the driver asks, the buffer's byte 0 at `base` in them), and fds
- * imported by mapping their range and importing that (a memfd, a dma-buf:
- * fd_map.c), exported again as that fd. Device memory itself is not
- * exported: an opaque fd (VK_KHR_external_memory_fd) is not mappable
- * memory (lavapipe's holds a header before the bytes). */
+ * start the driver asks, the buffer's byte 0 at `base` in them); dma-bufs
+ * where the device has VK_EXT_external_memory_dma_buf (with
+ * VK_KHR_external_memory_fd): device buffers exported as their block's
+ * dma-buf at their offset in it, dma-bufs imported as device memory; other
+ * fds (a memfd, or a dma-buf where the device takes none) imported by
+ * mapping their range and importing that as host memory (fd_map.c), and
+ * exported again as that fd. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "vk_internal.h"
 
@@ -80,9 +83,120 @@ npu_status vk_buffer_import_host(npu_hal_device *device, void *host_ptr, size_t 
                      (uintptr_t)host_ptr - start, size, host_ptr, out);
 }
 
+/* What the driver says of dma-bufs for buffers as ours (usage as
+ * vk_buffer_shell's): exportable and importable without a dedicated
+ * allocation (ranges of shared blocks, imports of any range). */
+static VkExternalMemoryFeatureFlags dma_buf_features(npu_hal_device *device)
+{
+  VkPhysicalDeviceExternalBufferInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+  VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(device->physical, &info, &props);
+  VkExternalMemoryFeatureFlags features = props.externalMemoryProperties.externalMemoryFeatures;
+  return features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT ? 0 : features;
+}
+
+void vk_dma_buf_init(npu_hal_device *device)
+{
+  device->get_memory_fd =
+      (PFN_vkGetMemoryFdKHR)vkGetDeviceProcAddr(device->device, "vkGetMemoryFdKHR");
+  device->get_memory_fd_properties = (PFN_vkGetMemoryFdPropertiesKHR)vkGetDeviceProcAddr(
+      device->device, "vkGetMemoryFdPropertiesKHR");
+  if (!device->get_memory_fd || !device->get_memory_fd_properties)
+    return;
+  VkExternalMemoryFeatureFlags features = dma_buf_features(device);
+  device->dma_buf_import = features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+  /* Exportable where a buffer made for dma-bufs may live in the memory
+   * type device buffers take. */
+  npu_hal_buffer *probe;
+  if (!(features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) ||
+      vk_buffer_shell(device, 256, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, &probe) !=
+          NPU_OK)
+    return;
+  VkMemoryRequirements needs;
+  vkGetBufferMemoryRequirements(device->device, probe->buffer, &needs);
+  vk_buffer_destroy(device, probe);
+  device->dma_buf_export = needs.memoryTypeBits & (1u << device->buffer_memory_type);
+  if (device->dma_buf_export)
+    device->heaps[device->buffer_memory_type].export_types =
+        VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+}
+
+/* The `size` bytes at `offset` of dma-buf `fd` as device memory;
+ * NPU_ERROR_NOT_SUPPORTED where the device takes no such fd (a memfd is
+ * none). */
+static npu_status import_dma_buf(npu_hal_device *device, int fd, size_t offset, size_t size,
+                                 npu_hal_buffer **out)
+{
+  VkMemoryFdPropertiesKHR props = {.sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR};
+  VkResult result = device->get_memory_fd_properties(
+      device->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, fd, &props);
+  if (result != VK_SUCCESS)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Vulkan device '%s' takes fd %d as no "
+                         "dma-buf: %s", device->properties.deviceName, fd,
+                         vk_result_name(result));
+  off_t end = lseek(fd, 0, SEEK_END);
+  if (end < 0 || offset > (size_t)end || size > (size_t)end - offset)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "dma-buf fd %d holds %lld bytes, not %zu "
+                         "from %zu", fd, (long long)end, size, offset);
+  npu_hal_buffer *buffer;
+  npu_status status =
+      vk_buffer_shell(device, offset + size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, &buffer);
+  if (status != NPU_OK)
+    return status;
+  VkMemoryRequirements needs;
+  vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
+  uint32_t types = needs.memoryTypeBits & props.memoryTypeBits;
+  int own = types && needs.size <= (VkDeviceSize)end ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  int kept = own >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1; /* exported again */
+  result = VK_ERROR_FEATURE_NOT_PRESENT;
+  if (kept >= 0) {
+    VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+                                      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT,
+                                      .fd = own};
+    VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                 .pNext = &import, .allocationSize = (VkDeviceSize)end,
+                                 .memoryTypeIndex = (uint32_t)__builtin_ctz(types)};
+    VkDeviceMemory memory;
+    result = vkAllocateMemory(device->device, &info, NULL, &memory);
+    if (result == VK_SUCCESS) { /* the driver owns `own` now */
+      buffer->imported = memory;
+      result = vkBindBufferMemory(device->device, buffer->buffer, memory, 0);
+    } else {
+      close(own);
+    }
+    buffer->dma_buf_fd = kept;
+  } else if (own >= 0) {
+    close(own);
+  }
+  if (result != VK_SUCCESS) {
+    vk_buffer_destroy(device, buffer);
+    return npu_set_error(vk_status_of(result) == NPU_ERROR_OUT_OF_MEMORY
+                             ? NPU_ERROR_OUT_OF_MEMORY
+                             : NPU_ERROR_NOT_SUPPORTED,
+                         "Vulkan device '%s' cannot import %zu bytes of dma-buf fd %d: %s",
+                         device->properties.deviceName, size, fd,
+                         types ? vk_result_name(result) : "no memory type fits");
+  }
+  buffer->base = offset;
+  buffer->size = size;
+  buffer->fd_offset = offset;
+  *out = buffer;
+  return NPU_OK;
+}
+
 npu_status vk_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,
                                npu_hal_buffer **out)
 {
+  if (device->dma_buf_import) {
+    npu_status status = import_dma_buf(device, fd, offset, size, out);
+    if (status != NPU_ERROR_NOT_SUPPORTED || !device->host_import_alignment)
+      return status;
+    /* no dma-buf the device takes (a memfd): mapped and imported as host memory */
+  }
   npu_fd_map map;
   npu_status status = npu_fd_map_import(fd, offset, size, &map);
   if (status != NPU_OK)
@@ -99,12 +213,26 @@ npu_status vk_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, si
 
 npu_status vk_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *offset)
 {
-  if (buffer->fd_map.mapping) { /* imported from an fd: that fd again */
-    *fd = fcntl(buffer->fd_map.fd, F_DUPFD_CLOEXEC, 0);
+  int imported = buffer->fd_map.mapping ? buffer->fd_map.fd : buffer->dma_buf_fd;
+  if (imported >= 0) { /* imported from an fd: that fd again */
+    *fd = fcntl(imported, F_DUPFD_CLOEXEC, 0);
     *offset = buffer->fd_offset;
     return *fd >= 0 ? NPU_OK
                     : npu_set_error(NPU_ERROR_IO, "cannot duplicate the buffer's fd");
   }
-  return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "only Vulkan buffers imported from an fd have "
-                       "one to export (device memory is not exported yet)");
+  npu_hal_device *device = buffer->device;
+  if (!buffer->heap || !(buffer->heap->export_types & VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT))
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Vulkan device '%s' exports no dma-bufs of its "
+                         "memory (it needs VK_EXT_external_memory_dma_buf; only buffers imported "
+                         "from an fd have one to export)", device->properties.deviceName);
+  /* The block's dma-buf, the buffer at its offset in the block. */
+  VkMemoryGetFdInfoKHR info = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                               .memory = buffer->memory.memory,
+                               .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+  VkResult result = device->get_memory_fd(device->device, &info, fd);
+  if (result != VK_SUCCESS)
+    return npu_set_error(vk_status_of(result), "Vulkan device '%s' cannot export a dma-buf: %s",
+                         device->properties.deviceName, vk_result_name(result));
+  *offset = (size_t)(buffer->memory.offset + buffer->base);
+  return NPU_OK;
 }

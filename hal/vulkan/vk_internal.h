@@ -35,6 +35,8 @@ typedef struct vk_heap {
   pthread_mutex_t lock;
   uint32_t memory_type;
   bool mappable;                 /* blocks are mapped once, whole */
+  VkExternalMemoryHandleTypeFlags export_types; /* blocks are allocated exportable as these
+                                                   (buffers bound in them must say so) */
   VkDeviceSize block_size;
   VkDeviceSize budget;           /* most bytes taken from the driver (0: no limit) */
   VkDeviceSize reserved;         /* bytes taken now */
@@ -85,7 +87,14 @@ struct npu_hal_device {
   bool update_after_bind;           /* storage buffer descriptors updatable once bound */
   VkDeviceSize host_import_alignment; /* 0: no VK_EXT_external_memory_host */
   PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties;
+  bool dma_buf;                     /* VK_KHR_external_memory_fd and _dma_buf enabled */
+  bool dma_buf_export;              /* device buffers' blocks are exportable dma-bufs */
+  bool dma_buf_import;              /* dma-bufs are imported as device memory */
+  PFN_vkGetMemoryFdKHR get_memory_fd;
+  PFN_vkGetMemoryFdPropertiesKHR get_memory_fd_properties;
   bool buffer_array_indexing;       /* shaderStorageBufferArrayDynamicIndexing: the VPP needs it */
+  bool tiled_shaders;               /* products and convolutions in the shared-memory tiled
+                                       shaders (GPUs), else the register-blocked ones (CPUs) */
   bool timestamps;                  /* the queue family writes timestamps */
   uint64_t timestamp_mask;          /* its timestampValidBits */
   atomic_uint_fast64_t bytes_in_use;
@@ -103,6 +112,7 @@ struct npu_hal_device {
 };
 
 struct npu_hal_buffer {
+  npu_hal_device *device;
   VkBuffer buffer;
   uint64_t serial;      /* unique in the process (a handle may be reused) */
   vk_heap *heap;
@@ -110,7 +120,8 @@ struct npu_hal_buffer {
   VkDeviceMemory imported; /* memory of its own, imported (host pointer, fd) */
   VkDeviceSize base;    /* where byte 0 is in `buffer` (imports start at aligned pages) */
   npu_fd_map fd_map;    /* imported from an fd: its mapping (mapping NULL: not) */
-  size_t fd_offset;
+  int dma_buf_fd;       /* imported as a dma-buf: a duplicate of its fd (-1: not) */
+  size_t fd_offset;     /* either import's offset in its fd */
   VkDeviceSize size;
   void *mapped;        /* host address when the memory is host-visible, else NULL */
   bool counted;        /* in the device's bytes_in_use */
@@ -146,6 +157,9 @@ npu_status vk_buffer_import_host(npu_hal_device *device, void *host_ptr, size_t 
 npu_status vk_buffer_import_fd(npu_hal_device *device, int fd, size_t offset, size_t size,
                                npu_hal_buffer **buffer);
 npu_status vk_buffer_export_fd(npu_hal_buffer *buffer, int *fd, size_t *offset);
+/* Where the device has dma-bufs: their entries, whether buffers export and
+ * import them, the device buffers' heap made exportable. */
+void vk_dma_buf_init(npu_hal_device *device);
 
 /* Streams (vk_stream.c). Work is recorded into a command buffer of the
  * stream's between vk_stream_begin and vk_stream_queue (or vk_stream_abandon
@@ -224,10 +238,14 @@ typedef enum vk_shader {
   VK_SHADER_CONV_TRANSPOSE2D,
   VK_SHADER_BATCH_NORM,
   VK_SHADER_LAYER_NORM,
-  VK_SHADER_DEPTHWISE_K3_S1, /* depthwise.comp by window: 3x3 or 5x5, stride 1 or 2 */
+  VK_SHADER_DEPTHWISE_K3_S1, /* depthwise.comp by window: 3x3, 5x5 or 7x7, stride 1 or 2 */
   VK_SHADER_DEPTHWISE_K3_S2,
   VK_SHADER_DEPTHWISE_K5_S1,
   VK_SHADER_DEPTHWISE_K5_S2,
+  VK_SHADER_DEPTHWISE_K7_S1,
+  VK_SHADER_DEPTHWISE_K7_S2,
+  VK_SHADER_MATMUL_TILED,    /* the products and convolutions tiled in shared memory (GPUs) */
+  VK_SHADER_CONV2D_TILED,
   VK_SHADER_COUNT
 } vk_shader;
 

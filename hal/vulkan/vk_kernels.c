@@ -338,14 +338,16 @@ const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_c
  * VK_SHADER_COUNT where it has none (conv2d.comp runs it). */
 static vk_shader depthwise_shader(const window *win)
 {
-  static const vk_shader shaders[2][2] = {
+  static const vk_shader shaders[3][2] = {
       {VK_SHADER_DEPTHWISE_K3_S1, VK_SHADER_DEPTHWISE_K3_S2},
-      {VK_SHADER_DEPTHWISE_K5_S1, VK_SHADER_DEPTHWISE_K5_S2}};
+      {VK_SHADER_DEPTHWISE_K5_S1, VK_SHADER_DEPTHWISE_K5_S2},
+      {VK_SHADER_DEPTHWISE_K7_S1, VK_SHADER_DEPTHWISE_K7_S2}};
   uint32_t kernel = win->kernel[0], stride = win->stride[0];
   if (win->kernel[1] != kernel || win->stride[1] != stride || win->dilation[0] != 1 ||
-      win->dilation[1] != 1 || (kernel != 3 && kernel != 5) || stride < 1 || stride > 2)
+      win->dilation[1] != 1 || (kernel != 3 && kernel != 5 && kernel != 7) || stride < 1 ||
+      stride > 2)
     return VK_SHADER_COUNT;
-  return shaders[kernel == 5][stride - 1];
+  return shaders[(kernel - 3) / 2][stride - 1];
 }
 
 static uint64_t blocks_of(uint64_t count, uint64_t block)
@@ -353,28 +355,41 @@ static uint64_t blocks_of(uint64_t count, uint64_t block)
   return (count + block - 1) / block;
 }
 
-/* Picks the convolution's shader by its shape and sizes its workgroups
- * (tiles.h): depthwise.comp for the depthwise windows it has, its runs of
- * pixels over all planes along x; conv2d.comp for the rest, its blocks of
- * channels by pixels along x, the images along y. */
-static const char *size_conv_dispatch(vk_dispatch *k, const int64_t *x, const int64_t *y,
-                                      int64_t groups, const window *win)
+/* Output channels per group from which a tiled device runs a convolution in
+ * conv2d_tiled.comp (its 64-channel tiles); fewer run in conv2d.comp's
+ * blocks of 8. */
+#define TILED_CONV_MIN_CHANNELS 16
+
+/* Picks the convolution's shader by its shape and the device and sizes its
+ * workgroups (tiles.h): depthwise.comp for the depthwise windows it has,
+ * its runs of pixels over all planes along x; conv2d_tiled.comp on a tiled
+ * device, a tile per workgroup (x: pixels, y: channels, z: images and
+ * groups); conv2d.comp for the rest, its blocks of channels by pixels along
+ * x, the images along y. */
+static const char *size_conv_dispatch(npu_hal_device *device, vk_dispatch *k, const int64_t *x,
+                                      const int64_t *y, int64_t groups, const window *win)
 {
   uint64_t pixels = (uint64_t)(y[2] * y[3]);
+  uint64_t group_out = (uint64_t)(y[1] / groups);
   bool depthwise = groups == x[1] && groups == y[1];
   k->shader = depthwise ? depthwise_shader(win) : VK_SHADER_COUNT;
   uint64_t dims[3] = {0, 1, 1};
   if (k->shader != VK_SHADER_COUNT) {
     uint64_t runs = (uint64_t)y[2] * blocks_of((uint64_t)y[3], DEPTHWISE_OUTPUTS);
     dims[0] = blocks_of(runs * (uint64_t)(y[0] * y[1]), TILE_INVOCATIONS);
+  } else if (device->tiled_shaders && group_out >= TILED_CONV_MIN_CHANNELS) {
+    k->shader = VK_SHADER_CONV2D_TILED;
+    dims[0] = blocks_of(pixels, TILED_SIDE * TILED_BLOCK);
+    dims[1] = blocks_of(group_out, TILED_SIDE * TILED_BLOCK);
+    dims[2] = (uint64_t)(x[0] * groups);
   } else {
     k->shader = VK_SHADER_CONV2D;
-    uint64_t channel_blocks = blocks_of((uint64_t)(y[1] / groups), CONV_CHANNELS);
+    uint64_t channel_blocks = blocks_of(group_out, CONV_CHANNELS);
     uint64_t blocks = blocks_of(pixels, CONV_PIXELS) * channel_blocks * (uint64_t)groups;
     dims[0] = blocks_of(blocks, TILE_INVOCATIONS);
     dims[1] = (uint64_t)x[0];
   }
-  if (!dims[0] || !dims[1])
+  if (!dims[0] || !dims[1] || !dims[2])
     return "an empty convolution";
   /* Vulkan guarantees 65535 workgroups along each axis. */
   for (int g = 0; g < 3; g++) {
@@ -385,7 +400,7 @@ static const char *size_conv_dispatch(vk_dispatch *k, const int64_t *x, const in
   return NULL;
 }
 
-static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
+static const char *plan_conv(npu_hal_device *device, const npu_hal_op *op, vk_dispatch *k)
 {
   if (op->input_count < 2 || op->inputs[0].rank != 4 || op->inputs[1].rank != 4 ||
       op->outputs[0].rank != 4)
@@ -410,7 +425,7 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
                    win.stride[0] == 1 && win.stride[1] == 1 && win.pad[0] == 0 &&
                    win.pad[1] == 0 && x[2] == y[2] && x[3] == y[3];
   if (pointwise)
-    return vk_plan_pointwise_conv(op, k, &addend);
+    return vk_plan_pointwise_conv(device, op, k, &addend);
   bind(k, false, 0, true);
   bind(k, false, 1, true);
   bind(k, false, 2, bias);
@@ -421,7 +436,7 @@ static const char *plan_conv(const npu_hal_op *op, vk_dispatch *k)
   memcpy(&k->push[OFFSET_WORDS], shape, sizeof shape);
   put_window(k, OFFSET_WORDS + 7, &win);
   k->push[OFFSET_WORDS + 15] = (uint32_t)groups;
-  return size_conv_dispatch(k, x, y, groups, &win);
+  return size_conv_dispatch(device, k, x, y, groups, &win);
 }
 
 static const char *plan_pool(const npu_hal_op *op, vk_dispatch *k)
@@ -470,7 +485,7 @@ static int binary_code(const char *type)
 }
 
 /* The operators of one dispatch planned in this file. */
-static const char *plan_single(const npu_hal_op *op, vk_dispatch *d)
+static const char *plan_single(npu_hal_device *device, const npu_hal_op *op, vk_dispatch *d)
 {
   const char *type = op->op_type;
   d->invocations = elements_of(&op->outputs[0]);
@@ -481,7 +496,7 @@ static const char *plan_single(const npu_hal_op *op, vk_dispatch *d)
   if (strcmp(type, "BatchNormalization") == 0)
     return plan_batch_norm(op, d);
   if (strcmp(type, "Conv") == 0)
-    return plan_conv(op, d);
+    return plan_conv(device, op, d);
   if (strcmp(type, "MaxPool") == 0 || strcmp(type, "AveragePool") == 0 ||
       strcmp(type, "GlobalAveragePool") == 0 || strcmp(type, "GlobalMaxPool") == 0)
     return plan_pool(op, d);
@@ -511,7 +526,7 @@ static const char *plan_kernel(npu_hal_device *device, const npu_hal_op *op, npu
     return "fused activations outside convolutions and matrix products";
   vk_kernel_plan plan = find_plan(vk_data_plans, op->op_type);
   plan = plan ? plan : find_plan(vk_math_plans, op->op_type);
-  const char *why = plan ? plan(device, op, k) : plan_single(op, vk_kernel_add(k));
+  const char *why = plan ? plan(device, op, k) : plan_single(device, op, vk_kernel_add(k));
   return why ? why : check_bound_tensors(device, op, k);
 }
 

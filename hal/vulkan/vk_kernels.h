@@ -110,10 +110,11 @@ typedef struct vk_addend {
 const char *vk_plan_activations(const npu_hal_op *op, vk_dispatch *d, bool per_column_addend,
                                 vk_addend *addend);
 
-/* A 1x1 convolution (stride 1, no pads, one group) as matmul.comp's
- * product per image, into `d` whose activation words conv2d.comp's
- * planning wrote. */
-const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, const vk_addend *addend);
+/* A 1x1 convolution (stride 1, no pads, one group) as the device's matmul
+ * shader's product per image, into `d` whose activation words the
+ * convolution's planning wrote. */
+const char *vk_plan_pointwise_conv(npu_hal_device *device, const npu_hal_op *op, vk_dispatch *d,
+                                   const vk_addend *addend);
 
 /* The operators vk_kernels_data.c and vk_kernels_math.c plan, each table
  * ending with a NULL type. */

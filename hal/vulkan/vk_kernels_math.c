@@ -1,9 +1,10 @@
 /* Vulkan kernels that combine many elements into each result: reductions
  * over any axes and (Log)Softmax along one (reduce.comp, a workgroup per row),
  * LayerNormalization (layer_norm.comp, likewise),
- * MatMul/Gemm (matmul.comp, a block of results an invocation), and the transposed
- * 2-D convolution (conv_transpose2d.comp, from the runtime's resolved
- * window). */
+ * MatMul/Gemm (matmul.comp, a block of results an invocation, or
+ * matmul_tiled.comp, a tile a workgroup, by the device), and the transposed
+ * 2-D convolution (conv_transpose2d.comp, a block of channels by pixels an
+ * invocation, from the runtime's resolved window). */
 #include "vk_kernels.h"
 #include "vulkan/shaders/tiles.h"
 
@@ -155,23 +156,40 @@ typedef struct matmul_shape {
   float alpha, beta;
 } matmul_shape;
 
-/* matmul.comp's words 0-15 and bindings for `s`; the caller writes the
+/* Where the matmul shaders' (matmul.comp, matmul_tiled.comp) workgroups
+ * go: the blocks of rows by columns numbered along x, or a tile per
+ * workgroup (x: columns, y: rows); the batch along z. */
+static void size_matmul(npu_hal_device *device, const matmul_shape *s, vk_dispatch *d,
+                        uint64_t *groups)
+{
+  if (device->tiled_shaders) {
+    d->shader = VK_SHADER_MATMUL_TILED;
+    groups[0] = (s->n + TILED_SIDE * TILED_BLOCK - 1) / (TILED_SIDE * TILED_BLOCK);
+    groups[1] = (s->m + TILED_SIDE * TILED_BLOCK - 1) / (TILED_SIDE * TILED_BLOCK);
+  } else {
+    d->shader = VK_SHADER_MATMUL;
+    uint64_t blocks = (uint64_t)((s->n + MATMUL_COLUMNS - 1) / MATMUL_COLUMNS) *
+                      ((s->m + MATMUL_ROWS - 1) / MATMUL_ROWS);
+    groups[0] = (blocks + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS;
+    groups[1] = 1;
+  }
+  groups[2] = product(s->batch, 0, s->batch_rank);
+}
+
+/* The matmul shaders' words 0-15 and bindings for `s`; the caller writes the
  * activation words (vk_plan_activations) and says where their Add reads. */
-static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, const vk_addend *addend)
+static const char *fill_matmul(npu_hal_device *device, vk_dispatch *d, const matmul_shape *s,
+                               const vk_addend *addend)
 {
   if (!s->m || !s->n || !s->k)
     return "an empty matrix";
   if (s->batch_rank > 2)
     return "batch axes that do not merge into two";
-  /* matmul.comp's blocks of rows by columns numbered along x, the batch
-   * along z; Vulkan guarantees 65535 workgroups along each axis. */
-  uint64_t blocks = (uint64_t)((s->n + MATMUL_COLUMNS - 1) / MATMUL_COLUMNS) *
-                    ((s->m + MATMUL_ROWS - 1) / MATMUL_ROWS);
-  uint64_t groups[3] = {(blocks + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS, 1,
-                        product(s->batch, 0, s->batch_rank)};
+  uint64_t groups[3];
+  size_matmul(device, s, d, groups);
+  /* Vulkan guarantees 65535 workgroups along each axis. */
   if (groups[0] > 65535 || groups[1] > 65535 || groups[2] > 65535)
     return "more batches or blocks than a dispatch takes";
-  d->shader = VK_SHADER_MATMUL;
   for (int g = 0; g < 3; g++)
     d->groups[g] = (uint32_t)groups[g];
   bind(d, false, s->a_input, true);
@@ -196,16 +214,18 @@ static const char *fill_matmul(vk_dispatch *d, const matmul_shape *s, const vk_a
 }
 
 /* MatMul and Gemm: one dispatch, C and the fused activations after the product. */
-static const char *put_matmul(const npu_hal_op *op, npu_hal_kernel *k, const matmul_shape *s)
+static const char *put_matmul(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k,
+                              const matmul_shape *s)
 {
   vk_dispatch *d = vk_kernel_add(k);
   d->push[OFFSET_WORDS + ACTIVATION_WORD] = s->bias;
   vk_addend addend;
   const char *why = vk_plan_activations(op, d, true, &addend);
-  return why ? why : fill_matmul(d, s, &addend);
+  return why ? why : fill_matmul(device, d, s, &addend);
 }
 
-const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, const vk_addend *addend)
+const char *vk_plan_pointwise_conv(npu_hal_device *device, const npu_hal_op *op, vk_dispatch *d,
+                                   const vk_addend *addend)
 {
   const int64_t *x = op->inputs[0].dims, *y = op->outputs[0].dims;
   /* Each image: Y (out channels x pixels) = W (out x in channels) X (in channels x pixels). */
@@ -217,14 +237,13 @@ const char *vk_plan_pointwise_conv(const npu_hal_op *op, vk_dispatch *d, const v
                     .bias = d->push[OFFSET_WORDS + ACTIVATION_WORD] & 1u, .alpha = 1,
                     .beta = 1};
   s.batch_rank = vk_merge_axes(1, s.batch, s.batch_strides, 3);
-  return fill_matmul(d, &s, addend);
+  return fill_matmul(device, d, &s, addend);
 }
 
 /* MatMul: numpy's matrix product of operands of rank 2 or more (as the
  * CPU backend), batch axes broadcast. */
 static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
-  (void)device;
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
   if (op->input_count != 2 || a->rank < 2 || b->rank < 2)
     return "two inputs of rank 2 or more";
@@ -257,14 +276,13 @@ static const char *plan_matmul(npu_hal_device *device, const npu_hal_op *op, npu
   if ((uint64_t)out_step != elements_of(&op->outputs[0]))
     return "an output of another size than the product";
   s.batch_rank = vk_merge_axes(rank, s.batch, s.batch_strides, 3);
-  return put_matmul(op, k, &s);
+  return put_matmul(device, op, k, &s);
 }
 
 /* Gemm: alpha * A' B' + beta * C, A' and B' optionally transposed, C
  * broadcast to the output. */
 static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_hal_kernel *k)
 {
-  (void)device;
   const npu_hal_attributes *attr = &op->attributes;
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
   if (op->input_count < 2 || a->rank != 2 || b->rank != 2 || y->rank != 2)
@@ -291,7 +309,7 @@ static const char *plan_gemm(npu_hal_device *device, const npu_hal_op *op, npu_h
       return "a C that does not broadcast to the output";
     s.c = (matrix_strides){rows == 1 ? 0 : columns, columns == 1 ? 0 : 1};
   }
-  return put_matmul(op, k, &s);
+  return put_matmul(device, op, k, &s);
 }
 
 static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op *op,
@@ -320,10 +338,25 @@ static const char *plan_conv_transpose(npu_hal_device *device, const npu_hal_op 
     for (uint32_t v = 0; v < 4; v++)
       window_words[2 * v + d] = (uint32_t)values[v];
   }
+  /* conv_transpose2d.comp's blocks of channels by pixels of a phase along
+   * x (its numbering), the images along y; Vulkan guarantees 65535
+   * workgroups along each. */
+  uint64_t group_out = (uint64_t)(y[1] / groups);
+  uint64_t stride_w = (uint64_t)win->strides[1];
+  uint64_t phase_columns = ((uint64_t)y[3] + stride_w - 1) / stride_w;
+  uint64_t phase_blocks = (phase_columns + CONV_PIXELS - 1) / CONV_PIXELS;
+  uint64_t blocks = (uint64_t)y[2] * stride_w * phase_blocks *
+                    ((group_out + CONV_CHANNELS - 1) / CONV_CHANNELS) * (uint64_t)groups;
+  uint64_t workgroups = (blocks + TILE_INVOCATIONS - 1) / TILE_INVOCATIONS;
+  if (!blocks || !x[0])
+    return "an empty transposed convolution";
+  if (workgroups > 65535 || x[0] > 65535)
+    return "more pixels, channels or images than a dispatch takes";
   vk_dispatch *d = vk_kernel_add(k);
   d->shader = VK_SHADER_CONV_TRANSPOSE2D;
-  d->local_size = 64;
-  d->invocations = elements_of(&op->outputs[0]);
+  d->groups[0] = (uint32_t)workgroups;
+  d->groups[1] = (uint32_t)x[0];
+  d->groups[2] = 1;
   bind(d, false, 0, true);
   bind(d, false, 1, true);
   bind(d, false, 2, bias);

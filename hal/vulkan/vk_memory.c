@@ -6,6 +6,7 @@
  * Device-to-device copies and fills are always commands on the stream. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vk_internal.h"
 
@@ -27,6 +28,8 @@ npu_status vk_buffer_shell(npu_hal_device *device, VkDeviceSize bytes,
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a buffer descriptor");
   static atomic_uint_fast64_t serials = 1;
   buffer->serial = atomic_fetch_add(&serials, 1);
+  buffer->device = device;
+  buffer->dma_buf_fd = -1;
   buffer->size = bytes;
   VkExternalMemoryBufferCreateInfo external = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
@@ -58,14 +61,14 @@ npu_status vk_buffer_create(npu_hal_device *device, VkDeviceSize size, bool stag
                          "Vulkan device '%s' allocates at most %llu bytes at once, not %llu",
                          device->properties.deviceName,
                          (unsigned long long)device->max_allocation, (unsigned long long)size);
+  vk_heap *heap = &device->heaps[staging ? device->staging_memory_type : device->buffer_memory_type];
   npu_hal_buffer *buffer;
-  npu_status status = vk_buffer_shell(device, size, 0, &buffer);
+  npu_status status = vk_buffer_shell(device, size, heap->export_types, &buffer);
   if (status != NPU_OK)
     return status;
   VkResult result;
   VkMemoryRequirements needs;
   vkGetBufferMemoryRequirements(device->device, buffer->buffer, &needs);
-  vk_heap *heap = &device->heaps[staging ? device->staging_memory_type : device->buffer_memory_type];
   status = vk_heap_alloc(device->device, heap, needs.size, needs.alignment, &buffer->memory);
   if (status == NPU_OK) {
     buffer->heap = heap;
@@ -96,6 +99,8 @@ void vk_buffer_destroy(npu_hal_device *device, npu_hal_buffer *buffer)
     vkFreeMemory(device->device, buffer->imported, NULL);
   if (buffer->fd_map.mapping) /* (after the memory imported from it) */
     npu_fd_unmap(&buffer->fd_map);
+  if (buffer->dma_buf_fd >= 0)
+    close(buffer->dma_buf_fd);
   if (buffer->counted)
     atomic_fetch_sub(&device->bytes_in_use, buffer->size);
   free(buffer);

@@ -58,6 +58,18 @@ static const uint32_t depthwise_k5_s1_spirv[] =
 static const uint32_t depthwise_k5_s2_spirv[] =
 #include "vulkan/depthwise_k5_s2.spv.h"
     ;
+static const uint32_t depthwise_k7_s1_spirv[] =
+#include "vulkan/depthwise_k7_s1.spv.h"
+    ;
+static const uint32_t depthwise_k7_s2_spirv[] =
+#include "vulkan/depthwise_k7_s2.spv.h"
+    ;
+static const uint32_t matmul_tiled_spirv[] =
+#include "vulkan/matmul_tiled.spv.h"
+    ;
+static const uint32_t conv2d_tiled_spirv[] =
+#include "vulkan/conv2d_tiled.spv.h"
+    ;
 
 static const struct {
   const char *name;
@@ -84,6 +96,12 @@ static const struct {
                                    sizeof depthwise_k5_s1_spirv},
     [VK_SHADER_DEPTHWISE_K5_S2] = {"depthwise_k5_s2", depthwise_k5_s2_spirv,
                                    sizeof depthwise_k5_s2_spirv},
+    [VK_SHADER_DEPTHWISE_K7_S1] = {"depthwise_k7_s1", depthwise_k7_s1_spirv,
+                                   sizeof depthwise_k7_s1_spirv},
+    [VK_SHADER_DEPTHWISE_K7_S2] = {"depthwise_k7_s2", depthwise_k7_s2_spirv,
+                                   sizeof depthwise_k7_s2_spirv},
+    [VK_SHADER_MATMUL_TILED] = {"matmul_tiled", matmul_tiled_spirv, sizeof matmul_tiled_spirv},
+    [VK_SHADER_CONV2D_TILED] = {"conv2d_tiled", conv2d_tiled_spirv, sizeof conv2d_tiled_spirv},
 };
 
 struct vk_pipelines {

@@ -80,7 +80,10 @@ static npu_status new_block(VkDevice device, vk_heap *heap, VkDeviceSize size, b
     free(ranges);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of host memory for a memory block");
   }
+  VkExportMemoryAllocateInfo exportable = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                           .handleTypes = heap->export_types};
   VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = heap->export_types ? &exportable : NULL,
                                .allocationSize = size, .memoryTypeIndex = heap->memory_type};
   const char *what = "allocate";
   VkResult result = vkAllocateMemory(device, &info, NULL, &block->memory);

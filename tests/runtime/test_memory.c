@@ -167,8 +167,16 @@ static void test_fd_export_maps_same_bytes(void)
   size_t offset = 1;
   NPU_ASSERT_OK(npu_buffer_export_fd(buffer, &fd, &offset));
   g_assert_cmpint(fd, >=, 0);
-  g_assert_cmpuint(offset, ==, 0);
   guint8 *view = mmap(NULL, size + offset, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (view == MAP_FAILED && !props.caps.host_visible_memory) {
+    /* a GPU's dma-buf of its own memory (the Vulkan backend's exports) */
+    g_test_skip("the device's exported fd maps nothing into the host: device-local memory");
+    close(fd);
+    NPU_ASSERT_OK(npu_buffer_release(buffer));
+    g_free(pattern);
+    NPU_ASSERT_OK(npu_device_release(device));
+    return;
+  }
   g_assert_true(view != MAP_FAILED);
   g_assert_cmpmem(view + offset, size, pattern, size);
   /* Writes through the fd are seen by the device buffer. */

@@ -4,8 +4,12 @@
  * relative to 1 + |expected| (1e-5 unless stated: summation order and
  * exp/tanh/pow differ; copies and most elementwise results are exact).
  * Vulkan inputs and outputs sit at unaligned offsets of their buffers, and
- * the output starts as NaNs, so that every element must be written. Also:
- * what op_supported refuses, and a convolution's time on both (printed). */
+ * the output starts as NaNs, so that every element must be written. The
+ * products and convolutions run in whichever shaders the device has
+ * (NPU_VULKAN_SHADERS=tiled or blocked: the suite runs both). Also: what
+ * op_supported refuses, which shaders NPU_VULKAN_SHADERS picks, and the
+ * products' and convolutions' speed on both backends and with both shader
+ * variants (printed: /vulkan/kernel-time, left out of the suite's runs). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #include "npu_internal.h"
 #include "vk_test.h"
 #include "op_params.h"
+#include "vulkan/vk_kernels.h"
 
 /* The attributes a case sets; everything else answers the fallback. */
 typedef struct test_node {
@@ -289,6 +294,13 @@ static const kernel_case cases[] = {
      T4(1, 4, 10, 12), {.strides = {2, 2}}, .constants = 6},
     {"conv-transpose-3x3-pad-groups", "ConvTranspose", 2, {T4(2, 4, 5, 5), T4(4, 3, 3, 3)},
      T4(2, 6, 9, 9), {.group = 2, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, .constants = 2},
+    /* uneven strides, dilation, pads apart: every phase of the columns, a
+     * part-filled channel block */
+    {"conv-transpose-3x2-s3x2-d2", "ConvTranspose", 3, {T4(2, 5, 4, 7), T4(5, 11, 3, 2), T1(11)},
+     T4(2, 11, 11, 13), {.strides = {3, 2}, .dilations = {2, 1}, .pads = {1, 0, 2, 1}},
+     .constants = 6},
+    {"conv-transpose-5x5-groups-3", "ConvTranspose", 2, {T4(1, 6, 9, 10), T4(6, 3, 5, 5)},
+     T4(1, 9, 9, 10), {.group = 3, .pads = {2, 2, 2, 2}}, .constants = 2},
     {"gemm-transa-alpha-beta", "Gemm", 3, {T2(30, 17), T2(30, 21), T2(17, 1)}, T2(17, 21),
      {.trans_a = 1, .alpha = 0.5f, .beta = 2.0f}},
     /* Matrix products with the activations the runtime's fusion gives them:
@@ -549,9 +561,10 @@ static void random_activations(GRand *rand, kernel_case *c)
 
 /* A random 2-D convolution: batch 1-3, odd sizes, kernels 1-5 (not square),
  * strides and dilations 1-3, pads 0-2 on each side apart, 1-4 groups of
- * 1-9 input and 1-13 output channels (so channel blocks end part-filled);
- * `depthwise`: a channel a group, square 3x3 or 5x5 windows at stride 1 or
- * 2 (the shapes depthwise.comp unrolls) and now and then dilated (then
+ * 1-9 input and 1-13 output channels (so channel blocks end part-filled)
+ * or, half the time, 14-79 (past conv2d_tiled.comp's 64-channel tiles);
+ * `depthwise`: a channel a group, square 3x3, 5x5 or 7x7 windows at stride
+ * 1 or 2 (the shapes depthwise.comp unrolls) and now and then dilated (then
  * conv2d.comp runs them). */
 static void random_convolution(GRand *rand, bool depthwise, kernel_case *c, char *name,
                                size_t name_size)
@@ -565,7 +578,7 @@ static void random_convolution(GRand *rand, bool depthwise, kernel_case *c, char
     if (depthwise) {
       groups = g_rand_int_range(rand, 1, 20);
       group_in = group_out = 1;
-      kh = kw = g_rand_boolean(rand) ? 3 : 5;
+      kh = kw = 3 + 2 * g_rand_int_range(rand, 0, 3);
       stride[0] = stride[1] = g_rand_int_range(rand, 1, 3);
       dilation[0] = dilation[1] = g_rand_int_range(rand, 0, 5) == 0 ? 2 : 1;
       for (int i = 0; i < 4; i++)
@@ -573,7 +586,8 @@ static void random_convolution(GRand *rand, bool depthwise, kernel_case *c, char
     } else {
       groups = g_rand_int_range(rand, 1, 5);
       group_in = g_rand_int_range(rand, 1, 10);
-      group_out = g_rand_int_range(rand, 1, 14);
+      group_out = g_rand_boolean(rand) ? g_rand_int_range(rand, 1, 14)
+                                       : g_rand_int_range(rand, 14, 80);
       kh = g_rand_int_range(rand, 1, 6);
       kw = g_rand_int_range(rand, 1, 6);
       for (int i = 0; i < 2; i++) {
@@ -614,8 +628,9 @@ static void random_convolution(GRand *rand, bool depthwise, kernel_case *c, char
 
 /* A random matrix product: MatMul with 0-2 batch axes (one side broadcast
  * now and then) or Gemm with transposes, alpha, beta and a C of any
- * broadcast shape; M 1-70, N 1-150, K 1-90 (past the shader's blocks of 8
- * rows, 64 columns and 4 steps of K). */
+ * broadcast shape; M 1-70, N 1-150, K 1-90 (past matmul.comp's blocks of 8
+ * rows and 4 columns, 64 of them a workgroup, and matmul_tiled.comp's
+ * 64 x 64 tiles and 16-deep slices). */
 static void random_product(GRand *rand, kernel_case *c, char *name, size_t name_size)
 {
   memset(c, 0, sizeof *c);
@@ -782,52 +797,162 @@ static void test_refusals(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
-/* ResNet- and MobileNet-sized convolutions on both: conv2d.comp (3x3), the
- * 1x1 as matmul.comp's product and depthwise.comp: figures, not assertions
- * (but for the result). */
-static void test_convolution_time(void)
+/* Opens the Vulkan device with NPU_VULKAN_SHADERS set to `variant` (NULL:
+ * unset), the variable restored after; NULL after g_test_skip() where
+ * there is no device. The device must not be open already (the variable is
+ * read when it opens). */
+static npu_device *open_with_shaders(const char *variant)
 {
+  gchar *saved = g_strdup(g_getenv("NPU_VULKAN_SHADERS"));
+  if (variant)
+    g_setenv("NPU_VULKAN_SHADERS", variant, TRUE);
+  else
+    g_unsetenv("NPU_VULKAN_SHADERS");
   npu_device *device = vk_test_open_device();
-  if (!device)
-    return;
+  if (saved)
+    g_setenv("NPU_VULKAN_SHADERS", saved, TRUE);
+  else
+    g_unsetenv("NPU_VULKAN_SHADERS");
+  g_free(saved);
+  return device;
+}
+
+/* The shader a one-dispatch case plans on `device`. */
+static vk_shader planned_shader(npu_device *device, const kernel_case *c, GRand *rand)
+{
+  case_data d;
+  case_setup(c, rand, &d);
+  npu_hal_kernel *kernel;
+  NPU_ASSERT_OK(npu_device_backend(device)->graph->kernel_create(npu_device_hal(device), &d.op,
+                                                                  &kernel));
+  g_assert_cmpuint(kernel->dispatch_count, ==, 1);
+  vk_shader shader = kernel->dispatches[0].shader;
+  npu_device_backend(device)->graph->kernel_destroy(kernel);
+  case_clear(&d);
+  return shader;
+}
+
+/* NPU_VULKAN_SHADERS picks the products' and convolutions' shaders: tiled
+ * in shared memory or blocked in registers (a device's type picks when it
+ * is unset: lavapipe, a CPU, gets the blocked ones); the depthwise windows
+ * and narrow groups stay in their own shaders either way; another value
+ * fails the device's opening with a message. */
+static void test_shader_choice(void)
+{
+  const kernel_case shapes[] = {
+      {"3x3 32->32", "Conv", 2, {T4(1, 32, 9, 9), T4(32, 32, 3, 3)}, T4(1, 32, 9, 9),
+       {.pads = {1, 1, 1, 1}}, .constants = 2},
+      {"1x1 32->32", "Conv", 2, {T4(1, 32, 9, 9), T4(32, 32, 1, 1)}, T4(1, 32, 9, 9),
+       .constants = 2},
+      {"3x3 4 groups of 8", "Conv", 2, {T4(1, 32, 9, 9), T4(32, 8, 3, 3)}, T4(1, 32, 9, 9),
+       {.group = 4, .pads = {1, 1, 1, 1}}, .constants = 2},
+      {"7x7 depthwise", "Conv", 2, {T4(1, 8, 9, 9), T4(8, 1, 7, 7)}, T4(1, 8, 9, 9),
+       {.group = 8, .pads = {3, 3, 3, 3}}, .constants = 2},
+      {"matmul", "MatMul", 2, {T2(5, 7), T2(7, 3)}, T2(5, 3)},
+  };
+  const vk_shader blocked[] = {VK_SHADER_CONV2D, VK_SHADER_MATMUL, VK_SHADER_CONV2D,
+                               VK_SHADER_DEPTHWISE_K7_S1, VK_SHADER_MATMUL};
+  const vk_shader tiled[] = {VK_SHADER_CONV2D_TILED, VK_SHADER_MATMUL_TILED, VK_SHADER_CONV2D,
+                             VK_SHADER_DEPTHWISE_K7_S1, VK_SHADER_MATMUL_TILED};
+  GRand *rand = g_rand_new_with_seed(5);
+  for (int variant = 0; variant < 2; variant++) {
+    npu_device *device = open_with_shaders(variant ? "tiled" : "blocked");
+    if (!device)
+      break;
+    for (size_t c = 0; c < G_N_ELEMENTS(shapes); c++)
+      g_assert_cmpint(planned_shader(device, &shapes[c], rand), ==,
+                      variant ? tiled[c] : blocked[c]);
+    NPU_ASSERT_OK(npu_device_release(device));
+  }
+  npu_device *device = open_with_shaders(NULL);
+  if (device) {
+    bool cpu_driver = npu_device_hal(device)->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    g_assert_cmpint(planned_shader(device, &shapes[0], rand), ==,
+                    cpu_driver ? VK_SHADER_CONV2D : VK_SHADER_CONV2D_TILED);
+    g_test_message("unset, '%s' gets the %s shaders", npu_device_hal(device)->properties.deviceName,
+                   cpu_driver ? "blocked" : "tiled");
+    NPU_ASSERT_OK(npu_device_release(device));
+    g_setenv("NPU_VULKAN_SHADERS", "shared", TRUE);
+    NPU_ASSERT_STATUS(npu_device_open_by_backend("vulkan", 0, &device), NPU_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull(strstr(npu_last_error_message(), "NPU_VULKAN_SHADERS"));
+    g_unsetenv("NPU_VULKAN_SHADERS");
+  }
+  g_rand_free(rand);
+}
+
+/* GPU-sized convolutions and products (ResNet's 3x3 and 1x1, MobileNet's
+ * depthwise, a 1024 x 1024 x 1024 product and a ViT-Base layer's 197 x 768
+ * by 768 x 768 at batch 8) on the CPU backend and on the Vulkan device with
+ * each shader variant, 2 rounds of both in turn: GFLOP/s printed, the
+ * results checked (relative L2 within 1e-5), no speed asserted. Each
+ * figure is the mean of as many runs, queued back to back, as fill about
+ * half a second (from a first run's time; at least 1). */
+static void test_kernel_time(void)
+{
+  const kernel_case shapes[] = {
+      {"conv 3x3 64->64 at 56x56", "Conv", 3, {T4(1, 64, 56, 56), T4(64, 64, 3, 3), T1(64)},
+       T4(1, 64, 56, 56), {.pads = {1, 1, 1, 1}}, .constants = 6},
+      {"conv 1x1 256->64 at 56x56", "Conv", 3, {T4(1, 256, 56, 56), T4(64, 256, 1, 1), T1(64)},
+       T4(1, 64, 56, 56), .constants = 6},
+      {"depthwise 3x3 144 at 56x56", "Conv", 3, {T4(1, 144, 56, 56), T4(144, 1, 3, 3), T1(144)},
+       T4(1, 144, 56, 56), {.group = 144, .pads = {1, 1, 1, 1}}, .constants = 6},
+      {"matmul 1024x1024x1024", "MatMul", 2, {T2(1024, 1024), T2(1024, 1024)}, T2(1024, 1024)},
+      {"matmul 8x197x768 by 768x768", "MatMul", 2, {T3(8, 197, 768), T2(768, 768)},
+       T3(8, 197, 768), .constants = 2},
+  };
+  enum { SHAPES = G_N_ELEMENTS(shapes) };
   npu_device *cpu;
   NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
-  const kernel_case convs[] = {
-      {"3x3 64->64", "Conv", 3, {T4(1, 64, 56, 56), T4(64, 64, 3, 3), T1(64)}, T4(1, 64, 56, 56),
-       {.pads = {1, 1, 1, 1}}, .constants = 6},
-      {"1x1 256->64", "Conv", 3, {T4(1, 256, 56, 56), T4(64, 256, 1, 1), T1(64)},
-       T4(1, 64, 56, 56), .constants = 6},
-      {"3x3 depthwise 144", "Conv", 3, {T4(1, 144, 56, 56), T4(144, 1, 3, 3), T1(144)},
-       T4(1, 144, 56, 56), {.group = 144, .pads = {1, 1, 1, 1}}, .constants = 6},
-  };
   GRand *rand = g_rand_new_with_seed(3);
-  for (size_t c = 0; c < G_N_ELEMENTS(convs); c++) {
-    case_data d;
-    case_setup(&convs[c], rand, &d);
-    size_t out_count = count_of(&convs[c].output);
-    double cpu_ms, vulkan_ms;
-    float *expected, *got;
-    run_on_cpu(cpu, &d, &expected, 3, &cpu_ms);
-    run_on_vulkan(device, &d, &got, 3, &vulkan_ms);
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < out_count; i++) {
-      diff += ((double)got[i] - expected[i]) * ((double)got[i] - expected[i]);
-      norm += (double)expected[i] * expected[i];
+  case_data data[SHAPES];
+  float *expected[SHAPES];
+  double gflop[SHAPES];
+  for (size_t c = 0; c < SHAPES; c++) {
+    case_setup(&shapes[c], rand, &data[c]);
+    const npu_hal_tensor_desc *weights = &shapes[c].inputs[1];
+    /* products per output: a convolution's weights per output channel, a product's K */
+    double depth = strcmp(shapes[c].op_type, "Conv") == 0
+                       ? (double)(weights->dims[1] * weights->dims[2] * weights->dims[3])
+                       : (double)weights->dims[0];
+    gflop[c] = 2.0 * depth * (double)count_of(&shapes[c].output) / 1e9;
+    double cpu_ms;
+    run_on_cpu(cpu, &data[c], &expected[c], 3, &cpu_ms);
+    g_test_message("%-30s %.2f GFLOP: CPU backend %8.2f ms (%7.1f GFLOP/s, plain NCHW)",
+                   shapes[c].name, gflop[c], cpu_ms, gflop[c] / cpu_ms * 1e3);
+  }
+  for (int round = 0; round < 2; round++)
+    for (int variant = 0; variant < 2; variant++) {
+      const char *name = variant ? "tiled" : "blocked";
+      npu_device *device = open_with_shaders(name);
+      if (!device)
+        goto done;
+      for (size_t c = 0; c < SHAPES; c++) {
+        float *got;
+        double ms;
+        run_on_vulkan(device, &data[c], &got, 1, &ms);
+        g_free(got);
+        int repeats = (int)CLAMP(500.0 / (ms > 0.01 ? ms : 0.01), 1, 200);
+        run_on_vulkan(device, &data[c], &got, repeats, &ms);
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < count_of(&shapes[c].output); i++) {
+          double e = expected[c][i];
+          diff += ((double)got[i] - e) * ((double)got[i] - e);
+          norm += e * e;
+        }
+        g_assert_cmpfloat(sqrt(diff / norm), <=, 1e-5);
+        g_free(got);
+        g_test_message("round %d %-7s %-30s Vulkan %8.3f ms a run (%7.1f GFLOP/s, %d runs)",
+                       round + 1, name, shapes[c].name, ms, gflop[c] / ms * 1e3, repeats);
+      }
+      NPU_ASSERT_OK(npu_device_release(device));
     }
-    g_assert_cmpfloat(sqrt(diff / norm), <=, 1e-5);
-    const int64_t *w = convs[c].inputs[1].dims;
-    double gflop = 2.0 * (double)(w[0] * w[1] * w[2] * w[3]) * 56 * 56 / 1e9;
-    g_test_message("%s convolution at 56x56 (%.2f GFLOP): Vulkan %.1f ms a run (%.2f GFLOP/s); "
-                   "CPU backend %.1f ms (%.1f GFLOP/s, plain NCHW)",
-                   convs[c].name, gflop, vulkan_ms, gflop / vulkan_ms * 1e3, cpu_ms,
-                   gflop / cpu_ms * 1e3);
-    g_free(got);
-    g_free(expected);
-    case_clear(&d);
+done:
+  for (size_t c = 0; c < SHAPES; c++) {
+    g_free(expected[c]);
+    case_clear(&data[c]);
   }
   g_rand_free(rand);
   NPU_ASSERT_OK(npu_device_release(cpu));
-  NPU_ASSERT_OK(npu_device_release(device));
 }
 
 int main(int argc, char **argv)
@@ -836,6 +961,7 @@ int main(int argc, char **argv)
   g_test_add_func("/vulkan/kernels-match-cpu", test_kernels_match_cpu);
   g_test_add_func("/vulkan/random-shapes", test_random_shapes);
   g_test_add_func("/vulkan/refusals", test_refusals);
-  g_test_add_func("/vulkan/convolution-time", test_convolution_time);
+  g_test_add_func("/vulkan/shader-choice", test_shader_choice);
+  g_test_add_func("/vulkan/kernel-time", test_kernel_time);
   return g_test_run();
 }

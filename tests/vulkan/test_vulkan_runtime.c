@@ -3,6 +3,7 @@
  * own memory, and with NPU_VULKAN_DEVICE_MEMORY=opaque, where buffers are
  * not mapped and every host copy goes through a staging buffer. */
 #include <string.h>
+#include <unistd.h>
 
 #include "vk_test.h"
 
@@ -106,6 +107,70 @@ static void test_memory_round_trips(void)
   NPU_ASSERT_STATUS(npu_memcpy_h2d(a, SIZE - 2, src, 3), NPU_ERROR_INVALID_ARGUMENT);
   NPU_ASSERT_OK(npu_buffer_release(b));
   NPU_ASSERT_OK(npu_buffer_release(a));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* Device memory shared as a dma-buf (VK_EXT_external_memory_dma_buf with
+ * VK_KHR_external_memory_fd): a device buffer's export, imported as a
+ * second buffer, is the same memory: writes through either (host copies,
+ * fills, device copies) are read through the other, and the import exports
+ * its fd again at the same offset. Skipped where the device exports no
+ * dma-bufs (lavapipe 22.3 has neither extension). */
+static void test_dma_buf_shared(void)
+{
+  npu_device *device = vk_test_open_device();
+  if (!device)
+    return;
+  npu_device_properties props;
+  NPU_ASSERT_OK(npu_device_properties_of(device, &props));
+  if (!props.caps.fd_export) {
+    g_test_skip("the device exports no dma-bufs (no VK_EXT_external_memory_dma_buf)");
+    NPU_ASSERT_OK(npu_device_release(device));
+    return;
+  }
+  g_assert_true(props.caps.fd_import);
+  enum { SIZE = 3 * 4096 + 17 };
+  static guint8 src[SIZE], back[SIZE], expected[SIZE];
+  fill_pattern(src, SIZE, 9);
+  npu_buffer *spare, *exported, *imported;
+  /* (a buffer before it, so that the exported one need not start its block) */
+  NPU_ASSERT_OK(npu_buffer_alloc(device, 1000, &spare));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, SIZE, &exported));
+  NPU_ASSERT_OK(npu_memcpy_h2d(exported, 0, src, SIZE));
+  int fd = -1;
+  size_t offset = 0;
+  NPU_ASSERT_OK(npu_buffer_export_fd(exported, &fd, &offset));
+  g_assert_cmpint(fd, >=, 0);
+  g_test_message("%s: a buffer exported as dma-buf fd %d at offset %zu", props.name, fd, offset);
+  NPU_ASSERT_OK(npu_buffer_import_fd(device, fd, offset, SIZE, NULL, NULL, &imported));
+  close(fd); /* the caller's: the import keeps its own */
+  NPU_ASSERT_OK(npu_memcpy_d2h(back, imported, 0, SIZE));
+  g_assert_cmpmem(back, SIZE, src, SIZE);
+
+  /* Written through the import, read through the export, and back. */
+  memcpy(expected, src, SIZE);
+  NPU_ASSERT_OK(npu_memset(imported, 101, 0xee, 50));
+  memset(expected + 101, 0xee, 50);
+  NPU_ASSERT_OK(npu_memcpy_h2d(imported, 4000, src + 7, 333));
+  memcpy(expected + 4000, src + 7, 333);
+  NPU_ASSERT_OK(npu_memcpy_d2d(imported, 9000, imported, 3, 2000));
+  memmove(expected + 9000, expected + 3, 2000);
+  NPU_ASSERT_OK(npu_memcpy_d2h(back, exported, 0, SIZE));
+  g_assert_cmpmem(back, SIZE, expected, SIZE);
+  NPU_ASSERT_OK(npu_memset(exported, SIZE - 9, 0x33, 9));
+  memset(expected + SIZE - 9, 0x33, 9);
+  NPU_ASSERT_OK(npu_memcpy_d2h(back, imported, 0, SIZE));
+  g_assert_cmpmem(back, SIZE, expected, SIZE);
+
+  /* The import exports the fd it came from, at its offset. */
+  size_t again_offset = 0;
+  NPU_ASSERT_OK(npu_buffer_export_fd(imported, &fd, &again_offset));
+  g_assert_cmpint(fd, >=, 0);
+  g_assert_cmpuint(again_offset, ==, offset);
+  close(fd);
+  NPU_ASSERT_OK(npu_buffer_release(imported));
+  NPU_ASSERT_OK(npu_buffer_release(exported));
+  NPU_ASSERT_OK(npu_buffer_release(spare));
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
@@ -421,6 +486,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/vulkan/device-listed", test_device_listed);
   g_test_add_func("/vulkan/memory-round-trips", test_memory_round_trips);
+  g_test_add_func("/vulkan/dma-buf-shared", test_dma_buf_shared);
   g_test_add_func("/vulkan/out-of-memory", test_out_of_memory);
   g_test_add_func("/vulkan/stream-order-and-host-functions", test_stream_order_and_host_functions);
   g_test_add_func("/vulkan/events-across-streams", test_events_across_streams);

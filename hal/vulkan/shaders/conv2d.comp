@@ -1,40 +1,23 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-// 2-D convolution on plain NCHW float32 as an implicit matrix product: any
-// kernel size, strides, pads, dilations and groups; bias and up to three
-// fused activations (activation.glsl).
+// 2-D convolution (conv_params.glsl: any kernel size, strides, pads,
+// dilations and groups) as an implicit matrix product blocked in registers
+// (the shader for CPU drivers such as lavapipe; conv2d_tiled.comp is the
+// GPUs').
 //
 // Each invocation computes CHANNELS output channels of one group at PIXELS
 // output pixels (tiles.h) in registers, reading per tap CHANNELS weights and
 // PIXELS inputs for CHANNELS * PIXELS products: lavapipe gathers every load
 // whose address is not made of push constants alone lane by lane, so loads,
-// not arithmetic, set its speed, and on a GPU too a value read serves
-// several results. A workgroup: TILE_INVOCATIONS such blocks (x) of one
+// not arithmetic, set its speed. A workgroup: TILE_INVOCATIONS such blocks (x) of one
 // image (y).
 #include "tiles.h"
 #define CHANNELS CONV_CHANNELS
 #define PIXELS CONV_PIXELS
 layout(local_size_x = TILE_INVOCATIONS) in;
 
-layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
-layout(set = 0, binding = 1) readonly buffer Weights { float w[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
-layout(set = 0, binding = 4) readonly buffer Residual { float residual[]; };
-
-layout(push_constant) uniform Params {
-  uint offsets[6];
-  uint batch, channels, height, width;
-  uint out_channels, out_height, out_width;
-  uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
-  uint groups;
-  uint flags;           // bit 0: bias; bits 8-15: activation count
-  uint activation_kinds; // kind of activation a in bits 8a..8a+7
-  float activation_params[6]; // alpha, beta of each
-} p;
-
-#include "activation.glsl"
+#include "conv_params.glsl"
 
 void main()
 {
@@ -97,16 +80,8 @@ void main()
     }
     plane += p.height * p.width;
   }
-  [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
-    uint oc = group * group_out + first + c;
-    float bias_value = (p.flags & 1u) != 0u ? bias[p.offsets[2] + min(oc, p.out_channels - 1u)]
-                                            : 0.0;
-    [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
-      if (stored && first + c < group_out && first_pixel + j < pixels) {
-        float result = sum[c][j] + bias_value;
-        uint index = (n * p.out_channels + oc) * pixels + first_pixel + j;
-        y[p.offsets[3] + index] = activate_all(result, index);
-      }
-    }
-  }
+  [[unroll]] for (uint c = 0u; c < CHANNELS; c++)
+    [[unroll]] for (uint j = 0u; j < PIXELS; j++)
+      if (stored && first + c < group_out && first_pixel + j < pixels)
+        store_conv(n, group * group_out + first + c, first_pixel + j, sum[c][j]);
 }

@@ -1,8 +1,20 @@
 #version 450
-// Transposed 2-D convolution on plain NCHW float32, one output element per
-// invocation: it gathers the input positions whose strided window covers
-// it. Weights are [in channels][out channels / groups][kh][kw]; bias optional.
-layout(local_size_x = 64) in;
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// Transposed 2-D convolution on plain NCHW float32: weights are
+// [in channels][out channels / groups][kh][kw]; bias optional. An output
+// pixel gathers the input positions whose strided window covers it.
+//
+// Each invocation computes CHANNELS output channels of one group at PIXELS
+// output pixels of a row stride_w apart (tiles.h): pixels of one phase
+// (column modulo the stride) take the same taps from neighbouring input
+// columns, so per tap it reads PIXELS inputs and CHANNELS weights for
+// CHANNELS * PIXELS products, as conv2d.comp does. A workgroup:
+// TILE_INVOCATIONS such blocks (x) of one image (y).
+#include "tiles.h"
+#define CHANNELS CONV_CHANNELS
+#define PIXELS CONV_PIXELS
+layout(local_size_x = TILE_INVOCATIONS) in;
 
 layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
 layout(set = 0, binding = 1) readonly buffer Weights { float w[]; };
@@ -18,38 +30,85 @@ layout(push_constant) uniform Params {
   uint has_bias;
 } p;
 
+// The input index along an axis that output position `o` takes from tap
+// `t`, and whether the tap lands on an input position at all: o + pad -
+// t * dilation must be a multiple of the stride (shifted by whole strides
+// first, so that nothing is taken modulo a negative number).
+bool tap_source(uint o, uint pad, uint t, uint dilation, uint stride, uint taps, out int source)
+{
+  uint lift = taps * dilation; // o + pad - t * dilation >= -lift
+  uint shifted = o + pad + lift * stride - t * dilation;
+  source = int(shifted / stride) - int(lift);
+  return shifted % stride == 0u;
+}
+
 void main()
 {
-  uint total = p.batch * p.out_channels * p.out_height * p.out_width;
-  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   uint group_in = p.channels / p.groups;
   uint group_out = p.out_channels / p.groups;
-  for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-    uint ox = i % p.out_width;
-    uint rest = i / p.out_width;
-    uint oy = rest % p.out_height;
-    rest /= p.out_height;
-    uint oc = rest % p.out_channels;
-    uint n = rest / p.out_channels;
-    uint group = oc / group_out, oc_in_group = oc % group_out;
-    float sum = p.has_bias != 0u ? bias[p.offsets[2] + oc] : 0.0;
-    for (uint icg = 0u; icg < group_in; icg++) {
-      uint ic = group * group_in + icg;
-      uint plane = p.offsets[0] + (n * p.channels + ic) * p.height * p.width;
-      uint taps = p.offsets[1] + (ic * group_out + oc_in_group) * p.kernel_h * p.kernel_w;
-      for (uint ky = 0u; ky < p.kernel_h; ky++) {
-        int ty = int(oy + p.pad_top) - int(ky * p.dilation_h);
-        if (ty < 0 || ty % int(p.stride_h) != 0 || ty / int(p.stride_h) >= int(p.height))
+  // Blocks numbered across workgroups: along each output row, the phases
+  // in turn, each in runs of PIXELS columns; then the rows, the channel
+  // blocks of each group, the groups. Those past the last compute it again
+  // and store nothing.
+  uint phase_columns = (p.out_width + p.stride_w - 1u) / p.stride_w;
+  uint phase_blocks = (phase_columns + PIXELS - 1u) / PIXELS;
+  uint row_blocks = p.stride_w * phase_blocks;
+  uint pixel_blocks = p.out_height * row_blocks;
+  uint channel_blocks = (group_out + CHANNELS - 1u) / CHANNELS;
+  uint blocks = pixel_blocks * channel_blocks * p.groups;
+  uint block = gl_WorkGroupID.x * TILE_INVOCATIONS + gl_LocalInvocationID.x;
+  bool stored = block < blocks;
+  block = min(block, blocks - 1u);
+  uint pixel_block = block % pixel_blocks;
+  uint group = block / pixel_blocks / channel_blocks;
+  uint first = block / pixel_blocks % channel_blocks * CHANNELS; // within the group
+  uint oy = pixel_block / row_blocks;
+  uint phase = pixel_block % row_blocks / phase_blocks;
+  uint ox = phase + p.stride_w * (pixel_block % phase_blocks * PIXELS); // the first pixel's
+  uint n = gl_WorkGroupID.y;
+  uint taps = p.kernel_h * p.kernel_w;
+  float sum[CHANNELS][PIXELS];
+  [[unroll]] for (uint c = 0u; c < CHANNELS; c++)
+    [[unroll]] for (uint j = 0u; j < PIXELS; j++)
+      sum[c][j] = 0.0;
+  for (uint icg = 0u; icg < group_in; icg++) {
+    uint ic = group * group_in + icg;
+    uint plane = p.offsets[0] + (n * p.channels + ic) * p.height * p.width;
+    uint weights = p.offsets[1] + ic * group_out * taps;
+    for (uint ky = 0u; ky < p.kernel_h; ky++) {
+      int iy;
+      if (!tap_source(oy, p.pad_top, ky, p.dilation_h, p.stride_h, p.kernel_h, iy) || iy < 0 ||
+          iy >= int(p.height))
+        continue;
+      uint row = plane + uint(iy) * p.width;
+      for (uint kx = 0u; kx < p.kernel_w; kx++) {
+        int ix0; // the first pixel's input column; the next pixels' follow it
+        if (!tap_source(ox, p.pad_left, kx, p.dilation_w, p.stride_w, p.kernel_w, ix0))
           continue;
-        uint iy = uint(ty) / p.stride_h;
-        for (uint kx = 0u; kx < p.kernel_w; kx++) {
-          int tx = int(ox + p.pad_left) - int(kx * p.dilation_w);
-          if (tx < 0 || tx % int(p.stride_w) != 0 || tx / int(p.stride_w) >= int(p.width))
-            continue;
-          sum += x[plane + iy * p.width + uint(tx) / p.stride_w] * w[taps + ky * p.kernel_w + kx];
+        float v[PIXELS];
+        [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+          int ix = ix0 + int(j);
+          float value = x[row + uint(clamp(ix, 0, int(p.width) - 1))];
+          v[j] = ix >= 0 && ix < int(p.width) ? value : 0.0;
+        }
+        uint tap = ky * p.kernel_w + kx;
+        [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
+          float weight = w[weights + min(first + c, group_out - 1u) * taps + tap];
+          [[unroll]] for (uint j = 0u; j < PIXELS; j++)
+            sum[c][j] += weight * v[j];
         }
       }
     }
-    y[p.offsets[3] + i] = sum;
+  }
+  [[unroll]] for (uint c = 0u; c < CHANNELS; c++) {
+    uint oc = group * group_out + first + c;
+    [[unroll]] for (uint j = 0u; j < PIXELS; j++) {
+      uint column = ox + p.stride_w * j;
+      if (stored && first + c < group_out && column < p.out_width) {
+        float result = sum[c][j] + (p.has_bias != 0u ? bias[p.offsets[2] + oc] : 0.0);
+        y[p.offsets[3] + ((n * p.out_channels + oc) * p.out_height + oy) * p.out_width + column] =
+            result;
+      }
+    }
   }
 }

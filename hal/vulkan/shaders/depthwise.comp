@@ -2,10 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 // Depthwise 2-D convolution (one input and one output channel a group) on
-// plain NCHW float32, a square KERNEL x KERNEL window at stride STRIDE and
+// plain NCHW float32 (conv_params.glsl), a square KERNEL x KERNEL window at stride STRIDE and
 // dilation 1 (both given when compiling: a pipeline each), any pads; bias
-// and up to three fused activations (activation.glsl). conv2d.comp's push
-// constants.
+// and up to three fused activations.
 //
 // Each invocation computes OUTPUTS neighbouring pixels of an output row,
 // reading each input row's span under them once for all of their taps (a
@@ -18,24 +17,7 @@
 layout(local_size_x = TILE_INVOCATIONS) in;
 const uint SPAN = (OUTPUTS - 1u) * STRIDE + KERNEL;
 
-layout(set = 0, binding = 0) readonly buffer Input { float x[]; };
-layout(set = 0, binding = 1) readonly buffer Weights { float w[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Output { float y[]; };
-layout(set = 0, binding = 4) readonly buffer Residual { float residual[]; };
-
-layout(push_constant) uniform Params {
-  uint offsets[6];
-  uint batch, channels, height, width;
-  uint out_channels, out_height, out_width;
-  uint kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
-  uint groups;
-  uint flags;           // bit 0: bias; bits 8-15: activation count
-  uint activation_kinds; // kind of activation a in bits 8a..8a+7
-  float activation_params[6]; // alpha, beta of each
-} p;
-
-#include "activation.glsl"
+#include "conv_params.glsl"
 
 void main()
 {
@@ -77,12 +59,7 @@ void main()
   }
   if (!stored)
     return;
-  float bias_value = (p.flags & 1u) != 0u ? bias[p.offsets[2] + channel] : 0.0;
-  [[unroll]] for (uint o = 0u; o < OUTPUTS; o++) {
-    if (ox + o < p.out_width) {
-      float result = sum[o] + bias_value;
-      uint index = (plane * p.out_height + oy) * p.out_width + ox + o;
-      y[p.offsets[3] + index] = activate_all(result, index);
-    }
-  }
+  [[unroll]] for (uint o = 0u; o < OUTPUTS; o++)
+    if (ox + o < p.out_width)
+      store_conv(plane / p.channels, channel, oy * p.out_width + ox + o, sum[o]);
 }

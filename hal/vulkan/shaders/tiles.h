@@ -1,5 +1,5 @@
 /* The work of one invocation and workgroup of the product and convolution
- * shaders (matmul.comp, conv2d.comp, depthwise.comp), shared by them and the
+ * shaders (matmul.comp, conv2d.comp, depthwise.comp, their tiled forms), shared by them and the
  * kernel planning that sizes their dispatches (vk_kernels*.c). */
 #ifndef NPU_VK_TILES_H
 #define NPU_VK_TILES_H
@@ -10,5 +10,11 @@
 #define CONV_CHANNELS 8u     /* a conv2d.comp invocation: 8 output channels x 4 pixels */
 #define CONV_PIXELS 4u
 #define DEPTHWISE_OUTPUTS 8u /* pixels of a row a depthwise.comp invocation computes */
+/* The shared-memory tiled shaders (tiled_product.glsl, for GPUs): a
+ * workgroup of 16 x 16 invocations computes a 64 x 64 tile of the product,
+ * each invocation 4 x 4 results, staging 16-deep slices of the operands. */
+#define TILED_SIDE 16u
+#define TILED_BLOCK 4u
+#define TILED_DEPTH 16u
 
 #endif

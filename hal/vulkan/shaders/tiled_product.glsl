@@ -1,0 +1,65 @@
+// The shared-memory tiled product of matmul_tiled.comp and
+// conv2d_tiled.comp (GPUs): a workgroup of TILED_SIDE x TILED_SIDE
+// invocations computes a TILED_ROWS x TILED_COLUMNS tile of a product of
+// `depth` terms, staging TILED_DEPTH-deep slices of both operands in shared
+// memory (each element read from memory once per workgroup instead of once
+// per invocation); each invocation keeps TILED_BLOCK x TILED_BLOCK sums in
+// registers, at rows ly + TILED_SIDE i and columns lx + TILED_SIDE j (so
+// that neighbouring invocations read neighbouring shared words and store
+// neighbouring columns).
+//
+// Included after the shader defines how an operand element is read:
+//   float load_a(uint row, uint k);     A[row][k] of the tile's product
+//   float load_b(uint k, uint column);  B[k][column]
+// both called with indices inside the product only.
+#include "tiles.h"
+#define TILED_ROWS (TILED_SIDE * TILED_BLOCK)
+#define TILED_COLUMNS (TILED_SIDE * TILED_BLOCK)
+#define TILED_THREADS (TILED_SIDE * TILED_SIDE)
+layout(local_size_x = TILED_SIDE, local_size_y = TILED_SIDE) in;
+
+// A's slice is stored k-major with a word of padding per row, so that the
+// invocations writing 16 k of one row hit different banks.
+shared float tile_a[TILED_DEPTH][TILED_ROWS + 1u];
+shared float tile_b[TILED_DEPTH][TILED_COLUMNS];
+
+// sum[i][j] = the product at (first_row + ly + TILED_SIDE i,
+// first_column + lx + TILED_SIDE j) of rows x columns, zero past them.
+void tiled_product(uint rows, uint columns, uint depth, uint first_row, uint first_column,
+                   out float sum[TILED_BLOCK][TILED_BLOCK])
+{
+  uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
+  uint thread = ly * TILED_SIDE + lx;
+  [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
+    [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
+      sum[i][j] = 0.0;
+  for (uint k0 = 0u; k0 < depth; k0 += TILED_DEPTH) {
+    // Each invocation stages TILED_ROWS * TILED_DEPTH / TILED_THREADS
+    // elements of each operand: A along k (rows are contiguous in k where
+    // A is row-major: weights, MatMul's A), B along its columns.
+    [[unroll]] for (uint i = 0u; i < TILED_ROWS * TILED_DEPTH / TILED_THREADS; i++) {
+      uint e = thread + TILED_THREADS * i;
+      uint kk = e % TILED_DEPTH, r = e / TILED_DEPTH;
+      uint row = first_row + r, k = k0 + kk;
+      tile_a[kk][r] = row < rows && k < depth ? load_a(row, k) : 0.0;
+    }
+    [[unroll]] for (uint i = 0u; i < TILED_COLUMNS * TILED_DEPTH / TILED_THREADS; i++) {
+      uint e = thread + TILED_THREADS * i;
+      uint cc = e % TILED_COLUMNS, kk = e / TILED_COLUMNS;
+      uint column = first_column + cc, k = k0 + kk;
+      tile_b[kk][cc] = column < columns && k < depth ? load_b(k, column) : 0.0;
+    }
+    barrier();
+    [[unroll]] for (uint kk = 0u; kk < TILED_DEPTH; kk++) {
+      float av[TILED_BLOCK], bv[TILED_BLOCK];
+      [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
+        av[i] = tile_a[kk][ly + TILED_SIDE * i];
+      [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
+        bv[j] = tile_b[kk][lx + TILED_SIDE * j];
+      [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
+        [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
+          sum[i][j] += av[i] * bv[j];
+    }
+    barrier();
+  }
+}
