@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
+#include "vulkan/shaders/tiles.h"
 
 #define MAX_PHYSICAL_DEVICES 16
 
@@ -268,21 +269,34 @@ static npu_status create_logical_device(npu_hal_device *device)
 }
 
 /* Which shaders run the products and convolutions: the shared-memory tiled
- * ones on GPUs (discrete, integrated, virtual), the register-blocked ones on
- * a CPU driver (lavapipe gathers shared memory lane by lane as any other
- * load); NPU_VULKAN_SHADERS=tiled or blocked picks either anywhere (tests
- * run both on lavapipe; A/B benchmarks). */
+ * ones on GPUs (discrete, integrated, virtual) whose limits take their
+ * workgroups, the register-blocked ones on a CPU driver (lavapipe gathers
+ * shared memory lane by lane as any other load) and elsewhere;
+ * NPU_VULKAN_SHADERS=tiled or blocked picks either (tests run both on
+ * lavapipe; A/B benchmarks). */
 static npu_status choose_shaders(npu_hal_device *device)
 {
+  const VkPhysicalDeviceLimits *limits = &device->properties.limits;
+  bool tiled_fits = limits->maxComputeWorkGroupInvocations >= TILED_SIDE * TILED_SIDE &&
+                    limits->maxComputeWorkGroupSize[0] >= TILED_SIDE &&
+                    limits->maxComputeWorkGroupSize[1] >= TILED_SIDE &&
+                    limits->maxComputeSharedMemorySize >= TILED_SHARED_BYTES;
   const char *choice = getenv("NPU_VULKAN_SHADERS");
   if (!choice || !*choice) {
-    device->tiled_shaders = device->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    device->tiled_shaders =
+        tiled_fits && device->properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     return NPU_OK;
   }
   if (strcmp(choice, "tiled") != 0 && strcmp(choice, "blocked") != 0)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "NPU_VULKAN_SHADERS is '%s': it must be 'tiled' or 'blocked'", choice);
   device->tiled_shaders = strcmp(choice, "tiled") == 0;
+  if (device->tiled_shaders && !tiled_fits)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED,
+                         "NPU_VULKAN_SHADERS=tiled: Vulkan device '%s' has no workgroups of "
+                         "%u x %u invocations with %u bytes of shared memory",
+                         device->properties.deviceName, TILED_SIDE, TILED_SIDE,
+                         TILED_SHARED_BYTES);
   return NPU_OK;
 }
 
@@ -420,6 +434,7 @@ void vk_device_properties(npu_hal_device *device, npu_device_properties *props)
       .host_import = device->host_import_alignment > 0,
       /* Device buffers exported as dma-bufs where the driver has them. */
       .fd_export = device->dma_buf_export,
+      .dmabuf_export = device->dma_buf_export,
       /* A dma-buf imported as one where the driver takes it; other fds (and
        * dma-bufs elsewhere) are mapped and their pages imported as host memory. */
       .fd_import = device->host_import_alignment > 0 || device->dma_buf_import,

@@ -140,8 +140,8 @@ static npu_status import_dma_buf(npu_hal_device *device, int fd, size_t offset, 
                          vk_result_name(result));
   off_t end = lseek(fd, 0, SEEK_END);
   if (end < 0 || offset > (size_t)end || size > (size_t)end - offset)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "dma-buf fd %d holds %lld bytes, not %zu "
-                         "from %zu", fd, (long long)end, size, offset);
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%zu bytes from %zu overrun dma-buf fd %d "
+                         "of %lld bytes", size, offset, fd, (long long)end);
   npu_hal_buffer *buffer;
   npu_status status =
       vk_buffer_shell(device, offset + size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT, &buffer);

@@ -42,12 +42,12 @@ void main()
   x_base = p.offsets[0] + (image * p.channels + group * group_in) * p.height * p.width;
   uint pixels = p.out_height * p.out_width;
   uint first_row = gl_WorkGroupID.y * TILED_ROWS, first_column = gl_WorkGroupID.x * TILED_COLUMNS;
-  float sum[TILED_BLOCK][TILED_BLOCK];
+  vec4 sum[TILED_BLOCK];
   tiled_product(group_out, pixels, depth, first_row, first_column, sum);
   [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++) {
-    uint row = first_row + gl_LocalInvocationID.y + TILED_SIDE * i;
+    uint row = first_row + TILED_BLOCK * gl_LocalInvocationID.y + i;
     [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++) {
-      uint pixel = first_column + gl_LocalInvocationID.x + TILED_SIDE * j;
+      uint pixel = first_column + TILED_BLOCK * gl_LocalInvocationID.x + j;
       if (row < group_out && pixel < pixels)
         store_conv(image, group * group_out + row, pixel, sum[i][j]);
     }

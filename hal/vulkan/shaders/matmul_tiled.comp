@@ -26,12 +26,12 @@ void main()
   a_base = a_start(batch);
   b_base = b_start(batch);
   uint first_row = gl_WorkGroupID.y * TILED_ROWS, first_column = gl_WorkGroupID.x * TILED_COLUMNS;
-  float sum[TILED_BLOCK][TILED_BLOCK];
+  vec4 sum[TILED_BLOCK];
   tiled_product(p.m, p.n, p.k, first_row, first_column, sum);
   [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++) {
-    uint row = first_row + gl_LocalInvocationID.y + TILED_SIDE * i;
+    uint row = first_row + TILED_BLOCK * gl_LocalInvocationID.y + i;
     [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++) {
-      uint column = first_column + gl_LocalInvocationID.x + TILED_SIDE * j;
+      uint column = first_column + TILED_BLOCK * gl_LocalInvocationID.x + j;
       if (row < p.m && column < p.n)
         store_product(batch, row, column, sum[i][j]);
     }

@@ -4,9 +4,9 @@
 // `depth` terms, staging TILED_DEPTH-deep slices of both operands in shared
 // memory (each element read from memory once per workgroup instead of once
 // per invocation); each invocation keeps TILED_BLOCK x TILED_BLOCK sums in
-// registers, at rows ly + TILED_SIDE i and columns lx + TILED_SIDE j (so
-// that neighbouring invocations read neighbouring shared words and store
-// neighbouring columns).
+// registers, rows TILED_BLOCK * ly on and columns TILED_BLOCK * lx on, and
+// reads each step's operands from shared memory as one vec4 of each (2
+// shared loads for 16 products).
 //
 // Included after the shader defines how an operand element is read:
 //   float load_a(uint row, uint k);     A[row][k] of the tile's product
@@ -18,21 +18,23 @@
 #define TILED_THREADS (TILED_SIDE * TILED_SIDE)
 layout(local_size_x = TILED_SIDE, local_size_y = TILED_SIDE) in;
 
-// A's slice is stored k-major with a word of padding per row, so that the
-// invocations writing 16 k of one row hit different banks.
-shared float tile_a[TILED_DEPTH][TILED_ROWS + 1u];
-shared float tile_b[TILED_DEPTH][TILED_COLUMNS];
+// Slices stored k-major as vec4s of 4 rows or columns. A's rows of a slice
+// are padded by a vec4 (TILED_PAD): it is staged along k (contiguous in a
+// row-major A), so the invocations writing 16 k of one row hit 8 banks
+// twice rather than one bank 16 times.
+#define TILED_PAD 1u
+shared vec4 tile_a[TILED_DEPTH][TILED_ROWS / 4u + TILED_PAD];
+shared vec4 tile_b[TILED_DEPTH][TILED_COLUMNS / 4u];
 
-// sum[i][j] = the product at (first_row + ly + TILED_SIDE i,
-// first_column + lx + TILED_SIDE j) of rows x columns, zero past them.
+// sum[i][j] = the product at (first_row + TILED_BLOCK ly + i,
+// first_column + TILED_BLOCK lx + j) of rows x columns, zero past them.
 void tiled_product(uint rows, uint columns, uint depth, uint first_row, uint first_column,
-                   out float sum[TILED_BLOCK][TILED_BLOCK])
+                   out vec4 sum[TILED_BLOCK])
 {
   uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
   uint thread = ly * TILED_SIDE + lx;
   [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
-    [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
-      sum[i][j] = 0.0;
+    sum[i] = vec4(0.0);
   for (uint k0 = 0u; k0 < depth; k0 += TILED_DEPTH) {
     // Each invocation stages TILED_ROWS * TILED_DEPTH / TILED_THREADS
     // elements of each operand: A along k (rows are contiguous in k where
@@ -41,24 +43,19 @@ void tiled_product(uint rows, uint columns, uint depth, uint first_row, uint fir
       uint e = thread + TILED_THREADS * i;
       uint kk = e % TILED_DEPTH, r = e / TILED_DEPTH;
       uint row = first_row + r, k = k0 + kk;
-      tile_a[kk][r] = row < rows && k < depth ? load_a(row, k) : 0.0;
+      tile_a[kk][r / 4u][r % 4u] = row < rows && k < depth ? load_a(row, k) : 0.0;
     }
     [[unroll]] for (uint i = 0u; i < TILED_COLUMNS * TILED_DEPTH / TILED_THREADS; i++) {
       uint e = thread + TILED_THREADS * i;
       uint cc = e % TILED_COLUMNS, kk = e / TILED_COLUMNS;
       uint column = first_column + cc, k = k0 + kk;
-      tile_b[kk][cc] = column < columns && k < depth ? load_b(k, column) : 0.0;
+      tile_b[kk][cc / 4u][cc % 4u] = column < columns && k < depth ? load_b(k, column) : 0.0;
     }
     barrier();
     [[unroll]] for (uint kk = 0u; kk < TILED_DEPTH; kk++) {
-      float av[TILED_BLOCK], bv[TILED_BLOCK];
+      vec4 av = tile_a[kk][ly], bv = tile_b[kk][lx];
       [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
-        av[i] = tile_a[kk][ly + TILED_SIDE * i];
-      [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
-        bv[j] = tile_b[kk][lx + TILED_SIDE * j];
-      [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
-        [[unroll]] for (uint j = 0u; j < TILED_BLOCK; j++)
-          sum[i][j] += av[i] * bv[j];
+        sum[i] += av[i] * bv;
     }
     barrier();
   }

@@ -12,9 +12,12 @@
 #define DEPTHWISE_OUTPUTS 8u /* pixels of a row a depthwise.comp invocation computes */
 /* The shared-memory tiled shaders (tiled_product.glsl, for GPUs): a
  * workgroup of 16 x 16 invocations computes a 64 x 64 tile of the product,
- * each invocation 4 x 4 results, staging 16-deep slices of the operands. */
+ * each invocation 4 x 4 results (TILED_BLOCK must stay 4: a vec4 of rows and
+ * one of columns), staging 16-deep slices of the operands. */
 #define TILED_SIDE 16u
 #define TILED_BLOCK 4u
 #define TILED_DEPTH 16u
+/* their shared memory: both operands' slices, A's rows padded by a vec4 */
+#define TILED_SHARED_BYTES (TILED_DEPTH * (2u * TILED_SIDE * TILED_BLOCK + 4u) * 4u)
 
 #endif
