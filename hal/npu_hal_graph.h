@@ -84,6 +84,7 @@ typedef enum npu_hal_activation_kind {
   NPU_HAL_ACTIVATION_HARD_SWISH,   /* x * max(0, min(1, x / 6 + 0.5)) */
   NPU_HAL_ACTIVATION_SWISH,        /* x * sigmoid(x) */
   NPU_HAL_ACTIVATION_GELU,         /* x * (1 + erf(x / sqrt 2)) / 2 */
+  NPU_HAL_ACTIVATION_GELU_TANH,    /* x * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
   NPU_HAL_ACTIVATION_TANH,
   NPU_HAL_ACTIVATION_LINEAR,       /* alpha x + beta */
   NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input]: same shape and layout as x

@@ -121,7 +121,7 @@ static const char *check_bound_tensors(npu_hal_device *device, const npu_hal_op 
 static const char *const unary_ops[] = {
     "Relu", "Sigmoid", "Clip", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Exp", "Sqrt",
     "Neg", "Abs", "Reciprocal", "Log", "Floor", "Ceil", "Round", "Sign", "Erf", "Elu", "Selu",
-    "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Mish"};
+    "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Mish", "Gelu"};
 
 static int unary_code(const char *type)
 {
@@ -161,6 +161,8 @@ static const char *plan_unary(const npu_hal_op *op, uint32_t code, vk_dispatch *
   } else if (strcmp(op->op_type, "Selu") == 0) {
     alpha = a->get_float(a->node, "alpha", 1.67326319217681884765625f);
     beta = a->get_float(a->node, "gamma", 1.05070102214813232421875f);
+  } else if (strcmp(op->op_type, "Gelu") == 0) { /* alpha 1: the tanh form */
+    alpha = strcmp(a->get_string(a->node, "approximate", "none"), "tanh") == 0;
   }
   k->shader = VK_SHADER_UNARY;
   k->local_size = 256;
@@ -291,6 +293,7 @@ static int shader_activation(npu_hal_activation_kind kind)
   case NPU_HAL_ACTIVATION_LINEAR: return 8;
   case NPU_HAL_ACTIVATION_ADD: return 9;
   case NPU_HAL_ACTIVATION_GELU: return 10;
+  case NPU_HAL_ACTIVATION_GELU_TANH: return 11;
   default: return -1;
   }
 }

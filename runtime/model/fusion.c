@@ -148,6 +148,12 @@ static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tenso
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_TANH, 0, 0};
   } else if (op_is(n, "HardSwish")) {
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SWISH, 0, 0};
+  } else if (op_is(n, "Gelu")) {
+    const Onnx__AttributeProto *approximate = npu_graph_attribute(n->proto, "approximate");
+    bool tanh_form = approximate && approximate->s.len == 4 &&
+                     memcmp(approximate->s.data, "tanh", 4) == 0;
+    *a = (npu_hal_activation){tanh_form ? NPU_HAL_ACTIVATION_GELU_TANH : NPU_HAL_ACTIVATION_GELU,
+                              0, 0};
   } else if (op_is(n, "HardSigmoid")) {
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SIGMOID, float_attribute(n, "alpha", 0.2f),
                               float_attribute(n, "beta", 0.5f)};

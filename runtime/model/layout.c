@@ -11,7 +11,7 @@ static bool is_elementwise(const char *op_type)
       "Sub",  "Mul",       "Div",     "Max",  "Min",         "Pow",       "Exp",  "Log",
       "Sqrt", "Abs",       "Neg",     "Erf",  "Reciprocal",  "Floor",     "Ceil",
       "Elu",  "Selu",      "Celu",    "Softplus", "Softsign", "Sign",    "ThresholdedRelu",
-      "Mish", "Round", "Mod", "QLinearAdd", "QLinearLookup",
+      "Mish", "Round", "Gelu", "Mod", "QLinearAdd", "QLinearLookup",
       "QLinearBinaryLookup",
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

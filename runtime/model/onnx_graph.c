@@ -12,7 +12,7 @@
 #include "npu_hal.h"
 
 #define MIN_OPSET 1
-#define MAX_OPSET 18
+#define MAX_OPSET 21
 
 /* ---- name table: tensor name -> index ---------------------------------- */
 

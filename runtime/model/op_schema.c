@@ -20,6 +20,8 @@ static npu_status gemm_relation(const npu_hal_op *op, const char *const *input_n
                                 const char *label);
 static npu_status mod_relation(const npu_hal_op *op, const char *const *input_names,
                                const char *label);
+static npu_status gelu_relation(const npu_hal_op *op, const char *const *input_names,
+                                const char *label);
 static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *input_names,
                                       const char *label);
 
@@ -101,6 +103,7 @@ static const npu_op_schema schemas[] = {
     {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(expand)},
     {"Flatten", 1, 1, 1, 1, 1, INFER(flatten), .axes = {NPU_AXES_FLATTEN, 1}},
     {"Floor", 1, 1, 1, 1, 1, INFER(same)},
+    {"Gelu", 1, 1, 1, 1, 20, .relation = gelu_relation, INFER(same)},
     {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}, INFER(gather), ONE_AXIS(0)},
     {"Gemm", 2, 3, 1, 1, 7, ALIKE, .relation = gemm_relation, INFER(gemm)},
     {"GlobalAveragePool", 1, 1, 1, 1, 1, INFER(global_pool)},
@@ -472,6 +475,18 @@ static npu_status mod_relation(const npu_hal_op *op, const char *const *input_na
   if (floating && !fmod)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' is %s, which Mod takes only "
                          "with fmod = 1", label, input_names[0], npu_dtype_name(dtype));
+  return NPU_OK;
+}
+
+/* Gelu: approximate is "none" (the erf form) or "tanh". */
+static npu_status gelu_relation(const npu_hal_op *op, const char *const *input_names,
+                                const char *label)
+{
+  (void)input_names;
+  const char *approximate = op->attributes.get_string(op->attributes.node, "approximate", "none");
+  if (strcmp(approximate, "none") != 0 && strcmp(approximate, "tanh") != 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: approximate '%s', expected 'none' or "
+                         "'tanh'", label, approximate);
   return NPU_OK;
 }
 

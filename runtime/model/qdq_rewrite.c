@@ -789,7 +789,7 @@ typedef struct qdq_region {
 
 static const char *const region_ops[] = {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
                                          "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Neg",
-                                         "Abs"};
+                                         "Abs", "Gelu"};
 
 static bool region_op(const npu_graph *g, int32_t node)
 {
@@ -916,6 +916,12 @@ static float region_apply(const npu_graph *g, const npu_graph_node *n, const flo
     return x >= 0 ? x : x * float_attribute(n, "alpha", 0.01f);
   if (!strcmp(type, "Neg"))
     return -x;
+  if (!strcmp(type, "Gelu")) {
+    const Onnx__AttributeProto *approximate = npu_graph_attribute(n->proto, "approximate");
+    if (approximate && approximate->s.len == 4 && !memcmp(approximate->s.data, "tanh", 4))
+      return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+    return 0.5f * x * (1.0f + erff(x * 0.70710678f));
+  }
   return fabsf(x); /* Abs */
 }
 

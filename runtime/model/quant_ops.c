@@ -216,14 +216,41 @@ static npu_status check_concat(const npu_hal_op *op, const char *const *names,
   return NPU_OK;
 }
 
+/* Opset 21's attributes of QuantizeLinear and DequantizeLinear: blocked
+ * scales (refused), and the type QuantizeLinear makes without a zero point. */
+static npu_status check_opset21_attributes(const npu_hal_op *op, const char *label)
+{
+  const npu_hal_attributes *a = &op->attributes;
+  bool quantize = !strcmp(op->op_type, "QuantizeLinear");
+  if (!quantize && strcmp(op->op_type, "DequantizeLinear") != 0)
+    return NPU_OK;
+  int64_t block_size = a->get_int(a->node, "block_size", 0);
+  if (block_size != 0)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: blocked quantisation (block_size %lld, "
+                         "opset 21) is not supported: per tensor or per axis only", label,
+                         (long long)block_size);
+  int64_t named = quantize ? a->get_int(a->node, "output_dtype", 0) : 0;
+  if (named != 0 && named != 2 && named != 3)
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: output_dtype %lld: QuantizeLinear makes "
+                         "uint8 (2) or int8 (3) tensors only", label, (long long)named);
+  if (named != 0 && present(op, 2) &&
+      op->inputs[2].dtype != (named == 3 ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: output_dtype %lld differs from the zero "
+                         "point's type", label, (long long)named);
+  return NPU_OK;
+}
+
 npu_status npu_quant_relation(const npu_hal_op *op, const char *const *input_names,
                               const char *label)
 {
   const quant_op *q = find_quant_op(op->op_type);
   if (!q)
     return NPU_OK;
+  npu_status status = check_opset21_attributes(op, label);
+  if (status != NPU_OK)
+    return status;
   for (uint8_t i = 0; i < q->triple_count; i++) {
-    npu_status status = check_triple(op, &q->triples[i], input_names, label);
+    status = check_triple(op, &q->triples[i], input_names, label);
     if (status != NPU_OK)
       return status;
   }
@@ -236,7 +263,7 @@ npu_status npu_quant_relation(const npu_hal_op *op, const char *const *input_nam
   const void *values[2];
   const char *names[2];
   npu_hal_op view = float_view(op, inputs, values, names, input_names);
-  npu_status status = npu_op_validate(npu_op_schema_find(NULL, view.op_type), &view, names, label);
+  status = npu_op_validate(npu_op_schema_find(NULL, view.op_type), &view, names, label);
   if (status != NPU_OK || !present(op, 8))
     return status;
   const npu_hal_tensor_desc *bias = &op->inputs[8];
@@ -287,7 +314,10 @@ npu_status npu_quant_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *out
     if (elements(&op->inputs[1]) != 1 &&
         !parameter_axis(op, &quant_ops[0].triples[0], x, label, &axis))
       return NPU_ERROR_INVALID_MODEL;
-    y->dtype = output_dtype(op, 2, NPU_DTYPE_UINT8);
+    /* Without a zero point, opset 21's output_dtype names the type (checked in
+     * npu_quant_relation; uint8 if absent). */
+    int64_t named = op->attributes.get_int(op->attributes.node, "output_dtype", 0);
+    y->dtype = output_dtype(op, 2, named == 3 ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8);
     describe_quant(op, 1, 2, axis, y);
     return NPU_OK;
   }

@@ -959,3 +959,83 @@ def pads_case(name):
 
 
 pads_case("pads_into_conv_and_average_pool")
+
+
+def gelu64(v, tanh_form):
+    if tanh_form:
+        return 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    return 0.5 * v * (1 + np.vectorize(math.erf)(v / math.sqrt(2)))
+
+
+def gelu_case(name, tanh_form):
+    """Opset 20's Gelu node, standalone (an odd count: vector loops and
+    their tail) and fused into the Conv and the MatMul + bias before it."""
+    approximate = "tanh" if tanh_form else "none"
+    x = (2 * rng.standard_normal((2, CHANNELS, 5, 7))).astype(np.float32)
+    w = (rng.standard_normal((CHANNELS, CHANNELS, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(CHANNELS).astype(np.float32)
+    m = (rng.standard_normal((7, 9)) * 0.5).astype(np.float32)
+    bias = rng.standard_normal(9).astype(np.float32)
+    inits = [numpy_helper.from_array(v, k) for k, v in (("w", w), ("b", b), ("m", m),
+                                                         ("bias", bias))]
+    nodes = [helper.make_node("Gelu", ["x"], ["alone"], approximate=approximate),
+             helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Gelu", ["c"], ["conv_gelu"], approximate=approximate),
+             helper.make_node("MatMul", ["x", "m"], ["p"]),
+             helper.make_node("Add", ["p", "bias"], ["pb"]),
+             helper.make_node("Gelu", ["pb"], ["y"], approximate=approximate)]
+    x64 = x.astype(np.float64)
+    c = conv(x64, w.astype(np.float64), b.astype(np.float64))
+    write_case(name, nodes, inits, x, gelu64(x64 @ m + bias, tanh_form), opset=20,
+               more_outputs=[("alone", gelu64(x64, tanh_form)),
+                             ("conv_gelu", gelu64(c, tanh_form))])
+
+
+gelu_case("gelu_opset20", False)
+gelu_case("gelu_tanh_opset20", True)
+
+
+def symmetric_taps(size, scale):
+    """Linear interpolation matrix [out, size] of opset 19's half_pixel_symmetric
+    (its offset moves the samples when size * scale is not whole)."""
+    out = int(math.floor(size * scale))
+    adjustment = out / (size * scale)
+    taps = np.zeros((out, size))
+    for o in range(out):
+        s = size / 2 * (1 - adjustment) + (o + 0.5) / scale - 0.5
+        s = min(max(s, 0), size - 1)
+        f = int(math.floor(s))
+        taps[o, f] += 1 - (s - f)
+        taps[o, min(f + 1, size - 1)] += s - f
+    return taps
+
+
+def opset21_case(name):
+    """What opsets 19 to 21 changed in operators the runtime runs: Pad's wrap
+    mode (19, pads wider than the axis too), Resize's half_pixel_symmetric
+    coordinates (19), QuantizeLinear's output_dtype (21: int8 without a
+    zero point), in a model of opset 21."""
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    inits = [numpy_helper.from_array(np.array([0, 0, 2, 5, 0, 0, 4, 1], np.int64), "pads"),
+             numpy_helper.from_array(np.array([], np.float32), "no_roi"),
+             numpy_helper.from_array(np.array([1, 1, 1.7, 1.9], np.float32), "scales"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "qscale")]
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap"),
+             helper.make_node("Resize", ["x", "no_roi", "scales"], ["resized"],
+                              mode="linear",
+                              coordinate_transformation_mode="half_pixel_symmetric"),
+             helper.make_node("QuantizeLinear", ["x", "qscale"], ["q"],
+                              output_dtype=TensorProto.INT8),
+             helper.make_node("DequantizeLinear", ["q", "qscale"], ["dq"])]
+    x64 = x.astype(np.float64)
+    # a torus, as the operator's definition says, also where the pads are wider than the
+    # axis (numpy's own wrap mode, which ONNX's reference calls, is not periodic there)
+    wrapped = np.take(np.take(x64, np.arange(-2, 3 + 4) % 3, axis=2), np.arange(-5, 4 + 1) % 4,
+                      axis=3)
+    resized = np.einsum("oh,nchw,pw->ncop", symmetric_taps(3, 1.7), x64, symmetric_taps(4, 1.9))
+    dq = np.clip(np.round(x64 / 0.02), -128, 127) * 0.02
+    write_case(name, nodes, inits, x, wrapped, opset=21,
+               more_outputs=[("resized", resized), ("dq", dq)])
+
+
+opset21_case("opset21_pad_wrap_resize_quantize")

@@ -454,6 +454,16 @@ crafted["quantize_scale_zero_shapes"] = single(
 crafted["quantize_int64_input"] = single(
     "QuantizeLinear", ["x", "s"], ["y"], [const("s", TensorProto.FLOAT, [], [0.1])],
     graph_inputs=[helper.make_tensor_value_info("x", TensorProto.INT64, [4])])
+# opset 21: blocked quantisation and output types QuantizeLinear cannot make
+crafted["dequantize_blocked"] = single(
+    "DequantizeLinear", ["x", "s"], ["y"], [const("s", TensorProto.FLOAT, [2], [0.1, 0.2])],
+    graph_inputs=[helper.make_tensor_value_info("x", TensorProto.UINT8, [4])], opset=21,
+    axis=0, block_size=2)
+crafted["quantize_to_uint16"] = single(
+    "QuantizeLinear", ["x", "s"], ["y"], [const("s", TensorProto.FLOAT, [], [0.1])],
+    graph_inputs=f4, opset=21, output_dtype=TensorProto.UINT16)
+crafted["gelu_bad_approximation"] = single("Gelu", ["x"], ["y"], graph_inputs=f4, opset=20,
+                                           approximate="sigmoid")
 crafted["qlinearconv_bias_type"] = single(
     "QLinearConv", ["x", "s", "z", "w", "s", "wz", "s", "z", "b"], ["y"],
     [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),

@@ -10,6 +10,7 @@ step (run with NPU_NODE_TESTS_INTEGER_TOLERANCE=1). Each test's `kernels`
 file holds the launches per run the plan must have: fewer where the
 rewrite happened, the float count where it must not (a Relu or Clip that
 is not a saturation of the output's range)."""
+import math
 import os
 import sys
 
@@ -494,6 +495,11 @@ def region(kind, y_type):
             s = b.node("Div", [b.node("Mul", [a, c]), b.const("six", f32(6))])
             s = b.node("Add", [b.node("Mul", [b.const("k", f32(0.8)), s]), b.const("c", f32(0.1))])
             real = (ra * np.clip(ra + f32(3), f32(0), f32(6)) / f32(6)) * f32(0.8) + f32(0.1)
+        elif kind == "gelu":  # opset 20's Gelu, both forms
+            s = b.node("Gelu", [b.node("Gelu", [d], approximate="tanh")])
+            r = r1.astype(np.float64)
+            t = 0.5 * r * (1 + np.tanh(math.sqrt(2 / math.pi) * (r + 0.044715 * r ** 3)))
+            real = 0.5 * t * (1 + np.vectorize(math.erf)(t / math.sqrt(2)))
         else:
             s = b.node("HardSwish", [d])
             s = b.node("HardSigmoid", [s], alpha=0.25, beta=0.4)
@@ -514,6 +520,7 @@ def region(kind, y_type):
 # Q, conv1, the table, conv2, Identity.
 write_graph("test_qdq_region_hardswish_u8", (1, 8, 11, 9), U8_X, region("hardswish", np.uint8), 5)
 write_graph("test_qdq_region_mixed_s8", (2, 8, 7, 7), S8_X, region("mixed", np.int8), 5, opset=14)
+write_graph("test_qdq_region_gelu_u8", (1, 8, 11, 9), U8_X, region("gelu", np.uint8), 5, opset=20)
 
 
 def average(y_type):

@@ -186,6 +186,8 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
     return append_eltwise(c, dnnl_eltwise_swish, 1.0f, 0);
   case NPU_HAL_ACTIVATION_GELU:
     return append_eltwise(c, dnnl_eltwise_gelu_erf, 0, 0);
+  case NPU_HAL_ACTIVATION_GELU_TANH:
+    return append_eltwise(c, dnnl_eltwise_gelu_tanh, 0, 0);
   case NPU_HAL_ACTIVATION_LINEAR:
     return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta);
   case NPU_HAL_ACTIVATION_HARD_SIGMOID:

@@ -16,7 +16,7 @@
 typedef enum {
   U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_RECIPROCAL, U_FLOOR, U_CEIL,
   U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP, U_ELU, U_SELU, U_CELU, U_SOFTPLUS,
-  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH, U_ROUND,
+  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH, U_ROUND, U_GELU, U_GELU_TANH,
 } unary_kind;
 
 typedef struct unary_params {
@@ -73,6 +73,8 @@ static void unary_range(const unary_params *p, const float *restrict in, float *
   case U_THRESHOLDED_RELU: UNARY_LOOP(x > alpha ? x : 0.0f);
   case U_MISH: UNARY_LOOP(x * tanhf(x > 20.0f ? x : log1pf(expf(x))));
   case U_ROUND: UNARY_LOOP(rintf(x)); /* half to even, as ONNX rounds */
+  case U_GELU: UNARY_LOOP(x * 0.5f * (1.0f + cpu_erff(x * 0.70710678f)));
+  case U_GELU_TANH: UNARY_LOOP(cpu_gelu_tanh(x));
   }
 }
 
@@ -101,7 +103,7 @@ static const struct {
     {"HardSigmoid", U_HARD_SIGMOID}, {"HardSwish", U_HARD_SWISH},
     {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP}, {"Elu", U_ELU}, {"Selu", U_SELU},
     {"Celu", U_CELU}, {"Softplus", U_SOFTPLUS}, {"Softsign", U_SOFTSIGN}, {"Sign", U_SIGN},
-    {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH}, {"Round", U_ROUND},
+    {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH}, {"Round", U_ROUND}, {"Gelu", U_GELU},
 };
 
 static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
@@ -118,6 +120,10 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_attributes *a = &op->attributes;
   p->count = cpu_tensor_elements(&op->outputs[0]);
   switch (p->kind) {
+  case U_GELU: /* (op_schema.c checked the attribute) */
+    if (strcmp(a->get_string(a->node, "approximate", "none"), "tanh") == 0)
+      p->kind = U_GELU_TANH;
+    break;
   case U_LEAKY_RELU:
     p->alpha = a->get_float(a->node, "alpha", 0.01f);
     break;
@@ -637,6 +643,7 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Sign", create_unary, CPU_LAYOUTS_SHARED},
     {"ThresholdedRelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Mish", create_unary, CPU_LAYOUTS_SHARED},
+    {"Gelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Round", create_unary, CPU_LAYOUTS_SHARED},
     {"Add", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Sub", create_binary, CPU_LAYOUTS_BROADCAST},

@@ -67,6 +67,14 @@ static inline float cpu_erff(float x)
 enum { CPU_REDUCTION_LANES = 16 };
 
 /* The largest and the sum of n contiguous floats. */
+/* GELU's tanh form: x (1 + tanh(u)) / 2 = x / (1 + exp(-2u)), so that it
+ * vectorises with cpu_expf (tanhf does not). */
+static inline float cpu_gelu_tanh(float x)
+{
+  float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + cpu_expf(-2.0f * u));
+}
+
 static inline float cpu_max(const float *x, size_t n)
 {
   float lanes[CPU_REDUCTION_LANES];

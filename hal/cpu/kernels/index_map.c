@@ -148,7 +148,7 @@ static npu_status create_tile(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-typedef enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT } pad_mode;
+typedef enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP } pad_mode;
 
 static int64_t pad_source(pad_mode mode, int64_t i, int64_t in)
 {
@@ -156,6 +156,8 @@ static int64_t pad_source(pad_mode mode, int64_t i, int64_t in)
     return i;
   if (mode == PAD_CONSTANT)
     return OUTSIDE;
+  if (mode == PAD_WRAP) /* opset 19: the axis repeated, as if on a torus */
+    return ((i % in) + in) % in;
   if (mode == PAD_EDGE || in == 1)
     return i < 0 ? 0 : in - 1;
   int64_t period = 2 * (in - 1); /* reflect without repeating the edge */
@@ -170,6 +172,7 @@ static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
   const char *mode_name = a->get_string(a->node, "mode", "constant");
   pad_mode mode = strcmp(mode_name, "edge") == 0      ? PAD_EDGE
                   : strcmp(mode_name, "reflect") == 0 ? PAD_REFLECT
+                  : strcmp(mode_name, "wrap") == 0    ? PAD_WRAP
                                                       : PAD_CONSTANT;
   if (mode == PAD_CONSTANT && strcmp(mode_name, "constant") != 0)
     return cpu_unsupported(op, "pad mode");
@@ -188,8 +191,8 @@ static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
   p->tables.rank = y->rank;
   for (uint32_t d = 0; d < y->rank; d++) {
     int64_t before = op->ranges->begin[d]; /* what the output adds before the input */
-    if (mode == PAD_REFLECT && x->dims[d] == 0)
-      return cpu_unsupported(op, "reflecting an empty axis");
+    if (mode != PAD_CONSTANT && x->dims[d] == 0 && y->dims[d] > 0)
+      return cpu_unsupported(op, "edge, reflect or wrap padding of an empty axis");
     p->tables.out_dims[d] = y->dims[d];
     p->tables.offsets[d] = malloc(((size_t)y->dims[d] + 1) * sizeof(int64_t));
     if (!p->tables.offsets[d])

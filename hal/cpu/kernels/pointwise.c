@@ -68,6 +68,9 @@ static inline void activate(const npu_hal_activation *a, float *restrict y, int6
   case NPU_HAL_ACTIVATION_GELU:
     for (int64_t i = 0; i < n; i++) y[i] *= 0.5f * (1 + cpu_erff(y[i] * 0.70710678f));
     break;
+  case NPU_HAL_ACTIVATION_GELU_TANH:
+    for (int64_t i = 0; i < n; i++) y[i] = cpu_gelu_tanh(y[i]);
+    break;
   case NPU_HAL_ACTIVATION_TANH:
     for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]);
     break;

@@ -13,7 +13,7 @@
 
 typedef enum {
   COORD_HALF_PIXEL, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS, COORD_ASYMMETRIC,
-  COORD_TF_HALF_PIXEL_FOR_NN,
+  COORD_TF_HALF_PIXEL_FOR_NN, COORD_HALF_PIXEL_SYMMETRIC,
 } coordinate_mode;
 
 typedef enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, ROUND_FLOOR, ROUND_CEIL } nearest_mode;
@@ -58,6 +58,11 @@ static double source_coordinate(coordinate_mode mode, int64_t o, int64_t in, int
     return out > 1 ? (double)o * (double)(in - 1) / ((double)in * scale - 1) : 0;
   case COORD_ASYMMETRIC: return o / scale;
   case COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / scale;
+  case COORD_HALF_PIXEL_SYMMETRIC: { /* opset 19: half_pixel, centred on the input when the
+                                        output's length was rounded */
+    double adjustment = (double)out / ((double)in * scale);
+    return (double)in / 2 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+  }
   }
   return 0;
 }
@@ -216,13 +221,13 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
     return cpu_unsupported(op, "antialiasing");
   static const char *const coordinate_names[] = {"half_pixel", "pytorch_half_pixel",
                                                  "align_corners", "asymmetric",
-                                                 "tf_half_pixel_for_nn"};
+                                                 "tf_half_pixel_for_nn", "half_pixel_symmetric"};
   static const char *const nearest_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                               "ceil"};
   int coordinates = COORD_ASYMMETRIC, nearest = ROUND_FLOOR;
   if (!upsample &&
       (!parse_mode(a->get_string(a->node, "coordinate_transformation_mode", "half_pixel"),
-                   coordinate_names, 5, &coordinates) ||
+                   coordinate_names, 6, &coordinates) ||
        !parse_mode(a->get_string(a->node, "nearest_mode", "round_prefer_floor"), nearest_names,
                    4, &nearest)))
     return cpu_unsupported(op, "this coordinate transformation or nearest mode");

@@ -15,7 +15,8 @@ float activate(float v, uint kind, float alpha, float beta, float addend)
   case 6u: return v / (1.0 + exp(-v));                           // Swish
   case 7u: return tanh(v);                                       // Tanh
   case 8u: return alpha * v + beta;                              // Linear
-  case 10u: return v * (0.5 * (1.0 + error_function(v * 0.70710678))); // GELU
+  case 10u: return gelu(v);                                       // GELU
+  case 11u: return gelu_tanh(v);                                  // GELU, tanh form
   default: return v + addend;                                    // Add
   }
 }

@@ -14,3 +14,16 @@ float error_function(float x)
   float tail = 1.0 - poly * exp(-z);
   return x < 0.0 ? -tail : tail;
 }
+
+// GELU in its two ONNX forms, as the CPU backend computes them: the erf form,
+// and the tanh form as x / (1 + exp(-2u)) (= x (1 + tanh(u)) / 2).
+float gelu(float x)
+{
+  return x * (0.5 * (1.0 + error_function(x * 0.70710678)));
+}
+
+float gelu_tanh(float x)
+{
+  float u = 0.7978845608 * (x + 0.044715 * x * x * x);
+  return x / (1.0 + exp(-2.0 * u));
+}

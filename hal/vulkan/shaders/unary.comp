@@ -51,7 +51,8 @@ void main()
     case 21u: v = softplus(v); break;                                 // Softplus
     case 22u: v = v / (1.0 + abs(v)); break;                          // Softsign
     case 23u: v = v > p.alpha ? v : 0.0; break;                       // ThresholdedRelu
-    default: v = v * tanh(softplus(v)); break;                        // Mish
+    case 24u: v = v * tanh(softplus(v)); break;                       // Mish
+    default: v = p.alpha != 0.0 ? gelu_tanh(v) : gelu(v); break;       // Gelu
     }
     y[p.offsets[1] + i] = v;
   }
