@@ -99,6 +99,32 @@ static VkExternalMemoryFeatureFlags dma_buf_features(npu_hal_device *device)
   return features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT ? 0 : features;
 }
 
+/* Whether an exportable allocation of the device buffers' memory type is
+ * made and gives a dma-buf: every block of that type will be made so, so a
+ * driver that says yes and then fails must not take all allocations down
+ * with it. */
+static bool exports_dma_buf(npu_hal_device *device)
+{
+  VkExportMemoryAllocateInfo exportable = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                           .handleTypes =
+                                               VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+  VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &exportable, .allocationSize = 65536,
+                               .memoryTypeIndex = device->buffer_memory_type};
+  VkDeviceMemory memory;
+  if (vkAllocateMemory(device->device, &info, NULL, &memory) != VK_SUCCESS)
+    return false;
+  VkMemoryGetFdInfoKHR get = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                              .memory = memory,
+                              .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT};
+  int fd = -1;
+  bool exported = device->get_memory_fd(device->device, &get, &fd) == VK_SUCCESS && fd >= 0;
+  if (fd >= 0)
+    close(fd);
+  vkFreeMemory(device->device, memory, NULL);
+  return exported;
+}
+
 void vk_dma_buf_init(npu_hal_device *device)
 {
   device->get_memory_fd =
@@ -119,7 +145,8 @@ void vk_dma_buf_init(npu_hal_device *device)
   VkMemoryRequirements needs;
   vkGetBufferMemoryRequirements(device->device, probe->buffer, &needs);
   vk_buffer_destroy(device, probe);
-  device->dma_buf_export = needs.memoryTypeBits & (1u << device->buffer_memory_type);
+  device->dma_buf_export = (needs.memoryTypeBits & (1u << device->buffer_memory_type)) &&
+                           exports_dma_buf(device);
   if (device->dma_buf_export)
     device->heaps[device->buffer_memory_type].export_types =
         VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
