@@ -11,7 +11,12 @@
 // Included after the shader defines how an operand element is read:
 //   float load_a(uint row, uint k);     A[row][k] of the tile's product
 //   float load_b(uint k, uint column);  B[k][column]
-// both called with indices inside the product only.
+// both called with indices inside the product only; an invocation always
+// stages B's column first_column + gl_LocalInvocationIndex % TILED_COLUMNS
+// (so load_b may work out per invocation what depends on the column). A
+// shader defining TILED_PREPARES_SLICES also has
+//   void prepare_slice(uint k0);        before each slice's staging
+// (a barrier between them), e.g. to tabulate what depends on k.
 #include "tiles.h"
 #define TILED_ROWS (TILED_SIDE * TILED_BLOCK)
 #define TILED_COLUMNS (TILED_SIDE * TILED_BLOCK)
@@ -36,6 +41,10 @@ void tiled_product(uint rows, uint columns, uint depth, uint first_row, uint fir
   [[unroll]] for (uint i = 0u; i < TILED_BLOCK; i++)
     sum[i] = vec4(0.0);
   for (uint k0 = 0u; k0 < depth; k0 += TILED_DEPTH) {
+#ifdef TILED_PREPARES_SLICES
+    prepare_slice(k0);
+    barrier();
+#endif
     // Each invocation stages TILED_ROWS * TILED_DEPTH / TILED_THREADS
     // elements of each operand: A along k (rows are contiguous in k where
     // A is row-major: weights, MatMul's A), B along its columns.
