@@ -242,60 +242,128 @@ static void layout_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t 
   strides[1] = t->dims[1] == 1 ? 0 : 1;
 }
 
-/* QLinearAdd of three tensors of one shape and 8-bit type, in any one
- * layout: the reference's float arithmetic, vectorised. int8 is read as
- * uint8 less 128 (its zero points moved by 128) and written back flipped. */
-typedef struct add_job {
-  const uint8_t *a, *b;
-  uint8_t *y;
-  size_t count;
+/* QLinearAdd and QLinearMul of three tensors of one 8-bit type: the
+ * reference's float arithmetic, vectorised along the output's rows (its
+ * last axis), which each input has whole or as one value (NumPy's
+ * broadcasting of plain tensors: a bias per column, one value), any
+ * broadcast of the other axes by each row's offsets; three tensors of one
+ * shape are one flat run, in any one layout. int8 is read as uint8 less 128
+ * (its zero points moved by 128) and written back flipped. */
+typedef struct binary_consts {
   float as, bs, ys;
   int32_t az, bz, yz;
   uint8_t flip;
-} add_job;
+  bool multiply;
+} binary_consts;
 
-NPU_VECTOR_CLONES
-static void add_chunk(void *data, size_t chunk)
+typedef struct binary_job {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  const npu_hal_tensor_desc *out;
+  const broadcast_params *p;
+  bool flat;               /* one shape: CHUNK elements a task */
+  size_t count;            /* elements (flat) or rows */
+  size_t length, per_task; /* a row's elements, rows a task */
+  binary_consts c;
+} binary_job;
+
+static inline uint8_t combine(uint8_t a, uint8_t b, binary_consts c)
 {
-  const add_job *j = data;
-  /* (locals: the stores through y could otherwise alias the job) */
-  const uint8_t *a = j->a, *b = j->b;
-  uint8_t *y = j->y;
-  float as = j->as, bs = j->bs, ys = j->ys;
-  int32_t az = j->az, bz = j->bz, yz = j->yz;
-  uint8_t flip = j->flip;
-  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
-  for (size_t i = chunk * CHUNK; i < end; i++) {
-    float va = (float)((int32_t)(a[i] ^ flip) - az) * as;
-    float vb = (float)((int32_t)(b[i] ^ flip) - bz) * bs;
-    float v = (va + vb) / ys;
-    /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
-     * low end: converting it to an integer is undefined */
-    v = v > -512.0f ? v : -512.0f;
-    v = v < 512.0f ? v : 512.0f;
-    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
-    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
-    q = q < 0 ? 0 : q > 255 ? 255 : q;
-    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  float va = (float)((int32_t)(a ^ c.flip) - c.az) * c.as;
+  float vb = (float)((int32_t)(b ^ c.flip) - c.bz) * c.bs;
+  float v = (c.multiply ? va * vb : va + vb) / c.ys;
+  /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
+   * low end: converting it to an integer is undefined */
+  v = v > -512.0f ? v : -512.0f;
+  v = v < 512.0f ? v : 512.0f;
+  /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+  int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + c.yz;
+  q = q < 0 ? 0 : q > 255 ? 255 : q;
+  return (uint8_t)((uint8_t)q ^ c.flip);
+}
+
+/* `n` outputs from rows of A and B, each whole or one value. */
+NPU_VECTOR_CLONES
+static void binary_row(const uint8_t *a, bool a_whole, const uint8_t *b, bool b_whole,
+                       uint8_t *y, size_t n, binary_consts c)
+{
+  if (a_whole && b_whole) {
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(a[i], b[i], c);
+  } else if (a_whole) {
+    uint8_t one = b[0];
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(a[i], one, c);
+  } else if (b_whole) {
+    uint8_t one = a[0];
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(one, b[i], c);
+  } else {
+    memset(y, combine(a[0], b[0], c), n);
   }
 }
 
-static bool same_shape_and_type(const npu_hal_kernel *k)
+static void binary_task(void *data, size_t task)
 {
-  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
-  return a->dtype == y->dtype && b->dtype == y->dtype && a->rank == y->rank &&
-         b->rank == y->rank && !memcmp(a->dims, y->dims, y->rank * sizeof y->dims[0]) &&
-         !memcmp(b->dims, y->dims, y->rank * sizeof y->dims[0]);
+  const binary_job *j = data;
+  if (j->flat) {
+    size_t at = task * CHUNK, n = at + CHUNK < j->count ? CHUNK : j->count - at;
+    binary_row(j->a + at, true, j->b + at, true, j->y + at, n, j->c);
+    return;
+  }
+  const npu_hal_tensor_desc *y = j->out;
+  uint32_t last = y->rank - 1;
+  size_t end = (task + 1) * j->per_task < j->count ? (task + 1) * j->per_task : j->count;
+  for (size_t row = task * j->per_task; row < end; row++) {
+    size_t rest = row;
+    int64_t at_a = 0, at_b = 0;
+    for (uint32_t d = last; d-- > 0;) {
+      int64_t index = (int64_t)(rest % (size_t)y->dims[d]);
+      rest /= (size_t)y->dims[d];
+      at_a += index * j->p->strides[0][d];
+      at_b += index * j->p->strides[1][d];
+    }
+    binary_row(j->a + at_a, j->p->strides[0][last] != 0, j->b + at_b,
+               j->p->strides[1][last] != 0, j->y + row * j->length, j->length, j->c);
+  }
 }
 
-static void run_qlinear_add(const npu_hal_kernel *k, void *const *in, void *const *out)
+static bool same_shape(const npu_hal_tensor_desc *t, const npu_hal_tensor_desc *y)
 {
-  int32_t shift = k->outputs[0].dtype == NPU_DTYPE_INT8 ? 128 : 0;
-  add_job job = {in[0], in[3], out[0], cpu_tensor_elements(&k->outputs[0]),
-                 *(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
-                 cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
-                 cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift};
-  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, add_chunk, &job);
+  return t->rank == y->rank && !memcmp(t->dims, y->dims, y->rank * sizeof y->dims[0]);
+}
+
+/* Whether binary_task takes the op: one 8-bit type, and one shape or
+ * plain tensors. */
+static bool vectorised_binary(const npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
+  return cpu_q_is_8bit(y->dtype) && a->dtype == y->dtype && b->dtype == y->dtype &&
+         y->rank >= 1 && ((same_shape(a, y) && same_shape(b, y)) ||
+                          (!a->layout && !b->layout && !y->layout));
+}
+
+static void run_vectorised_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const npu_hal_tensor_desc *y = &k->outputs[0];
+  int32_t shift = y->dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  binary_job job = {.a = in[0], .b = in[3], .y = out[0], .out = y, .p = k->params,
+                    .c = {*(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
+                          cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
+                          cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift,
+                          strcmp(k->op_type, "QLinearMul") == 0}};
+  size_t n = cpu_tensor_elements(y), tasks;
+  job.flat = same_shape(&k->inputs[0], y) && same_shape(&k->inputs[3], y);
+  if (job.flat) {
+    job.count = n;
+    tasks = (n + CHUNK - 1) / CHUNK;
+  } else {
+    job.length = (size_t)y->dims[y->rank - 1];
+    job.count = job.length ? n / job.length : 0;
+    job.per_task = job.length < CHUNK ? CHUNK / job.length : 1;
+    tasks = (job.count + job.per_task - 1) / job.per_task;
+  }
+  npu_cpu_parallel_for(k->device, tasks, binary_task, &job);
 }
 
 static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -325,9 +393,7 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->strides[0]);
   cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->strides[1]);
   k->params = p;
-  k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
-               ? run_qlinear_add
-               : run_qlinear_binary;
+  k->run = vectorised_binary(k) ? run_vectorised_binary : run_qlinear_binary;
   return NPU_OK;
 }
 
