@@ -573,29 +573,7 @@ static npu_status rewrite_add(npu_graph *g, const npu_consumers *c, int32_t node
   return become(g, node, "com.microsoft", "QLinearAdd", inputs, 8, &out);
 }
 
-enum { MAX_MOVER_INPUTS = 4 };
-
-/* DQ -> MaxPool, Transpose or a reshaping (Reshape, Flatten, Squeeze,
- * Unsqueeze) -> [Relu/Clip] -> Q with the same scale and zero point on both
- * sides runs on the 8-bit values themselves (the node's other inputs, a
- * shape or axes, kept): the maximum commutes with the (monotonic)
- * dequantisation, the others only move values, and quantising a
- * dequantised value with the same parameters gives it back. */
-static npu_status rewrite_mover(npu_graph *g, const npu_consumers *c, int32_t node)
-{
-  const npu_graph_node *n = &g->nodes[node];
-  quant_params x;
-  qdq_output out;
-  int32_t dequantize = dequantized_input(g, node, 0, &x);
-  if (n->output_count != 1 || n->outputs[0] < 0 || dequantize < 0 ||
-      n->input_count > MAX_MOVER_INPUTS || !match_output(g, c, node, &out) ||
-      !same_params(&x, &out.y))
-    return NPU_OK;
-  int32_t inputs[MAX_MOVER_INPUTS];
-  memcpy(inputs, n->inputs, n->input_count * sizeof *inputs);
-  inputs[0] = g->nodes[dequantize].inputs[0];
-  return become(g, node, NULL, n->proto->op_type, inputs, n->input_count, &out);
-}
+enum { MAX_MOVER_INPUTS = 4, MAX_MOVERS = 8 };
 
 static bool is_mover(const npu_graph *g, int32_t node)
 {
@@ -605,6 +583,46 @@ static bool is_mover(const npu_graph *g, int32_t node)
     if (op_is(g, node, movers[i]))
       return true;
   return false;
+}
+
+/* DQ -> MaxPool, Transpose or a reshaping (Reshape, Flatten, Squeeze,
+ * Unsqueeze), or a chain of them each the only reader of the one before
+ * (attention's Transpose -> Reshape after softmax(..) V) -> [Relu/Clip] ->
+ * Q with the same scale and zero point on both sides runs on the 8-bit
+ * values themselves (the nodes' other inputs, a shape or axes, kept): the
+ * maximum commutes with the (monotonic) dequantisation, the others only
+ * move values, and quantising a dequantised value with the same parameters
+ * gives it back. */
+static npu_status rewrite_mover(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = dequantized_input(g, node, 0, &x), last = node;
+  if (dequantize < 0)
+    return NPU_OK;
+  for (int i = 0;; i++) {
+    const npu_graph_node *n = &g->nodes[last];
+    if (i == MAX_MOVERS || n->output_count != 1 || n->outputs[0] < 0 ||
+        n->input_count > MAX_MOVER_INPUTS)
+      return NPU_OK;
+    if (match_output(g, c, last, &out))
+      break;
+    int32_t next = only_reader(g, c, n->outputs[0]);
+    if (!is_mover(g, next) || g->nodes[next].inputs[0] != n->outputs[0])
+      return NPU_OK;
+    last = next;
+  }
+  if (!same_params(&x, &out.y))
+    return NPU_OK;
+  int32_t input = g->nodes[dequantize].inputs[0];
+  if (last != node) /* (the chain's inner tensors take the 8-bit type when shapes are inferred) */
+    g->nodes[node].inputs[0] = input;
+  const npu_graph_node *n = &g->nodes[last];
+  int32_t inputs[MAX_MOVER_INPUTS];
+  memcpy(inputs, n->inputs, n->input_count * sizeof *inputs);
+  if (last == node)
+    inputs[0] = input;
+  return become(g, last, NULL, n->proto->op_type, inputs, n->input_count, &out);
 }
 
 /* DQ -> GlobalAveragePool -> [Relu/Clip] -> Q (one 8-bit type) becomes

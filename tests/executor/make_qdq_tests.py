@@ -928,3 +928,25 @@ write_graph("test_qdq_add_activations_row_broadcast_u8", (2, 5, 12), U8_X,
             broadcast_pair_add(lambda s: ([0], [1], [2]), (128, np.uint8)), 5)
 write_graph("test_qdq_add_activations_batch_broadcast_s8", (3, 4, 70), S8_X,
             broadcast_pair_add(lambda s: ([0], [1], [0]), (-3, np.int8)), 5)
+
+
+def moved_heads(same_params):
+    """DQ -> Transpose -> Reshape -> Q, attention's heads joined again after
+    softmax(..) V: with the input's parameters on the Q, both move the 8-bit
+    values (the chain rewritten), with others they stay float."""
+    def build(b, q, x, params):
+        real = dequantise(quantise(x, *params), params[0], params[1])
+        moved = b.node("Transpose", [b.dequantise(q, *params)], perm=[0, 2, 1, 3])
+        n, h, t, d = x.shape
+        flat = b.node("Reshape", [moved, b.const("shape", np.array([n, t, h * d], np.int64))])
+        real = np.transpose(real, (0, 2, 1, 3)).reshape(n, t, h * d)
+        out = params if same_params else (np.float32(params[0] * 1.25), params[1], params[2])
+        return b.quantise(flat, *out), quantise(real, *out), out
+    return build
+
+
+# Q, Transpose, Reshape (a copy), Identity; float: DequantizeLinear
+# and QuantizeLinear around them.
+write_graph("test_qdq_transpose_reshape_int8_u8", (2, 3, 5, 4), U8_X, moved_heads(True), 4)
+write_graph("test_qdq_transpose_reshape_requantised_stays_float", (2, 3, 5, 4), U8_X,
+            moved_heads(False), 6)
