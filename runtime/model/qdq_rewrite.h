@@ -18,7 +18,8 @@
  * per-tensor DequantizeLinear and constant 2-D weights (per tensor or per
  * output column; Gemm's transB weights transposed once, here) the same way
  * into QLinearMatMul, or with a bias (Gemm's C at beta 1, or an Add of one
- * constant per column after the product) into gst-npu's QLinearMatMulBias.
+ * constant per column after the product, directly or through a Q/DQ pair
+ * whose step is at most the output's) into gst-npu's QLinearMatMulBias.
  * A MatMul of two per-tensor DequantizeLinear whose B is no such weights
  * (attention's products of two activations, batched, batch axes
  * broadcast) into QLinearMatMul.
