@@ -531,46 +531,32 @@ static npu_status rewrite_matmul(npu_graph *g, const qdq_matmul *m)
   return status;
 }
 
-/* DQ(a) times DQ(b), B not a constant the match above takes (attention's
- * Q K^T and softmax(..) V: both computed at run time), every parameter per
- * tensor, -> [Relu/Clip] -> Q: QLinearMatMul on the 8-bit values, a
- * batched product with B read as it comes. */
-static npu_status rewrite_activation_matmul(npu_graph *g, const npu_consumers *c, int32_t node)
+/* DQ(a), DQ(b) -> `node` -> [Relu/Clip] -> Q becomes `op_type` (of
+ * `domain`) on the 8-bit values, their parameters and the output's (the
+ * inputs of QLinearMatMul and of QLinearAdd); `one_type`: only where a, b
+ * and y have one 8-bit type. Add -> com.microsoft's QLinearAdd: the same
+ * float arithmetic between the same roundings, in one pass over int8.
+ * MatMul (B not a constant the match above takes: attention's Q K^T and
+ * softmax(..) V, both computed at run time) -> QLinearMatMul: a batched
+ * product with B read as it comes. */
+static npu_status rewrite_two_dequantized(npu_graph *g, const npu_consumers *c, int32_t node,
+                                          const char *domain, const char *op_type,
+                                          bool one_type)
 {
   const npu_graph_node *n = &g->nodes[node];
   quant_params a, b;
   qdq_output out;
   if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0 ||
       dequantized_input(g, node, 0, &a) < 0 || dequantized_input(g, node, 1, &b) < 0 ||
-      !match_output(g, c, node, &out))
+      !match_output(g, c, node, &out) ||
+      (one_type && (a.zero_type != out.y.zero_type || b.zero_type != out.y.zero_type)))
     return NPU_OK;
   const npu_graph_node *da = &g->nodes[g->tensors[n->inputs[0]].producer];
   const npu_graph_node *db = &g->nodes[g->tensors[n->inputs[1]].producer];
   const npu_graph_node *q = &g->nodes[out.quantize];
   int32_t inputs[8] = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0],
                        db->inputs[1], db->inputs[2], q->inputs[1], q->inputs[2]};
-  return become(g, node, NULL, "QLinearMatMul", inputs, 8, &out);
-}
-
-/* DQ(a), DQ(b) -> Add -> [Relu/Clip] -> Q becomes com.microsoft's
- * QLinearAdd (all three of one 8-bit type): the same float arithmetic
- * between the same roundings, in one pass over int8. */
-static npu_status rewrite_add(npu_graph *g, const npu_consumers *c, int32_t node)
-{
-  const npu_graph_node *n = &g->nodes[node];
-  quant_params a, b;
-  qdq_output out;
-  if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0 ||
-      dequantized_input(g, node, 0, &a) < 0 || dequantized_input(g, node, 1, &b) < 0 ||
-      !match_output(g, c, node, &out) || a.zero_type != out.y.zero_type ||
-      b.zero_type != out.y.zero_type)
-    return NPU_OK;
-  const npu_graph_node *da = &g->nodes[g->tensors[n->inputs[0]].producer];
-  const npu_graph_node *db = &g->nodes[g->tensors[n->inputs[1]].producer];
-  const npu_graph_node *q = &g->nodes[out.quantize];
-  int32_t inputs[8] = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0],
-                       db->inputs[1], db->inputs[2], q->inputs[1], q->inputs[2]};
-  return become(g, node, "com.microsoft", "QLinearAdd", inputs, 8, &out);
+  return become(g, node, domain, op_type, inputs, 8, &out);
 }
 
 enum { MAX_MOVER_INPUTS = 4, MAX_MOVERS = 8 };
@@ -1139,9 +1125,9 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
     else if (match_matmul(g, &c, (int32_t)i, &mm))
       status = rewrite_matmul(g, &mm);
     else if (op_is(g, (int32_t)i, "MatMul"))
-      status = rewrite_activation_matmul(g, &c, (int32_t)i);
+      status = rewrite_two_dequantized(g, &c, (int32_t)i, NULL, "QLinearMatMul", false);
     else if (op_is(g, (int32_t)i, "Add"))
-      status = rewrite_add(g, &c, (int32_t)i);
+      status = rewrite_two_dequantized(g, &c, (int32_t)i, "com.microsoft", "QLinearAdd", true);
     else if (is_mover(g, (int32_t)i))
       status = rewrite_mover(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "GlobalAveragePool"))
