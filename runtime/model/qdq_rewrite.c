@@ -611,6 +611,23 @@ static npu_status rewrite_mover(npu_graph *g, const npu_consumers *c, int32_t no
   return become(g, last, NULL, n->proto->op_type, inputs, n->input_count, &out);
 }
 
+/* DQ -> Softmax (opset 13's, along the last axis) -> Q becomes gst-npu's
+ * QLinearSoftmax: the same float arithmetic on the 8-bit values, one pass
+ * with no float tensor written (attention's softmax(Q K^T)). */
+static npu_status rewrite_softmax(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  const npu_graph_node *n = &g->nodes[node];
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = dequantized_input(g, node, 0, &x);
+  if (g->opset < 13 || int_attribute(n, "axis", -1) != -1 || n->output_count != 1 ||
+      n->outputs[0] < 0 || dequantize < 0 || !match_output(g, c, node, &out))
+    return NPU_OK;
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[5] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2]};
+  return become(g, node, "ai.gst-npu", "QLinearSoftmax", inputs, 5, &out);
+}
+
 /* DQ -> GlobalAveragePool -> [Relu/Clip] -> Q (one 8-bit type) becomes
  * com.microsoft's QLinearGlobalAveragePool: the mean of the 8-bit values
  * less the zero point, rescaled once, is the float mean up to rounding. */
@@ -1130,6 +1147,8 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_two_dequantized(g, &c, (int32_t)i, "com.microsoft", "QLinearAdd", true);
     else if (is_mover(g, (int32_t)i))
       status = rewrite_mover(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Softmax"))
+      status = rewrite_softmax(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "GlobalAveragePool"))
       status = rewrite_average(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Resize") || op_is(g, (int32_t)i, "Upsample"))

@@ -950,3 +950,24 @@ def moved_heads(same_params):
 write_graph("test_qdq_transpose_reshape_int8_u8", (2, 3, 5, 4), U8_X, moved_heads(True), 4)
 write_graph("test_qdq_transpose_reshape_requantised_stays_float", (2, 3, 5, 4), U8_X,
             moved_heads(False), 6)
+
+
+def softmax(axis, y_params):
+    """DQ -> Softmax -> Q, attention's probabilities: along the last axis
+    an int8 softmax (QLinearSoftmax), along another it stays float."""
+    def build(b, q, x, params):
+        real = dequantise(quantise(x, *params), params[0], params[1])
+        shifted = np.exp(real - real.max(axis=axis, keepdims=True))
+        probabilities = (shifted / shifted.sum(axis=axis, keepdims=True)).astype(np.float32)
+        y = b.node("Softmax", [b.dequantise(q, *params)], axis=axis)
+        return b.quantise(y, *y_params), quantise(probabilities, *y_params), y_params
+    return build
+
+
+# Q, QLinearSoftmax, Identity; along axis 1: DequantizeLinear, Softmax, QuantizeLinear.
+write_graph("test_qdq_softmax_u8", (2, 3, 7, 19), (0.05, 128, np.uint8),
+            softmax(-1, (np.float32(1 / 255), 0, np.uint8)), 3)
+write_graph("test_qdq_softmax_s8", (3, 40, 37), (0.04, -5, np.int8),
+            softmax(-1, (np.float32(1 / 256), -128, np.int8)), 3)
+write_graph("test_qdq_softmax_other_axis_stays_float", (2, 5, 6), (0.05, 128, np.uint8),
+            softmax(1, (np.float32(1 / 255), 0, np.uint8)), 5)

@@ -5,7 +5,8 @@
  * dequantising their inputs and quantising their output, as ONNX Runtime
  * does (scales and zero points are read at run time), and gst-npu's table
  * lookups of one or two 8-bit inputs (QLinearLookup, QLinearBinaryLookup),
- * whose tables the QDQ rewriting computes. */
+ * whose tables the QDQ rewriting computes, and its softmax of 8-bit values
+ * (QLinearSoftmax). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -496,6 +497,85 @@ static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- QLinearSoftmax (gst-npu's: see qdq_rewrite.c) ----------------------------------- */
+
+/* Softmax along the last axis of 8-bit values, the reference's float
+ * arithmetic between its DequantizeLinear and QuantizeLinear: e^(x - max)
+ * (x_scale * (q - q_max): the zero point cancels) over the row's sum,
+ * quantised. Three vectorised passes over each row (the largest value, the
+ * sum, the outputs with e^ again), nothing written in float. int8 is read
+ * and written as uint8 less 128 (`x_flip`, `y_flip`; y's zero point moved). */
+typedef struct softmax_job {
+  const uint8_t *x;
+  uint8_t *y;
+  size_t rows, length, per_task;
+  float xs, ys;
+  int32_t yz;
+  uint8_t x_flip, y_flip;
+} softmax_job;
+
+NPU_VECTOR_CLONES
+static void softmax_row(const uint8_t *x, uint8_t *y, size_t n, const softmax_job *j)
+{
+  float xs = j->xs, ys = j->ys;
+  int32_t yz = j->yz;
+  uint8_t x_flip = j->x_flip, y_flip = j->y_flip, top = 0;
+  for (size_t i = 0; i < n; i++)
+    top = (uint8_t)(x[i] ^ x_flip) > top ? (uint8_t)(x[i] ^ x_flip) : top;
+  float lanes[CPU_REDUCTION_LANES] = {0};
+  size_t i = 0;
+  for (; i + CPU_REDUCTION_LANES <= n; i += CPU_REDUCTION_LANES)
+    for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+      lanes[l] += cpu_expf((float)((int32_t)(x[i + l] ^ x_flip) - top) * xs);
+  for (; i < n; i++)
+    lanes[0] += cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs);
+  float sum = 0;
+  for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+    sum += lanes[l];
+  for (i = 0; i < n; i++) {
+    float v = cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs) / sum / ys;
+    v = v < 512.0f ? v : 512.0f; /* (in [0, 1] / ys; NaN lands low) */
+    v = v > -512.0f ? v : -512.0f;
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ y_flip);
+  }
+}
+
+static void softmax_task(void *data, size_t task)
+{
+  const softmax_job *j = data;
+  size_t end = (task + 1) * j->per_task < j->rows ? (task + 1) * j->per_task : j->rows;
+  for (size_t row = task * j->per_task; row < end; row++)
+    softmax_row(j->x + row * j->length, j->y + row * j->length, j->length, j);
+}
+
+static void run_qlinear_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const npu_hal_tensor_desc *x = &k->inputs[0], *y = &k->outputs[0];
+  uint8_t y_flip = y->dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  softmax_job job = {in[0], out[0], 0, (size_t)x->dims[x->rank - 1], 0,
+                     *(const float *)in[1], *(const float *)in[3],
+                     cpu_q_zero(k, in, 4, 0) + y_flip,
+                     (uint8_t)(x->dtype == NPU_DTYPE_INT8 ? 128 : 0), y_flip};
+  job.rows = job.length ? cpu_tensor_elements(x) / job.length : 0;
+  job.per_task = job.length < CHUNK ? CHUNK / job.length : 1;
+  npu_cpu_parallel_for(k->device, (job.rows + job.per_task - 1) / job.per_task, softmax_task,
+                       &job);
+}
+
+/* Along the last axis only (the rewriting's condition), plain tensors. */
+static npu_status create_qlinear_softmax(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
+  if (x->rank < 1 || (axis != -1 && axis != (int64_t)x->rank - 1) || x->layout ||
+      op->outputs[0].layout)
+    return cpu_unsupported(op, "softmax of plain tensors along their last axis only");
+  k->run = run_qlinear_softmax;
+  return NPU_OK;
+}
+
 /* ---- QLinearLookup (gst-npu's: see qdq_rewrite.c) ------------------------------------ */
 
 typedef struct lookup_job {
@@ -849,6 +929,7 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
     {"QLinearSigmoid", create_qlinear_unary},
+    {"QLinearSoftmax", create_qlinear_softmax},
     /* (ANY: its table is no activation; the layout planner gives its input
      * and output one layout, as for every elementwise operator) */
     {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
