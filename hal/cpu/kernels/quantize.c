@@ -361,7 +361,7 @@ static void run_vectorised_binary(const npu_hal_kernel *k, void *const *in, void
   } else {
     job.length = (size_t)y->dims[y->rank - 1];
     job.count = job.length ? n / job.length : 0;
-    job.per_task = job.length < CHUNK ? CHUNK / job.length : 1;
+    job.per_task = job.length && job.length < CHUNK ? CHUNK / job.length : 1; /* (0: no rows) */
     tasks = (job.count + job.per_task - 1) / job.per_task;
   }
   npu_cpu_parallel_for(k->device, tasks, binary_task, &job);
@@ -559,7 +559,7 @@ static void run_qlinear_softmax(const npu_hal_kernel *k, void *const *in, void *
                      cpu_q_zero(k, in, 4, 0) + y_flip,
                      (uint8_t)(x->dtype == NPU_DTYPE_INT8 ? 128 : 0), y_flip};
   job.rows = job.length ? cpu_tensor_elements(x) / job.length : 0;
-  job.per_task = job.length < CHUNK ? CHUNK / job.length : 1;
+  job.per_task = job.length && job.length < CHUNK ? CHUNK / job.length : 1; /* (0: no rows) */
   npu_cpu_parallel_for(k->device, (job.rows + job.per_task - 1) / job.per_task, softmax_task,
                        &job);
 }
