@@ -155,6 +155,9 @@ static const npu_op_schema schemas[] = {
      * inputs, then the 256 output values of the input's every byte value. */
     {"QLinearLookup", 6, 6, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearMul", 7, 8, 1, 1, 1, MICROSOFT, QUANT},
+    /* gst-npu's own, made by the QDQ rewriting (qdq_rewrite.c): Softmax along
+     * the last axis of 8-bit values, QLinearSigmoid's inputs. */
+    {"QLinearSoftmax", 5, 5, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearSigmoid", 4, 5, 1, 1, 1, MICROSOFT, QUANT},
     {"QuantizeLinear", 2, 3, 1, 1, 10, QUANT},
     {"Range", 3, 3, 1, 1, 11,

@@ -128,6 +128,13 @@ static bool read_params(const npu_graph *g, int32_t node, size_t count, quant_pa
   return read_params_along(g, node, count, 0, p);
 }
 
+static bool same_params(const quant_params *a, const quant_params *b)
+{
+  return a->count == 1 && b->count == 1 && a->zero_type == b->zero_type &&
+         a->scales[0] == b->scales[0] &&
+         load_8bit(a->zeros, 0, a->zero_type) == load_8bit(b->zeros, 0, b->zero_type);
+}
+
 /* Whether `tensor` holds int32 zeros (a bias's zero points). */
 static bool all_zero(const npu_graph *g, int32_t tensor)
 {
@@ -367,6 +374,7 @@ static npu_status rewrite_conv(npu_graph *g, const qdq_conv *m)
 typedef struct qdq_matmul {
   int32_t node, x_dequantize, w_dequantize;
   int32_t bias, bias_dequantize, bias_add; /* -1: none */
+  int32_t pair[2]; /* a Q/DQ pair between the product and bias_add; -1: none */
   qdq_output out;
   quant_params x, w;
   int64_t columns;
@@ -389,6 +397,44 @@ static int32_t column_addend(const npu_graph *g, int32_t node, int32_t tensor, s
       t->rank > min_rank || t->dims[t->rank - 1] != (int64_t)columns)
     return -1;
   return addend;
+}
+
+/* The node reading `quantize`'s output through a DequantizeLinear with the
+ * same per-tensor parameters (`p`), each the other's only reader; -1: none. */
+static int32_t through_pair(const npu_graph *g, const npu_consumers *c, int32_t quantize,
+                            quant_params *p, int32_t *dequantize)
+{
+  quant_params back;
+  if (!read_params(g, quantize, 1, p))
+    return -1;
+  *dequantize = only_reader(g, c, g->nodes[quantize].outputs[0]);
+  if (!op_is(g, *dequantize, "DequantizeLinear") || !read_params(g, *dequantize, 1, &back) ||
+      !same_params(p, &back) || g->nodes[*dequantize].output_count != 1)
+    return -1;
+  return only_reader(g, c, g->nodes[*dequantize].outputs[0]);
+}
+
+/* The product's Q/DQ pair (`quantize` and its DequantizeLinear) then an
+ * Add of one constant per column -> [Relu/Clip] -> Q, as npu-quantize and
+ * ORT's quantiser leave a Linear layer's bias: it folds all the same where
+ * the pair's step is at most the output's, so that leaving out its
+ * rounding moves the result by at most half an output step (its
+ * saturation goes too: the product must stay in the pair's range, as
+ * calibrating it makes it). */
+static bool match_pair_bias(const npu_graph *g, const npu_consumers *c, int32_t quantize,
+                            uint32_t rank, qdq_matmul *m)
+{
+  quant_params pair;
+  int32_t add = through_pair(g, c, quantize, &pair, &m->pair[1]);
+  if (!op_is(g, add, "Add"))
+    return false;
+  m->bias = column_addend(g, add, g->nodes[m->pair[1]].outputs[0], (size_t)m->columns, rank);
+  m->pair[0] = quantize;
+  m->bias_add = add;
+  if (m->bias >= 0 && match_output(g, c, add, &m->out) && pair.scales[0] <= m->out.y.scales[0])
+    return true;
+  m->bias = m->bias_add = -1;
+  return false;
 }
 
 static bool match_matmul(const npu_graph *g, const npu_consumers *c, int32_t node,
@@ -420,9 +466,13 @@ static bool match_matmul(const npu_graph *g, const npu_consumers *c, int32_t nod
                        !bias_matches(g, m->bias, (size_t)m->columns, &m->bias_dequantize)))
     return false;
   int32_t product = n->outputs[0], next = only_reader(g, c, product);
+  const npu_graph_tensor *x = &g->tensors[g->nodes[m->x_dequantize].inputs[0]];
+  uint32_t rank = gemm ? 2 : x->has_shape ? x->rank : 2; /* (the product's rank at least) */
+  m->pair[0] = m->pair[1] = -1;
+  if (m->bias < 0 && op_is(g, next, "QuantizeLinear") && match_pair_bias(g, c, next, rank, m))
+    return true;
+  m->pair[0] = m->pair[1] = -1;
   if (m->bias < 0 && op_is(g, next, "Add")) {
-    const npu_graph_tensor *x = &g->tensors[g->nodes[m->x_dequantize].inputs[0]];
-    uint32_t rank = gemm ? 2 : x->has_shape ? x->rank : 2; /* (the product's rank at least) */
     m->bias = column_addend(g, next, product, (size_t)m->columns, rank);
     if (m->bias >= 0)
       m->bias_add = next;
@@ -471,6 +521,8 @@ static npu_status rewrite_matmul(npu_graph *g, const qdq_matmul *m)
                        w->inputs[2], q->inputs[1], q->inputs[2], bias};
   if (m->bias_add >= 0)
     g->nodes[m->bias_add].folded = true;
+  for (int i = 0; i < 2 && m->pair[0] >= 0; i++)
+    g->nodes[m->pair[i]].folded = true;
   npu_status status = bias >= 0 ? become(g, m->node, "ai.gst-npu", "QLinearMatMulBias", inputs,
                                          9, &m->out)
                                 : become(g, m->node, NULL, "QLinearMatMul", inputs, 8, &m->out);
@@ -479,49 +531,101 @@ static npu_status rewrite_matmul(npu_graph *g, const qdq_matmul *m)
   return status;
 }
 
-static bool same_params(const quant_params *a, const quant_params *b)
-{
-  return a->count == 1 && b->count == 1 && a->zero_type == b->zero_type &&
-         a->scales[0] == b->scales[0] &&
-         load_8bit(a->zeros, 0, a->zero_type) == load_8bit(b->zeros, 0, b->zero_type);
-}
-
-/* DQ(a), DQ(b) -> Add -> [Relu/Clip] -> Q becomes com.microsoft's
- * QLinearAdd (all three of one 8-bit type): the same float arithmetic
- * between the same roundings, in one pass over int8. */
-static npu_status rewrite_add(npu_graph *g, const npu_consumers *c, int32_t node)
+/* DQ(a), DQ(b) -> `node` -> [Relu/Clip] -> Q becomes `op_type` (of
+ * `domain`) on the 8-bit values, their parameters and the output's (the
+ * inputs of QLinearMatMul and of QLinearAdd); `one_type`: only where a, b
+ * and y have one 8-bit type. Add -> com.microsoft's QLinearAdd: the same
+ * float arithmetic between the same roundings, in one pass over int8.
+ * MatMul (B not a constant the match above takes: attention's Q K^T and
+ * softmax(..) V, both computed at run time) -> QLinearMatMul: a batched
+ * product with B read as it comes. */
+static npu_status rewrite_two_dequantized(npu_graph *g, const npu_consumers *c, int32_t node,
+                                          const char *domain, const char *op_type,
+                                          bool one_type)
 {
   const npu_graph_node *n = &g->nodes[node];
   quant_params a, b;
   qdq_output out;
   if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] < 0 ||
       dequantized_input(g, node, 0, &a) < 0 || dequantized_input(g, node, 1, &b) < 0 ||
-      !match_output(g, c, node, &out) || a.zero_type != out.y.zero_type ||
-      b.zero_type != out.y.zero_type)
+      !match_output(g, c, node, &out) ||
+      (one_type && (a.zero_type != out.y.zero_type || b.zero_type != out.y.zero_type)))
     return NPU_OK;
   const npu_graph_node *da = &g->nodes[g->tensors[n->inputs[0]].producer];
   const npu_graph_node *db = &g->nodes[g->tensors[n->inputs[1]].producer];
   const npu_graph_node *q = &g->nodes[out.quantize];
   int32_t inputs[8] = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0],
                        db->inputs[1], db->inputs[2], q->inputs[1], q->inputs[2]};
-  return become(g, node, "com.microsoft", "QLinearAdd", inputs, 8, &out);
+  return become(g, node, domain, op_type, inputs, 8, &out);
 }
 
-/* DQ -> MaxPool -> [Relu/Clip] -> Q with the same scale and zero point on
- * both sides pools the 8-bit values themselves: the maximum commutes with
- * the (monotonic) dequantisation, and quantising a dequantised value with
- * the same parameters gives it back. */
-static npu_status rewrite_max_pool(npu_graph *g, const npu_consumers *c, int32_t node)
+enum { MAX_MOVER_INPUTS = 4, MAX_MOVERS = 8 };
+
+static bool is_mover(const npu_graph *g, int32_t node)
+{
+  static const char *const movers[] = {"MaxPool", "Transpose", "Reshape", "Flatten", "Squeeze",
+                                       "Unsqueeze"};
+  for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++)
+    if (op_is(g, node, movers[i]))
+      return true;
+  return false;
+}
+
+/* DQ -> MaxPool, Transpose or a reshaping (Reshape, Flatten, Squeeze,
+ * Unsqueeze), or a chain of them each the only reader of the one before
+ * (attention's Transpose -> Reshape after softmax(..) V) -> [Relu/Clip] ->
+ * Q with the same scale and zero point on both sides runs on the 8-bit
+ * values themselves (the nodes' other inputs, a shape or axes, kept): the
+ * maximum commutes with the (monotonic) dequantisation, the others only
+ * move values, and quantising a dequantised value with the same parameters
+ * gives it back. */
+static npu_status rewrite_mover(npu_graph *g, const npu_consumers *c, int32_t node)
+{
+  quant_params x;
+  qdq_output out;
+  int32_t dequantize = dequantized_input(g, node, 0, &x), last = node;
+  if (dequantize < 0)
+    return NPU_OK;
+  for (int i = 0;; i++) {
+    const npu_graph_node *n = &g->nodes[last];
+    if (i == MAX_MOVERS || n->output_count != 1 || n->outputs[0] < 0 ||
+        n->input_count > MAX_MOVER_INPUTS)
+      return NPU_OK;
+    if (match_output(g, c, last, &out))
+      break;
+    int32_t next = only_reader(g, c, n->outputs[0]);
+    if (!is_mover(g, next) || g->nodes[next].inputs[0] != n->outputs[0])
+      return NPU_OK;
+    last = next;
+  }
+  if (!same_params(&x, &out.y))
+    return NPU_OK;
+  int32_t input = g->nodes[dequantize].inputs[0];
+  if (last != node) /* (the chain's inner tensors take the 8-bit type when shapes are inferred) */
+    g->nodes[node].inputs[0] = input;
+  const npu_graph_node *n = &g->nodes[last];
+  int32_t inputs[MAX_MOVER_INPUTS];
+  memcpy(inputs, n->inputs, n->input_count * sizeof *inputs);
+  if (last == node)
+    inputs[0] = input;
+  return become(g, last, NULL, n->proto->op_type, inputs, n->input_count, &out);
+}
+
+/* DQ -> Softmax (opset 13's, along the last axis) -> Q becomes gst-npu's
+ * QLinearSoftmax: the same float arithmetic on the 8-bit values, one pass
+ * with no float tensor written (attention's softmax(Q K^T)). */
+static npu_status rewrite_softmax(npu_graph *g, const npu_consumers *c, int32_t node)
 {
   const npu_graph_node *n = &g->nodes[node];
   quant_params x;
   qdq_output out;
   int32_t dequantize = dequantized_input(g, node, 0, &x);
-  if (n->output_count != 1 || n->outputs[0] < 0 || dequantize < 0 ||
-      !match_output(g, c, node, &out) || !same_params(&x, &out.y))
+  if (g->opset < 13 || int_attribute(n, "axis", -1) != -1 || n->output_count != 1 ||
+      n->outputs[0] < 0 || dequantize < 0 || !match_output(g, c, node, &out))
     return NPU_OK;
-  int32_t input = g->nodes[dequantize].inputs[0];
-  return become(g, node, NULL, "MaxPool", &input, 1, &out);
+  const npu_graph_node *d = &g->nodes[dequantize], *q = &g->nodes[out.quantize];
+  int32_t inputs[5] = {d->inputs[0], d->inputs[1], d->inputs[2], q->inputs[1], q->inputs[2]};
+  return become(g, node, "ai.gst-npu", "QLinearSoftmax", inputs, 5, &out);
 }
 
 /* DQ -> GlobalAveragePool -> [Relu/Clip] -> Q (one 8-bit type) becomes
@@ -1043,10 +1147,14 @@ npu_status npu_graph_rewrite_qdq(npu_graph *g)
       status = rewrite_conv(g, &m);
     else if (match_matmul(g, &c, (int32_t)i, &mm))
       status = rewrite_matmul(g, &mm);
+    else if (op_is(g, (int32_t)i, "MatMul"))
+      status = rewrite_two_dequantized(g, &c, (int32_t)i, NULL, "QLinearMatMul", false);
     else if (op_is(g, (int32_t)i, "Add"))
-      status = rewrite_add(g, &c, (int32_t)i);
-    else if (op_is(g, (int32_t)i, "MaxPool"))
-      status = rewrite_max_pool(g, &c, (int32_t)i);
+      status = rewrite_two_dequantized(g, &c, (int32_t)i, "com.microsoft", "QLinearAdd", true);
+    else if (is_mover(g, (int32_t)i))
+      status = rewrite_mover(g, &c, (int32_t)i);
+    else if (op_is(g, (int32_t)i, "Softmax"))
+      status = rewrite_softmax(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "GlobalAveragePool"))
       status = rewrite_average(g, &c, (int32_t)i);
     else if (op_is(g, (int32_t)i, "Resize") || op_is(g, (int32_t)i, "Upsample"))

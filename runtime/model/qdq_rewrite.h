@@ -18,10 +18,14 @@
  * per-tensor DequantizeLinear and constant 2-D weights (per tensor or per
  * output column; Gemm's transB weights transposed once, here) the same way
  * into QLinearMatMul, or with a bias (Gemm's C at beta 1, or an Add of one
- * constant per column after the product) into gst-npu's QLinearMatMulBias.
+ * constant per column after the product, directly or through a Q/DQ pair
+ * whose step is at most the output's) into gst-npu's QLinearMatMulBias.
+ * A MatMul of two per-tensor DequantizeLinear whose B is no such weights
+ * (attention's products of two activations, batched, batch axes
+ * broadcast) into QLinearMatMul.
  * With per-tensor DequantizeLinear inputs and such an
- * output, the same way: Add -> QLinearAdd; MaxPool (input and output
- * parameters equal) and Split (every output's equal to the input's) -> the
+ * output, the same way: Add -> QLinearAdd; MaxPool, Transpose, Reshape,
+ * Flatten, Squeeze, Unsqueeze (input and output parameters equal) and Split (every output's equal to the input's) -> the
  * same op on 8-bit values; Concat -> Concat of 8-bit values (all parameters
  * equal) or QLinearConcat; GlobalAveragePool -> QLinearGlobalAveragePool. Elementwise float nodes (Add, Sub, Mul, Div
  * by one-value constants, Relu, Clip, Sigmoid, HardSigmoid, HardSwish,

@@ -54,6 +54,7 @@ static const quant_op quant_ops[] = {
     {"QLinearGlobalAveragePool", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     {"QLinearSigmoid", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     {"QLinearLookup", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
+    {"QLinearSoftmax", {{0, 1, 2, PER_TENSOR}, {OUTPUT, 3, 4, PER_TENSOR}}, 2},
     /* QLinearConcat: (Y scale, Y zero point), then an (X, scale, zero point) per input. */
     {"QLinearConcat", {{OUTPUT, 0, 1, PER_TENSOR}}, 1},
 };
@@ -332,7 +333,7 @@ npu_status npu_quant_infer_shapes(const npu_hal_op *op, npu_hal_tensor_desc *out
     return NPU_OK;
   }
   if (!strcmp(type, "QLinearSigmoid") || !strcmp(type, "QLinearLookup") ||
-      !strcmp(type, "QLinearGlobalAveragePool")) {
+      !strcmp(type, "QLinearSoftmax") || !strcmp(type, "QLinearGlobalAveragePool")) {
     y->dtype = output_dtype(op, 4, x->dtype);
     describe_quant(op, 3, 4, -1, y);
     if (strcmp(type, "QLinearGlobalAveragePool") != 0)

@@ -441,14 +441,20 @@ def resize(b, q, x, params):
     return q3, values, p3
 
 
-def head_reshape(b, q, x, params):
+def head_reshape(same_params):
     """conv -> DQ -> Reshape to (N, C, H*W) -> Q, as a detection head reads
     its channels-last int8 output: the DequantizeLinear (per tensor with u8,
-    per channel with s8) writes the plain float tensor itself."""
+    per channel with s8) writes the plain float tensor itself; with the
+    conv's parameters on the Q (`same_params`) the Reshape runs on the 8-bit
+    values instead."""
+    return lambda b, q, x, params: head_reshape_on(b, q, x, params, same_params)
+
+
+def head_reshape_on(b, q, x, params, same_params):
     q1, v1, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": params[2]})
     shape = b.const("shape", np.array([r1.shape[0], 16, -1], np.int64))
     if params[2] == np.uint8:
-        real, out = r1, p1
+        real, out = r1, p1 if same_params else (np.float32(p1[0] * 1.5), p1[1], p1[2])
         dequantised = b.dequantise(q1, *p1)
     else:
         scales = (np.linspace(0.5, 2, 16) * p1[0]).astype(np.float32)
@@ -469,9 +475,12 @@ write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False),
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
 # Q, conv, DequantizeLinear, Reshape, Q, Identity: the conv's output stays
 # channels-last (1 tensor), the DequantizeLinear writes the plain float one.
-write_graph("test_qdq_dequantize_head_u8", (1, 8, 6, 5), U8_X, head_reshape, 6, relaid=1)
-write_graph("test_qdq_dequantize_head_per_channel_s8", (2, 8, 5, 7), S8_X, head_reshape, 6,
+write_graph("test_qdq_dequantize_head_u8", (1, 8, 6, 5), U8_X, head_reshape(False), 6,
             relaid=1)
+write_graph("test_qdq_dequantize_head_per_channel_s8", (2, 8, 5, 7), S8_X, head_reshape(False),
+            6, relaid=1)
+# Q, conv, the Reshape of 8-bit values, Identity.
+write_graph("test_qdq_reshape_int8_u8", (1, 8, 6, 5), U8_X, head_reshape(True), 4)
 # Q, conv1, Resize, conv2, Identity.
 write_graph("test_qdq_resize_nearest_s8", (1, 8, 6, 5), S8_X, resize, 5)
 
@@ -826,3 +835,146 @@ write_graph("test_qdq_matmul_read_twice_stays_float", (4, 16), U8_X,
             qdq_matmul({"op": "MatMul", "out": 8, "twice": True}), 6)
 write_graph("test_qdq_matmul_activation_weights_stay_float", (6, 16), U8_X,
             activation_product, 9)
+
+
+# ---- Products of two activations: attention's Q K^T and softmax(..) V -----------------
+
+def attention_product(b_params, y_zero, y_type, broadcast, int8_transpose):
+    """DQ(x) x DQ(K^T): K^T from x itself (its first batch only where
+    `broadcast`: B [1, .., K, N] against A's batches), transposed in float
+    before its QuantizeLinear, or (`int8_transpose`) after a Q/DQ pair, the
+    Transpose between that pair and another with the same parameters (the
+    rewriting keeps it int8); -> Q."""
+    def build(b, q, x, params):
+        a = dequantise(quantise(x, *params), params[0], params[1])
+        k = b.node("Slice", ["x", b.const("st", np.array([0], np.int64)),
+                             b.const("en", np.array([1], np.int64)),
+                             b.const("ax", np.array([0], np.int64))]) if broadcast else "x"
+        k_real = x[:1] if broadcast else x
+        perm = list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2]
+        if int8_transpose:
+            k = b.dequantise(b.quantise(k, *b_params), *b_params)
+            k = b.quantise(b.node("Transpose", [k], perm=perm), *b_params)
+        else:
+            k = b.quantise(b.node("Transpose", [k], perm=perm), *b_params)
+        k_real = dequantise(quantise(np.transpose(k_real, perm), *b_params), *b_params[:2])
+        real = np.matmul(a.astype(np.float64), k_real.astype(np.float64)).astype(np.float32)
+        y = b.node("MatMul", [b.dequantise(q, *params), b.dequantise(k, *b_params)])
+        y_params = (np.float32(np.abs(real).max() / 100), y_zero, y_type)
+        return b.quantise(y, *y_params), quantise(real, *y_params), y_params
+    return build
+
+
+# Q(x), [Slice], Transpose and Q(K^T) (or Q(K) and the int8 Transpose),
+# QLinearMatMul, Identity.
+write_graph("test_qdq_attention_u8_broadcast_int8_transpose", (2, 3, 9, 16), U8_X,
+            attention_product((0.02, 120, np.uint8), 7, np.uint8, True, True), 6)
+write_graph("test_qdq_attention_s8_x_u8", (4, 10, 24), S8_X,
+            attention_product((0.025, 3, np.uint8), -5, np.int8, False, False), 5)
+write_graph("test_qdq_attention_s8_x_s8_zero_points", (2, 6, 8, 12), (0.03, -9, np.int8),
+            attention_product((0.02, 4, np.int8), 128, np.uint8, False, True), 5)
+
+
+def pair_bias(pair_step):
+    """DQ(x) x DQ(int8 weights) -> Q -> DQ -> Add(a bias per column) -> Q,
+    npu-quantize's Linear layer: the bias folds into QLinearMatMulBias where
+    the pair's step is at most the output's (`pair_step`: the pair's over
+    the output's)."""
+    def build(b, q, x, params):
+        x = dequantise(quantise(x, *params), params[0], params[1])
+        depth, n = x.shape[-1], 20
+        w_real = rng.normal(0, 0.3, (depth, n)).astype(np.float32)
+        w_scale = (np.abs(w_real).max(axis=0) / 127).astype(np.float32)
+        w_q = np.clip(np.rint(w_real / w_scale), -127, 127).astype(np.int8)
+        w_deq = (w_q.astype(np.float32) * w_scale).astype(np.float32)
+        w_in = b.dequantise(b.const("w", w_q), w_scale, np.zeros(n, np.int8), np.int8, axis=1)
+        product = (x.astype(np.float64) @ w_deq.astype(np.float64)).astype(np.float32)
+        bias = rng.normal(0, 0.5, n).astype(np.float32)
+        out = (np.float32(np.abs(product + bias).max() / 50), 128, np.uint8)
+        pair = (np.float32(out[0] * pair_step), 128, np.uint8)
+        assert np.abs(product).max() < 127 * pair[0]  # (inside the pair's range)
+        y = b.node("MatMul", [b.dequantise(q, *params), w_in])
+        y = b.dequantise(b.quantise(y, *pair), *pair)
+        y = b.node("Add", [y, b.const("c", bias)])
+        real = (dequantise(quantise(product, *pair), *pair[:2]) + bias).astype(np.float32)
+        return b.quantise(y, *out), quantise(real, *out), out
+    return build
+
+
+# Q, QLinearMatMulBias, Identity; with a pair coarser than the output, the
+# pair stays: Q, QLinearMatMul, DequantizeLinear, Add, QuantizeLinear, Identity.
+write_graph("test_qdq_matmul_pair_bias_folded", (2, 6, 32), U8_X, pair_bias(0.5), 3)
+write_graph("test_qdq_matmul_coarse_pair_bias_stays", (2, 6, 32), U8_X, pair_bias(2.0), 6)
+
+
+def broadcast_pair_add(b_shape_of, y_params):
+    """DQ(x) + DQ(a slice of x broadcast back: one value per row, or the
+    first batch for every batch) -> Q: a standalone QLinearAdd of two
+    activations whose producers are no convolutions, broadcast."""
+    def build(b, q, x, params):
+        starts, ends, axes = b_shape_of(x.shape)
+        other = b.node("Slice", ["x", b.const("st", np.array(starts, np.int64)),
+                                 b.const("en", np.array(ends, np.int64)),
+                                 b.const("ax", np.array(axes, np.int64))])
+        index = [slice(None)] * x.ndim
+        for start, end, axis in zip(starts, ends, axes):
+            index[axis] = slice(start, end)
+        other_real = x[tuple(index)]
+        o_params = (np.float32(0.03), params[1], params[2])
+        o_q = b.quantise(other, *o_params)
+        total = b.node("Add", [b.dequantise(q, *params), b.dequantise(o_q, *o_params)])
+        real = dequantise(quantise(x, *params), *params[:2]) + \
+            dequantise(quantise(other_real, *o_params), *o_params[:2])
+        out = (np.float32(np.abs(real).max() / 100), y_params[0], y_params[1])
+        return b.quantise(total, *out), quantise(real, *out), out
+    return build
+
+
+# Q(x), Slice, Q(slice), QLinearAdd, Identity.
+write_graph("test_qdq_add_activations_row_broadcast_u8", (2, 5, 12), U8_X,
+            broadcast_pair_add(lambda s: ([0], [1], [2]), (128, np.uint8)), 5)
+write_graph("test_qdq_add_activations_batch_broadcast_s8", (3, 4, 70), S8_X,
+            broadcast_pair_add(lambda s: ([0], [1], [0]), (-3, np.int8)), 5)
+
+
+def moved_heads(same_params):
+    """DQ -> Transpose -> Reshape -> Q, attention's heads joined again after
+    softmax(..) V: with the input's parameters on the Q, both move the 8-bit
+    values (the chain rewritten), with others they stay float."""
+    def build(b, q, x, params):
+        real = dequantise(quantise(x, *params), params[0], params[1])
+        moved = b.node("Transpose", [b.dequantise(q, *params)], perm=[0, 2, 1, 3])
+        n, h, t, d = x.shape
+        flat = b.node("Reshape", [moved, b.const("shape", np.array([n, t, h * d], np.int64))])
+        real = np.transpose(real, (0, 2, 1, 3)).reshape(n, t, h * d)
+        out = params if same_params else (np.float32(params[0] * 1.25), params[1], params[2])
+        return b.quantise(flat, *out), quantise(real, *out), out
+    return build
+
+
+# Q, Transpose, Reshape (a copy), Identity; float: DequantizeLinear
+# and QuantizeLinear around them.
+write_graph("test_qdq_transpose_reshape_int8_u8", (2, 3, 5, 4), U8_X, moved_heads(True), 4)
+write_graph("test_qdq_transpose_reshape_requantised_stays_float", (2, 3, 5, 4), U8_X,
+            moved_heads(False), 6)
+
+
+def softmax(axis, y_params):
+    """DQ -> Softmax -> Q, attention's probabilities: along the last axis
+    an int8 softmax (QLinearSoftmax), along another it stays float."""
+    def build(b, q, x, params):
+        real = dequantise(quantise(x, *params), params[0], params[1])
+        shifted = np.exp(real - real.max(axis=axis, keepdims=True))
+        probabilities = (shifted / shifted.sum(axis=axis, keepdims=True)).astype(np.float32)
+        y = b.node("Softmax", [b.dequantise(q, *params)], axis=axis)
+        return b.quantise(y, *y_params), quantise(probabilities, *y_params), y_params
+    return build
+
+
+# Q, QLinearSoftmax, Identity; along axis 1: DequantizeLinear, Softmax, QuantizeLinear.
+write_graph("test_qdq_softmax_u8", (2, 3, 7, 19), (0.05, 128, np.uint8),
+            softmax(-1, (np.float32(1 / 255), 0, np.uint8)), 3)
+write_graph("test_qdq_softmax_s8", (3, 40, 37), (0.04, -5, np.int8),
+            softmax(-1, (np.float32(1 / 256), -128, np.int8)), 3)
+write_graph("test_qdq_softmax_other_axis_stays_float", (2, 5, 6), (0.05, 128, np.uint8),
+            softmax(1, (np.float32(1 / 255), 0, np.uint8)), 5)

@@ -7,7 +7,8 @@
  * oneDNN adds y's zero point before rounding half to even (the reference
  * after): an exact tie then rounds one LSB the other way. Weights that do
  * not fit int8 once their zero point is taken out are refused and run by
- * the reference loops. */
+ * the reference loops. QLinearMatMul of two activations (B at run time,
+ * batched and broadcast, uint8 B moved into int8) too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,16 +282,18 @@ static void *run_kernel(npu_hal_device *device, const npu_hal_kernel *k, qlinear
 }
 
 /* Runs model `m` through `fast_table`'s oneDNN kernel and the reference;
- * returns how many output elements differ (by one LSB at most). */
+ * returns how many output elements differ (by one LSB at most). `packed`:
+ * the kernel packs constant weights (else it reads them at each run). */
 static size_t compare_kernels(npu_hal_device *device, qlinear_model *m,
-                              const cpu_kernel_entry *fast_table)
+                              const cpu_kernel_entry *fast_table, bool packed)
 {
   npu_hal_kernel *fast = NULL, *reference = NULL;
   npu_dtype y_type = m->output.dtype;
   NPU_ASSERT_OK(make_kernel(fast_table, device, &m->op, &fast));
   NPU_ASSERT_OK(make_kernel(cpu_integer_kernels, device, &m->op, &reference));
-  g_assert_true(fast->run == cpu_dnnl_run);
-  g_assert_true(npu_cpu_graph_ops.kernel_packed_inputs(fast) == 1u << W);
+  g_assert_true(fast->run != reference->run);
+  g_assert_true(!packed || fast->run == cpu_dnnl_run);
+  g_assert_true(npu_cpu_graph_ops.kernel_packed_inputs(fast) == (packed ? 1u << W : 0));
   void *got = run_kernel(device, fast, m), *want = run_kernel(device, reference, m);
   size_t n = cpu_tensor_elements(&m->output), differ = 0, saturated = 0;
   int32_t lo, hi;
@@ -320,7 +323,7 @@ static size_t compare_case(npu_hal_device *device, const conv_case *c)
 {
   qlinear_model m;
   make_model(c, &m);
-  size_t differ = compare_kernels(device, &m, cpu_qdnnl_kernels);
+  size_t differ = compare_kernels(device, &m, cpu_qdnnl_kernels, true);
   free_model(&m);
   return differ;
 }
@@ -389,13 +392,61 @@ static void test_matmul_against_reference(void)
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     qlinear_model m;
     make_matmul(&cases[i], &m);
-    differ += compare_kernels(npu_device_hal(shared_device), &m, cpu_qmatmul_dnnl_kernels);
+    differ += compare_kernels(npu_device_hal(shared_device), &m, cpu_qmatmul_dnnl_kernels, true);
     free_model(&m);
   }
   g_test_message("%zu output elements one LSB apart (ties, y's zero point)", differ);
 }
 
-/* B computed at run time, or A's parameters per row: the reference loops. */
+/* QLinearMatMul of two activations (attention's Q K^T, softmax(..) V): A
+ * [.., M, K] times B [.., K, N] computed at run time, batch axes broadcast,
+ * every parameter per tensor. */
+typedef struct runtime_case {
+  uint32_t rank;
+  int64_t a_dims[4], b_dims[4];
+  npu_dtype a_type, b_type, y_type;
+  int32_t b_zero;
+} runtime_case;
+
+static void make_runtime_matmul(const runtime_case *c, qlinear_model *m)
+{
+  memset(m, 0, sizeof *m);
+  int64_t y_dims[4];
+  for (uint32_t d = 0; d + 2 < c->rank; d++)
+    y_dims[d] = c->a_dims[d] > c->b_dims[d] ? c->a_dims[d] : c->b_dims[d];
+  y_dims[c->rank - 2] = c->a_dims[c->rank - 2];
+  y_dims[c->rank - 1] = c->b_dims[c->rank - 1];
+  m->data[X] = describe(&m->inputs[X], c->a_type, c->rank, c->a_dims);
+  m->data[W] = describe(&m->inputs[W], c->b_type, c->rank, c->b_dims);
+  describe_parameters(m, c->a_type, c->b_type, c->y_type, 1, false, false);
+  g_free(describe(&m->output, c->y_type, c->rank, y_dims));
+  fill_model(m, "QLinearMatMul", c->a_dims[c->rank - 1], 1, c->b_zero, false);
+  m->values[W] = NULL;
+}
+
+static void test_runtime_b_against_reference(void)
+{
+  const runtime_case cases[] = {
+      /* rank, A dims, B dims, types, B zero */
+      {4, {2, 3, 9, 16}, {2, 3, 16, 9}, U8, U8, U8, 120},    /* Q K^T, uint8 */
+      {4, {2, 3, 9, 16}, {1, 3, 16, 11}, U8, U8, S8, 128},   /* B's batch broadcast */
+      {3, {4, 10, 24}, {4, 24, 10}, S8, S8, U8, -7},         /* int8 with zero points */
+      {3, {3, 12, 12}, {1, 12, 64}, U8, S8, U8, 0},          /* softmax(..) V */
+      {2, {5, 32}, {32, 8}, S8, U8, S8, 201},                /* 2-D, uint8 B's zero high */
+  };
+  size_t differ = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    qlinear_model m;
+    make_runtime_matmul(&cases[i], &m);
+    differ += compare_kernels(npu_device_hal(shared_device), &m, cpu_qmatmul_dnnl_kernels,
+                              false);
+    free_model(&m);
+  }
+  g_test_message("%zu output elements one LSB apart (ties, y's zero point)", differ);
+}
+
+/* B computed at run time with parameters per column, or A's parameters per
+ * row: the reference loops. */
 static void test_matmul_refusals(void)
 {
   npu_hal_device *device = npu_device_hal(shared_device);
@@ -426,6 +477,7 @@ int main(int argc, char **argv)
   g_test_add_func("/qlinear_dnnl/against_reference", test_against_reference);
   g_test_add_func("/qlinear_dnnl/refused_weights_fall_back", test_refused_weights_fall_back);
   g_test_add_func("/qlinear_dnnl/matmul_against_reference", test_matmul_against_reference);
+  g_test_add_func("/qlinear_dnnl/runtime_b_against_reference", test_runtime_b_against_reference);
   g_test_add_func("/qlinear_dnnl/matmul_refusals", test_matmul_refusals);
   int result = g_test_run();
   NPU_ASSERT_OK(npu_device_release(shared_device));

@@ -5,7 +5,8 @@
  * dequantising their inputs and quantising their output, as ONNX Runtime
  * does (scales and zero points are read at run time), and gst-npu's table
  * lookups of one or two 8-bit inputs (QLinearLookup, QLinearBinaryLookup),
- * whose tables the QDQ rewriting computes. */
+ * whose tables the QDQ rewriting computes, and its softmax of 8-bit values
+ * (QLinearSoftmax). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -242,60 +243,128 @@ static void layout_strides(const npu_hal_tensor_desc *t, uint32_t rank, int64_t 
   strides[1] = t->dims[1] == 1 ? 0 : 1;
 }
 
-/* QLinearAdd of three tensors of one shape and 8-bit type, in any one
- * layout: the reference's float arithmetic, vectorised. int8 is read as
- * uint8 less 128 (its zero points moved by 128) and written back flipped. */
-typedef struct add_job {
-  const uint8_t *a, *b;
-  uint8_t *y;
-  size_t count;
+/* QLinearAdd and QLinearMul of three tensors of one 8-bit type: the
+ * reference's float arithmetic, vectorised along the output's rows (its
+ * last axis), which each input has whole or as one value (NumPy's
+ * broadcasting of plain tensors: a bias per column, one value), any
+ * broadcast of the other axes by each row's offsets; three tensors of one
+ * shape are one flat run, in any one layout. int8 is read as uint8 less 128
+ * (its zero points moved by 128) and written back flipped. */
+typedef struct binary_consts {
   float as, bs, ys;
   int32_t az, bz, yz;
   uint8_t flip;
-} add_job;
+  bool multiply;
+} binary_consts;
 
-NPU_VECTOR_CLONES
-static void add_chunk(void *data, size_t chunk)
+typedef struct binary_job {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  const npu_hal_tensor_desc *out;
+  const broadcast_params *p;
+  bool flat;               /* one shape: CHUNK elements a task */
+  size_t count;            /* elements (flat) or rows */
+  size_t length, per_task; /* a row's elements, rows a task */
+  binary_consts c;
+} binary_job;
+
+static inline uint8_t combine(uint8_t a, uint8_t b, binary_consts c)
 {
-  const add_job *j = data;
-  /* (locals: the stores through y could otherwise alias the job) */
-  const uint8_t *a = j->a, *b = j->b;
-  uint8_t *y = j->y;
-  float as = j->as, bs = j->bs, ys = j->ys;
-  int32_t az = j->az, bz = j->bz, yz = j->yz;
-  uint8_t flip = j->flip;
-  size_t end = (chunk + 1) * CHUNK < j->count ? (chunk + 1) * CHUNK : j->count;
-  for (size_t i = chunk * CHUNK; i < end; i++) {
-    float va = (float)((int32_t)(a[i] ^ flip) - az) * as;
-    float vb = (float)((int32_t)(b[i] ^ flip) - bz) * bs;
-    float v = (va + vb) / ys;
-    /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
-     * low end: converting it to an integer is undefined */
-    v = v > -512.0f ? v : -512.0f;
-    v = v < 512.0f ? v : 512.0f;
-    /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
-    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
-    q = q < 0 ? 0 : q > 255 ? 255 : q;
-    y[i] = (uint8_t)((uint8_t)q ^ flip);
+  float va = (float)((int32_t)(a ^ c.flip) - c.az) * c.as;
+  float vb = (float)((int32_t)(b ^ c.flip) - c.bz) * c.bs;
+  float v = (c.multiply ? va * vb : va + vb) / c.ys;
+  /* beyond any 8-bit range; written so that NaN (x or scale) lands on the
+   * low end: converting it to an integer is undefined */
+  v = v > -512.0f ? v : -512.0f;
+  v = v < 512.0f ? v : 512.0f;
+  /* rounded half to even by the 1.5 * 2^23 trick (rintf stops the vectoriser) */
+  int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + c.yz;
+  q = q < 0 ? 0 : q > 255 ? 255 : q;
+  return (uint8_t)((uint8_t)q ^ c.flip);
+}
+
+/* `n` outputs from rows of A and B, each whole or one value. */
+NPU_VECTOR_CLONES
+static void binary_row(const uint8_t *a, bool a_whole, const uint8_t *b, bool b_whole,
+                       uint8_t *y, size_t n, binary_consts c)
+{
+  if (a_whole && b_whole) {
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(a[i], b[i], c);
+  } else if (a_whole) {
+    uint8_t one = b[0];
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(a[i], one, c);
+  } else if (b_whole) {
+    uint8_t one = a[0];
+    for (size_t i = 0; i < n; i++)
+      y[i] = combine(one, b[i], c);
+  } else {
+    memset(y, combine(a[0], b[0], c), n);
   }
 }
 
-static bool same_shape_and_type(const npu_hal_kernel *k)
+static void binary_task(void *data, size_t task)
 {
-  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
-  return a->dtype == y->dtype && b->dtype == y->dtype && a->rank == y->rank &&
-         b->rank == y->rank && !memcmp(a->dims, y->dims, y->rank * sizeof y->dims[0]) &&
-         !memcmp(b->dims, y->dims, y->rank * sizeof y->dims[0]);
+  const binary_job *j = data;
+  if (j->flat) {
+    size_t at = task * CHUNK, n = at + CHUNK < j->count ? CHUNK : j->count - at;
+    binary_row(j->a + at, true, j->b + at, true, j->y + at, n, j->c);
+    return;
+  }
+  const npu_hal_tensor_desc *y = j->out;
+  uint32_t last = y->rank - 1;
+  size_t end = (task + 1) * j->per_task < j->count ? (task + 1) * j->per_task : j->count;
+  for (size_t row = task * j->per_task; row < end; row++) {
+    size_t rest = row;
+    int64_t at_a = 0, at_b = 0;
+    for (uint32_t d = last; d-- > 0;) {
+      int64_t index = (int64_t)(rest % (size_t)y->dims[d]);
+      rest /= (size_t)y->dims[d];
+      at_a += index * j->p->strides[0][d];
+      at_b += index * j->p->strides[1][d];
+    }
+    binary_row(j->a + at_a, j->p->strides[0][last] != 0, j->b + at_b,
+               j->p->strides[1][last] != 0, j->y + row * j->length, j->length, j->c);
+  }
 }
 
-static void run_qlinear_add(const npu_hal_kernel *k, void *const *in, void *const *out)
+static bool same_shape(const npu_hal_tensor_desc *t, const npu_hal_tensor_desc *y)
 {
-  int32_t shift = k->outputs[0].dtype == NPU_DTYPE_INT8 ? 128 : 0;
-  add_job job = {in[0], in[3], out[0], cpu_tensor_elements(&k->outputs[0]),
-                 *(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
-                 cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
-                 cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift};
-  npu_cpu_parallel_for(k->device, (job.count + CHUNK - 1) / CHUNK, add_chunk, &job);
+  return t->rank == y->rank && !memcmp(t->dims, y->dims, y->rank * sizeof y->dims[0]);
+}
+
+/* Whether binary_task takes the op: one 8-bit type, and one shape or
+ * plain tensors. */
+static bool vectorised_binary(const npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *a = &k->inputs[0], *b = &k->inputs[3], *y = &k->outputs[0];
+  return cpu_q_is_8bit(y->dtype) && a->dtype == y->dtype && b->dtype == y->dtype &&
+         y->rank >= 1 && ((same_shape(a, y) && same_shape(b, y)) ||
+                          (!a->layout && !b->layout && !y->layout));
+}
+
+static void run_vectorised_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const npu_hal_tensor_desc *y = &k->outputs[0];
+  int32_t shift = y->dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  binary_job job = {.a = in[0], .b = in[3], .y = out[0], .out = y, .p = k->params,
+                    .c = {*(const float *)in[1], *(const float *)in[4], *(const float *)in[6],
+                          cpu_q_zero(k, in, 2, 0) + shift, cpu_q_zero(k, in, 5, 0) + shift,
+                          cpu_q_zero(k, in, 7, 0) + shift, (uint8_t)shift,
+                          strcmp(k->op_type, "QLinearMul") == 0}};
+  size_t n = cpu_tensor_elements(y), tasks;
+  job.flat = same_shape(&k->inputs[0], y) && same_shape(&k->inputs[3], y);
+  if (job.flat) {
+    job.count = n;
+    tasks = (n + CHUNK - 1) / CHUNK;
+  } else {
+    job.length = (size_t)y->dims[y->rank - 1];
+    job.count = job.length ? n / job.length : 0;
+    job.per_task = job.length && job.length < CHUNK ? CHUNK / job.length : 1; /* (0: no rows) */
+    tasks = (job.count + job.per_task - 1) / job.per_task;
+  }
+  npu_cpu_parallel_for(k->device, tasks, binary_task, &job);
 }
 
 static void run_qlinear_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -325,9 +394,7 @@ static npu_status create_qlinear_binary(const npu_hal_op *op, npu_hal_kernel *k)
   cpu_broadcast_strides(&op->inputs[0], op->outputs[0].rank, p->strides[0]);
   cpu_broadcast_strides(&op->inputs[3], op->outputs[0].rank, p->strides[1]);
   k->params = p;
-  k->run = strcmp(op->op_type, "QLinearAdd") == 0 && same_shape_and_type(k)
-               ? run_qlinear_add
-               : run_qlinear_binary;
+  k->run = vectorised_binary(k) ? run_vectorised_binary : run_qlinear_binary;
   return NPU_OK;
 }
 
@@ -427,6 +494,85 @@ static npu_status create_qlinear_unary(const npu_hal_op *op, npu_hal_kernel *k)
   *channels_last = relaid || nhwc;
   k->params = channels_last;
   k->run = run_qlinear_average;
+  return NPU_OK;
+}
+
+/* ---- QLinearSoftmax (gst-npu's: see qdq_rewrite.c) ----------------------------------- */
+
+/* Softmax along the last axis of 8-bit values, the reference's float
+ * arithmetic between its DequantizeLinear and QuantizeLinear: e^(x - max)
+ * (x_scale * (q - q_max): the zero point cancels) over the row's sum,
+ * quantised. Three vectorised passes over each row (the largest value, the
+ * sum, the outputs with e^ again), nothing written in float. int8 is read
+ * and written as uint8 less 128 (`x_flip`, `y_flip`; y's zero point moved). */
+typedef struct softmax_job {
+  const uint8_t *x;
+  uint8_t *y;
+  size_t rows, length, per_task;
+  float xs, ys;
+  int32_t yz;
+  uint8_t x_flip, y_flip;
+} softmax_job;
+
+NPU_VECTOR_CLONES
+static void softmax_row(const uint8_t *x, uint8_t *y, size_t n, const softmax_job *j)
+{
+  float xs = j->xs, ys = j->ys;
+  int32_t yz = j->yz;
+  uint8_t x_flip = j->x_flip, y_flip = j->y_flip, top = 0;
+  for (size_t i = 0; i < n; i++)
+    top = (uint8_t)(x[i] ^ x_flip) > top ? (uint8_t)(x[i] ^ x_flip) : top;
+  float lanes[CPU_REDUCTION_LANES] = {0};
+  size_t i = 0;
+  for (; i + CPU_REDUCTION_LANES <= n; i += CPU_REDUCTION_LANES)
+    for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+      lanes[l] += cpu_expf((float)((int32_t)(x[i + l] ^ x_flip) - top) * xs);
+  for (; i < n; i++)
+    lanes[0] += cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs);
+  float sum = 0;
+  for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+    sum += lanes[l];
+  for (i = 0; i < n; i++) {
+    float v = cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs) / sum / ys;
+    v = v < 512.0f ? v : 512.0f; /* (in [0, 1] / ys; NaN lands low) */
+    v = v > -512.0f ? v : -512.0f;
+    int32_t q = (int32_t)((v + 12582912.0f) - 12582912.0f) + yz;
+    q = q < 0 ? 0 : q > 255 ? 255 : q;
+    y[i] = (uint8_t)((uint8_t)q ^ y_flip);
+  }
+}
+
+static void softmax_task(void *data, size_t task)
+{
+  const softmax_job *j = data;
+  size_t end = (task + 1) * j->per_task < j->rows ? (task + 1) * j->per_task : j->rows;
+  for (size_t row = task * j->per_task; row < end; row++)
+    softmax_row(j->x + row * j->length, j->y + row * j->length, j->length, j);
+}
+
+static void run_qlinear_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const npu_hal_tensor_desc *x = &k->inputs[0], *y = &k->outputs[0];
+  uint8_t y_flip = y->dtype == NPU_DTYPE_INT8 ? 128 : 0;
+  softmax_job job = {in[0], out[0], 0, (size_t)x->dims[x->rank - 1], 0,
+                     *(const float *)in[1], *(const float *)in[3],
+                     cpu_q_zero(k, in, 4, 0) + y_flip,
+                     (uint8_t)(x->dtype == NPU_DTYPE_INT8 ? 128 : 0), y_flip};
+  job.rows = job.length ? cpu_tensor_elements(x) / job.length : 0;
+  job.per_task = job.length && job.length < CHUNK ? CHUNK / job.length : 1; /* (0: no rows) */
+  npu_cpu_parallel_for(k->device, (job.rows + job.per_task - 1) / job.per_task, softmax_task,
+                       &job);
+}
+
+/* Along the last axis only (the rewriting's condition), plain tensors. */
+static npu_status create_qlinear_softmax(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t axis = op->attributes.get_int(op->attributes.node, "axis", -1);
+  if (x->rank < 1 || (axis != -1 && axis != (int64_t)x->rank - 1) || x->layout ||
+      op->outputs[0].layout)
+    return cpu_unsupported(op, "softmax of plain tensors along their last axis only");
+  k->run = run_qlinear_softmax;
   return NPU_OK;
 }
 
@@ -783,6 +929,7 @@ const cpu_kernel_entry cpu_quantize_kernels[] = {
     {"QLinearAdd", create_qlinear_binary, CPU_LAYOUTS_SHARED}, /* (relaid: one shape) */
     {"QLinearMul", create_qlinear_binary},
     {"QLinearSigmoid", create_qlinear_unary},
+    {"QLinearSoftmax", create_qlinear_softmax},
     /* (ANY: its table is no activation; the layout planner gives its input
      * and output one layout, as for every elementwise operator) */
     {"QLinearLookup", create_qlinear_lookup, CPU_LAYOUTS_ANY},
