@@ -178,20 +178,24 @@ typedef struct binary_params {
 
 /* Rows [first, last) from cursor c; the operation's switch stays outside.
  * z may be x or y itself (the output in an input's memory: in_place_inputs),
- * so none of them is restrict; each element is read before it is written. */
+ * so none of them is restrict. Each element is read before the same one is
+ * written and no other, so no iteration depends on another: IVDEP lets the
+ * compiler vectorise without the overlap check, which fails on such aliasing
+ * and runs the scalar loop. */
+#define IVDEP _Pragma("GCC ivdep")
 #define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
   for (int64_t row = first; row < last; row++, cursor_next(p, &c)) {                        \
     const T *x = (const T *)a + c.a_off;                                                    \
     const T *y = (const T *)b + c.b_off;                                                    \
     OUT_T *z = (OUT_T *)out + row * inner;                                                  \
     if (sa == 1 && sb == 1)                                                                 \
-      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); } \
     else if (sa == 1)                                                                       \
-      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); } \
     else if (sb == 1)                                                                       \
-      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); } \
     else                                                                                    \
-      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); } \
   }
 
 /* T the element type, U the type its +, -, * are computed in: floats
