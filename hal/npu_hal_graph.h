@@ -237,6 +237,13 @@ struct npu_hal_graph_ops {
    * runtime keeps no device copy of constants only such kernels read.
    * Optional (NULL: none). */
   uint32_t (*kernel_packed_inputs)(const npu_hal_kernel *kernel);
+  /* The inputs (bit i: input i) whose memory the kernel's output 0 may take:
+   * of the output's type, shape and layout, each of their elements read only
+   * to compute the same element of the output, before it is written. Where
+   * such an input dies at this launch the runtime gives the output its
+   * memory, so that an elementwise step (squeeze-excitation's channel
+   * scale) writes over what it reads. Optional (NULL: none). */
+  uint32_t (*kernel_in_place_inputs)(const npu_hal_kernel *kernel);
   /* Scratch memory a kernel needs while it runs; the runtime plans it like a
    * tensor that lives for that one launch. Optional (NULL: none). */
   size_t (*kernel_workspace)(const npu_hal_kernel *kernel);

@@ -702,11 +702,13 @@ static npu_status place_constants(shape_plan *ctx)
   return status;
 }
 
-/* Whether launch `l` only copies its input's bytes to its output (a
- * reshaping operator): its output then takes its input's memory where the
- * input dies there, and the kernel finds nothing to copy. ShuffleNetV2's
- * channel shuffles copied 6% of its run so. */
-static bool reshapes_in_place(const shape_plan *ctx, size_t l, int32_t *from, int32_t *to)
+/* The input of launch `l` whose memory its output takes (*from, *to: the
+ * two tensors), where that input dies there: a reshaping operator's (its
+ * kernel then finds nothing to copy; ShuffleNetV2's channel shuffles copied
+ * 6% of its run so), or one its backend's kernel may write over
+ * (kernel_in_place_inputs: an elementwise step such as squeeze-excitation's
+ * channel scale, which then writes where it reads). */
+static bool takes_input_memory(const shape_plan *ctx, size_t l, int32_t *from, int32_t *to)
 {
   static const char *const reshaping[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                           "Identity"};
@@ -714,15 +716,26 @@ static bool reshapes_in_place(const shape_plan *ctx, size_t l, int32_t *from, in
   bool reshaping_op = false;
   for (size_t i = 0; i < sizeof reshaping / sizeof reshaping[0]; i++)
     reshaping_op |= strcmp(n->proto->op_type, reshaping[i]) == 0;
-  if (!reshaping_op || ctx->compiled[l].executable || n->input_count < 1 ||
-      n->output_count != 1 || n->inputs[0] < 0 || n->outputs[0] < 0)
+  if (ctx->compiled[l].executable || n->output_count < 1 || ctx->launch_outputs[l] < 0)
     return false;
-  const ctx_tensor *x = &ctx->tensors[n->inputs[0]], *y = &ctx->tensors[n->outputs[0]];
-  *from = n->inputs[0];
-  *to = n->outputs[0];
-  return x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
-         x->last_step == l && y->first_step == l &&
-         tensor_bytes(&x->desc) == tensor_bytes(&y->desc);
+  uint32_t candidates = reshaping_op && n->output_count == 1 ? 1 : 0;
+  const npu_hal_graph_ops *ops = npu_device_backend(node_device(ctx, ctx->launch_nodes[l]))->graph;
+  if (!reshaping_op && ops->kernel_in_place_inputs && ctx->kernels[l])
+    candidates = ops->kernel_in_place_inputs(ctx->kernels[l]);
+  const ctx_tensor *y = &ctx->tensors[ctx->launch_outputs[l]];
+  for (uint32_t i = 0; i < n->input_count && i < 32; i++) {
+    if (!(candidates >> i & 1) || n->inputs[i] < 0)
+      continue;
+    const ctx_tensor *x = &ctx->tensors[n->inputs[i]];
+    if (x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
+        x->last_step == l && y->first_step == l &&
+        tensor_bytes(&x->desc) == tensor_bytes(&y->desc)) {
+      *from = n->inputs[i];
+      *to = ctx->launch_outputs[l];
+      return true;
+    }
+  }
+  return false;
 }
 
 /* One device's arena: the tensors its kernels write, the copies it holds
@@ -743,7 +756,7 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
   }
   for (size_t l = 0; l < ctx->launch_count; l++) {
     int32_t from, to;
-    if (reshapes_in_place(ctx, l, &from, &to) && requests[from].size)
+    if (takes_input_memory(ctx, l, &from, &to) && requests[from].size)
       requests[to].inplace_source = (uint32_t)from;
   }
   npu_plan_tensor *workspaces = requests + g->tensor_count;

@@ -678,6 +678,65 @@ def narrow_block_conv_case(name):
 narrow_block_conv_case("conv_narrow_blocks_global_pool")
 
 
+def squeeze_excitation_case(name, gate_first, reread=False, square=False):
+    """A squeeze-and-excitation block as EfficientNet's: depthwise 3x3 +
+    SiLU over 32 channels (16-channel blocks), GlobalAveragePool, 1x1 + Relu,
+    1x1 + Sigmoid, the channel gate's Mul (`gate_first`: as Mul(gate, x)),
+    then a 1x1 projection to 16 channels; batch 2. The Mul writes its output
+    over the depthwise output, which dies there (the CPU backend's
+    kernel_in_place_inputs). `reread`: the depthwise output is added to the
+    projection's input after the Mul as well, so it must keep its memory;
+    `square`: Mul(x, x) before the gate, both operands one tensor."""
+    channels = 32
+    x = rng.standard_normal((2, channels, SIZE, SIZE)).astype(np.float32)
+    wd = (rng.standard_normal((channels, 1, 3, 3)) * 0.4).astype(np.float32)
+    bd = (0.1 * rng.standard_normal(channels)).astype(np.float32)
+    w1 = (rng.standard_normal((8, channels, 1, 1)) * 0.3).astype(np.float32)
+    b1 = (0.1 * rng.standard_normal(8)).astype(np.float32)
+    w2 = (rng.standard_normal((channels, 8, 1, 1)) * 0.3).astype(np.float32)
+    b2 = (0.1 * rng.standard_normal(channels)).astype(np.float32)
+    wp = (rng.standard_normal((16, channels, 1, 1)) * 0.2).astype(np.float32)
+    bp = (0.1 * rng.standard_normal(16)).astype(np.float32)
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             {"wd": wd, "bd": bd, "w1": w1, "b1": b1, "w2": w2, "b2": b2, "wp": wp,
+              "bp": bp}.items()]
+    nodes = [helper.make_node("Conv", ["x", "wd", "bd"], ["d"], group=channels,
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["d"], ["ds"]),
+             helper.make_node("Mul", ["d", "ds"], ["a"])]
+    f64 = lambda v: v.astype(np.float64)
+    d = conv(f64(x), f64(wd), f64(bd), group=channels)
+    a = d * sigmoid(d)
+    if square:
+        nodes.append(helper.make_node("Mul", ["a", "a"], ["a2"]))
+        a, src = a * a, "a2"
+    else:
+        src = "a"
+    nodes += [helper.make_node("GlobalAveragePool", [src], ["p"]),
+              helper.make_node("Conv", ["p", "w1", "b1"], ["f1"]),
+              helper.make_node("Relu", ["f1"], ["r1"]),
+              helper.make_node("Conv", ["r1", "w2", "b2"], ["f2"]),
+              helper.make_node("Sigmoid", ["f2"], ["g"]),
+              helper.make_node("Mul", ["g", src] if gate_first else [src, "g"], ["m"])]
+    p_ = a.mean(axis=(2, 3), keepdims=True)
+    g = sigmoid(conv(np.maximum(conv(p_, f64(w1), f64(b1), pad=0), 0), f64(w2), f64(b2), pad=0))
+    m = a * g
+    if reread:
+        nodes.append(helper.make_node("Add", ["m", src], ["mr"]))
+        m, last = m + a, "mr"
+    else:
+        last = "m"
+    nodes.append(helper.make_node("Conv", [last, "wp", "bp"], ["y"]))
+    write_case(name, nodes, inits, x, conv(m, f64(wp), f64(bp), pad=0))
+
+
+squeeze_excitation_case("squeeze_excitation_mul_in_place_gate_first", gate_first=True)
+squeeze_excitation_case("squeeze_excitation_mul_in_place_gate_second", gate_first=False)
+squeeze_excitation_case("squeeze_excitation_mul_input_read_after", gate_first=True, reread=True)
+squeeze_excitation_case("squeeze_excitation_mul_of_one_tensor_twice", gate_first=False,
+                        square=True)
+
+
 def spatial_mean_case(name, channels, keepdims):
     """ReduceMean over the spatial axes, as exporters write global average
     pooling (ShuffleNetV2's x.mean([2, 3])), of a convolution's output in

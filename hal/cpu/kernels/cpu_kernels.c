@@ -302,6 +302,11 @@ static uint32_t cpu_kernel_packed_inputs(const npu_hal_kernel *kernel)
   return kernel->packed_inputs;
 }
 
+static uint32_t cpu_kernel_in_place_inputs(const npu_hal_kernel *kernel)
+{
+  return kernel->in_place_inputs;
+}
+
 static size_t cpu_kernel_workspace(const npu_hal_kernel *kernel)
 {
   return kernel->workspace_bytes;
@@ -533,6 +538,7 @@ const npu_hal_graph_ops npu_cpu_graph_ops = {
     .layout_supported = cpu_layout_supported,
     .preferred_layout = cpu_preferred_layout,
     .kernel_packed_inputs = cpu_kernel_packed_inputs,
+    .kernel_in_place_inputs = cpu_kernel_in_place_inputs,
     .kernel_workspace = cpu_kernel_workspace,
     .kernels_begin = cpu_kernels_begin,
     .kernels_ready = cpu_kernels_ready,

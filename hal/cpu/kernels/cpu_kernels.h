@@ -18,6 +18,7 @@ struct npu_hal_kernel {
   npu_hal_tensor_desc inputs[8], outputs[8]; /* the first 8 (variadic ops see input_count) */
   size_t workspace_bytes;                    /* scratch planned by the runtime */
   uint32_t packed_inputs;                    /* see kernel_packed_inputs */
+  uint32_t in_place_inputs;                  /* see kernel_in_place_inputs */
   void *params;                              /* operator-specific, freed with the kernel */
   void (*free_params)(void *params);         /* NULL: free() */
 };

@@ -182,20 +182,26 @@ typedef struct binary_params {
   size_t tasks;
 } binary_params;
 
-/* Rows [first, last) from cursor c; the operation's switch stays outside. */
+/* Rows [first, last) from cursor c; the operation's switch stays outside.
+ * z may be x or y itself (the output in an input's memory: in_place_inputs),
+ * so none of them is restrict. Each element is read before the same one is
+ * written and no other, so no iteration depends on another: IVDEP lets the
+ * compiler vectorise without the overlap check, which fails on such aliasing
+ * and runs the scalar loop. */
+#define IVDEP _Pragma("GCC ivdep")
 #define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
   for (int64_t row = first; row < last; row++, cursor_next(p, &c)) {                        \
-    const T *restrict x = (const T *)a + c.a_off;                                           \
-    const T *restrict y = (const T *)b + c.b_off;                                           \
-    OUT_T *restrict z = (OUT_T *)out + row * inner;                                         \
+    const T *x = (const T *)a + c.a_off;                                                    \
+    const T *y = (const T *)b + c.b_off;                                                    \
+    OUT_T *z = (OUT_T *)out + row * inner;                                                  \
     if (sa == 1 && sb == 1)                                                                 \
-      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[i]; z[i] = (OUT_T)(EXPR); } \
     else if (sa == 1)                                                                       \
-      for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[i], v = y[0]; z[i] = (OUT_T)(EXPR); } \
     else if (sb == 1)                                                                       \
-      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[i]; z[i] = (OUT_T)(EXPR); } \
     else                                                                                    \
-      for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); }     \
+      IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); } \
   }
 
 /* T the element type, U the type its +, -, * are computed in: floats
@@ -502,6 +508,13 @@ static bool binary_dtype_supported(binary_kind kind, npu_dtype dtype)
   }
 }
 
+/* Whether tensor a is laid out in memory exactly as b: type, shape and layout. */
+static bool same_form(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *b)
+{
+  return a->dtype == b->dtype && a->rank == b->rank && npu_hal_same_layout(a, b) &&
+         memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
+}
+
 static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
 {
   if (op->input_count != 2)
@@ -539,6 +552,9 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
   if (!operand_strides(&op->inputs[0], y, axes, p->rank, p->a_strides) ||
       !operand_strides(&op->inputs[1], y, axes, p->rank, p->b_strides))
     return cpu_unsupported(op, "an input in channel blocks that the output does not share");
+  for (uint32_t i = 0; i < 2; i++)
+    if (same_form(&op->inputs[i], y))
+      k->in_place_inputs |= 1u << i;
   coalesce(p);
   int64_t inner = p->dims[p->rank - 1];
   p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
