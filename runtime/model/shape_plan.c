@@ -702,22 +702,51 @@ static npu_status place_constants(shape_plan *ctx)
   return status;
 }
 
+/* Whether node `n`, planned as `op`, writes its input unchanged: a Pad of
+ * nothing, a Slice of all of every axis (Swin's window padding and shifts
+ * are so at most sizes), Dropout at inference (output 0). */
+static bool passes_input_through(const npu_graph_node *n, const npu_hal_op *op)
+{
+  if (strcmp(n->proto->op_type, "Dropout") == 0)
+    return true; /* (its kernel refuses training mode) */
+  bool pad = strcmp(n->proto->op_type, "Pad") == 0;
+  if ((!pad && strcmp(n->proto->op_type, "Slice") != 0) || !op->ranges)
+    return false;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  for (uint32_t d = 0; d < x->rank; d++) {
+    const npu_hal_ranges *r = op->ranges;
+    bool whole = pad ? r->begin[d] == 0 && r->end[d] == 0
+                     : r->begin[d] == 0 && r->end[d] == x->dims[d] && r->step[d] == 1;
+    if (!whole && !(!pad && x->dims[d] == 1))
+      return false;
+  }
+  return true;
+}
+
 /* Whether launch `l` only copies its input's bytes to its output (a
- * reshaping operator): its output then takes its input's memory where the
- * input dies there, and the kernel finds nothing to copy. ShuffleNetV2's
- * channel shuffles copied 6% of its run so. */
-static bool reshapes_in_place(const shape_plan *ctx, size_t l, int32_t *from, int32_t *to)
+ * reshaping operator, or one that passes its input through): its output
+ * then takes its input's memory where the input dies there, and the kernel
+ * finds nothing to copy. ShuffleNetV2's channel shuffles copied 6% of its
+ * run so, Swin-T's empty window pads 10%. */
+static bool copies_in_place(shape_plan *ctx, size_t l, node_io *io, int32_t *from, int32_t *to)
 {
   static const char *const reshaping[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                           "Identity"};
-  const npu_graph_node *n = &ctx->graph->nodes[ctx->launch_nodes[l]];
+  uint32_t node = ctx->launch_nodes[l];
+  const npu_graph_node *n = &ctx->graph->nodes[node];
   bool reshaping_op = false;
   for (size_t i = 0; i < sizeof reshaping / sizeof reshaping[0]; i++)
     reshaping_op |= strcmp(n->proto->op_type, reshaping[i]) == 0;
-  if (!reshaping_op || ctx->compiled[l].executable || n->input_count < 1 ||
-      n->output_count != 1 || n->inputs[0] < 0 || n->outputs[0] < 0)
+  if (ctx->compiled[l].executable || n->input_count < 1 || n->output_count < 1 ||
+      n->inputs[0] < 0 || n->outputs[0] < 0 || (reshaping_op && n->output_count != 1))
     return false;
   const ctx_tensor *x = &ctx->tensors[n->inputs[0]], *y = &ctx->tensors[n->outputs[0]];
+  if (!reshaping_op) {
+    npu_hal_op op = planned_op(ctx, node, io);
+    if (x->desc.layout != y->desc.layout || x->desc.block != y->desc.block ||
+        !passes_input_through(n, &op))
+      return false;
+  }
   *from = n->inputs[0];
   *to = n->outputs[0];
   return x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
@@ -741,11 +770,17 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
     requests[i] = (npu_plan_tensor){here ? tensor_bytes(&t->desc) : 0, t->first_step,
                                     t->last_step, NPU_PLAN_NO_SOURCE};
   }
+  node_io *io = malloc(sizeof *io);
+  if (!io) {
+    free(requests);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
   for (size_t l = 0; l < ctx->launch_count; l++) {
     int32_t from, to;
-    if (reshapes_in_place(ctx, l, &from, &to) && requests[from].size)
+    if (copies_in_place(ctx, l, io, &from, &to) && requests[from].size)
       requests[to].inplace_source = (uint32_t)from;
   }
+  free(io);
   npu_plan_tensor *workspaces = requests + g->tensor_count;
   for (size_t l = 0; l < ctx->launch_count; l++)
     workspaces[l] = (npu_plan_tensor){ctx->launch_on_host[l] == on_host ? ctx->workspace_bytes[l]

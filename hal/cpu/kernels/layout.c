@@ -155,7 +155,7 @@ static void run_strided_copy(const strided_copy *c, const void *in, void *out, s
   for (int64_t i = 0; i < positions; i++) {
     if (tiled)
       copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis]);
-    else
+    else if (to + (size_t)dst * c->esize != from + (size_t)src * c->esize) /* (in place: a whole Slice) */
       memcpy(to + (size_t)dst * c->esize, from + (size_t)src * c->esize, c->run_bytes);
     for (int d = (int)walked - 1; d >= 0; d--) { /* odometer increment */
       if (d == c->tile_axis)
