@@ -634,6 +634,8 @@ def transpose_case(name, shape, perm, dtype=np.float32):
 transpose_case("transpose_channels_last_to_first_tiles", (2, 37, 19, 21), (0, 3, 1, 2))
 transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2, 3, 1))
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
+# attention's keys transposed for Q.K^T ([seq, heads, dim] -> [heads, dim, seq])
+transpose_case("transpose_keys_of_attention_tiles", (37, 6, 20), (1, 2, 0))
 
 
 def pointwise_case(name, steps, outputs=16, bias=True):
