@@ -702,56 +702,53 @@ static npu_status place_constants(shape_plan *ctx)
   return status;
 }
 
-/* Whether node `n`, planned as `op`, writes its input unchanged: a Pad of
- * nothing, a Slice of all of every axis (Swin's window padding and shifts
- * are so at most sizes), Dropout at inference (output 0). */
-static bool passes_input_through(const npu_graph_node *n, const npu_hal_op *op)
-{
-  if (strcmp(n->proto->op_type, "Dropout") == 0)
-    return true; /* (its kernel refuses training mode) */
-  bool pad = strcmp(n->proto->op_type, "Pad") == 0;
-  if ((!pad && strcmp(n->proto->op_type, "Slice") != 0) || !op->ranges)
-    return false;
-  const npu_hal_tensor_desc *x = &op->inputs[0];
-  for (uint32_t d = 0; d < x->rank; d++) {
-    const npu_hal_ranges *r = op->ranges;
-    bool whole = pad ? r->begin[d] == 0 && r->end[d] == 0
-                     : r->begin[d] == 0 && r->end[d] == x->dims[d] && r->step[d] == 1;
-    if (!whole && !(!pad && x->dims[d] == 1))
-      return false;
-  }
-  return true;
-}
-
-/* Whether launch `l` only copies its input's bytes to its output (a
- * reshaping operator, or one that passes its input through): its output
- * then takes its input's memory where the input dies there, and the kernel
- * finds nothing to copy. ShuffleNetV2's channel shuffles copied 6% of its
- * run so, Swin-T's empty window pads 10%. */
-static bool copies_in_place(shape_plan *ctx, size_t l, node_io *io, int32_t *from, int32_t *to)
+/* Whether launch `l` writes its input unchanged: a reshaping operator, a
+ * Pad of nothing, a Slice of all of every axis (Swin's window padding and
+ * shifts are so at most sizes), Dropout at inference (output 0). */
+static bool passes_input_through(shape_plan *ctx, size_t l, node_io *io)
 {
   static const char *const reshaping[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                           "Identity"};
   uint32_t node = ctx->launch_nodes[l];
   const npu_graph_node *n = &ctx->graph->nodes[node];
-  bool reshaping_op = false;
   for (size_t i = 0; i < sizeof reshaping / sizeof reshaping[0]; i++)
-    reshaping_op |= strcmp(n->proto->op_type, reshaping[i]) == 0;
-  if (ctx->compiled[l].executable || n->input_count < 1 || n->output_count < 1 ||
-      n->inputs[0] < 0 || n->outputs[0] < 0 || (reshaping_op && n->output_count != 1))
+    if (strcmp(n->proto->op_type, reshaping[i]) == 0)
+      return n->output_count == 1;
+  if (strcmp(n->proto->op_type, "Dropout") == 0)
+    return true; /* (its kernel refuses training mode) */
+  bool pad = strcmp(n->proto->op_type, "Pad") == 0;
+  if (!pad && strcmp(n->proto->op_type, "Slice") != 0)
     return false;
-  const ctx_tensor *x = &ctx->tensors[n->inputs[0]], *y = &ctx->tensors[n->outputs[0]];
-  if (!reshaping_op) {
-    npu_hal_op op = planned_op(ctx, node, io);
-    if (x->desc.layout != y->desc.layout || x->desc.block != y->desc.block ||
-        !passes_input_through(n, &op))
+  npu_hal_op op = planned_op(ctx, node, io);
+  const npu_hal_tensor_desc *x = &op.inputs[0];
+  const npu_hal_ranges *r = op.ranges;
+  for (uint32_t d = 0; r && d < x->rank; d++) {
+    bool whole = pad ? r->begin[d] == 0 && r->end[d] == 0
+                     : (r->begin[d] == 0 && r->end[d] == x->dims[d] && r->step[d] == 1) ||
+                           x->dims[d] == 1;
+    if (!whole)
       return false;
   }
+  return r != NULL;
+}
+
+/* Whether launch `l` only copies its input's bytes to its output: its
+ * output then takes its input's memory where the input dies there, and the
+ * kernel finds nothing to copy. ShuffleNetV2's channel shuffles copied 6%
+ * of its run so, Swin-T's empty window pads 10%. */
+static bool copies_in_place(shape_plan *ctx, size_t l, node_io *io, int32_t *from, int32_t *to)
+{
+  const npu_graph_node *n = &ctx->graph->nodes[ctx->launch_nodes[l]];
+  if (ctx->compiled[l].executable || n->input_count < 1 || n->output_count < 1 ||
+      n->inputs[0] < 0 || n->outputs[0] < 0)
+    return false;
+  const ctx_tensor *x = &ctx->tensors[n->inputs[0]], *y = &ctx->tensors[n->outputs[0]];
   *from = n->inputs[0];
   *to = n->outputs[0];
   return x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
          x->last_step == l && y->first_step == l &&
-         tensor_bytes(&x->desc) == tensor_bytes(&y->desc);
+         tensor_bytes(&x->desc) == tensor_bytes(&y->desc) && x->desc.layout == y->desc.layout &&
+         x->desc.block == y->desc.block && passes_input_through(ctx, l, io);
 }
 
 /* One device's arena: the tensors its kernels write, the copies it holds
