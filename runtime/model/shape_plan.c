@@ -702,36 +702,69 @@ static npu_status place_constants(shape_plan *ctx)
   return status;
 }
 
-/* The input of launch `l` whose memory its output takes (*from, *to: the
- * two tensors), where that input dies there: a reshaping operator's (its
- * kernel then finds nothing to copy; ShuffleNetV2's channel shuffles copied
- * 6% of its run so), or one its backend's kernel may write over
- * (kernel_in_place_inputs: an elementwise step such as squeeze-excitation's
- * channel scale, which then writes where it reads). */
-static bool takes_input_memory(const shape_plan *ctx, size_t l, int32_t *from, int32_t *to)
+/* Whether launch `l` writes its input unchanged: a reshaping operator, a
+ * Pad of nothing, a Slice of all of every axis (Swin's window padding and
+ * shifts are so at most sizes), Dropout at inference (output 0). */
+static bool passes_input_through(shape_plan *ctx, size_t l, node_io *io)
 {
   static const char *const reshaping[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                           "Identity"};
-  const npu_graph_node *n = &ctx->graph->nodes[ctx->launch_nodes[l]];
-  bool reshaping_op = false;
+  uint32_t node = ctx->launch_nodes[l];
+  const npu_graph_node *n = &ctx->graph->nodes[node];
   for (size_t i = 0; i < sizeof reshaping / sizeof reshaping[0]; i++)
-    reshaping_op |= strcmp(n->proto->op_type, reshaping[i]) == 0;
-  if (ctx->compiled[l].executable || n->output_count < 1 || ctx->launch_outputs[l] < 0)
+    if (strcmp(n->proto->op_type, reshaping[i]) == 0)
+      return n->output_count == 1;
+  if (strcmp(n->proto->op_type, "Dropout") == 0)
+    return true; /* (its kernel refuses training mode) */
+  bool pad = strcmp(n->proto->op_type, "Pad") == 0;
+  if (!pad && strcmp(n->proto->op_type, "Slice") != 0)
     return false;
-  uint32_t candidates = reshaping_op && n->output_count == 1 ? 1 : 0;
-  const npu_hal_graph_ops *ops = npu_device_backend(node_device(ctx, ctx->launch_nodes[l]))->graph;
-  if (!reshaping_op && ops->kernel_in_place_inputs && ctx->kernels[l])
+  npu_hal_op op = planned_op(ctx, node, io);
+  const npu_hal_tensor_desc *x = &op.inputs[0];
+  const npu_hal_ranges *r = op.ranges;
+  for (uint32_t d = 0; r && d < x->rank; d++) {
+    bool whole = pad ? r->begin[d] == 0 && r->end[d] == 0
+                     : (r->begin[d] == 0 && r->end[d] == x->dims[d] && r->step[d] == 1) ||
+                           x->dims[d] == 1;
+    if (!whole)
+      return false;
+  }
+  return r != NULL;
+}
+
+/* The input of launch `l` whose memory its output takes (*from, *to: the
+ * two tensors), where that input dies there: one the launch passes through
+ * unchanged (its kernel then finds nothing to copy: ShuffleNetV2's channel
+ * shuffles copied 6% of its run so, Swin-T's empty window pads 10%), or one
+ * its backend's kernel may write over (kernel_in_place_inputs: an
+ * elementwise step such as squeeze-excitation's channel scale, which then
+ * writes where it reads). */
+static bool takes_input_memory(shape_plan *ctx, size_t l, node_io *io, int32_t *from,
+                               int32_t *to)
+{
+  uint32_t node = ctx->launch_nodes[l];
+  const npu_graph_node *n = &ctx->graph->nodes[node];
+  if (ctx->compiled[l].executable || n->input_count < 1 || n->output_count < 1)
+    return false;
+  bool through = n->inputs[0] >= 0 && passes_input_through(ctx, l, io);
+  int32_t output = through ? n->outputs[0] : ctx->launch_outputs[l];
+  if (output < 0)
+    return false;
+  uint32_t candidates = through ? 1 : 0;
+  const npu_hal_graph_ops *ops = npu_device_backend(node_device(ctx, node))->graph;
+  if (!through && ops->kernel_in_place_inputs && ctx->kernels[l])
     candidates = ops->kernel_in_place_inputs(ctx->kernels[l]);
-  const ctx_tensor *y = &ctx->tensors[ctx->launch_outputs[l]];
+  const ctx_tensor *y = &ctx->tensors[output];
   for (uint32_t i = 0; i < n->input_count && i < 32; i++) {
     if (!(candidates >> i & 1) || n->inputs[i] < 0)
       continue;
     const ctx_tensor *x = &ctx->tensors[n->inputs[i]];
     if (x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
         x->last_step == l && y->first_step == l &&
-        tensor_bytes(&x->desc) == tensor_bytes(&y->desc)) {
+        tensor_bytes(&x->desc) == tensor_bytes(&y->desc) && x->desc.layout == y->desc.layout &&
+        x->desc.block == y->desc.block) {
       *from = n->inputs[i];
-      *to = ctx->launch_outputs[l];
+      *to = output;
       return true;
     }
   }
@@ -754,11 +787,17 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
     requests[i] = (npu_plan_tensor){here ? tensor_bytes(&t->desc) : 0, t->first_step,
                                     t->last_step, NPU_PLAN_NO_SOURCE};
   }
+  node_io *io = malloc(sizeof *io);
+  if (!io) {
+    free(requests);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
   for (size_t l = 0; l < ctx->launch_count; l++) {
     int32_t from, to;
-    if (takes_input_memory(ctx, l, &from, &to) && requests[from].size)
+    if (takes_input_memory(ctx, l, io, &from, &to) && requests[from].size)
       requests[to].inplace_source = (uint32_t)from;
   }
+  free(io);
   npu_plan_tensor *workspaces = requests + g->tensor_count;
   for (size_t l = 0; l < ctx->launch_count; l++)
     workspaces[l] = (npu_plan_tensor){ctx->launch_on_host[l] == on_host ? ctx->workspace_bytes[l]

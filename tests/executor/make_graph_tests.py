@@ -634,6 +634,8 @@ def transpose_case(name, shape, perm, dtype=np.float32):
 transpose_case("transpose_channels_last_to_first_tiles", (2, 37, 19, 21), (0, 3, 1, 2))
 transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2, 3, 1))
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
+# attention's keys transposed for Q.K^T ([seq, heads, dim] -> [heads, dim, seq])
+transpose_case("transpose_keys_of_attention_tiles", (37, 6, 20), (1, 2, 0))
 
 
 def pointwise_case(name, steps, outputs=16, bias=True):
@@ -1098,3 +1100,57 @@ def opset21_case(name):
 
 
 opset21_case("opset21_pad_wrap_resize_quantize")
+
+
+def window_pads_case(name):
+    """Swin's window padding and shifts where they are empty: a Pad of
+    nothing, an inference Dropout and a Slice of whole axes pass their input
+    through (planned in place), then a roll as two Slices and a Concat;
+    beside them Pads, a Tile and Expands that move data, row by row:
+    constant (0.5) pads inside and at the ends of rows, edge and reflect
+    pads, repeats and broadcasts along the last axis and an inner one."""
+    x = rng.standard_normal((2, 7, 6, 8)).astype(np.float32)
+
+    def ints(name, values):
+        return numpy_helper.from_array(np.array(values, np.int64), name)
+
+    inits = [ints("no_pads", [0] * 8), ints("pads", [0, 0, 1, 2, 0, 0, 2, 1]),
+             ints("edge_pads", [0, 0, 0, 2, 0, 0, 0, 3]),
+             ints("reflect_pads", [0, 1, 0, 2, 0, 1, 0, 1]), ints("repeats", [1, 2, 1, 2]),
+             ints("full", [2, 7, 6, 8]), ints("zero2", [0, 0]), ints("ends", [7, 6]),
+             ints("axes12", [1, 2]), ints("three", [3]), ints("seven", [7]), ints("zero", [0]),
+             ints("one", [1]), ints("axis1", [1]), ints("axis3", [3]),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "no_ratio"),
+             numpy_helper.from_array(np.array(False), "inference"),
+             numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    nodes = [helper.make_node("Relu", ["x"], ["t"]),
+             helper.make_node("Pad", ["t", "no_pads"], ["u"]),
+             helper.make_node("Dropout", ["u", "no_ratio", "inference"], ["d", "mask"]),
+             helper.make_node("Slice", ["d", "zero2", "ends", "axes12"], ["v"]),
+             helper.make_node("Slice", ["v", "three", "seven", "axis1"], ["tail"]),
+             helper.make_node("Slice", ["v", "zero", "three", "axis1"], ["head"]),
+             helper.make_node("Concat", ["tail", "head"], ["rolled"], axis=1),
+             helper.make_node("Mul", ["rolled", "two"], ["y"]),
+             helper.make_node("Sigmoid", ["x"], ["s"]),
+             helper.make_node("Pad", ["s", "pads", "half"], ["padded"]),
+             helper.make_node("Pad", ["x", "edge_pads"], ["edge"], mode="edge"),
+             helper.make_node("Pad", ["x", "reflect_pads"], ["reflected"], mode="reflect"),
+             helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
+             helper.make_node("Slice", ["x", "zero", "one", "axis3"], ["column"]),
+             helper.make_node("Expand", ["column", "full"], ["expanded_rows"]),
+             helper.make_node("Slice", ["x", "zero", "one", "axis1"], ["plane"]),
+             helper.make_node("Expand", ["plane", "full"], ["expanded_planes"])]
+    x64 = x.astype(np.float64)
+    t = np.maximum(x64, 0)
+    s = 1 / (1 + np.exp(-x64))
+    outputs = [("padded", np.pad(s, ((0, 0), (0, 0), (1, 2), (2, 1)), constant_values=0.5)),
+               ("edge", np.pad(x64, ((0, 0), (0, 0), (0, 0), (2, 3)), mode="edge")),
+               ("reflected", np.pad(x64, ((0, 0), (1, 1), (0, 0), (2, 1)), mode="reflect")),
+               ("tiled", np.tile(x64, (1, 2, 1, 2))),
+               ("expanded_rows", np.broadcast_to(x64[:, :, :, :1], x.shape)),
+               ("expanded_planes", np.broadcast_to(x64[:, :1], x.shape))]
+    write_case(name, nodes, inits, x, 2 * np.roll(t, -3, axis=1), more_outputs=outputs)
+
+
+window_pads_case("window_pads_in_place_and_row_copies")

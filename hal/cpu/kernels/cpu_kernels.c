@@ -324,7 +324,7 @@ typedef struct op_time {
   uint64_t launches;
 } op_time;
 
-static op_time profile[1024];
+static op_time profile[4096]; /* swin_t: some 1500 nodes run while planning, 485 a run */
 static size_t profile_count;
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t profile_once = PTHREAD_ONCE_INIT;

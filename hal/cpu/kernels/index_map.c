@@ -70,38 +70,112 @@ static void walk(const index_tables *t, visit_fn visit, void *ctx)
 
 /* ---- Pad, Tile, Expand: one input ------------------------------------------------ */
 
+/* Output elements of one row (the last axis) that read consecutive input
+ * elements, or the fill value (offset OUTSIDE): copied as one block, so a
+ * Pad moves whole rows instead of single elements. */
+typedef struct row_run {
+  int64_t start, length, offset;
+} row_run;
+
 typedef struct gather_params {
   index_tables tables;
   size_t esize;
   uint8_t fill[8]; /* Pad's constant, in the element type */
+  bool identity;   /* the output is the input (no pad, no repeat, same shape) */
+  row_run *runs;   /* the last axis, in order */
+  size_t run_count;
 } gather_params;
-
-typedef struct gather_job {
-  const gather_params *p;
-  const uint8_t *in;
-  uint8_t *out;
-} gather_job;
 
 static void free_gather_params(void *data)
 {
   gather_params *p = data;
-  if (p)
+  if (p) {
     free_tables(&p->tables);
+    free(p->runs);
+  }
   free(p);
 }
 
-static void gather_element(void *ctx, size_t i, int64_t offset)
+static void fill_elements(uint8_t *to, const uint8_t *value, size_t esize, int64_t count)
 {
-  gather_job *job = ctx;
-  size_t esize = job->p->esize;
-  const uint8_t *from = offset == OUTSIDE ? job->p->fill : job->in + (size_t)offset * esize;
-  memcpy(job->out + i * esize, from, esize);
+  static const uint8_t zero[8];
+  if (memcmp(value, zero, esize) == 0) {
+    memset(to, 0, (size_t)count * esize);
+    return;
+  }
+  for (int64_t i = 0; i < count; i++)
+    memcpy(to + (size_t)i * esize, value, esize);
 }
 
 static void run_gather_tables(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  gather_job job = {k->params, in[0], out[0]};
-  walk(&job.p->tables, gather_element, &job);
+  const gather_params *p = k->params;
+  const index_tables *t = &p->tables;
+  const uint8_t *from = in[0];
+  uint8_t *to = out[0];
+  size_t e = p->esize;
+  if (p->identity) {
+    if (to != from)
+      memcpy(to, from, cpu_tensor_elements(&k->outputs[0]) * e);
+    return;
+  }
+  uint32_t last = t->rank - 1;
+  int64_t row = t->out_dims[last], rows = 1, idx[NPU_MAX_RANK] = {0};
+  for (uint32_t d = 0; d < last; d++)
+    rows *= t->out_dims[d];
+  for (int64_t r = 0; r < rows; r++, to += (size_t)row * e) {
+    int64_t base = 0;
+    for (uint32_t d = 0; d < last && base != OUTSIDE; d++) {
+      int64_t v = t->offsets[d][idx[d]];
+      base = v == OUTSIDE ? OUTSIDE : base + v;
+    }
+    for (size_t i = 0; i < p->run_count; i++) {
+      const row_run *run = &p->runs[i];
+      if (base == OUTSIDE || run->offset == OUTSIDE)
+        fill_elements(to + (size_t)run->start * e, p->fill, e, run->length);
+      else
+        memcpy(to + (size_t)run->start * e, from + (size_t)(base + run->offset) * e,
+               (size_t)run->length * e);
+    }
+    for (int d = (int)last - 1; d >= 0; d--) {
+      if (++idx[d] < t->out_dims[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* The runs of the last axis's table, and whether the tables read `in` as it
+ * is (every axis whole, in order). */
+static npu_status plan_rows(gather_params *p, const npu_hal_tensor_desc *in)
+{
+  const index_tables *t = &p->tables;
+  uint32_t last = t->rank - 1;
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(in, strides);
+  p->identity = in->rank == t->rank;
+  if (t->rank == 0)
+    return NPU_OK; /* a scalar: copied */
+  for (uint32_t d = 0; d < t->rank && p->identity; d++) {
+    p->identity = t->out_dims[d] == in->dims[d];
+    for (int64_t o = 0; o < t->out_dims[d] && p->identity; o++)
+      p->identity = t->offsets[d][o] == o * strides[d];
+  }
+  const int64_t *offsets = t->offsets[last];
+  p->runs = malloc(((size_t)t->out_dims[last] + 1) * sizeof *p->runs);
+  if (!p->runs)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (int64_t o = 0; o < t->out_dims[last]; o++) {
+    row_run *run = p->run_count ? &p->runs[p->run_count - 1] : NULL;
+    bool continues = run && (run->offset == OUTSIDE
+                                 ? offsets[o] == OUTSIDE
+                                 : offsets[o] != OUTSIDE && offsets[o] == run->offset + run->length);
+    if (continues)
+      run->length++;
+    else
+      p->runs[p->run_count++] = (row_run){o, 1, offsets[o]};
+  }
+  return NPU_OK;
 }
 
 static npu_status new_gather(const npu_hal_op *op, npu_hal_kernel *k, gather_params **out)
@@ -124,7 +198,9 @@ static npu_status create_expand(const npu_hal_op *op, npu_hal_kernel *k)
 {
   gather_params *p = NULL;
   npu_status status = new_gather(op, k, &p);
-  return status == NPU_OK ? broadcast_tables(&op->inputs[0], &op->outputs[0], &p->tables) : status;
+  if (status == NPU_OK)
+    status = broadcast_tables(&op->inputs[0], &op->outputs[0], &p->tables);
+  return status == NPU_OK ? plan_rows(p, &op->inputs[0]) : status;
 }
 
 static npu_status create_tile(const npu_hal_op *op, npu_hal_kernel *k)
@@ -145,7 +221,7 @@ static npu_status create_tile(const npu_hal_op *op, npu_hal_kernel *k)
     for (int64_t o = 0; o < y->dims[d]; o++)
       p->tables.offsets[d][o] = (o % x->dims[d]) * strides[d];
   }
-  return NPU_OK;
+  return plan_rows(p, x);
 }
 
 typedef enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP } pad_mode;
@@ -202,7 +278,7 @@ static npu_status create_pad(const npu_hal_op *op, npu_hal_kernel *k)
       p->tables.offsets[d][o] = source == OUTSIDE ? OUTSIDE : source * strides[d];
     }
   }
-  return NPU_OK;
+  return plan_rows(p, x);
 }
 
 /* ---- Where: three broadcast inputs ---------------------------------------------------- */

@@ -122,6 +122,21 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
   uint32_t a = (uint32_t)c->tile_axis, last = c->rank - 1;
   int64_t rows = c->dims[a], cols = c->dims[last], col_stride = c->strides[last];
   size_t e = c->esize;
+  if (e == 4) { /* 32-bit: each tile read and written a whole line at a time, through L1 */
+    const uint32_t *f = (const uint32_t *)from + src;
+    uint32_t *t = (uint32_t *)to + dst;
+    uint32_t tile[TILE][TILE];
+    for (int64_t r0 = 0; r0 < rows; r0 += TILE)
+      for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
+        int64_t nr = r0 + TILE < rows ? TILE : rows - r0, nc = c0 + TILE < cols ? TILE : cols - c0;
+        for (int64_t q = 0; q < nc; q++)
+          memcpy(tile[q], f + r0 + (c0 + q) * col_stride, (size_t)nr * 4);
+        for (int64_t r = 0; r < nr; r++)
+          for (int64_t q = 0; q < nc; q++)
+            t[(r0 + r) * out_stride_a + c0 + q] = tile[q][r];
+      }
+    return;
+  }
   for (int64_t r0 = 0; r0 < rows; r0 += TILE)
     for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
       int64_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
@@ -155,7 +170,7 @@ static void run_strided_copy(const strided_copy *c, const void *in, void *out, s
   for (int64_t i = 0; i < positions; i++) {
     if (tiled)
       copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis]);
-    else
+    else if (to + (size_t)dst * c->esize != from + (size_t)src * c->esize) /* (in place: a whole Slice) */
       memcpy(to + (size_t)dst * c->esize, from + (size_t)src * c->esize, c->run_bytes);
     for (int d = (int)walked - 1; d >= 0; d--) { /* odometer increment */
       if (d == c->tile_axis)
