@@ -826,16 +826,21 @@ static residual_form residual_form_of(const npu_hal_op *op, bool transposed,
  * one float32 chain (oneDNN: 147 of them in ResNet's stem, in (kh, kw,
  * channel) order), whose rounding grows with its partial sums; per channel
  * it is ORT's order, and ResNet-101 amplifies its stem's rounding some 200x
- * (README, "Accuracy of resnet101 and fcn_resnet50"). Each part runs at
- * about a third of the whole's cost (3 -> 64, 7x7, stride 2 at 224x224:
- * 3.4-4.4 ms in all against 3.9-5.2 whole, one loaded thread). Up to 4
- * channels: beyond, the parts would each have too little to compute. */
-static bool wants_channel_parts(const npu_hal_op *op, const cpu_dnnl_window *g)
+ * (README, "Accuracy of resnet101 and fcn_resnet50"). The parts cost about
+ * what the whole does (each part reads and writes the whole output: SqueezeNet
+ * 1.0's 3 -> 96, 7x7 stride 2 took some 5% more, 0.1 ms, one thread). Up
+ * to 4 channels: beyond, the parts would each have too little to compute. */
+static int64_t window_taps(const cpu_dnnl_window *g)
 {
   int64_t taps = 1;
   for (int d = 0; d < g->spatial; d++)
     taps *= g->weights[3 + d];
-  return g->group == 1 && g->weights[2] >= 2 && g->weights[2] <= 4 && taps >= 25 &&
+  return taps;
+}
+
+static bool wants_channel_parts(const npu_hal_op *op, const cpu_dnnl_window *g)
+{
+  return g->group == 1 && g->weights[2] >= 2 && g->weights[2] <= 4 && window_taps(g) >= 25 &&
          op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN && op->fused_input_count == 0;
 }
 
@@ -850,9 +855,7 @@ typedef struct channel_part {
 static void describe_part(const npu_hal_op *op, const channel_part *part, cpu_dnnl_window *g,
                           window_mds *m)
 {
-  int64_t taps = 1;
-  for (int d = 0; d < g->spatial; d++)
-    taps *= g->weights[3 + d];
+  int64_t taps = window_taps(g);
   g->src[0] = g->dst[0] = 1;
   g->src[1] = g->weights[2] = 1;
   describe_tensors(op, g, false, dnnl_f32, m);
