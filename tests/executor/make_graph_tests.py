@@ -950,6 +950,40 @@ basic_block_case("basic_block_winograd_residual_32", 32)
 basic_block_case("basic_block_relu_before_residual_32", 32, relu_before_add=True)
 
 
+def channel_parts_stem_case(name, batch, channels, kernel, stride, bias):
+    """A network's first convolution over few input channels with a large
+    window (ResNet's stem: 3 channels, 7x7), which the CPU backend sums per
+    input channel, one primitive each onto the output (the bias with the
+    first, the Relu after the last), image by image: then a MaxPool and a 1x1
+    head, so that its output is in channel blocks."""
+    x = rng.random((batch, channels, 2 * SIZE + 1, 2 * SIZE + 1), dtype=np.float32)
+    w = (rng.standard_normal((16, channels, kernel, kernel)) *
+         np.sqrt(2 / (channels * kernel * kernel))).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32) if bias else np.zeros(16, np.float32)
+    head = (rng.standard_normal((8, 16, 1, 1)) * 0.25).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(head, "head")]
+    if bias:
+        inits.append(numpy_helper.from_array(b, "b"))
+    pad = kernel // 2
+    nodes = [helper.make_node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["stem"],
+                              pads=[pad] * 4, strides=[stride, stride]),
+             helper.make_node("Relu", ["stem"], ["rectified"]),
+             helper.make_node("MaxPool", ["rectified"], ["pooled"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["pooled", "head"], ["y"])]
+    value = np.maximum(conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                            stride=stride, pad=pad), 0)
+    padded = np.pad(value, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    size = (value.shape[2] - 1) // 2 + 1
+    pooled = np.max([padded[:, :, i:i + 2 * size:2, j:j + 2 * size:2]
+                     for i in range(3) for j in range(3)], axis=0)
+    write_case(name, nodes, inits, x, conv(pooled, head.astype(np.float64), np.zeros(8), pad=0))
+
+
+channel_parts_stem_case("conv_channel_parts_stem_7x7", 2, 3, 7, 2, True)
+channel_parts_stem_case("conv_channel_parts_4_channels_5x5_no_bias", 3, 4, 5, 1, False)
+
+
 def wide_rows_case(name, width):
     """Softmax, LayerNormalization and Erf along rows wider than one
     reduction step, with a tail (197: 12 steps of 16 and 5 more): their

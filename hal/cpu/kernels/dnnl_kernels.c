@@ -70,6 +70,7 @@ void cpu_dnnl_free_params(void *data)
   if (!p)
     return;
   cpu_dnnl_free_params(p->whole);
+  cpu_dnnl_free_params(p->next_channel);
   cpu_deferred_drop(&p->primitive);
   dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
                               p->scratchpad, p->plain_src, p->plain_dst};
@@ -87,11 +88,11 @@ void cpu_dnnl_free_params(void *data)
   free(p);
 }
 
-void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
+/* p's primitive over the batch, on the input at `src_base` (in[0] but for
+ * a channel part). */
+static void run_primitive(const npu_hal_kernel *k, cpu_dnnl_params *p, char *src_base,
+                          void *const *in, void *const *out)
 {
-  cpu_dnnl_params *p = k->params;
-  if (p->whole && atomic_load_explicit(&p->whole_ready, memory_order_acquire))
-    p = p->whole;
   char *workspace = out[k->output_count];
   dnnl_memory_set_data_handle(p->scratchpad, workspace);
   if (p->src_reorder)
@@ -121,7 +122,7 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
   if (unblocked)
     dnnl_memory_set_data_handle(p->dst, workspace + p->dst_offset);
   for (uint32_t slice = 0; slice < slices; slice++) {
-    char *src = (char *)in[0] + slice * p->src_slice_bytes;
+    char *src = src_base + slice * p->src_slice_bytes;
     char *dst = (char *)out[0] + slice * p->dst_slice_bytes;
     dnnl_memory_set_data_handle(p->src_reorder ? p->plain_src : p->src, src);
     if (!unblocked)
@@ -143,6 +144,15 @@ void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
     }
   }
   dnnl_stream_wait(stream);
+}
+
+void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  cpu_dnnl_params *p = k->params;
+  if (p->whole && atomic_load_explicit(&p->whole_ready, memory_order_acquire))
+    p = p->whole;
+  for (; p; p = p->next_channel)
+    run_primitive(k, p, (char *)in[0] + p->channel_offset, in, out);
 }
 
 /* Eltwise post-ops being appended. oneDNN 2.6's JIT gives every eltwise
@@ -240,10 +250,11 @@ static bool append_addend(dnnl_post_ops_t post_ops, const npu_hal_op *op,
 }
 
 /* cpu_dnnl_make_attributes, with the Add `summed` (or NULL) a sum post-op
- * onto what the output holds before the primitive runs. */
+ * onto what the output holds before the primitive runs; `onto_output`: one
+ * such sum before the op's post-ops. */
 static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
-                                  const npu_hal_activation *summed, cpu_dnnl_params *p,
-                                  dnnl_primitive_attr_t *attr)
+                                  const npu_hal_activation *summed, bool onto_output,
+                                  cpu_dnnl_params *p, dnnl_primitive_attr_t *attr)
 {
   dnnl_post_ops_t post_ops = NULL;
   dnnl_status_t s = dnnl_primitive_attr_create(attr);
@@ -257,7 +268,7 @@ static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t
     *attr = NULL;
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: out of memory");
   }
-  bool appended = true;
+  bool appended = !onto_output || dnnl_post_ops_append_sum(post_ops, 1.0f) == dnnl_success;
   eltwise_chain chain = {.post_ops = post_ops};
   for (uint32_t i = 0; i < op->activation_count && appended; i++)
     appended = &op->activations[i] == summed
@@ -280,7 +291,7 @@ static npu_status make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t
 npu_status cpu_dnnl_make_attributes(const npu_hal_op *op, const dnnl_memory_desc_t *view,
                                     cpu_dnnl_params *p, dnnl_primitive_attr_t *attr)
 {
-  return make_attributes(op, view, NULL, p, attr);
+  return make_attributes(op, view, NULL, false, p, attr);
 }
 
 
@@ -809,17 +820,73 @@ static residual_form residual_form_of(const npu_hal_op *op, bool transposed,
   return RESIDUAL_BINARY;
 }
 
+/* A convolution over few input channels with a large window (a network's
+ * first: 3 channels, 7x7) is summed per input channel: one primitive per
+ * channel, each on that channel's plane of the (plain) input, the later ones
+ * summing onto the output (a sum post-op; the bias with the first, the op's
+ * activations with the last). One primitive sums all channels' products in
+ * one float32 chain (oneDNN: 147 of them in ResNet's stem, in (kh, kw,
+ * channel) order), whose rounding grows with its partial sums; per channel
+ * it is ORT's order, and ResNet-101 amplifies its stem's rounding some 200x
+ * (README, "Accuracy of resnet101 and fcn_resnet50"). The parts cost about
+ * what the whole does (each part reads and writes the whole output: SqueezeNet
+ * 1.0's 3 -> 96, 7x7 stride 2 took some 5% more, 0.1 ms, one thread). Up
+ * to 4 channels: beyond, the parts would each have too little to compute. */
+static int64_t window_taps(const cpu_dnnl_window *g)
+{
+  int64_t taps = 1;
+  for (int d = 0; d < g->spatial; d++)
+    taps *= g->weights[3 + d];
+  return taps;
+}
+
+static bool wants_channel_parts(const npu_hal_op *op, const cpu_dnnl_window *g)
+{
+  return g->group == 1 && g->weights[2] >= 2 && g->weights[2] <= 4 && window_taps(g) >= 25 &&
+         op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN && op->fused_input_count == 0;
+}
+
+/* Input channel `channel` of `channels`'s part (see wants_channel_parts). */
+typedef struct channel_part {
+  int64_t channel, channels;
+} channel_part;
+
+/* The part's window: one image of one input channel (the parts run a slice
+ * per image, on the input's planes where they are); weights: that channel's,
+ * read in place from the op's (O, C, k...) values. */
+static void describe_part(const npu_hal_op *op, const channel_part *part, cpu_dnnl_window *g,
+                          window_mds *m)
+{
+  int64_t taps = window_taps(g);
+  g->src[0] = g->dst[0] = 1;
+  g->src[1] = g->weights[2] = 1;
+  describe_tensors(op, g, false, dnnl_f32, m);
+  m->run_dst = m->dst; /* the parts sum onto the output itself */
+  dnnl_dims_t strides = {part->channels * taps * g->weights[1], part->channels * taps, taps};
+  int64_t step = 1;
+  for (int d = g->spatial - 1; d >= 0; d--) {
+    strides[3 + d] = step;
+    step *= g->weights[3 + d];
+  }
+  dnnl_memory_desc_init_by_strides(&m->user_weights, g->spatial + 3, g->weights, dnnl_f32,
+                                   strides);
+  m->user_weights.offset0 = part->channel * taps;
+}
+
 /* `weights_id`: the op's weights' (cpu_packed_weights_identify). `replica`:
  * NULL, or the packing that an earlier plan of this model made for this op
  * at its batch: oneDNN's choice is then made again exactly as that first
  * plan made it, so that oneDNN finds that plan's primitive in its cache
  * instead of compiling one, and refused unless it comes out on those very
  * weights. `products`: see describe_tensors. `form`: that of the residual
- * Add (refused unless it gets the fast primitive it is for). */
+ * Add (refused unless it gets the fast primitive it is for). `part`: NULL,
+ * or the input channel whose share this kernel computes (float32, no
+ * residual, refused unless it runs on the tensors as they are). */
 static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
                                       dnnl_data_type_t products,
                                       const cpu_weights_id *weights_id,
-                                      const dnnl_memory_desc_t *replica, residual_form form)
+                                      const dnnl_memory_desc_t *replica, residual_form form,
+                                      const channel_part *part)
 {
   const npu_hal_activation *residual = form != RESIDUAL_BINARY ? only_residual(op) : NULL;
   bool unblocked = form == RESIDUAL_UNBLOCKED, summed = form == RESIDUAL_SUMMED;
@@ -842,7 +909,12 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   if (summed && !wants_winograd(&g))
     return cpu_unsupported(op, "a summed residual is for Winograd convolutions");
   window_mds m, sliced;
-  describe_tensors(op, &g, transposed, products, &m);
+  int64_t batch = g.src[0];
+  if (part)
+    describe_part(op, part, &g, &m);
+  else
+    describe_tensors(op, &g, transposed, products, &m);
+  has_bias = has_bias && (!part || part->channel == 0);
   if (unblocked) { /* the output as the primitive writes it, in the input's blocks */
     dnnl_memory_desc_init_by_tag(&m.dst, g.spatial + 2, g.dst, dnnl_f32,
                                  layout_tag(&op->inputs[0]));
@@ -865,7 +937,10 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   npu_hal_op without_residual = *op;
   if (unblocked)
     without_residual.activation_count--;
-  status = make_attributes(&without_residual, NULL, summed ? residual : NULL, p, &attr);
+  if (part && part->channel < part->channels - 1) /* they follow the last channel's */
+    without_residual.activation_count = 0;
+  status = make_attributes(&without_residual, NULL, summed ? residual : NULL,
+                           part && part->channel > 0, p, &attr);
   if (status != NPU_OK)
     goto done;
   const dnnl_memory_desc_t *bias = has_bias ? &m.bias : NULL;
@@ -874,7 +949,8 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
    * a slice at a time; else pack them again as oneDNN picks for this shape
    * (the first shape's choice is never changed by later ones). */
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = replica ? 0 : earlier_packings(weights_id, &m, products, earlier);
+  size_t earlier_count =
+      replica || part ? 0 : earlier_packings(weights_id, &m, products, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -905,6 +981,14 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
     status = cpu_unsupported(op, "no fast primitive writes the input's channel blocks");
     goto done;
   }
+  if (part && (!cpu_dnnl_fast_implementation(pd) ||
+               !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0),
+                                       &m.src) ||
+               !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                                       &m.dst))) {
+    status = cpu_unsupported(op, "no fast primitive on one input channel in place");
+    goto done;
+  }
   if (summed && (!winograd_weights(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0)) ||
                  !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
                                          &m.dst))) {
@@ -924,6 +1008,12 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   if (s != dnnl_success)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot create the %s primitive",
                            op->op_type);
+  if (part) { /* an image a slice; the output's images whole */
+    p->slices = (uint32_t)batch;
+    p->src_slice_bytes = dnnl_memory_desc_get_size(&m.src) * (size_t)part->channels;
+    p->dst_slice_bytes = dnnl_memory_desc_get_size(&m.dst);
+    p->channel_offset = dnnl_memory_desc_get_size(&m.src) * (size_t)part->channel;
+  }
   if (summed) {
     p->summed_input = op->input_count + residual->input;
     p->summed_bytes = cpu_tensor_elements(&op->outputs[0]) * sizeof(float);
@@ -958,22 +1048,64 @@ static void forget_kernel(npu_hal_kernel *k)
   k->workspace_bytes = 0;
 }
 
-/* build_window_kernel with the op's residual Add in the form that gets a
- * faster primitive where one does, else as a binary post-op. */
+/* The op as one kernel of its input channels' parts (wants_channel_parts),
+ * run one after another; NPU_ERROR_NOT_SUPPORTED where one has no fast
+ * primitive (k is then as it came). */
+static npu_status build_channel_parts(const npu_hal_op *op, npu_hal_kernel *k,
+                                      const cpu_weights_id *weights_id)
+{
+  channel_part part = {0, op->inputs[0].dims[1]};
+  cpu_dnnl_params *first = NULL, **last = &first;
+  npu_status status = NPU_OK;
+  size_t workspace = 0;
+  for (; part.channel < part.channels && status == NPU_OK; part.channel++) {
+    npu_hal_kernel one = *k;
+    one.params = NULL;
+    one.free_params = NULL;
+    status = build_window_kernel(op, &one, false, dnnl_f32, weights_id, NULL, RESIDUAL_BINARY,
+                                 &part);
+    *last = one.params; /* freed with the first */
+    if (*last)
+      last = &(*last)->next_channel;
+    k->packed_inputs |= one.packed_inputs;
+    if (one.workspace_bytes > workspace)
+      workspace = one.workspace_bytes;
+  }
+  k->params = first;
+  k->free_params = cpu_dnnl_free_params;
+  k->workspace_bytes = workspace;
+  k->run = cpu_dnnl_run;
+  if (status != NPU_OK)
+    forget_kernel(k);
+  return status;
+}
+
+/* build_window_kernel with the op's input channels summed apart where
+ * wants_channel_parts, and its residual Add in the form that gets a faster
+ * primitive where one does, else as a binary post-op. */
 static npu_status build_window_choosing(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
                                         dnnl_data_type_t products,
                                         const cpu_weights_id *weights_id,
                                         const dnnl_memory_desc_t *replica)
 {
+  cpu_dnnl_window g;
+  if (!transposed && products == dnnl_f32 && !replica &&
+      cpu_dnnl_read_window(op, &op->inputs[1], false, &g) == NPU_OK &&
+      wants_channel_parts(op, &g)) {
+    npu_status status = build_channel_parts(op, k, weights_id);
+    if (status != NPU_ERROR_NOT_SUPPORTED)
+      return status;
+  }
   residual_form form = residual_form_of(op, transposed, products);
   if (form != RESIDUAL_BINARY) {
     npu_status status =
-        build_window_kernel(op, k, transposed, products, weights_id, replica, form);
+        build_window_kernel(op, k, transposed, products, weights_id, replica, form, NULL);
     if (status != NPU_ERROR_NOT_SUPPORTED)
       return status;
     forget_kernel(k);
   }
-  return build_window_kernel(op, k, transposed, products, weights_id, replica, RESIDUAL_BINARY);
+  return build_window_kernel(op, k, transposed, products, weights_id, replica, RESIDUAL_BINARY,
+                             NULL);
 }
 
 /* (PP-OCRv4 det's 20x20 layers on 384 channels ran as fast in slices of 1

@@ -53,6 +53,11 @@ typedef struct cpu_dnnl_params {
    * primitive's output (one slice's where it runs in slices). */
   uint32_t summed_input;
   size_t summed_bytes;
+  /* A convolution summed per input channel (see wants_channel_parts): this
+   * part reads the input `channel_offset` bytes on (its channel), and
+   * `next_channel` (NULL: none) sums the next channel's share onto the output. */
+  size_t channel_offset;
+  struct cpu_dnnl_params *next_channel;
 } cpu_dnnl_params;
 
 /* out = blocked moved to channels-last + addend (channels-last), in parallel. */
