@@ -188,7 +188,12 @@ typedef struct binary_params {
  * written and no other, so no iteration depends on another: IVDEP lets the
  * compiler vectorise without the overlap check, which fails on such aliasing
  * and runs the scalar loop. */
+#if defined(__GNUC__) && !defined(__clang__)
 #define IVDEP _Pragma("GCC ivdep")
+#else
+#define IVDEP /* (clang, the fuzzing build's compiler, has no such hint that does not warn
+                 where a loop, Pow's, cannot vectorise) */
+#endif
 #define BINARY_LOOP(T, OUT_T, EXPR)                                                         \
   for (int64_t row = first; row < last; row++, cursor_next(p, &c)) {                        \
     const T *x = (const T *)a + c.a_off;                                                    \

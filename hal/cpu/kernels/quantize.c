@@ -515,7 +515,7 @@ typedef struct softmax_job {
 } softmax_job;
 
 NPU_VECTOR_CLONES
-static void softmax_row(const uint8_t *x, uint8_t *y, size_t n, const softmax_job *j)
+static void quantized_softmax_row(const uint8_t *x, uint8_t *y, size_t n, const softmax_job *j)
 {
   float xs = j->xs, ys = j->ys;
   int32_t yz = j->yz;
@@ -547,7 +547,7 @@ static void softmax_task(void *data, size_t task)
   const softmax_job *j = data;
   size_t end = (task + 1) * j->per_task < j->rows ? (task + 1) * j->per_task : j->rows;
   for (size_t row = task * j->per_task; row < end; row++)
-    softmax_row(j->x + row * j->length, j->y + row * j->length, j->length, j);
+    quantized_softmax_row(j->x + row * j->length, j->y + row * j->length, j->length, j);
 }
 
 static void run_qlinear_softmax(const npu_hal_kernel *k, void *const *in, void *const *out)
