@@ -19,7 +19,13 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang meson setup "$build" "$NPU_ROOT" -Dwerror=true -Dfuzzing=true \
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
-ninja -C "$build" -j "$(nproc)" tests/fuzz/fuzz_model tests/fuzz/fuzz_npy tests/fuzz/corpus >/dev/null
+# (quiet when it builds; a failing build shows its errors, not just the exit status)
+if ! ninja -C "$build" -j "$(nproc)" tests/fuzz/fuzz_model tests/fuzz/fuzz_npy tests/fuzz/corpus \
+  >"$build/ninja.log" 2>&1; then
+  grep -E -A3 "FAILED|error" "$build/ninja.log" | head -60 >&2
+  echo "fuzz.sh: the fuzzing build failed (whole log: $build/ninja.log)" >&2
+  exit 1
+fi
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
