@@ -1243,9 +1243,7 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
 
 /* ---- MatMul and Gemm ------------------------------------------------------------- */
 
-/* A plain memory descriptor of `rank` dims; `transposed`: the last two axes
- * are stored swapped (Gemm's transA/transB). */
-static void matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed,
+void cpu_dnnl_matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed,
                       dnnl_data_type_t type)
 {
   dnnl_dims_t strides;
@@ -1309,10 +1307,10 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   bool packed = op->input_values[1] != NULL;
   if (!packed && products != dnnl_f32)
     return cpu_unsupported(op, "bfloat16 products need constant weights");
-  matrix_md(&a_md, rank, a_dims, trans_a, dnnl_f32);
-  matrix_md(&run_a_md, rank, a_dims, trans_a, products);
-  matrix_md(&user_b_md, rank, b_dims, trans_b, dnnl_f32);
-  matrix_md(&y_md, rank, y_dims, false, dnnl_f32);
+  cpu_dnnl_matrix_md(&a_md, rank, a_dims, trans_a, dnnl_f32);
+  cpu_dnnl_matrix_md(&run_a_md, rank, a_dims, trans_a, products);
+  cpu_dnnl_matrix_md(&user_b_md, rank, b_dims, trans_b, dnnl_f32);
+  cpu_dnnl_matrix_md(&y_md, rank, y_dims, false, dnnl_f32);
   dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, products, dnnl_format_tag_any);
   b_md = packed ? any_b_md : user_b_md;
   if (bias_input >= 0) { /* Gemm's C: broadcast to (M, N) from a shape of rank 0 to 2 */
@@ -1321,7 +1319,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
       int dc = d - (rank - (int)c->rank);
       bias_dims[d] = dc >= 0 ? c->dims[dc] : 1;
     }
-    matrix_md(&bias_md, rank, bias_dims, false, dnnl_f32);
+    cpu_dnnl_matrix_md(&bias_md, rank, bias_dims, false, dnnl_f32);
   }
 
   cpu_dnnl_params *p = calloc(1, sizeof *p);

@@ -84,6 +84,11 @@ static inline dnnl_data_type_t cpu_dnnl_8bit(npu_dtype dtype)
 /* The CPU engine, created once; NULL where oneDNN has none. */
 dnnl_engine_t cpu_dnnl_engine(void);
 
+/* A plain memory descriptor of `rank` dims; `transposed`: the last two axes
+ * are stored swapped (Gemm's transA/transB). */
+void cpu_dnnl_matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, bool transposed,
+                        dnnl_data_type_t type);
+
 /* Runs a kernel built on cpu_dnnl_params (src: input 0, dst: output 0,
  * packed weights, bias: input bias_input); frees its params. */
 void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out);

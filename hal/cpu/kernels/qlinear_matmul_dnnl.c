@@ -79,19 +79,6 @@ static bool takes_runtime_b(const npu_hal_op *op)
   return true;
 }
 
-/* A row-major memory descriptor. */
-static void plain_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims,
-                     dnnl_data_type_t type)
-{
-  dnnl_dims_t strides;
-  int64_t step = 1;
-  for (int d = rank - 1; d >= 0; d--) {
-    strides[d] = step;
-    step *= dims[d];
-  }
-  dnnl_memory_desc_init_by_strides(md, rank, dims, type, strides);
-}
-
 static void run_runtime_b(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const runtime_b *r = k->params;
@@ -119,9 +106,9 @@ static npu_status build_runtime_b(const npu_hal_op *op, npu_hal_kernel *k)
     b_dims[d] = db >= 0 ? b->dims[db] : 1;
   }
   dnnl_memory_desc_t a_md, b_md, y_md;
-  plain_md(&a_md, rank, a_dims, cpu_dnnl_8bit(a->dtype));
-  plain_md(&b_md, rank, b_dims, dnnl_s8);
-  plain_md(&y_md, rank, y_dims, cpu_dnnl_8bit(y->dtype));
+  cpu_dnnl_matrix_md(&a_md, rank, a_dims, false, cpu_dnnl_8bit(a->dtype));
+  cpu_dnnl_matrix_md(&b_md, rank, b_dims, false, dnnl_s8);
+  cpu_dnnl_matrix_md(&y_md, rank, y_dims, false, cpu_dnnl_8bit(y->dtype));
 
   runtime_b *r = calloc(1, sizeof *r);
   if (!r)
