@@ -289,9 +289,12 @@ static void run_parallel(void *data)
       job->fn(job->ctx, i);
     return;
   }
-  /* Work items differ in cost (image rows, output channel blocks): dealt
-   * one at a time. */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(job->threads)
+  /* Guided: each thread first takes long runs of neighbouring items, so it
+   * streams through memory in one sequence (items dealt one at a time, in
+   * turn, made EfficientNet's in-place channel scale 2.6 times slower on 2
+   * threads), and the shorter runs at the end even out items of different
+   * cost (image rows, output channel blocks). */
+#pragma omp parallel for schedule(guided) num_threads(job->threads)
   for (size_t i = 0; i < job->n; i++)
     job->fn(job->ctx, i);
 }
