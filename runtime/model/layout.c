@@ -13,6 +13,7 @@ static bool is_elementwise(const char *op_type)
       "Elu",  "Selu",      "Celu",    "Softplus", "Softsign", "Sign",    "ThresholdedRelu",
       "Mish", "Round", "Gelu", "Mod", "QLinearAdd", "QLinearLookup",
       "QLinearBinaryLookup",
+      "BatchNormalization", /* (its statistics are [C] vectors: left out of the group) */
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(op_type, names[i]) == 0)

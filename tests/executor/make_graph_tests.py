@@ -1188,3 +1188,60 @@ def window_pads_case(name):
 
 
 window_pads_case("window_pads_in_place_and_row_copies")
+
+
+def pre_activation_case(name, first, second, activation="relu", spatial=True):
+    """A pre-activation layer as DenseNet writes it: two convolutions'
+    outputs (`first` and `second` channels) concatenated, normalised
+    (BatchNormalization with its own statistics: nothing folds it), the
+    activation, then a 1x1 convolution; batch 2. 16 + 16 channels plan in
+    channel blocks, 12 + 6 channels-last; without spatial axes (N, C) the
+    normalisation is plain. The activation runs inside the normalisation."""
+    channels = first + second
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    weights = [(rng.standard_normal((m, 8, 3, 3)) * 0.2).astype(np.float32)
+               for m in (first, second)]
+    biases = [rng.standard_normal(m).astype(np.float32) for m in (first, second)]
+    stats = [rng.uniform(0.5, 1.5, channels), rng.uniform(-0.5, 0.5, channels),
+             rng.uniform(-0.5, 0.5, channels), rng.uniform(0.2, 2.0, channels)]
+    head = (rng.standard_normal((8, channels, 1, 1)) * 0.3).astype(np.float32)
+    inits = [numpy_helper.from_array(v, n) for v, n in
+             zip(weights + biases, ["w0", "w1", "b0", "b1"])]
+    inits += [numpy_helper.from_array(v.astype(np.float32), n) for v, n in
+              zip(stats, ["gamma", "beta", "mean", "var"])]
+    inits.append(numpy_helper.from_array(head, "head"))
+    x64 = x.astype(np.float64)
+    joined = np.concatenate([conv(x64, w.astype(np.float64), b.astype(np.float64))
+                             for w, b in zip(weights, biases)], axis=1)
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["c0", "c1"], ["joined"], axis=1)]
+    if not spatial:
+        nodes.append(helper.make_node("GlobalAveragePool", ["joined"], ["pooled"]))
+        nodes.append(helper.make_node("Flatten", ["pooled"], ["flat"]))
+        joined = joined.mean(axis=(2, 3))
+    gamma, beta, mean, var = (s.astype(np.float32).astype(np.float64) for s in stats)
+    shape = (1, -1, 1, 1) if spatial else (1, -1)
+    normalised = ((joined - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-3)
+                  * gamma.reshape(shape) + beta.reshape(shape))
+    nodes.append(helper.make_node("BatchNormalization",
+                                  ["joined" if spatial else "flat", "gamma", "beta", "mean", "var"],
+                                  ["normalised"], epsilon=1e-3))
+    make, reference = STEPS[activation]
+    nodes += make("normalised", "activated")
+    value = reference(normalised)
+    if spatial:
+        nodes.append(helper.make_node("Conv", ["activated", "head"], ["y"]))
+        value = conv(value, head.astype(np.float64), np.zeros(8), pad=0)
+    else:
+        nodes[-1].output[0] = "y"
+    used = {i for n in nodes for i in n.input}
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k)
+              for k, v in CONSTANTS.items() if k in used]
+    write_case(name, nodes, inits, x, value)
+
+
+pre_activation_case("pre_activation_batch_norm_relu_blocks", 16, 16)
+pre_activation_case("pre_activation_batch_norm_leaky_channels_last", 12, 6, activation="leaky")
+pre_activation_case("pre_activation_batch_norm_sigmoid_plain", 16, 16, activation="sigmoid",
+                    spatial=False)

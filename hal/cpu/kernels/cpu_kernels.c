@@ -56,6 +56,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_elementwise_kernels,
     cpu_layout_kernels,
     cpu_nn_kernels,
+    cpu_batch_norm_kernels,
     cpu_reduce_kernels,
     cpu_resize_kernels,
     cpu_index_map_kernels,

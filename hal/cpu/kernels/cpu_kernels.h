@@ -65,6 +65,7 @@ typedef struct cpu_kernel_entry {
 extern const cpu_kernel_entry cpu_elementwise_kernels[];
 extern const cpu_kernel_entry cpu_layout_kernels[];
 extern const cpu_kernel_entry cpu_nn_kernels[];
+extern const cpu_kernel_entry cpu_batch_norm_kernels[];
 extern const cpu_kernel_entry cpu_dnnl_kernels[];
 extern const cpu_kernel_entry cpu_pointwise_kernels[];
 extern const cpu_kernel_entry cpu_deconv_patch_kernels[];

@@ -1,6 +1,6 @@
 /* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
  * MatMul (batched, broadcast), Max/Average pooling, global pooling,
- * BatchNormalization (inference), Softmax/LogSoftmax.
+ * Softmax/LogSoftmax.
  * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
  * oneDNN path replaces it for speed (see the issue tracker). */
 #include <float.h>
@@ -348,41 +348,6 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- BatchNormalization (inference) ------------------------------------------------- */
-
-static void run_batch_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
-{
-  const float *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
-  float epsilon = *(const float *)k->params;
-  const npu_hal_tensor_desc *t = &k->inputs[0];
-  int64_t n = t->dims[0], c = t->rank > 1 ? t->dims[1] : 1;
-  size_t inner = cpu_tensor_elements(t) / (size_t)(n * c);
-  float *y = out[0];
-  for (int64_t b = 0; b < n; b++)
-    for (int64_t ch = 0; ch < c; ch++) {
-      float s = scale[ch] / sqrtf(var[ch] + epsilon), o = bias[ch] - mean[ch] * s;
-      const float *xs = x + (b * c + ch) * (int64_t)inner;
-      float *ys = y + (b * c + ch) * (int64_t)inner;
-      for (size_t i = 0; i < inner; i++)
-        ys[i] = xs[i] * s + o;
-    }
-}
-
-static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  if (op->inputs[0].dtype != NPU_DTYPE_FLOAT32 || op->output_count > 1)
-    return cpu_unsupported(op, "float32 inference mode only");
-  if (op->opset < 9 && op->attributes.get_int(op->attributes.node, "spatial", 1) == 0)
-    return cpu_unsupported(op, "spatial=0");
-  float *epsilon = malloc(sizeof *epsilon);
-  if (!epsilon)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  *epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
-  k->params = epsilon;
-  k->run = run_batch_norm;
-  return NPU_OK;
-}
-
 /* ---- global pooling in any layout -------------------------------------------------- */
 
 /* Channel c of image n sits, per spatial position, at a fixed step: its
@@ -645,7 +610,6 @@ const cpu_kernel_entry cpu_nn_kernels[] = {
     {"GlobalAveragePool", create_global_pool, CPU_LAYOUTS_ANY},
     {"GlobalMaxPool", create_global_pool, CPU_LAYOUTS_ANY},
     {"ReduceMean", create_global_pool, CPU_LAYOUTS_SPATIAL_REDUCTION},
-    {"BatchNormalization", create_batch_norm},
     {"Softmax", create_softmax},
     {"LogSoftmax", create_softmax},
     {NULL, NULL},

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
-#include "fast_math.h"
+#include "activations.h"
 #include "packed_weights.h"
 
 typedef struct pointwise_params {
@@ -25,63 +25,6 @@ typedef struct pointwise_params {
 
 /* Larger products are oneDNN's: its threads pay off there. */
 #define MAX_POINTWISE_WEIGHTS (1 << 18)
-
-static inline float sigmoid(float v)
-{
-  return 1.0f / (1.0f + cpu_expf(-v));
-}
-
-/* v within [0, 1] (fmaxf and fminf do not vectorise). */
-static inline float unit_clamp(float v)
-{
-  return v < 0 ? 0 : v > 1 ? 1 : v;
-}
-
-/* One activation over y[0, n): the kind is chosen once, so that each loop
- * is branch-free and vectorises (a switch per element kept the gates of
- * squeeze-and-excitation, Sigmoid and HardSigmoid, scalar). */
-static inline void activate(const npu_hal_activation *a, float *restrict y, int64_t n)
-{
-  float alpha = a->alpha, beta = a->beta;
-  switch (a->kind) {
-  case NPU_HAL_ACTIVATION_RELU:
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
-    break;
-  case NPU_HAL_ACTIVATION_LEAKY_RELU:
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : alpha * y[i];
-    break;
-  case NPU_HAL_ACTIVATION_CLIP:
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] < alpha ? alpha : y[i] > beta ? beta : y[i];
-    break;
-  case NPU_HAL_ACTIVATION_SIGMOID:
-    for (int64_t i = 0; i < n; i++) y[i] = sigmoid(y[i]);
-    break;
-  case NPU_HAL_ACTIVATION_HARD_SIGMOID:
-    for (int64_t i = 0; i < n; i++) y[i] = unit_clamp(alpha * y[i] + beta);
-    break;
-  case NPU_HAL_ACTIVATION_HARD_SWISH:
-    for (int64_t i = 0; i < n; i++) y[i] *= unit_clamp(y[i] * (1.0f / 6) + 0.5f);
-    break;
-  case NPU_HAL_ACTIVATION_SWISH:
-    for (int64_t i = 0; i < n; i++) y[i] *= sigmoid(y[i]);
-    break;
-  case NPU_HAL_ACTIVATION_GELU:
-    for (int64_t i = 0; i < n; i++) y[i] *= 0.5f * (1 + cpu_erff(y[i] * 0.70710678f));
-    break;
-  case NPU_HAL_ACTIVATION_GELU_TANH:
-    for (int64_t i = 0; i < n; i++) y[i] = cpu_gelu_tanh(y[i]);
-    break;
-  case NPU_HAL_ACTIVATION_TANH:
-    for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]);
-    break;
-  case NPU_HAL_ACTIVATION_LINEAR:
-    for (int64_t i = 0; i < n; i++) y[i] = alpha * y[i] + beta;
-    break;
-  case NPU_HAL_ACTIVATION_ADD:
-  case NPU_HAL_ACTIVATION_DEQUANTIZED_ADD:
-  case NPU_HAL_ACTIVATION_QUANTIZE: break; /* refused at creation */
-  }
-}
 
 NPU_VECTOR_CLONES
 static void pointwise_products(const pointwise_params *p, const float *restrict x,
@@ -103,7 +46,7 @@ static void pointwise_products(const pointwise_params *p, const float *restrict 
         yn[o] += w[o] * v;
     }
     for (uint32_t i = 0; i < p->activation_count; i++)
-      activate(&p->activations[i], yn, outs);
+      cpu_activate(&p->activations[i], yn, outs);
   }
 }
 
