@@ -178,14 +178,14 @@ typedef struct binary_params {
   int64_t b_strides[NPU_MAX_RANK];
   int64_t rows;                    /* output elements / last dimension */
   int64_t rows_per_task;           /* > 1: short rows, grouped */
+  int64_t pieces_per_row;          /* else: long rows, split in CHUNKs */
+  size_t tasks;
   /* 1 or 2: Mul or Add of float32 rows of one channel block's 16 lanes
    * against input 1's or 2's 16 lanes, which stay put along the middle
    * axis (squeeze-and-excitation's channel scale, a per-channel bias):
    * see block_lane_rows */
   uint32_t lane_operand;
   int64_t lane_operand_stride;     /* of that input along the outer axis */
-  int64_t pieces_per_row;          /* else: long rows, split in CHUNKs */
-  size_t tasks;
 } binary_params;
 
 /* Rows [first, last) from cursor c; the operation's switch stays outside.
