@@ -739,6 +739,36 @@ squeeze_excitation_case("squeeze_excitation_mul_of_one_tensor_twice", gate_first
                         square=True)
 
 
+def channel_operand_case(name, op, pooled_first):
+    """A convolution's output in 16-channel blocks (48 channels, batch 2)
+    and its own global average pool, [2, 48, 1, 1], combined by `op` before
+    a 1x1 projection: Mul and Add take the CPU kernels' path for one
+    block's 16 lanes against a per-channel operand (either operand order),
+    Sub must not (its order matters: the general loop)."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((48, 8, 3, 3)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(48).astype(np.float32)
+    wq = (rng.standard_normal((16, 48, 1, 1)) * 0.2).astype(np.float32)
+    bq = (0.1 * rng.standard_normal(16)).astype(np.float32)
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             {"w": w, "b": b, "wq": wq, "bq": bq}.items()]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["c"], ["p"]),
+             helper.make_node(op, ["p", "c"] if pooled_first else ["c", "p"], ["m"]),
+             helper.make_node("Conv", ["m", "wq", "bq"], ["y"])]
+    f64 = lambda v: v.astype(np.float64)
+    c = conv(f64(x), f64(w), f64(b))
+    p = c.mean(axis=(2, 3), keepdims=True)
+    u, v = (p, c) if pooled_first else (c, p)
+    m = {"Mul": u * v, "Add": u + v, "Sub": u - v}[op]
+    write_case(name, nodes, inits, x, conv(m, f64(wq), f64(bq), pad=0))
+
+
+channel_operand_case("channel_operand_mul_blocks_pooled_first", "Mul", True)
+channel_operand_case("channel_operand_add_blocks", "Add", False)
+channel_operand_case("channel_operand_sub_blocks_pooled_first", "Sub", True)
+
+
 def spatial_mean_case(name, channels, keepdims):
     """ReduceMean over the spatial axes, as exporters write global average
     pooling (ShuffleNetV2's x.mean([2, 3])), of a convolution's output in

@@ -355,14 +355,86 @@ static void print_profile(void)
   }
 }
 
+/* Per model run (any NPU_CPU_PROFILE): from its submission to its first
+ * kernel, from its first kernel's start to its last one's end on the engine
+ * (its wall time there), and the sum of its kernels' times, so that the
+ * time between kernels (the engine's dispatch, a parallel team's wake-up
+ * after an idle gap) and before the first (the hand-over to the engine) are
+ * told apart from the kernels'. Printed for the runs of the launch count
+ * most runs had: the steady runs of the plan, not its planning-time ones. */
+typedef struct run_time {
+  size_t launches;
+  double queued, wall, kernels;
+} run_time;
+
+static run_time run_times[8192];
+static size_t run_count;
+
+static void record_run(size_t launches, double submitted, double started, double ended,
+                       double kernels)
+{
+  pthread_mutex_lock(&profile_lock);
+  if (run_count < sizeof run_times / sizeof run_times[0])
+    run_times[run_count++] = (run_time){launches, started - submitted, ended - started, kernels};
+  pthread_mutex_unlock(&profile_lock);
+}
+
+static int ascending(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* "min 1.234 median 1.456 ms" of the `count` values, sorted in place. */
+static void print_spread(const char *what, double *values, size_t count)
+{
+  qsort(values, count, sizeof *values, ascending);
+  fprintf(stderr, "  %-34s min %8.3f  median %8.3f ms\n", what, values[0] * 1e3,
+          values[count / 2] * 1e3);
+}
+
+static void print_run_times(void)
+{
+  size_t launches = 0, most = 0;
+  for (size_t i = 0; i < run_count; i++) {
+    size_t same = 0;
+    for (size_t j = 0; j < run_count; j++)
+      same += run_times[j].launches == run_times[i].launches;
+    if (same > most) {
+      most = same;
+      launches = run_times[i].launches;
+    }
+  }
+  double *values = most ? malloc(4 * most * sizeof *values) : NULL;
+  if (!values)
+    return;
+  double *queued = values, *wall = values + most, *kernels = wall + most, *between = kernels + most;
+  size_t n = 0;
+  for (size_t i = 0; i < run_count; i++)
+    if (run_times[i].launches == launches) {
+      queued[n] = run_times[i].queued;
+      wall[n] = run_times[i].wall;
+      kernels[n] = run_times[i].kernels;
+      between[n++] = run_times[i].wall - run_times[i].kernels;
+    }
+  fprintf(stderr, "CPU model runs of %zu launches (%zu runs), per run:\n", launches, n);
+  print_spread("submission to first kernel", queued, n);
+  print_spread("first kernel to last (engine wall)", wall, n);
+  print_spread("kernels", kernels, n);
+  print_spread("between kernels", between, n);
+  free(values);
+}
+
 static void start_profile(void)
 {
   const char *env = getenv("NPU_CPU_PROFILE");
   profiling_nodes = env && strcmp(env, "nodes") == 0;
   profiling_shapes = profiling_nodes || (env && strcmp(env, "shapes") == 0);
   profiling = profiling_shapes || (env && strcmp(env, "1") == 0);
-  if (profiling)
+  if (profiling) {
     atexit(print_profile);
+    atexit(print_run_times); /* (printed first) */
+  }
 }
 
 static double seconds_now(void)
@@ -453,6 +525,7 @@ typedef struct plan_run {
   void *done_data;
   size_t next;            /* the launch the engine runs next */
   launch_failure failure; /* the launch that failed, ending the run */
+  double submitted, started, kernels; /* profiling: see record_run */
 } plan_run;
 
 /* Empty tensors have no memory: their kernels get this address, so that
@@ -488,8 +561,15 @@ static bool run_next_launch(void *data)
           : NULL;
   double start = profiling ? seconds_now() : 0;
   launch->kernel->run(launch->kernel, inputs, outputs);
-  if (profiling)
-    record_launch(launch->kernel, seconds_now() - start);
+  if (profiling) {
+    double end = seconds_now();
+    record_launch(launch->kernel, end - start);
+    if (run->next == 1)
+      run->started = start;
+    run->kernels += end - start;
+    if (run->next == run->count)
+      record_run(run->count, run->submitted, run->started, end, run->kernels);
+  }
   if (current_failure.status != NPU_OK) { /* what follows would read what it left unwritten */
     run->failure = current_failure;
     current_failure.status = NPU_OK;
@@ -526,7 +606,8 @@ static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
   plan_run *run = malloc(sizeof *run);
   if (!run)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory queuing a model run");
-  *run = (plan_run){device, stream, launches, count, done, done_data, 0, {NPU_OK, ""}};
+  *run = (plan_run){device, stream, launches, count, done, done_data, 0, {NPU_OK, ""},
+                    profiling ? seconds_now() : 0, 0, 0};
   npu_status status = cpu_stream_submit(stream, run_launches, run);
   if (status != NPU_OK)
     free(run);

@@ -180,6 +180,12 @@ typedef struct binary_params {
   int64_t rows_per_task;           /* > 1: short rows, grouped */
   int64_t pieces_per_row;          /* else: long rows, split in CHUNKs */
   size_t tasks;
+  /* 1 or 2: Mul or Add of float32 rows of one channel block's 16 lanes
+   * against input 1's or 2's 16 lanes, which stay put along the middle
+   * axis (squeeze-and-excitation's channel scale, a per-channel bias):
+   * see block_lane_rows */
+  uint32_t lane_operand;
+  int64_t lane_operand_stride;     /* of that input along the outer axis */
 } binary_params;
 
 /* Rows [first, last) from cursor c; the operation's switch stays outside.
@@ -359,6 +365,38 @@ static void binary_rows(const binary_job *job, int64_t first, int64_t last, int6
   }
 }
 
+/* Rows [first, last) of a kernel with a lane operand (binary_params): the
+ * generic loop's odometer and run-time row length cost five times the pass
+ * over memory on rows of 16 lanes. The other input and the output are
+ * contiguous; they may be one buffer. */
+NPU_VECTOR_CLONES
+static void block_lane_rows(const binary_job *job, int64_t first, int64_t last)
+{
+  const binary_params *p = job->p;
+  const float *lanes = p->lane_operand == 1 ? job->a : job->b;
+  const float *x = p->lane_operand == 1 ? job->b : job->a;
+  float *z = job->out;
+  int64_t middle = p->dims[1];
+  for (int64_t row = first; row < last;) {
+    int64_t outer = row / middle, end = (outer + 1) * middle < last ? (outer + 1) * middle : last;
+    cpu_lanes16 operand, v;
+    cpu_lanes16_load(&operand, lanes + outer * p->lane_operand_stride);
+    if (p->kind == B_MUL)
+      for (int64_t r = row; r < end; r++) {
+        cpu_lanes16_load(&v, x + r * 16);
+        v *= operand;
+        cpu_lanes16_store(z + r * 16, &v);
+      }
+    else
+      for (int64_t r = row; r < end; r++) {
+        cpu_lanes16_load(&v, x + r * 16);
+        v += operand;
+        cpu_lanes16_store(z + r * 16, &v);
+      }
+    row = end;
+  }
+}
+
 /* A task: several short rows, or a CHUNK-long piece of one long row. */
 static void binary_task(void *ctx, size_t task)
 {
@@ -367,6 +405,11 @@ static void binary_task(void *ctx, size_t task)
   int64_t inner = p->dims[p->rank - 1];
   if (p->rows_per_task > 1) {
     int64_t first = (int64_t)task * p->rows_per_task;
+    if (p->lane_operand) {
+      int64_t last = first + p->rows_per_task < p->rows ? first + p->rows_per_task : p->rows;
+      block_lane_rows(job, first, last);
+      return;
+    }
     int64_t last = first + p->rows_per_task < p->rows ? first + p->rows_per_task : p->rows;
     binary_rows(job, first, last, 0, inner);
     return;
@@ -463,11 +506,13 @@ static bool operand_strides(const npu_hal_tensor_desc *in, const npu_hal_tensor_
 
 /* Merges neighbouring axes both inputs walk contiguously (or both
  * broadcast), down to one axis for same-shape or scalar operands, so rows
- * are long; a rank-0 output becomes one axis of 1. */
+ * are long, and drops axes of 1; a rank-0 output becomes one axis of 1. */
 static void coalesce(binary_params *p)
 {
   uint32_t rank = 0;
   for (uint32_t d = 0; d < p->rank; d++) {
+    if (p->dims[d] == 1)
+      continue; /* (its strides are never used) */
     bool merges = rank > 0 && p->a_strides[rank - 1] == p->a_strides[d] * p->dims[d] &&
                   p->b_strides[rank - 1] == p->b_strides[d] * p->dims[d];
     if (merges) {
@@ -486,6 +531,25 @@ static void coalesce(binary_params *p)
     rank = 1;
   }
   p->rank = rank;
+}
+
+/* Sets p's lane operand where its coalesced axes are (outer, middle, 16
+ * lanes), one input walks them contiguously and the other holds still along
+ * the middle axis. */
+static void find_lane_operand(binary_params *p)
+{
+  if (p->dtype != NPU_DTYPE_FLOAT32 || (p->kind != B_MUL && p->kind != B_ADD) || p->rank != 3 ||
+      p->dims[2] != 16)
+    return;
+  const int64_t *strides[2] = {p->a_strides, p->b_strides};
+  for (uint32_t i = 0; i < 2; i++) {
+    const int64_t *whole = strides[1 - i], *lanes = strides[i];
+    if (whole[2] == 1 && whole[1] == 16 && whole[0] == 16 * p->dims[1] && lanes[2] == 1 &&
+        lanes[1] == 0) {
+      p->lane_operand = i + 1;
+      p->lane_operand_stride = lanes[0];
+    }
+  }
 }
 
 static const struct {
@@ -561,6 +625,7 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
     if (same_form(&op->inputs[i], y))
       k->in_place_inputs |= 1u << i;
   coalesce(p);
+  find_lane_operand(p);
   int64_t inner = p->dims[p->rank - 1];
   p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
   p->rows_per_task = inner < CHUNK ? CHUNK / (inner ? inner : 1) : 1;

@@ -17,6 +17,26 @@
 #define NPU_VECTOR_CLONES
 #endif
 
+/* 16 floats side by side, one channel block's lanes at a position, as one
+ * value: GCC's and clang's vector extension, which each build of
+ * NPU_VECTOR_CLONES compiles to its own registers (one AVX-512 register,
+ * two AVX2 ones...). Loops over a block's 16 lanes written as scalar loops
+ * came out slower than this in GCC's code. Loaded and stored by memcpy: any
+ * alignment, and the value may be written back where it was read. */
+typedef float cpu_lanes16 __attribute__((vector_size(16 * sizeof(float))));
+
+/* (Through pointers: a 64-byte vector passed or returned by value changes
+ * the ABI between the clones.) */
+static inline void cpu_lanes16_load(cpu_lanes16 *v, const float *from)
+{
+  memcpy(v, from, sizeof *v);
+}
+
+static inline void cpu_lanes16_store(float *to, const cpu_lanes16 *v)
+{
+  memcpy(to, v, sizeof *v);
+}
+
 /* e^x, within 2 ulp of expf over [-87.3, 88.7] (clamped outside): Cody-Waite
  * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
 static inline float cpu_expf(float x)

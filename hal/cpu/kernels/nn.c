@@ -406,6 +406,27 @@ static void pool_lanes(const float *x, int64_t positions, int64_t step, int64_t 
   }
 }
 
+/* The mean over `positions` of 16 side-by-side channels (a 16-channel
+ * block), `step` elements from one position to the next: pool_lanes's
+ * common case, with whole-block vectors. */
+NPU_VECTOR_CLONES
+static void mean_block16(const float *x, int64_t positions, int64_t step, float *y)
+{
+  cpu_lanes16 acc[POOL_CHAINS] = {{0}}, row;
+  int64_t s = 0;
+  for (; s + POOL_CHAINS <= positions; s += POOL_CHAINS)
+    for (int chain = 0; chain < POOL_CHAINS; chain++) {
+      cpu_lanes16_load(&row, x + (s + chain) * step);
+      acc[chain] += row;
+    }
+  for (; s < positions; s++) {
+    cpu_lanes16_load(&row, x + s * step);
+    acc[0] += row;
+  }
+  cpu_lanes16 mean = (acc[0] + acc[1] + acc[2] + acc[3]) / (float)positions; /* (pool_lanes's order) */
+  cpu_lanes16_store(y, &mean);
+}
+
 static void global_pool_group(void *ctx, size_t task)
 {
   const global_pool_job *job = ctx;
@@ -419,7 +440,10 @@ static void global_pool_group(void *ctx, size_t task)
     return;
   }
   for (int64_t done = 0; done < p->lanes; done += POOL_LANES)
-    pool_lanes(x + done, p->positions, p->position_step,
+    if (!p->max && p->lanes - done >= POOL_LANES)
+      mean_block16(x + done, p->positions, p->position_step, y + done);
+    else
+      pool_lanes(x + done, p->positions, p->position_step,
                p->lanes - done < POOL_LANES ? p->lanes - done : POOL_LANES, p->max, y + done);
 }
 
