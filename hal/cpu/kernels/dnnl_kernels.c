@@ -779,7 +779,7 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
  * batch sizes share them): their layouts, when read from the same. */
 enum { MAX_EARLIER_PACKINGS = 4 };
 
-static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
+static size_t earlier_packings(const cpu_weights_id *id, const dnnl_memory_desc_t *user_weights,
                                dnnl_data_type_t products,
                                packing_layouts earlier[MAX_EARLIER_PACKINGS])
 {
@@ -787,10 +787,24 @@ static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
   size_t count = cpu_packed_weights_layouts(id, sizeof *found, found, MAX_EARLIER_PACKINGS);
   size_t kept = 0;
   for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
-    if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights) &&
+    if (dnnl_memory_desc_equal(&found[i].from, user_weights) &&
         found[i].to.data_type == products)
       earlier[kept++] = found[i];
   return kept;
+}
+
+/* Of the earlier packings, the one made for the largest batch below
+ * `batch` that divides it (its kernel can run the batch in slices); NULL:
+ * none. */
+static const packing_layouts *packing_to_slice(const packing_layouts *earlier, size_t count,
+                                               int64_t batch)
+{
+  const packing_layouts *planned = NULL;
+  for (size_t i = 0; i < count; i++)
+    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
+        (!planned || earlier[i].batch > planned->batch))
+      planned = &earlier[i];
+  return planned;
 }
 
 /* The op's only fused Add, where it adds a float32 tensor of the output's
@@ -984,7 +998,7 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
    * (the first shape's choice is never changed by later ones). */
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
   size_t earlier_count =
-      replica || part ? 0 : earlier_packings(weights_id, &m, products, earlier);
+      replica || part ? 0 : earlier_packings(weights_id, &m.user_weights, products, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -1146,6 +1160,16 @@ static npu_status build_window_choosing(const npu_hal_op *op, npu_hal_kernel *k,
  * as whole at batch 8: 1x1 0.88 to 0.93x, depthwise 5x5 1.09x of 0.5 ms) */
 enum { MIN_SLICE_POSITIONS = 20 * 20 };
 
+/* `whole`, built while compiled_whole pointed at k's whole_ready, becomes
+ * what k runs once its primitive is compiled (the workspace fits both). */
+static void run_when_compiled(npu_hal_kernel *k, const npu_hal_kernel *whole)
+{
+  cpu_dnnl_params *p = k->params;
+  p->whole = whole->params;
+  if (whole->workspace_bytes > k->workspace_bytes)
+    k->workspace_bytes = whole->workspace_bytes;
+}
+
 /* The kernel described exactly as an earlier plan described it at this
  * batch, on that plan's packing (oneDNN's cache then hands over that plan's
  * primitive: nothing is compiled or packed); `k` is left as it came where
@@ -1179,15 +1203,11 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   window_mds m;
   describe_tensors(op, &g, transposed, dnnl_f32, &m);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(weights_id, &m, dnnl_f32, earlier);
-  const packing_layouts *planned = NULL;
-  for (size_t i = 0; i < earlier_count; i++) {
+  size_t earlier_count = earlier_packings(weights_id, &m.user_weights, dnnl_f32, earlier);
+  for (size_t i = 0; i < earlier_count; i++)
     if (earlier[i].batch == batch)
       return build_as_planned(op, k, transposed, weights_id, &earlier[i].to);
-    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
-        (!planned || earlier[i].batch > planned->batch))
-      planned = &earlier[i];
-  }
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, batch);
   /* A first plan runs the whole batch: slices of batch 1 there would spare
    * a later plan for batch 1 its compiles, but cost steady runs 5-10% at
    * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). */
@@ -1251,9 +1271,7 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
     forget_kernel(k);
     return NPU_ERROR_NOT_SUPPORTED;
   }
-  p->whole = whole.params;
-  if (whole.workspace_bytes > k->workspace_bytes)
-    k->workspace_bytes = whole.workspace_bytes;
+  run_when_compiled(k, &whole);
   return NPU_OK;
 }
 
@@ -1292,9 +1310,12 @@ void cpu_dnnl_matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims
 
 /* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
  * brought to Y's rank with leading 1s (broadcast batches). `products`
- * bfloat16 (B constant only): A is converted in the workspace, B packed so. */
+ * bfloat16 (B constant only): A is converted in the workspace, B packed so.
+ * `replica`: NULL, or the packing of B an earlier plan made: refused unless
+ * oneDNN's choice comes out on it (see build_window_kernel). */
 static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                bool trans_b, int32_t bias_input, dnnl_data_type_t products)
+                                bool trans_b, int32_t bias_input, dnnl_data_type_t products,
+                                const dnnl_memory_desc_t *replica)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -1377,6 +1398,12 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
   }
+  if (replica &&
+      !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                              replica)) {
+    status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
+    goto done;
+  }
   if (packed) {
     cpu_weights_id id = cpu_packed_weights_identify(op->input_values[1],
                                                     dnnl_memory_desc_get_size(&user_b_md));
@@ -1401,6 +1428,75 @@ done:
   return status;
 }
 
+/* A product of rows (A and Y of rank 2) by constant weights at a multiple
+ * of a batch an earlier plan packed them for: that plan's kernel, taken from
+ * oneDNN's cache, runs a slice of the rows at a time until the whole
+ * batch's, described as a first plan at this batch describes it, is
+ * compiled in the background (each slice reads all the weights: MobileNetV2's
+ * 1280 x 1000 Gemm at batch 8 would read them 8 times); only where that comes
+ * out on the same packed weights. So a re-plan from 1 to 8 compiles no
+ * matmul (brgemm, 0.6 to 1.5 ms of CPU). NPU_ERROR_NOT_SUPPORTED where this
+ * does not apply (k is then as it came). */
+static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                       bool trans_b, int32_t bias_input)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
+  if (!op->input_values[1] || trans_a || a->rank != 2 || b->rank != 2 || y->rank != 2 ||
+      op->input_count > 3 || op->fused_input_count || a->dtype != NPU_DTYPE_FLOAT32 ||
+      b->dtype != NPU_DTYPE_FLOAT32 ||
+      (bias_input >= 0 &&
+       cpu_tensor_elements(&op->inputs[bias_input]) != (size_t)y->dims[1]))
+    return NPU_ERROR_NOT_SUPPORTED;
+  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
+  dnnl_memory_desc_t user_b_md;
+  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
+  cpu_weights_id id =
+      cpu_packed_weights_identify(op->input_values[1], dnnl_memory_desc_get_size(&user_b_md));
+  packing_layouts earlier[MAX_EARLIER_PACKINGS];
+  size_t earlier_count = earlier_packings(&id, &user_b_md, dnnl_f32, earlier);
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a->dims[0]);
+  if (!planned)
+    return NPU_ERROR_NOT_SUPPORTED;
+  npu_hal_tensor_desc inputs[3], output = *y;
+  memcpy(inputs, op->inputs, op->input_count * sizeof inputs[0]);
+  inputs[0].dims[0] = output.dims[0] = planned->batch;
+  npu_hal_op part = *op;
+  part.inputs = inputs;
+  part.outputs = &output;
+  npu_hal_kernel whole = *k; /* as it came */
+  npu_status status =
+      build_product(&part, k, trans_a, trans_b, bias_input, dnnl_f32, &planned->to);
+  cpu_dnnl_params *p = k->params;
+  if (status == NPU_OK) {
+    p->slices = (uint32_t)(a->dims[0] / planned->batch);
+    p->src_slice_bytes = cpu_tensor_elements(&inputs[0]) * sizeof(float);
+    p->dst_slice_bytes = cpu_tensor_elements(&output) * sizeof(float);
+    compiled_whole = &p->whole_ready;
+    status = build_product(op, &whole, trans_a, trans_b, bias_input, dnnl_f32, &planned->to);
+    compiled_whole = NULL;
+  }
+  if (status != NPU_OK) {
+    forget_kernel(&whole);
+    forget_kernel(k);
+    return NPU_ERROR_NOT_SUPPORTED;
+  }
+  run_when_compiled(k, &whole);
+  return NPU_OK;
+}
+
+/* A product in slices of an earlier plan's where one applies, else build_product. */
+static npu_status build_product_planned(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                        bool trans_b, int32_t bias_input,
+                                        dnnl_data_type_t products)
+{
+  npu_status status = products == dnnl_f32
+                          ? build_product_slices(op, k, trans_a, trans_b, bias_input)
+                          : NPU_ERROR_NOT_SUPPORTED;
+  return status == NPU_ERROR_NOT_SUPPORTED
+             ? build_product(op, k, trans_a, trans_b, bias_input, products, NULL)
+             : status;
+}
+
 /* Gemm with alpha = 1 and beta = 1 (other scales stay with the plain kernel). */
 static npu_status build_gemm(const npu_hal_op *op, npu_hal_kernel *k, dnnl_data_type_t products)
 {
@@ -1410,8 +1506,8 @@ static npu_status build_gemm(const npu_hal_op *op, npu_hal_kernel *k, dnnl_data_
       (has_c && a->get_float(a->node, "beta", 1.0f) != 1.0f) ||
       (has_c && op->inputs[2].dtype != NPU_DTYPE_FLOAT32))
     return cpu_unsupported(op, "alpha or beta other than 1");
-  return build_product(op, k, a->get_int(a->node, "transA", 0) != 0,
-                       a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1, products);
+  return build_product_planned(op, k, a->get_int(a->node, "transA", 0) != 0,
+                               a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1, products);
 }
 
 /* ---- pooling ---------------------------------------------------------------------- */
@@ -1518,7 +1614,7 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 
 static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return build_product(op, k, false, false, -1, dnnl_f32);
+  return build_product_planned(op, k, false, false, -1, dnnl_f32);
 }
 
 static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
@@ -1549,7 +1645,7 @@ static npu_status create_conv_transpose_bf16(const npu_hal_op *op, npu_hal_kerne
 
 static npu_status create_matmul_bf16(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return bf16_asked(op) ? build_product(op, k, false, false, -1, dnnl_bf16)
+  return bf16_asked(op) ? build_product(op, k, false, false, -1, dnnl_bf16, NULL)
                         : cpu_unsupported(op, "float32 products");
 }
 
