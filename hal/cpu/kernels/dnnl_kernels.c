@@ -1311,10 +1311,12 @@ void cpu_dnnl_matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims
 /* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
  * brought to Y's rank with leading 1s (broadcast batches). `products`
  * bfloat16 (B constant only): A is converted in the workspace, B packed so.
- * `replica`: NULL, or the packing of B an earlier plan made: refused unless
- * oneDNN's choice comes out on it (see build_window_kernel). */
+ * `weights_id`: constant B's (cpu_packed_weights_identify). `replica`: NULL,
+ * or the packing of B an earlier plan made: refused unless oneDNN's choice
+ * comes out on it (see build_window_kernel). */
 static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
                                 bool trans_b, int32_t bias_input, dnnl_data_type_t products,
+                                const cpu_weights_id *weights_id,
                                 const dnnl_memory_desc_t *replica)
 {
   pthread_once(&engine_once, create_engine);
@@ -1404,11 +1406,9 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
     goto done;
   }
-  if (packed) {
-    cpu_weights_id id = cpu_packed_weights_identify(op->input_values[1],
-                                                    dnnl_memory_desc_get_size(&user_b_md));
-    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &id, true, pd, &user_b_md, k, p);
-  }
+  if (packed)
+    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], weights_id, true, pd, &user_b_md,
+                                   k, p);
   if (status != NPU_OK)
     goto done;
   s = cpu_dnnl_make_primitive(pd, &run_a_md, &a_md, &y_md, &y_md, p, k);
@@ -1438,7 +1438,8 @@ done:
  * matmul (brgemm, 0.6 to 1.5 ms of CPU). NPU_ERROR_NOT_SUPPORTED where this
  * does not apply (k is then as it came). */
 static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                       bool trans_b, int32_t bias_input)
+                                       bool trans_b, int32_t bias_input,
+                                       const cpu_weights_id *weights_id)
 {
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
   if (!op->input_values[1] || trans_a || a->rank != 2 || b->rank != 2 || y->rank != 2 ||
@@ -1450,10 +1451,8 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
   dnnl_memory_desc_t user_b_md;
   cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
-  cpu_weights_id id =
-      cpu_packed_weights_identify(op->input_values[1], dnnl_memory_desc_get_size(&user_b_md));
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(&id, &user_b_md, dnnl_f32, earlier);
+  size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
   const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a->dims[0]);
   if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
@@ -1465,14 +1464,15 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   part.outputs = &output;
   npu_hal_kernel whole = *k; /* as it came */
   npu_status status =
-      build_product(&part, k, trans_a, trans_b, bias_input, dnnl_f32, &planned->to);
+      build_product(&part, k, trans_a, trans_b, bias_input, dnnl_f32, weights_id, &planned->to);
   cpu_dnnl_params *p = k->params;
   if (status == NPU_OK) {
     p->slices = (uint32_t)(a->dims[0] / planned->batch);
     p->src_slice_bytes = cpu_tensor_elements(&inputs[0]) * sizeof(float);
     p->dst_slice_bytes = cpu_tensor_elements(&output) * sizeof(float);
     compiled_whole = &p->whole_ready;
-    status = build_product(op, &whole, trans_a, trans_b, bias_input, dnnl_f32, &planned->to);
+    status = build_product(op, &whole, trans_a, trans_b, bias_input, dnnl_f32, weights_id,
+                           &planned->to);
     compiled_whole = NULL;
   }
   if (status != NPU_OK) {
@@ -1484,16 +1484,24 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   return NPU_OK;
 }
 
-/* A product in slices of an earlier plan's where one applies, else build_product. */
+/* A product in slices of an earlier plan's where one applies (float32
+ * products), else build_product. Constant float32 weights are identified
+ * once (a first plan hashes them). */
 static npu_status build_product_planned(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
                                         bool trans_b, int32_t bias_input,
                                         dnnl_data_type_t products)
 {
-  npu_status status = products == dnnl_f32
-                          ? build_product_slices(op, k, trans_a, trans_b, bias_input)
+  const npu_hal_tensor_desc *b = &op->inputs[1];
+  cpu_weights_id weights_id = {0};
+  bool constant = op->input_values[1] && b->dtype == NPU_DTYPE_FLOAT32;
+  if (constant)
+    weights_id = cpu_packed_weights_identify(op->input_values[1],
+                                             cpu_tensor_elements(b) * sizeof(float));
+  npu_status status = constant && products == dnnl_f32
+                          ? build_product_slices(op, k, trans_a, trans_b, bias_input, &weights_id)
                           : NPU_ERROR_NOT_SUPPORTED;
   return status == NPU_ERROR_NOT_SUPPORTED
-             ? build_product(op, k, trans_a, trans_b, bias_input, products, NULL)
+             ? build_product(op, k, trans_a, trans_b, bias_input, products, &weights_id, NULL)
              : status;
 }
 
@@ -1645,7 +1653,7 @@ static npu_status create_conv_transpose_bf16(const npu_hal_op *op, npu_hal_kerne
 
 static npu_status create_matmul_bf16(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return bf16_asked(op) ? build_product(op, k, false, false, -1, dnnl_bf16, NULL)
+  return bf16_asked(op) ? build_product_planned(op, k, false, false, -1, dnnl_bf16)
                         : cpu_unsupported(op, "float32 products");
 }
 
