@@ -488,3 +488,24 @@ crafted["qlinearconcat_loose_triple"] = model_of(
 crafted["qlinearconcat_loose_triple"].opset_import.append(helper.make_opsetid("com.microsoft", 1))
 for name, model in crafted.items():
     save(model, "crafted_" + name + ".onnx")
+
+# A classifier head (last, so that the weights drawn before stay as they were): the CPU
+# backend re-plans its Gemm for a multiple of a planned batch in slices of that batch's
+# rows until the whole batch's matmul is compiled in the background, and its 1x1
+# projection into 24 channels (channels-last) from 64 (channel blocks) is described in the
+# tensors' own layouts last.
+replan_head_nodes = [
+    helper.make_node("Conv", ["x", "expand_w", "expand_b"], ["expanded"]),
+    helper.make_node("Relu", ["expanded"], ["expanded_relu"]),
+    helper.make_node("Conv", ["expanded_relu", "project_w"], ["projected"]),
+    helper.make_node("GlobalAveragePool", ["projected"], ["pooled"]),
+    helper.make_node("Flatten", ["pooled"], ["features"]),
+    helper.make_node("Gemm", ["features", "fc_w", "fc_b"], ["y"], transB=1),
+]
+save(model_of(replan_head_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                ["batch", 16, 14, 14])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 1000])],
+              [weight("expand_w", (64, 16, 1, 1)), weight("expand_b", (64,)),
+               weight("project_w", (24, 64, 1, 1)), weight("fc_w", (1000, 24)),
+               weight("fc_b", (1000,))]),
+     "replan_head.onnx")

@@ -890,6 +890,21 @@ static void test_cpu_reshape_slices_residuals(void)
   check_batch_replans("replan_residuals.onnx", image, 7, batches, 4, &in_order, 1);
 }
 
+/* A classifier head (replan_head.onnx: 1x1 convolutions, the second into 24
+ * channels channels-last, then a Gemm of 1000 outputs) planned at batch 1
+ * and re-planned at 2, 3, 8 and 16: the Gemm runs batch 1's matmul a row
+ * at a time until the whole batch's is compiled in the background; outputs
+ * those of a plan made at that batch alone before and after the swap
+ * (check_whole_batch_swapped_in), no weights packed again (three packings:
+ * the two convolutions' and the Gemm's). */
+static void test_cpu_reshape_slices_gemm(void)
+{
+  static const int64_t batches[] = {1, 2, 3, 8, 16}, image[] = {16, 14, 14};
+  static const size_t none_added[] = {0, 0, 0, 0, 0};
+  static const replan_order from_one = {batches, none_added, 5};
+  check_batch_replans("replan_head.onnx", image, 3, batches, 5, &from_one, 1);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -915,5 +930,6 @@ int main(int argc, char **argv)
                   test_cpu_reshape_slices_deconvolution);
   g_test_add_func("/partition/cpu-reshape-swaps-in-small-layers",
                   test_cpu_reshape_swaps_in_small_layers);
+  g_test_add_func("/partition/cpu-reshape-slices-gemm", test_cpu_reshape_slices_gemm);
   return g_test_run();
 }

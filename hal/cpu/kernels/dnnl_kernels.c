@@ -651,6 +651,21 @@ static bool dense_window(const cpu_dnnl_window *g)
   return products * dst >= 64 * (src + dst);
 }
 
+/* Whether oneDNN 2.6 is known to have only its reference loops for a
+ * window between these layouts: channel blocks on one side, channels-last
+ * on the other (a projection to a width that fills no block, or back), past
+ * the first layers' few input channels. Every such layer of MobileNetV2 (3)
+ * and PP-OCRv4 det (12) came out so, each description some 0.1 to 0.3 ms
+ * of a plan's CPU, at every batch and image size. */
+static bool mixed_channel_layouts(const cpu_dnnl_window *g, const window_mds *m)
+{
+  const dnnl_memory_desc_t *src = &m->run_src, *dst = &m->run_dst;
+  return g->weights[2] > 4 && src->format_kind == dnnl_blocked &&
+         dst->format_kind == dnnl_blocked &&
+         (src->format_desc.blocking.inner_nblks == 0) !=
+             (dst->format_desc.blocking.inner_nblks == 0);
+}
+
 /* The fastest primitive for the window with `weights` (format_any: packed
  * as oneDNN picks; else already packed in that layout): Winograd first if
  * `winograd`, else the algorithm those weights are packed for, in the
@@ -660,7 +675,9 @@ static bool dense_window(const cpu_dnnl_window *g)
  * oneDNN's own choice for one tensor, the smaller, reordered in the
  * workspace (it may pad it to a whole block), else the input in the
  * output's layout (the layout of a fused residual addend), else oneDNN's
- * choice for both. */
+ * choice for both. Where the tensors' layouts are known to get only the
+ * reference loops (mixed_channel_layouts), they are described after the
+ * others, and only if none of those is fast: the choice is the same. */
 static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed, bool winograd,
                                       const window_mds *m, const dnnl_memory_desc_t *weights,
                                       const dnnl_memory_desc_t *bias, dnnl_primitive_attr_t attr,
@@ -673,9 +690,11 @@ static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed,
                                                    &m->run_src, weights, bias, &m->run_dst,
                                                    attr, pd)
                         : dnnl_unimplemented;
-  if (s != dnnl_success)
+  bool own_layouts_last = mixed_channel_layouts(g, m);
+  if (s != dnnl_success && !own_layouts_last)
     s = cpu_dnnl_describe_window(g, transposed, alg, &m->run_src, weights, bias, &m->run_dst,
                                  attr, pd);
+  bool own_layouts_pending = s != dnnl_success && own_layouts_last;
   bool src_larger = dnnl_memory_desc_get_size(&m->src) >= dnnl_memory_desc_get_size(&m->dst);
   const dnnl_memory_desc_t *fallbacks[][2] = {
       {src_larger ? &m->run_src : &m->any_src, src_larger ? &m->any_dst : &m->run_dst},
@@ -696,6 +715,21 @@ static dnnl_status_t describe_fastest(const cpu_dnnl_window *g, bool transposed,
       s = dnnl_success;
     } else if (chosen) {
       dnnl_primitive_desc_destroy(chosen);
+    }
+  }
+  /* The tensors' own layouts win a tie, as when they are described first. */
+  if (own_layouts_pending && (s != dnnl_success || implementation_rank(*pd, widest) < 2)) {
+    dnnl_primitive_desc_t own = NULL;
+    if (cpu_dnnl_describe_window(g, transposed, alg, &m->run_src, weights, bias, &m->run_dst,
+                                 attr, &own) == dnnl_success &&
+        (s != dnnl_success ||
+         implementation_rank(own, widest) >= implementation_rank(*pd, widest))) {
+      if (s == dnnl_success)
+        dnnl_primitive_desc_destroy(*pd);
+      *pd = own;
+      s = dnnl_success;
+    } else if (own) {
+      dnnl_primitive_desc_destroy(own);
     }
   }
   return s;
@@ -745,7 +779,7 @@ static dnnl_status_t describe_sliced(const npu_hal_op *op, const cpu_dnnl_window
  * batch sizes share them): their layouts, when read from the same. */
 enum { MAX_EARLIER_PACKINGS = 4 };
 
-static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
+static size_t earlier_packings(const cpu_weights_id *id, const dnnl_memory_desc_t *user_weights,
                                dnnl_data_type_t products,
                                packing_layouts earlier[MAX_EARLIER_PACKINGS])
 {
@@ -753,10 +787,24 @@ static size_t earlier_packings(const cpu_weights_id *id, const window_mds *m,
   size_t count = cpu_packed_weights_layouts(id, sizeof *found, found, MAX_EARLIER_PACKINGS);
   size_t kept = 0;
   for (size_t i = 0; i < count && i < MAX_EARLIER_PACKINGS; i++)
-    if (dnnl_memory_desc_equal(&found[i].from, &m->user_weights) &&
+    if (dnnl_memory_desc_equal(&found[i].from, user_weights) &&
         found[i].to.data_type == products)
       earlier[kept++] = found[i];
   return kept;
+}
+
+/* Of the earlier packings, the one made for the largest batch below
+ * `batch` that divides it (its kernel can run the batch in slices); NULL:
+ * none. */
+static const packing_layouts *packing_to_slice(const packing_layouts *earlier, size_t count,
+                                               int64_t batch)
+{
+  const packing_layouts *planned = NULL;
+  for (size_t i = 0; i < count; i++)
+    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
+        (!planned || earlier[i].batch > planned->batch))
+      planned = &earlier[i];
+  return planned;
 }
 
 /* The op's only fused Add, where it adds a float32 tensor of the output's
@@ -950,7 +998,7 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
    * (the first shape's choice is never changed by later ones). */
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
   size_t earlier_count =
-      replica || part ? 0 : earlier_packings(weights_id, &m, products, earlier);
+      replica || part ? 0 : earlier_packings(weights_id, &m.user_weights, products, earlier);
   for (size_t i = 0; i < earlier_count && s != dnnl_success; i++) {
     s = describe_fastest(&g, transposed, false, &m, &earlier[i].to, bias, attr, &pd);
     if (s == dnnl_success && !cpu_dnnl_fast_implementation(pd)) {
@@ -1112,6 +1160,16 @@ static npu_status build_window_choosing(const npu_hal_op *op, npu_hal_kernel *k,
  * as whole at batch 8: 1x1 0.88 to 0.93x, depthwise 5x5 1.09x of 0.5 ms) */
 enum { MIN_SLICE_POSITIONS = 20 * 20 };
 
+/* `whole`, built while compiled_whole pointed at k's whole_ready, becomes
+ * what k runs once its primitive is compiled (the workspace fits both). */
+static void run_when_compiled(npu_hal_kernel *k, const npu_hal_kernel *whole)
+{
+  cpu_dnnl_params *p = k->params;
+  p->whole = whole->params;
+  if (whole->workspace_bytes > k->workspace_bytes)
+    k->workspace_bytes = whole->workspace_bytes;
+}
+
 /* The kernel described exactly as an earlier plan described it at this
  * batch, on that plan's packing (oneDNN's cache then hands over that plan's
  * primitive: nothing is compiled or packed); `k` is left as it came where
@@ -1145,15 +1203,11 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   window_mds m;
   describe_tensors(op, &g, transposed, dnnl_f32, &m);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(weights_id, &m, dnnl_f32, earlier);
-  const packing_layouts *planned = NULL;
-  for (size_t i = 0; i < earlier_count; i++) {
+  size_t earlier_count = earlier_packings(weights_id, &m.user_weights, dnnl_f32, earlier);
+  for (size_t i = 0; i < earlier_count; i++)
     if (earlier[i].batch == batch)
       return build_as_planned(op, k, transposed, weights_id, &earlier[i].to);
-    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
-        (!planned || earlier[i].batch > planned->batch))
-      planned = &earlier[i];
-  }
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, batch);
   /* A first plan runs the whole batch: slices of batch 1 there would spare
    * a later plan for batch 1 its compiles, but cost steady runs 5-10% at
    * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). */
@@ -1217,9 +1271,7 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
     forget_kernel(k);
     return NPU_ERROR_NOT_SUPPORTED;
   }
-  p->whole = whole.params;
-  if (whole.workspace_bytes > k->workspace_bytes)
-    k->workspace_bytes = whole.workspace_bytes;
+  run_when_compiled(k, &whole);
   return NPU_OK;
 }
 
@@ -1258,9 +1310,14 @@ void cpu_dnnl_matrix_md(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims
 
 /* Y = A B (+ bias) through oneDNN's matmul: A (.., M, K), B (.., K, N), both
  * brought to Y's rank with leading 1s (broadcast batches). `products`
- * bfloat16 (B constant only): A is converted in the workspace, B packed so. */
+ * bfloat16 (B constant only): A is converted in the workspace, B packed so.
+ * `weights_id`: constant B's (cpu_packed_weights_identify). `replica`: NULL,
+ * or the packing of B an earlier plan made: refused unless oneDNN's choice
+ * comes out on it (see build_window_kernel). */
 static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
-                                bool trans_b, int32_t bias_input, dnnl_data_type_t products)
+                                bool trans_b, int32_t bias_input, dnnl_data_type_t products,
+                                const cpu_weights_id *weights_id,
+                                const dnnl_memory_desc_t *replica)
 {
   pthread_once(&engine_once, create_engine);
   if (engine_status != dnnl_success)
@@ -1343,11 +1400,15 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
     status = cpu_unsupported(op, "oneDNN has no fast matmul for these shapes");
     goto done;
   }
-  if (packed) {
-    cpu_weights_id id = cpu_packed_weights_identify(op->input_values[1],
-                                                    dnnl_memory_desc_get_size(&user_b_md));
-    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], &id, true, pd, &user_b_md, k, p);
+  if (replica &&
+      !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                              replica)) {
+    status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
+    goto done;
   }
+  if (packed)
+    status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], weights_id, true, pd, &user_b_md,
+                                   k, p);
   if (status != NPU_OK)
     goto done;
   s = cpu_dnnl_make_primitive(pd, &run_a_md, &a_md, &y_md, &y_md, p, k);
@@ -1367,6 +1428,83 @@ done:
   return status;
 }
 
+/* A product of rows (A and Y of rank 2) by constant weights at a multiple
+ * of a batch an earlier plan packed them for: that plan's kernel, taken from
+ * oneDNN's cache, runs a slice of the rows at a time until the whole
+ * batch's, described as a first plan at this batch describes it, is
+ * compiled in the background (each slice reads all the weights: MobileNetV2's
+ * 1280 x 1000 Gemm at batch 8 would read them 8 times); only where that comes
+ * out on the same packed weights. So a re-plan from 1 to 8 compiles no
+ * matmul (brgemm, 0.6 to 1.5 ms of CPU). NPU_ERROR_NOT_SUPPORTED where this
+ * does not apply (k is then as it came). */
+static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                       bool trans_b, int32_t bias_input,
+                                       const cpu_weights_id *weights_id)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
+  if (!op->input_values[1] || trans_a || a->rank != 2 || b->rank != 2 || y->rank != 2 ||
+      op->input_count > 3 || op->fused_input_count || a->dtype != NPU_DTYPE_FLOAT32 ||
+      b->dtype != NPU_DTYPE_FLOAT32 ||
+      (bias_input >= 0 &&
+       cpu_tensor_elements(&op->inputs[bias_input]) != (size_t)y->dims[1]))
+    return NPU_ERROR_NOT_SUPPORTED;
+  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
+  dnnl_memory_desc_t user_b_md;
+  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
+  packing_layouts earlier[MAX_EARLIER_PACKINGS];
+  size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a->dims[0]);
+  if (!planned)
+    return NPU_ERROR_NOT_SUPPORTED;
+  npu_hal_tensor_desc inputs[3], output = *y;
+  memcpy(inputs, op->inputs, op->input_count * sizeof inputs[0]);
+  inputs[0].dims[0] = output.dims[0] = planned->batch;
+  npu_hal_op part = *op;
+  part.inputs = inputs;
+  part.outputs = &output;
+  npu_hal_kernel whole = *k; /* as it came */
+  npu_status status =
+      build_product(&part, k, trans_a, trans_b, bias_input, dnnl_f32, weights_id, &planned->to);
+  cpu_dnnl_params *p = k->params;
+  if (status == NPU_OK) {
+    p->slices = (uint32_t)(a->dims[0] / planned->batch);
+    p->src_slice_bytes = cpu_tensor_elements(&inputs[0]) * sizeof(float);
+    p->dst_slice_bytes = cpu_tensor_elements(&output) * sizeof(float);
+    compiled_whole = &p->whole_ready;
+    status = build_product(op, &whole, trans_a, trans_b, bias_input, dnnl_f32, weights_id,
+                           &planned->to);
+    compiled_whole = NULL;
+  }
+  if (status != NPU_OK) {
+    forget_kernel(&whole);
+    forget_kernel(k);
+    return NPU_ERROR_NOT_SUPPORTED;
+  }
+  run_when_compiled(k, &whole);
+  return NPU_OK;
+}
+
+/* A product in slices of an earlier plan's where one applies (float32
+ * products), else build_product. Constant float32 weights are identified
+ * once (a first plan hashes them). */
+static npu_status build_product_planned(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                        bool trans_b, int32_t bias_input,
+                                        dnnl_data_type_t products)
+{
+  const npu_hal_tensor_desc *b = &op->inputs[1];
+  cpu_weights_id weights_id = {0};
+  bool constant = op->input_values[1] && b->dtype == NPU_DTYPE_FLOAT32;
+  if (constant)
+    weights_id = cpu_packed_weights_identify(op->input_values[1],
+                                             cpu_tensor_elements(b) * sizeof(float));
+  npu_status status = constant && products == dnnl_f32
+                          ? build_product_slices(op, k, trans_a, trans_b, bias_input, &weights_id)
+                          : NPU_ERROR_NOT_SUPPORTED;
+  return status == NPU_ERROR_NOT_SUPPORTED
+             ? build_product(op, k, trans_a, trans_b, bias_input, products, &weights_id, NULL)
+             : status;
+}
+
 /* Gemm with alpha = 1 and beta = 1 (other scales stay with the plain kernel). */
 static npu_status build_gemm(const npu_hal_op *op, npu_hal_kernel *k, dnnl_data_type_t products)
 {
@@ -1376,8 +1514,8 @@ static npu_status build_gemm(const npu_hal_op *op, npu_hal_kernel *k, dnnl_data_
       (has_c && a->get_float(a->node, "beta", 1.0f) != 1.0f) ||
       (has_c && op->inputs[2].dtype != NPU_DTYPE_FLOAT32))
     return cpu_unsupported(op, "alpha or beta other than 1");
-  return build_product(op, k, a->get_int(a->node, "transA", 0) != 0,
-                       a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1, products);
+  return build_product_planned(op, k, a->get_int(a->node, "transA", 0) != 0,
+                               a->get_int(a->node, "transB", 0) != 0, has_c ? 2 : -1, products);
 }
 
 /* ---- pooling ---------------------------------------------------------------------- */
@@ -1484,7 +1622,7 @@ static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
 
 static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return build_product(op, k, false, false, -1, dnnl_f32);
+  return build_product_planned(op, k, false, false, -1, dnnl_f32);
 }
 
 static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
@@ -1515,7 +1653,7 @@ static npu_status create_conv_transpose_bf16(const npu_hal_op *op, npu_hal_kerne
 
 static npu_status create_matmul_bf16(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  return bf16_asked(op) ? build_product(op, k, false, false, -1, dnnl_bf16)
+  return bf16_asked(op) ? build_product_planned(op, k, false, false, -1, dnnl_bf16)
                         : cpu_unsupported(op, "float32 products");
 }
 
