@@ -325,49 +325,56 @@ def bench(options):
     return 0
 
 
-def profile(options):
+def model_batches(options, purpose):
+    """(engines, name, manifest entry, batch, input .npy, work folder) for each
+    model and batch, its seeded input written; says which models did not export."""
     engines, manifest, failed = prepare(options)
     for name, why in failed.items():
         print(f"# {name}: not exported: {why}")
-    with tempfile.TemporaryDirectory(prefix="zoo-profile-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"zoo-{purpose}-") as work:
         npy = os.path.join(work, "input.npy")
         for name, entry in manifest.items():
             for batch in options["batches"]:
                 write_input(npy, [batch] + entry["shape"])
-                times = {"ours": {}, "ort": {}}
-                medians = {"ours": [], "ort": []}
-                for round_ in range(options["rounds"]):
-                    for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
-                        report = engines.run(engine, entry["file"], entry["input"], npy,
-                                             os.path.join(work, "ort"), 10, 2, profile="1")
-                        # Our profile counts every run of npu-run, the first (its
-                        # one-off costs) too: a run of 1 + 0 + 1 x 2 subtracted
-                        # leaves the 2 warm-up runs and 18 of the 20 measured.
-                        first = engines.run(engine, entry["file"], entry["input"], npy,
-                                            None, 1, 0, profile="1") if engine == "ours" \
-                            else {"profile_ms": {}}
-                        for problem in (report, first):
-                            if isinstance(problem, str):
-                                sys.exit(f"zoo: {name} batch {batch}: {problem}")
-                        medians[engine].append(report["latency_ms"]["median"])
-                        for op, ms in report["profile_ms"].items():
-                            steady = max(0.0, ms - first["profile_ms"].get(op, 0.0))
-                            times[engine][op] = times[engine].get(op, 0.0) + steady
-                latency = {e: float(np.median(medians[e])) for e in medians}
-                share = {e: {op: ms / sum(times[e].values()) for op, ms in times[e].items()}
-                         for e in times}
-                print(f"\n{name} batch {batch}: median latency ours "
-                      f"{milliseconds(latency['ours'])} ms, ORT {milliseconds(latency['ort'])} ms"
-                      f" ({options['rounds']} rounds, {options['threads']} threads)")
-                print("| operator | ours ms | ORT ms | ours share | ORT share |\n|---|---|---|---|---|")
-                ops = sorted(set(share["ours"]) | set(share["ort"]), key=lambda op: -max(
-                    share[e].get(op, 0.0) * latency[e] for e in share))
-                for op in ops:
-                    cells = [milliseconds(share[e][op] * latency[e]) if op in share[e] else "-"
-                             for e in ("ours", "ort")]
-                    cells += [f"{100 * share[e][op]:.1f}%" if op in share[e] else "-"
-                              for e in ("ours", "ort")]
-                    print(f"| {op} | " + " | ".join(cells) + " |")
+                yield engines, name, entry, batch, npy, work
+
+
+def profile(options):
+    for engines, name, entry, batch, npy, work in model_batches(options, "profile"):
+        times = {"ours": {}, "ort": {}}
+        medians = {"ours": [], "ort": []}
+        for round_ in range(options["rounds"]):
+            for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
+                report = engines.run(engine, entry["file"], entry["input"], npy,
+                                     os.path.join(work, "ort"), 10, 2, profile="1")
+                # Our profile counts every run of npu-run, the first (its
+                # one-off costs) too: a run of 1 + 0 + 1 x 2 subtracted
+                # leaves the 2 warm-up runs and 18 of the 20 measured.
+                first = engines.run(engine, entry["file"], entry["input"], npy,
+                                    None, 1, 0, profile="1") if engine == "ours" \
+                    else {"profile_ms": {}}
+                for problem in (report, first):
+                    if isinstance(problem, str):
+                        sys.exit(f"zoo: {name} batch {batch}: {problem}")
+                medians[engine].append(report["latency_ms"]["median"])
+                for op, ms in report["profile_ms"].items():
+                    steady = max(0.0, ms - first["profile_ms"].get(op, 0.0))
+                    times[engine][op] = times[engine].get(op, 0.0) + steady
+        latency = {e: float(np.median(medians[e])) for e in medians}
+        share = {e: {op: ms / sum(times[e].values()) for op, ms in times[e].items()}
+                 for e in times}
+        print(f"\n{name} batch {batch}: median latency ours "
+              f"{milliseconds(latency['ours'])} ms, ORT {milliseconds(latency['ort'])} ms"
+              f" ({options['rounds']} rounds, {options['threads']} threads)")
+        print("| operator | ours ms | ORT ms | ours share | ORT share |\n|---|---|---|---|---|")
+        ops = sorted(set(share["ours"]) | set(share["ort"]), key=lambda op: -max(
+            share[e].get(op, 0.0) * latency[e] for e in share))
+        for op in ops:
+            cells = [milliseconds(share[e][op] * latency[e]) if op in share[e] else "-"
+                     for e in ("ours", "ort")]
+            cells += [f"{100 * share[e][op]:.1f}%" if op in share[e] else "-"
+                      for e in ("ours", "ort")]
+            print(f"| {op} | " + " | ".join(cells) + " |")
     return 0
 
 
@@ -404,62 +411,57 @@ class OnnxProducers:
 
 
 def nodes(options):
-    engines, manifest, failed = prepare(options)
-    for name, why in failed.items():
-        print(f"# {name}: not exported: {why}")
-    with tempfile.TemporaryDirectory(prefix="zoo-nodes-") as work:
-        npy = os.path.join(work, "input.npy")
-        for name, entry in manifest.items():
-            producers = OnnxProducers(entry["file"])
-            for batch in options["batches"]:
-                write_input(npy, [batch] + entry["shape"])
-                fastest = {"ours": {}, "ort": {}}
-                medians = {"ours": [], "ort": []}
-                iterations = max(3, 20 // batch)
-                for round_ in range(options["rounds"]):
-                    for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
-                        report = engines.run(engine, entry["file"], entry["input"], npy,
-                                             os.path.join(work, "ort"), iterations, 2,
-                                             profile="nodes")
-                        if isinstance(report, str):
-                            sys.exit(f"zoo: {name} batch {batch}: {report}")
-                        medians[engine].append(report["latency_ms"]["median"])
-                        for node, row in report["profile_nodes"].items():
-                            best = fastest[engine].setdefault(node, dict(row))
-                            best["ms"] = min(best["ms"], row["ms"])
-                ours = fastest["ours"]
-                rows = {node: {"op": row["op"], "shapes": row["shapes"], "ours": row["ms"],
-                               "ort": 0.0, "ort_nodes": 0} for node, row in ours.items()}
-                ort_own = 0.0
-                for node, row in fastest["ort"].items():
-                    mine = producers.our_node(node, ours)
-                    if mine is None:
-                        ort_own += row["ms"]
-                        continue
-                    rows[mine]["ort"] += row["ms"]
-                    rows[mine]["ort_nodes"] += 1
-                sums = {e: sum(r["ms"] for r in fastest[e].values()) for e in fastest}
-                print(f"\n{name} batch {batch} ({options['threads']} threads, {options['rounds']} "
-                      f"rounds): fastest launch of each node summed, ours {sums['ours']:.3f} ms, "
-                      f"ORT {sums['ort']:.3f} ms ({ort_own:.3f} of it in nodes of ORT's own, "
-                      f"its layout reorders); median latency ours "
-                      f"{milliseconds(float(np.median(medians['ours'])))} ms, ORT "
-                      f"{milliseconds(float(np.median(medians['ort'])))} ms")
-                by_op = {}
-                for row in rows.values():
-                    mine = by_op.setdefault(row["op"], [0.0, 0.0])
-                    mine[0] += row["ours"]
-                    mine[1] += row["ort"]
-                print("per operator type (ours / ORT ms): " + ", ".join(
-                    f"{op} {t[0]:.3f} / {t[1]:.3f}" for op, t in
-                    sorted(by_op.items(), key=lambda item: -max(item[1]))))
-                print("| node | operator | shapes (ours) | ours ms | ORT ms (nodes) | ours - ORT |\n"
-                      "|---|---|---|---|---|---|")
-                for node, row in sorted(rows.items(), key=lambda item: -abs(
-                        item[1]["ours"] - item[1]["ort"]))[:options["top"]]:
-                    print(f"| {node} | {row['op']} | {row['shapes']} | {row['ours']:.4f} | "
-                          f"{row['ort']:.4f} ({row['ort_nodes']}) | "
-                          f"{row['ours'] - row['ort']:+.4f} |")
+    producers = {}
+    for engines, name, entry, batch, npy, work in model_batches(options, "nodes"):
+        if name not in producers:
+            producers[name] = OnnxProducers(entry["file"])
+        fastest = {"ours": {}, "ort": {}}
+        medians = {"ours": [], "ort": []}
+        iterations = max(3, 20 // batch)
+        for round_ in range(options["rounds"]):
+            for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
+                report = engines.run(engine, entry["file"], entry["input"], npy,
+                                     os.path.join(work, "ort"), iterations, 2,
+                                     profile="nodes")
+                if isinstance(report, str):
+                    sys.exit(f"zoo: {name} batch {batch}: {report}")
+                medians[engine].append(report["latency_ms"]["median"])
+                for node, row in report["profile_nodes"].items():
+                    best = fastest[engine].setdefault(node, dict(row))
+                    best["ms"] = min(best["ms"], row["ms"])
+        ours = fastest["ours"]
+        rows = {node: {"op": row["op"], "shapes": row["shapes"], "ours": row["ms"],
+                       "ort": 0.0, "ort_nodes": 0} for node, row in ours.items()}
+        ort_own = 0.0
+        for node, row in fastest["ort"].items():
+            mine = producers[name].our_node(node, ours)
+            if mine is None:
+                ort_own += row["ms"]
+                continue
+            rows[mine]["ort"] += row["ms"]
+            rows[mine]["ort_nodes"] += 1
+        sums = {e: sum(r["ms"] for r in fastest[e].values()) for e in fastest}
+        print(f"\n{name} batch {batch} ({options['threads']} threads, {options['rounds']} "
+              f"rounds): fastest launch of each node summed, ours {sums['ours']:.3f} ms, "
+              f"ORT {sums['ort']:.3f} ms ({ort_own:.3f} of it in nodes of ORT's own, "
+              f"its layout reorders); median latency ours "
+              f"{milliseconds(float(np.median(medians['ours'])))} ms, ORT "
+              f"{milliseconds(float(np.median(medians['ort'])))} ms")
+        by_op = {}
+        for row in rows.values():
+            mine = by_op.setdefault(row["op"], [0.0, 0.0])
+            mine[0] += row["ours"]
+            mine[1] += row["ort"]
+        print("per operator type (ours / ORT ms): " + ", ".join(
+            f"{op} {t[0]:.3f} / {t[1]:.3f}" for op, t in
+            sorted(by_op.items(), key=lambda item: -max(item[1]))))
+        print("| node | operator | shapes (ours) | ours ms | ORT ms (nodes) | ours - ORT |\n"
+              "|---|---|---|---|---|---|")
+        for node, row in sorted(rows.items(), key=lambda item: -abs(
+                item[1]["ours"] - item[1]["ort"]))[:options["top"]]:
+            print(f"| {node} | {row['op']} | {row['shapes']} | {row['ours']:.4f} | "
+                  f"{row['ort']:.4f} ({row['ort_nodes']}) | "
+                  f"{row['ours'] - row['ort']:+.4f} |")
     return 0
 
 
