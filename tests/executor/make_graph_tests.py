@@ -890,6 +890,11 @@ def global_pool_case(name, channels, size):
 
 for channels, layout in ((48, "blocks16"), (40, "blocks8"), (37, "channels_last")):
     global_pool_case(f"global_pools_{layout}", channels, 7)
+# channels-last pooled position by position, 128 channels to a task: two whole
+# tasks and a narrower last one per image (SqueezeNet's 1000 classes are so);
+# a last task of 12 channels runs the 16-lane loop at the stride of the row
+global_pool_case("global_pools_channels_last_wide", 300, 13)
+global_pool_case("global_pools_channels_last_narrow_tail", 140, 7)
 
 
 def projection_residual_case(name, channels, expanded, size=SIZE, relu=False):

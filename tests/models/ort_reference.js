@@ -4,7 +4,8 @@
 //   node ort_reference.js MODEL OUTDIR NAME=INPUT.npy... [--threads N]
 //        [--iterations N] [--warmup N] [--profile]
 // --profile adds "profile_ms": each operator type's kernel time per timed
-// run, from ORT's own profiler (its fused operators under their own names).
+// run, from ORT's own profiler (its fused operators under their own names),
+// and "profile_nodes": each node's operator type and fastest timed run (ms).
 // ORT_NODE_MODULE points at the onnxruntime-node package.
 'use strict';
 const baselineRssKib = process.memoryUsage().rss / 1024; // Node.js itself, before ORT
@@ -47,19 +48,24 @@ function writeNpy(file, tensor) {
 }
 
 // Kernel time per run of each operator type over the runs after the first
-// `warmup` (ORT's trace holds one "model_run" event per run).
+// `warmup` (ORT's trace holds one "model_run" event per run), and each
+// node's fastest run.
 function operatorTimes(traceFile, warmup, iterations) {
   const events = JSON.parse(fs.readFileSync(traceFile, 'utf8'));
   const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run')
       .sort((a, b) => a.ts - b.ts);
   const timedFrom = warmup > 0 ? runs[warmup - 1].ts + runs[warmup - 1].dur : 0;
   const times = {};
+  const nodes = {};
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || e.ts < timedFrom) continue;
     const op = e.args.op_name;
     times[op] = (times[op] || 0) + e.dur / 1000 / iterations;
+    const node = e.name.slice(0, -'_kernel_time'.length);
+    const fastest = nodes[node] ? Math.min(nodes[node].ms, e.dur / 1000) : e.dur / 1000;
+    nodes[node] = {op, ms: fastest};
   }
-  return times;
+  return {times, nodes};
 }
 
 async function main() {
@@ -95,11 +101,11 @@ async function main() {
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   latencies.sort((a, b) => a - b);
-  let profileMs;
+  let profile = {};
   if (traceDir) {
     session.endProfiling();
     const traces = fs.readdirSync(traceDir);
-    profileMs = operatorTimes(path.join(traceDir, traces[0]), warmup, iterations);
+    profile = operatorTimes(path.join(traceDir, traces[0]), warmup, iterations);
     fs.rmSync(traceDir, {recursive: true});
   }
   fs.mkdirSync(outdir, {recursive: true});
@@ -112,7 +118,8 @@ async function main() {
                  max: latencies[iterations - 1]},
     peak_rss_kib: process.resourceUsage().maxRSS,
     node_baseline_rss_kib: Math.round(baselineRssKib),
-    profile_ms: profileMs,
+    profile_ms: profile.times,
+    profile_nodes: profile.nodes,
   }));
 }
 

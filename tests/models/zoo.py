@@ -23,12 +23,21 @@ our npu-run and ort_reference.js.
       (FusedConv, FusedMatMul, BiasGelu...) keep their own names. The shares
       are summed over the rounds (ours and ORT's alternating), so a loaded
       machine moves them less than the latencies.
+  zoo.py nodes [--build DIR] [--batches 1] [--threads 1] [--rounds N] [--top N] NAME...
+      The same per node: each kernel's fastest launch in ours
+      (NPU_CPU_PROFILE=nodes) against ORT's nodes that compute the same
+      (ORT names a node it relaid or fused after its output: traced back
+      through the ONNX graph to the node our kernel is named after), the
+      fastest over the rounds; prints the sums and the TOP nodes (20) where
+      the engines differ most. One thread by default: per node, the
+      least disturbed figure on a shared machine.
   zoo.py input FILE.npy SHAPE          the seeded input (SHAPE: 1x3x224x224)
 """
 import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,17 +98,19 @@ class Engines:
         if status != 0:
             self.ort_module = None
 
-    def run(self, engine, model, input_name, npy, outdir, iterations, warmup, profile=False):
+    def run(self, engine, model, input_name, npy, outdir, iterations, warmup, profile=None):
         """The engine's JSON report, or a string saying why it failed. With
-        `profile`, the report's "profile_ms" holds each operator type's
-        kernel time (ours: over all of npu-run's runs; ORT's: per timed run)."""
+        `profile` "1", the report's "profile_ms" holds each operator type's
+        kernel time (ours: over all of npu-run's runs; ORT's: per timed run);
+        with "nodes", "profile_nodes" each node's {"op", "ms": fastest run}
+        (ours: per kernel, named after its first node)."""
         common = ["--threads", str(self.threads), "--iterations", str(iterations),
                   "--warmup", str(warmup)]
         if engine == "ours":
             command = [self.npu_run, model, "--input", f"{input_name}={npy}", "--json"] + common
             if outdir:
                 command += ["--output-dir", outdir]
-            env = dict(os.environ, NPU_CPU_PROFILE="1") if profile else None
+            env = dict(os.environ, NPU_CPU_PROFILE=profile) if profile else None
         else:
             command = ["node", os.path.join(HERE, "ort_reference.js"), model, outdir,
                        f"{input_name}={npy}"] + common + (["--profile"] if profile else [])
@@ -112,6 +123,8 @@ class Engines:
         report = json.loads(result.stdout.strip().splitlines()[-1])
         if engine == "ort":
             report["peak_rss_kib"] -= report["node_baseline_rss_kib"]
+        elif profile == "nodes":
+            report["profile_nodes"] = node_profile(result.stderr)
         elif profile:
             report["profile_ms"] = kernel_profile(result.stderr)
         return report
@@ -126,6 +139,20 @@ def kernel_profile(stderr):
         if len(fields) == 6 and fields[2] == "ms" and fields[5] == "launches":
             times[fields[0]] = float(fields[1])
     return times
+
+
+def node_profile(stderr):
+    """{node: {"op", "ms": fastest launch}} from NPU_CPU_PROFILE=nodes ("  node
+    '/conv1/Conv' (Conv) 1x3x224x224->1x64x112x112/c16  12.3 ms  4.1%  20 launches
+    0.5912 ms fastest")."""
+    nodes = {}
+    for line in stderr.splitlines():
+        found = re.match(r"\s+node '(.*)' \((\w+)\) (\S+)\s+[\d.]+ ms\s+[\d.]+%\s+\d+ launches\s+"
+                         r"([\d.]+) ms fastest$", line)
+        if found:
+            nodes[found.group(1)] = {"op": found.group(2), "shapes": found.group(3),
+                                     "ms": float(found.group(4))}
+    return nodes
 
 
 def fetch_asset(function, variable):
@@ -298,60 +325,156 @@ def bench(options):
     return 0
 
 
-def profile(options):
+def model_batches(options, purpose):
+    """(engines, name, manifest entry, batch, input .npy, work folder) for each
+    model and batch, its seeded input written; says which models did not export."""
     engines, manifest, failed = prepare(options)
     for name, why in failed.items():
         print(f"# {name}: not exported: {why}")
-    with tempfile.TemporaryDirectory(prefix="zoo-profile-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"zoo-{purpose}-") as work:
         npy = os.path.join(work, "input.npy")
         for name, entry in manifest.items():
             for batch in options["batches"]:
                 write_input(npy, [batch] + entry["shape"])
-                times = {"ours": {}, "ort": {}}
-                medians = {"ours": [], "ort": []}
-                for round_ in range(options["rounds"]):
-                    for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
-                        report = engines.run(engine, entry["file"], entry["input"], npy,
-                                             os.path.join(work, "ort"), 10, 2, profile=True)
-                        # Our profile counts every run of npu-run, the first (its
-                        # one-off costs) too: a run of 1 + 0 + 1 x 2 subtracted
-                        # leaves the 2 warm-up runs and 18 of the 20 measured.
-                        first = engines.run(engine, entry["file"], entry["input"], npy,
-                                            None, 1, 0, profile=True) if engine == "ours" \
-                            else {"profile_ms": {}}
-                        for problem in (report, first):
-                            if isinstance(problem, str):
-                                sys.exit(f"zoo: {name} batch {batch}: {problem}")
-                        medians[engine].append(report["latency_ms"]["median"])
-                        for op, ms in report["profile_ms"].items():
-                            steady = max(0.0, ms - first["profile_ms"].get(op, 0.0))
-                            times[engine][op] = times[engine].get(op, 0.0) + steady
-                latency = {e: float(np.median(medians[e])) for e in medians}
-                share = {e: {op: ms / sum(times[e].values()) for op, ms in times[e].items()}
-                         for e in times}
-                print(f"\n{name} batch {batch}: median latency ours "
-                      f"{milliseconds(latency['ours'])} ms, ORT {milliseconds(latency['ort'])} ms"
-                      f" ({options['rounds']} rounds, {options['threads']} threads)")
-                print("| operator | ours ms | ORT ms | ours share | ORT share |\n|---|---|---|---|---|")
-                ops = sorted(set(share["ours"]) | set(share["ort"]), key=lambda op: -max(
-                    share[e].get(op, 0.0) * latency[e] for e in share))
-                for op in ops:
-                    cells = [milliseconds(share[e][op] * latency[e]) if op in share[e] else "-"
-                             for e in ("ours", "ort")]
-                    cells += [f"{100 * share[e][op]:.1f}%" if op in share[e] else "-"
-                              for e in ("ours", "ort")]
-                    print(f"| {op} | " + " | ".join(cells) + " |")
+                yield engines, name, entry, batch, npy, work
+
+
+def profile(options):
+    for engines, name, entry, batch, npy, work in model_batches(options, "profile"):
+        times = {"ours": {}, "ort": {}}
+        medians = {"ours": [], "ort": []}
+        for round_ in range(options["rounds"]):
+            for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
+                report = engines.run(engine, entry["file"], entry["input"], npy,
+                                     os.path.join(work, "ort"), 10, 2, profile="1")
+                # Our profile counts every run of npu-run, the first (its
+                # one-off costs) too: a run of 1 + 0 + 1 x 2 subtracted
+                # leaves the 2 warm-up runs and 18 of the 20 measured.
+                first = engines.run(engine, entry["file"], entry["input"], npy,
+                                    None, 1, 0, profile="1") if engine == "ours" \
+                    else {"profile_ms": {}}
+                for problem in (report, first):
+                    if isinstance(problem, str):
+                        sys.exit(f"zoo: {name} batch {batch}: {problem}")
+                medians[engine].append(report["latency_ms"]["median"])
+                for op, ms in report["profile_ms"].items():
+                    steady = max(0.0, ms - first["profile_ms"].get(op, 0.0))
+                    times[engine][op] = times[engine].get(op, 0.0) + steady
+        latency = {e: float(np.median(medians[e])) for e in medians}
+        share = {e: {op: ms / sum(times[e].values()) for op, ms in times[e].items()}
+                 for e in times}
+        print(f"\n{name} batch {batch}: median latency ours "
+              f"{milliseconds(latency['ours'])} ms, ORT {milliseconds(latency['ort'])} ms"
+              f" ({options['rounds']} rounds, {options['threads']} threads)")
+        print("| operator | ours ms | ORT ms | ours share | ORT share |\n|---|---|---|---|---|")
+        ops = sorted(set(share["ours"]) | set(share["ort"]), key=lambda op: -max(
+            share[e].get(op, 0.0) * latency[e] for e in share))
+        for op in ops:
+            cells = [milliseconds(share[e][op] * latency[e]) if op in share[e] else "-"
+                     for e in ("ours", "ort")]
+            cells += [f"{100 * share[e][op]:.1f}%" if op in share[e] else "-"
+                      for e in ("ours", "ort")]
+            print(f"| {op} | " + " | ".join(cells) + " |")
+    return 0
+
+
+class OnnxProducers:
+    """Which node of the ONNX graph computes what ORT's trace names: its own
+    nodes keep their names, those its NCHWc transformer relaid are named after
+    their output ("..._output_0_nchwc"); a node fused into a kernel of ours is
+    traced back through its inputs to the node that kernel is named after
+    (nearest first; a convolution or product first among equals, as an Add
+    joins a residual to the convolution both engines fuse it into)."""
+
+    FUSING = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+
+    def __init__(self, path):
+        import onnx
+        graph = onnx.load(path, load_external_data=False).graph
+        self.nodes = {n.name: n for n in graph.node}
+        self.producer = {out: n.name for n in graph.node for out in n.output}
+
+    def our_node(self, ort_name, ours):
+        """The node of `ours` (our kernels' node names) that ORT's node
+        `ort_name` computes part of, or None (ORT's own reorders)."""
+        start = ort_name if ort_name in self.nodes else \
+            self.producer.get(ort_name[:-len("_nchwc")]) if ort_name.endswith("_nchwc") else None
+        frontier, seen = [start] if start else [], set()
+        while frontier:
+            found = [n for n in frontier if n in ours]
+            if found:
+                return next((n for n in found if self.nodes[n].op_type in self.FUSING), found[0])
+            seen.update(frontier)
+            frontier = [self.producer[i] for n in frontier for i in self.nodes[n].input
+                        if i in self.producer and self.producer[i] not in seen]
+        return None
+
+
+def nodes(options):
+    producers = {}
+    for engines, name, entry, batch, npy, work in model_batches(options, "nodes"):
+        if name not in producers:
+            producers[name] = OnnxProducers(entry["file"])
+        fastest = {"ours": {}, "ort": {}}
+        medians = {"ours": [], "ort": []}
+        iterations = max(3, 20 // batch)
+        for round_ in range(options["rounds"]):
+            for engine in ("ours", "ort") if round_ % 2 == 0 else ("ort", "ours"):
+                report = engines.run(engine, entry["file"], entry["input"], npy,
+                                     os.path.join(work, "ort"), iterations, 2,
+                                     profile="nodes")
+                if isinstance(report, str):
+                    sys.exit(f"zoo: {name} batch {batch}: {report}")
+                medians[engine].append(report["latency_ms"]["median"])
+                for node, row in report["profile_nodes"].items():
+                    best = fastest[engine].setdefault(node, dict(row))
+                    best["ms"] = min(best["ms"], row["ms"])
+        ours = fastest["ours"]
+        rows = {node: {"op": row["op"], "shapes": row["shapes"], "ours": row["ms"],
+                       "ort": 0.0, "ort_nodes": 0} for node, row in ours.items()}
+        ort_own = 0.0
+        for node, row in fastest["ort"].items():
+            mine = producers[name].our_node(node, ours)
+            if mine is None:
+                ort_own += row["ms"]
+                continue
+            rows[mine]["ort"] += row["ms"]
+            rows[mine]["ort_nodes"] += 1
+        sums = {e: sum(r["ms"] for r in fastest[e].values()) for e in fastest}
+        print(f"\n{name} batch {batch} ({options['threads']} threads, {options['rounds']} "
+              f"rounds): fastest launch of each node summed, ours {sums['ours']:.3f} ms, "
+              f"ORT {sums['ort']:.3f} ms ({ort_own:.3f} of it in nodes of ORT's own, "
+              f"its layout reorders); median latency ours "
+              f"{milliseconds(float(np.median(medians['ours'])))} ms, ORT "
+              f"{milliseconds(float(np.median(medians['ort'])))} ms")
+        by_op = {}
+        for row in rows.values():
+            mine = by_op.setdefault(row["op"], [0.0, 0.0])
+            mine[0] += row["ours"]
+            mine[1] += row["ort"]
+        print("per operator type (ours / ORT ms): " + ", ".join(
+            f"{op} {t[0]:.3f} / {t[1]:.3f}" for op, t in
+            sorted(by_op.items(), key=lambda item: -max(item[1]))))
+        print("| node | operator | shapes (ours) | ours ms | ORT ms (nodes) | ours - ORT |\n"
+              "|---|---|---|---|---|---|")
+        for node, row in sorted(rows.items(), key=lambda item: -abs(
+                item[1]["ours"] - item[1]["ort"]))[:options["top"]]:
+            print(f"| {node} | {row['op']} | {row['shapes']} | {row['ours']:.4f} | "
+                  f"{row['ort']:.4f} ({row['ort_nodes']}) | "
+                  f"{row['ours'] - row['ort']:+.4f} |")
     return 0
 
 
 def parse(args):
     options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 4, "seconds": 2.0,
-               "models": []}
-    options["batches"] = {"check": [1, 2], "bench": [1, 8], "profile": [1]}[args[0]]
+               "top": 20, "models": []}
+    options["batches"] = {"check": [1, 2], "bench": [1, 8], "profile": [1], "nodes": [1]}[args[0]]
+    if args[0] == "nodes":
+        options["threads"], options["rounds"] = 1, 2
     args = args[1:]
     while args:
         arg = args.pop(0)
-        if arg in ("--build", "--batches", "--threads", "--rounds", "--seconds") and args:
+        if arg in ("--build", "--batches", "--threads", "--rounds", "--seconds", "--top") and args:
             value = args.pop(0)
             key = arg[2:]
             options[key] = value if key == "build" else \
@@ -369,14 +492,14 @@ def main():
     if args[:1] == ["input"] and len(args) == 3:
         write_input(args[1], [int(d) for d in args[2].split("x")])
         return 0
-    if args[:1] not in (["check"], ["bench"], ["profile"]):
+    if args[:1] not in (["check"], ["bench"], ["profile"], ["nodes"]):
         sys.exit(__doc__)
     options = parse(args)
     import make_zoo
     unknown = [m for m in options["models"] if m not in make_zoo.ZOO]
     if unknown:
         sys.exit(f"zoo: unknown model(s) {' '.join(unknown)}; make_zoo.py --list lists the zoo")
-    return {"check": check, "bench": bench, "profile": profile}[args[0]](options)
+    return {"check": check, "bench": bench, "profile": profile, "nodes": nodes}[args[0]](options)
 
 
 if __name__ == "__main__":

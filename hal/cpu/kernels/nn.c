@@ -357,7 +357,8 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
 typedef struct global_pool_params {
   bool max;
   int64_t images, channels, positions;
-  int64_t lanes;          /* channels side by side: 1 plain, C channels-last, C0 blocked */
+  int64_t lanes;          /* channels side by side: 1 plain, C0 blocked, channels-last up
+                           * to POOL_ROW_CHANNELS (the last group of an image may be narrower) */
   int64_t position_step;  /* elements from one position to the next */
   int64_t group_step;     /* elements from one lane group to the next within an image */
   int64_t groups;         /* lane groups per image */
@@ -371,8 +372,9 @@ typedef struct global_pool_job {
 
 /* Lanes pooled together: 16 side-by-side channels (a 16-channel block; two
  * AVX2 vectors), in POOL_CHAINS partial results over interleaved positions, so
- * that consecutive additions do not wait for each other. */
-enum { POOL_LANES = 16, POOL_CHAINS = 4 };
+ * that consecutive additions do not wait for each other. A channels-last
+ * tensor's channels are pooled POOL_ROW_CHANNELS to a task. */
+enum { POOL_LANES = 16, POOL_CHAINS = 4, POOL_ROW_CHANNELS = 128 };
 
 /* The maximum or mean over `positions` of `width` (<= POOL_LANES) channels
  * that lie side by side, `step` elements from one position to the next. */
@@ -427,6 +429,28 @@ static void mean_block16(const float *x, int64_t positions, int64_t step, float 
   cpu_lanes16_store(y, &mean);
 }
 
+/* The same over `width` (more than POOL_LANES) channels, position by
+ * position: each position's channels are read as the contiguous run they
+ * are, the partial results (independent lanes enough) kept in `y`. (Lane
+ * group by lane group, a channels-last tensor's positions were walked once
+ * per 16 channels at the stride of a whole row: SqueezeNet's 1000 classes
+ * over 13x13 at batch 8 took 0.61 ms against ORT's 0.15, one thread.) */
+NPU_VECTOR_CLONES
+static void pool_rows(const float *x, int64_t positions, int64_t step, int64_t width, bool max,
+                      float *restrict y)
+{
+  for (int64_t l = 0; l < width; l++)
+    y[l] = max ? -INFINITY : 0.0f;
+  for (int64_t s = 0; s < positions; s++) {
+    const float *row = x + s * step;
+    for (int64_t l = 0; l < width; l++)
+      y[l] = max ? (row[l] > y[l] ? row[l] : y[l]) : y[l] + row[l];
+  }
+  if (!max)
+    for (int64_t l = 0; l < width; l++)
+      y[l] /= (float)positions;
+}
+
 static void global_pool_group(void *ctx, size_t task)
 {
   const global_pool_job *job = ctx;
@@ -439,12 +463,14 @@ static void global_pool_group(void *ctx, size_t task)
     *y = p->max ? cpu_max(x, count) : cpu_sum(x, count) / (float)count;
     return;
   }
-  for (int64_t done = 0; done < p->lanes; done += POOL_LANES)
-    if (!p->max && p->lanes - done >= POOL_LANES)
-      mean_block16(x + done, p->positions, p->position_step, y + done);
-    else
-      pool_lanes(x + done, p->positions, p->position_step,
-               p->lanes - done < POOL_LANES ? p->lanes - done : POOL_LANES, p->max, y + done);
+  int64_t width = p->channels - group * p->lanes < p->lanes ? p->channels - group * p->lanes
+                                                           : p->lanes;
+  if (width > POOL_LANES)
+    pool_rows(x, p->positions, p->position_step, width, p->max, y);
+  else if (!p->max && width == POOL_LANES)
+    mean_block16(x, p->positions, p->position_step, y);
+  else
+    pool_lanes(x, p->positions, p->position_step, width, p->max, y);
 }
 
 static void run_global_pool(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -476,8 +502,8 @@ static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
     p->positions *= x->dims[d];
   switch (x->layout) {
   case NPU_HAL_LAYOUT_CHANNELS_LAST:
-    p->lanes = p->position_step = p->channels;
-    p->group_step = 0;
+    p->position_step = p->channels;
+    p->lanes = p->group_step = p->channels < POOL_ROW_CHANNELS ? p->channels : POOL_ROW_CHANNELS;
     break;
   case NPU_HAL_LAYOUT_CHANNEL_BLOCKS:
     p->lanes = p->position_step = npu_hal_channel_block(x);
@@ -489,7 +515,7 @@ static npu_status create_global_pool(const npu_hal_op *op, npu_hal_kernel *k)
     p->group_step = p->positions;
     break;
   }
-  p->groups = p->channels / p->lanes;
+  p->groups = (p->channels + p->lanes - 1) / p->lanes;
   k->run = run_global_pool;
   return NPU_OK;
 }
