@@ -1258,8 +1258,11 @@ static npu_status rewrite_region(npu_graph *g, const npu_consumers *c, int32_t q
   for (size_t i = 0; i + 1 < r.count; i++)
     g->nodes[r.nodes[i]].folded = true;
   qdq_output out = {.activation = -1, .quantize = quantize, .y = y};
-  return binary ? become(g, last, "ai.gst-npu", "QLinearBinaryLookup", two, 9, &out)
-                : become(g, last, "ai.gst-npu", "QLinearLookup", one, 6, &out);
+  npu_status status = binary ? become(g, last, "ai.gst-npu", "QLinearBinaryLookup", two, 9, &out)
+                             : become(g, last, "ai.gst-npu", "QLinearLookup", one, 6, &out);
+  if (status == NPU_OK && last == quantize) /* (QuantizeLinear's are no table's; a copy) */
+    ((Onnx__NodeProto *)g->nodes[last].proto)->n_attribute = 0;
+  return status;
 }
 
 /* Whether a node that is not folded reads `tensor`. */
