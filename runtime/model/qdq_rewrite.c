@@ -46,6 +46,24 @@ static int32_t only_reader(const npu_graph *g, const npu_consumers *c, int32_t t
   return (int32_t)c->nodes[c->offsets[tensor]];
 }
 
+/* The one node reading `tensor` besides Shape nodes (which read only its
+ * shape, the same in 8 bits), not a graph output; -1 otherwise. */
+static int32_t only_value_reader(const npu_graph *g, const npu_consumers *c, int32_t tensor)
+{
+  int32_t reader = -1;
+  if (tensor < 0 || is_output(g, tensor))
+    return -1;
+  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++) {
+    int32_t node = (int32_t)c->nodes[k];
+    if (op_is(g, node, "Shape"))
+      continue;
+    if (reader >= 0)
+      return -1;
+    reader = node;
+  }
+  return reader;
+}
+
 static bool is_8bit(npu_dtype dtype)
 {
   return dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8;
@@ -311,7 +329,7 @@ static int32_t quantised_bias(npu_graph *g, int32_t bias, int32_t dequantize,
 
 /* `node` becomes `op_type` (of `domain`, NULL: ONNX's) on `inputs`, keeping
  * its attributes, and writes the output of `out`'s QuantizeLinear, which is
- * folded with the activation. */
+ * folded with the activation (unless it is `node`). */
 static npu_status become(npu_graph *g, int32_t node, const char *domain, const char *op_type,
                          const int32_t *inputs, uint32_t input_count, const qdq_output *out)
 {
@@ -333,6 +351,8 @@ static npu_status become(npu_graph *g, int32_t node, const char *domain, const c
   n->input_count = input_count;
   n->proto = proto;
   n->schema = npu_op_schema_find(domain, op_type);
+  if (out->quantize == node)
+    return NPU_OK;
   int32_t y = g->nodes[out->quantize].outputs[0];
   g->tensors[n->outputs[0]].producer = -1;
   n->outputs[0] = y;
@@ -375,6 +395,9 @@ typedef struct qdq_matmul {
   int32_t node, x_dequantize, w_dequantize;
   int32_t bias, bias_dequantize, bias_add; /* -1: none */
   int32_t pair[2]; /* a Q/DQ pair between the product and bias_add; -1: none */
+  bool requantise; /* no Q after bias_add: the product plus bias quantised anew (widen_pair) */
+  float sum_scale; /* (requantise) the sum's scale and zero point */
+  int32_t sum_zero;
   qdq_output out;
   quant_params x, w;
   int64_t columns;
@@ -414,6 +437,34 @@ static int32_t through_pair(const npu_graph *g, const npu_consumers *c, int32_t 
   return only_reader(g, c, g->nodes[*dequantize].outputs[0]);
 }
 
+/* The parameters of the product plus its bias (of `columns` values) where
+ * the pair `pair` quantised the product alone: the pair's range widened by
+ * the bias's (each column's sum stays in the reference's range, so nothing
+ * saturates that it keeps) on the same 256 levels; false where that is
+ * over twice the pair's step. The rounding moves from the product to the
+ * sum: an error of half a step either way, as the reference's. */
+static bool widen_pair(const quant_params *pair, const float *bias, size_t columns,
+                       float *scale, int32_t *zero)
+{
+  int32_t lo = pair->zero_type == NPU_DTYPE_INT8 ? -128 : 0;
+  int32_t pair_zero = load_8bit(pair->zeros, 0, pair->zero_type);
+  double low = (double)(lo - pair_zero) * pair->scales[0];
+  double high = (double)(lo + 255 - pair_zero) * pair->scales[0];
+  double least = 0, most = 0;
+  for (size_t i = 0; i < columns; i++) {
+    least = fmin(least, bias[i]);
+    most = fmax(most, bias[i]);
+  }
+  low = fmin(low + least, 0);
+  high = fmax(high + most, 0);
+  *scale = (float)((high - low) / 255);
+  if (!(*scale > 0) || !(*scale <= 2 * pair->scales[0]))
+    return false;
+  double z = nearbyint(lo - low / *scale);
+  *zero = (int32_t)(z < lo ? lo : z > lo + 255 ? lo + 255 : z);
+  return true;
+}
+
 /* The product's Q/DQ pair (`quantize` and its DequantizeLinear) then an
  * Add of one constant per column -> [Relu/Clip] -> Q, as npu-quantize and
  * ORT's quantiser leave a Linear layer's bias: it folds all the same where
@@ -433,8 +484,50 @@ static bool match_pair_bias(const npu_graph *g, const npu_consumers *c, int32_t 
   m->bias_add = add;
   if (m->bias >= 0 && match_output(g, c, add, &m->out) && pair.scales[0] <= m->out.y.scales[0])
     return true;
+  /* No Q after the Add (a GELU, the QKV projection's Slices, a residual
+   * Add read its float sum): the sum is quantised anew instead. */
+  m->requantise = m->bias >= 0 &&
+                  !op_is(g, only_reader(g, c, g->nodes[add].outputs[0]), "QuantizeLinear") &&
+                  widen_pair(&pair, g->tensors[m->bias].data, (size_t)m->columns,
+                             &m->sum_scale, &m->sum_zero);
+  if (m->requantise) {
+    m->out = (qdq_output){.activation = -1, .quantize = quantize, .y = pair};
+    return true;
+  }
   m->bias = m->bias_add = -1;
   return false;
+}
+
+/* The sum's scale and zero point (widen_pair's) as constants in `params`;
+ * false out of memory. */
+static bool sum_params(npu_graph *g, const qdq_matmul *m, int32_t params[2])
+{
+  npu_dtype type = m->out.y.zero_type;
+  float *scale = npu_graph_calloc(g, 1, sizeof *scale);
+  uint8_t *zero = npu_graph_calloc(g, 1, 1); /* (8-bit of either sign) */
+  if (!scale || !zero)
+    return false;
+  *scale = m->sum_scale;
+  *zero = (uint8_t)(type == NPU_DTYPE_INT8 ? (uint8_t)(int8_t)m->sum_zero : m->sum_zero);
+  int64_t dims[1] = {1};
+  params[0] = npu_graph_add_constant(g, "qdq_sum_scale", NPU_DTYPE_FLOAT32, scale, dims, 0);
+  params[1] = npu_graph_add_constant(g, "qdq_sum_zero", type, zero, dims, 0);
+  return params[0] >= 0 && params[1] >= 0;
+}
+
+/* The pair's DequantizeLinear reads the product plus bias (quantised with
+ * `params`, in the pair's QuantizeLinear's output) and writes the bias
+ * Add's output, which is folded. */
+static void dequantize_sum(npu_graph *g, const qdq_matmul *m, const int32_t params[2])
+{
+  npu_graph_node *d = &g->nodes[m->pair[1]];
+  int32_t sum = g->nodes[m->bias_add].outputs[0];
+  d->inputs[1] = params[0];
+  d->inputs[2] = params[1];
+  g->tensors[d->outputs[0]].producer = -1;
+  d->outputs[0] = sum;
+  g->tensors[sum].producer = m->pair[1];
+  g->nodes[m->bias_add].folded = true;
 }
 
 static bool match_matmul(const npu_graph *g, const npu_consumers *c, int32_t node,
@@ -469,6 +562,7 @@ static bool match_matmul(const npu_graph *g, const npu_consumers *c, int32_t nod
   const npu_graph_tensor *x = &g->tensors[g->nodes[m->x_dequantize].inputs[0]];
   uint32_t rank = gemm ? 2 : x->has_shape ? x->rank : 2; /* (the product's rank at least) */
   m->pair[0] = m->pair[1] = -1;
+  m->requantise = false;
   if (m->bias < 0 && op_is(g, next, "QuantizeLinear") && match_pair_bias(g, c, next, rank, m))
     return true;
   m->pair[0] = m->pair[1] = -1;
@@ -517,11 +611,16 @@ static npu_status rewrite_matmul(npu_graph *g, const qdq_matmul *m)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ Gemm");
   const npu_graph_node *x = &g->nodes[m->x_dequantize], *w = &g->nodes[m->w_dequantize];
   const npu_graph_node *q = &g->nodes[m->out.quantize];
+  int32_t sum[2] = {q->inputs[1], q->inputs[2]};
+  if (m->requantise && !sum_params(g, m, sum))
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ MatMul");
   int32_t inputs[9] = {x->inputs[0], x->inputs[1], x->inputs[2], weights, w->inputs[1],
-                       w->inputs[2], q->inputs[1], q->inputs[2], bias};
-  if (m->bias_add >= 0)
+                       w->inputs[2], sum[0], sum[1], bias};
+  if (m->requantise)
+    dequantize_sum(g, m, sum);
+  else if (m->bias_add >= 0)
     g->nodes[m->bias_add].folded = true;
-  for (int i = 0; i < 2 && m->pair[0] >= 0; i++)
+  for (int i = 0; i < 2 && m->pair[0] >= 0 && !m->requantise; i++)
     g->nodes[m->pair[i]].folded = true;
   npu_status status = bias >= 0 ? become(g, m->node, "ai.gst-npu", "QLinearMatMulBias", inputs,
                                          9, &m->out)
@@ -559,12 +658,12 @@ static npu_status rewrite_two_dequantized(npu_graph *g, const npu_consumers *c, 
   return become(g, node, domain, op_type, inputs, 8, &out);
 }
 
-enum { MAX_MOVER_INPUTS = 4, MAX_MOVERS = 8 };
+enum { MAX_MOVER_INPUTS = 5, MAX_MOVERS = 8 };
 
 static bool is_mover(const npu_graph *g, int32_t node)
 {
   static const char *const movers[] = {"MaxPool", "Transpose", "Reshape", "Flatten", "Squeeze",
-                                       "Unsqueeze"};
+                                       "Unsqueeze", "Slice"};
   for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++)
     if (op_is(g, node, movers[i]))
       return true;
@@ -886,6 +985,9 @@ enum { MAX_REGION = 32 };
  * nodes it reads), the last one's output the QuantizeLinear's. */
 typedef struct qdq_region {
   int32_t dequantize[2]; /* [1]: -1 with one input */
+  int32_t source[2]; /* the node whose output is the input: the DequantizeLinear, or the
+                        last of a chain of movers after it (is_mover) */
+  int32_t first_mover[2]; /* that chain's first node, reading the DequantizeLinear; -1: none */
   quant_params x[2];
   int32_t nodes[MAX_REGION];
   size_t count;
@@ -893,7 +995,7 @@ typedef struct qdq_region {
 
 static const char *const region_ops[] = {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid",
                                          "HardSigmoid", "HardSwish", "Tanh", "LeakyRelu", "Neg",
-                                         "Abs", "Gelu"};
+                                         "Abs", "Gelu", "Erf"};
 
 static bool region_op(const npu_graph *g, int32_t node)
 {
@@ -918,19 +1020,45 @@ static int32_t region_index(const qdq_region *r, int32_t node)
   return -1;
 }
 
+/* The DequantizeLinear that `tensor` comes from through a chain of movers
+ * (is_mover: they only move values, which the region's function then maps
+ * alike), each the only reader of the one before, the chain's first node
+ * in `first` (-1: `tensor` is the DequantizeLinear's); -1: none. */
+static int32_t moved_dequantize(const npu_graph *g, const npu_consumers *c, int32_t tensor,
+                                int32_t *first)
+{
+  *first = -1;
+  for (int i = 0; i <= MAX_MOVERS && tensor >= 0; i++) {
+    int32_t p = g->tensors[tensor].producer;
+    if (op_is(g, p, "DequantizeLinear"))
+      return p;
+    if (i == MAX_MOVERS || !is_mover(g, p) || g->nodes[p].output_count != 1 ||
+        g->nodes[p].input_count == 0 || g->nodes[p].input_count > MAX_MOVER_INPUTS ||
+        (*first >= 0 && only_value_reader(g, c, tensor) != *first))
+      return -1;
+    *first = p;
+    tensor = g->nodes[p].inputs[0];
+  }
+  return -1;
+}
+
 /* Adds the nodes computing `tensor` to `r` (depth first, producers first). */
-static bool collect_region(const npu_graph *g, int32_t tensor, qdq_region *r, int depth)
+static bool collect_region(const npu_graph *g, const npu_consumers *c, int32_t tensor,
+                           qdq_region *r, int depth)
 {
   if (tensor < 0 || depth > MAX_REGION)
     return false;
-  int32_t producer = g->tensors[tensor].producer;
-  if (op_is(g, producer, "DequantizeLinear")) {
+  int32_t producer = g->tensors[tensor].producer, first = -1;
+  int32_t dequantize = region_op(g, producer) ? -1 : moved_dequantize(g, c, tensor, &first);
+  if (dequantize >= 0) {
     for (int k = 0; k < 2; k++) {
-      if (r->dequantize[k] == producer)
+      if (r->source[k] == producer)
         return true;
-      if (r->dequantize[k] < 0) {
-        r->dequantize[k] = producer;
-        return read_params(g, producer, 1, &r->x[k]);
+      if (r->source[k] < 0) {
+        r->source[k] = producer;
+        r->dequantize[k] = dequantize;
+        r->first_mover[k] = first;
+        return read_params(g, dequantize, 1, &r->x[k]);
       }
     }
     return false;
@@ -943,7 +1071,7 @@ static bool collect_region(const npu_graph *g, int32_t tensor, qdq_region *r, in
   for (uint32_t i = 0; i < n->input_count; i++) {
     if (n->inputs[i] < 0 || g->tensors[n->inputs[i]].constant)
       continue; /* (checked below, once the input's rank is known) */
-    if (!collect_region(g, n->inputs[i], r, depth + 1))
+    if (!collect_region(g, c, n->inputs[i], r, depth + 1))
       return false;
   }
   if (r->count == MAX_REGION)
@@ -958,12 +1086,27 @@ static bool collect_region(const npu_graph *g, int32_t tensor, qdq_region *r, in
 static bool match_region(const npu_graph *g, const npu_consumers *c, int32_t quantize,
                          qdq_region *r)
 {
-  r->dequantize[0] = r->dequantize[1] = -1;
+  r->dequantize[0] = r->dequantize[1] = r->source[0] = r->source[1] = -1;
   r->count = 0;
   int32_t y = g->nodes[quantize].inputs[0];
-  if (!collect_region(g, y, r, 0) || r->count == 0 || r->dequantize[0] < 0 ||
-      g->nodes[r->nodes[r->count - 1]].outputs[0] != y || only_reader(g, c, y) != quantize)
+  if (!collect_region(g, c, y, r, 0) || r->dequantize[0] < 0 || only_reader(g, c, y) != quantize)
     return false;
+  /* No node: movers, requantised (the table of QuantizeLinear alone) */
+  if (r->count == 0 ? r->first_mover[0] < 0 || r->dequantize[1] >= 0
+                    : g->nodes[r->nodes[r->count - 1]].outputs[0] != y)
+    return false;
+  for (int k = 0; k < 2; k++) { /* (moved inputs become 8-bit: only the region reads them) */
+    int32_t moved = r->source[k] >= 0 && r->first_mover[k] >= 0 ? g->nodes[r->source[k]].outputs[0]
+                                                                 : -1;
+    if (moved >= 0 && r->count > 0 && is_output(g, moved))
+      return false;
+    for (uint32_t i = moved >= 0 ? c->offsets[moved] : 0; moved >= 0 && i < c->offsets[moved + 1];
+         i++) {
+      int32_t reader = (int32_t)c->nodes[i];
+      if (region_index(r, reader) < 0 && reader != quantize && !op_is(g, reader, "Shape"))
+        return false;
+    }
+  }
   const npu_graph_tensor *x = &g->tensors[g->nodes[r->dequantize[0]].inputs[0]];
   uint32_t rank = x->has_shape ? x->rank : 1; /* (shapes are known per plan, later) */
   for (size_t i = 0; i < r->count; i++) {
@@ -1020,6 +1163,8 @@ static float region_apply(const npu_graph *g, const npu_graph_node *n, const flo
     return x >= 0 ? x : x * float_attribute(n, "alpha", 0.01f);
   if (!strcmp(type, "Neg"))
     return -x;
+  if (!strcmp(type, "Erf")) /* (GELU written out: x * 0.5 * (1 + Erf(x / sqrt(2)))) */
+    return erff(x);
   if (!strcmp(type, "Gelu")) {
     const Onnx__AttributeProto *approximate = npu_graph_attribute(n->proto, "approximate");
     if (approximate && approximate->s.len == 4 && !memcmp(approximate->s.data, "tanh", 4))
@@ -1033,6 +1178,8 @@ static float region_apply(const npu_graph *g, const npu_graph_node *n, const flo
 static float region_value(const npu_graph *g, const qdq_region *r, const float real[2])
 {
   float values[MAX_REGION];
+  if (r->count == 0)
+    return real[0];
   for (size_t i = 0; i < r->count; i++) {
     const npu_graph_node *n = &g->nodes[r->nodes[i]];
     float in[3] = {0, -INFINITY, INFINITY}; /* (Clip's bounds left out) */
@@ -1042,8 +1189,8 @@ static float region_value(const npu_graph *g, const qdq_region *r, const float r
         continue;
       if (g->tensors[t].constant)
         in[k] = *(const float *)g->tensors[t].data;
-      else if (producer == r->dequantize[0] || producer == r->dequantize[1])
-        in[k] = real[producer == r->dequantize[0] ? 0 : 1];
+      else if (producer == r->source[0] || producer == r->source[1])
+        in[k] = real[producer == r->source[0] ? 0 : 1];
       else
         in[k] = values[region_index(r, producer)];
     }
@@ -1077,7 +1224,7 @@ static npu_status rewrite_region(npu_graph *g, const npu_consumers *c, int32_t q
   quant_params y;
   if (!read_params(g, quantize, 1, &y) || !match_region(g, c, quantize, &r))
     return NPU_OK;
-  int32_t last = r.nodes[r.count - 1];
+  int32_t last = r.count ? r.nodes[r.count - 1] : quantize;
   bool binary = r.dequantize[1] >= 0;
   size_t size = binary ? 65536 : 256;
   uint8_t *table = malloc(size);
@@ -1096,36 +1243,55 @@ static npu_status rewrite_region(npu_graph *g, const npu_consumers *c, int32_t q
   if (values < 0)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory rewriting a QDQ %s",
                          g->nodes[last].proto->op_type);
+  int32_t in[2];
+  for (int k = 0; k < (binary ? 2 : 1); k++) { /* (movers now move the 8-bit values) */
+    int32_t quantised_input = g->nodes[r.dequantize[k]].inputs[0];
+    in[k] = r.first_mover[k] < 0 ? quantised_input : g->nodes[r.source[k]].outputs[0];
+    if (r.first_mover[k] >= 0)
+      g->nodes[r.first_mover[k]].inputs[0] = quantised_input;
+  }
   const npu_graph_node *a = &g->nodes[r.dequantize[0]], *q = &g->nodes[quantize];
   const npu_graph_node *b = binary ? &g->nodes[r.dequantize[1]] : a;
-  int32_t one[6] = {a->inputs[0], a->inputs[1], a->inputs[2], q->inputs[1], q->inputs[2], values};
-  int32_t two[9] = {a->inputs[0], a->inputs[1], a->inputs[2], b->inputs[0], b->inputs[1],
-                    b->inputs[2], q->inputs[1], q->inputs[2], values};
+  int32_t one[6] = {in[0], a->inputs[1], a->inputs[2], q->inputs[1], q->inputs[2], values};
+  int32_t two[9] = {in[0], a->inputs[1], a->inputs[2], in[1], b->inputs[1], b->inputs[2],
+                    q->inputs[1], q->inputs[2], values};
   for (size_t i = 0; i + 1 < r.count; i++)
     g->nodes[r.nodes[i]].folded = true;
   qdq_output out = {.activation = -1, .quantize = quantize, .y = y};
-  return binary ? become(g, last, "ai.gst-npu", "QLinearBinaryLookup", two, 9, &out)
-                : become(g, last, "ai.gst-npu", "QLinearLookup", one, 6, &out);
+  npu_status status = binary ? become(g, last, "ai.gst-npu", "QLinearBinaryLookup", two, 9, &out)
+                             : become(g, last, "ai.gst-npu", "QLinearLookup", one, 6, &out);
+  if (status == NPU_OK && last == quantize) /* (QuantizeLinear's are no table's; a copy) */
+    ((Onnx__NodeProto *)g->nodes[last].proto)->n_attribute = 0;
+  return status;
 }
 
 /* Whether a node that is not folded reads `tensor`. */
 static bool read_by_running_node(const npu_graph *g, const npu_consumers *c, int32_t tensor)
 {
-  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++)
-    if (!g->nodes[c->nodes[k]].folded)
-      return true;
+  for (uint32_t k = c->offsets[tensor]; k < c->offsets[tensor + 1]; k++) {
+    const npu_graph_node *n = &g->nodes[c->nodes[k]];
+    for (uint32_t i = 0; i < n->input_count && !n->folded; i++)
+      if (n->inputs[i] == tensor) /* (a Shape node may read another tensor now) */
+        return true;
+  }
   return false;
 }
 
-/* DequantizeLinear nodes whose outputs only rewritten Convs read are folded. */
+/* DequantizeLinear nodes whose outputs only rewritten nodes read are
+ * folded; Shape nodes reading one read its 8-bit input instead. */
 static npu_status fold_unread_dequantize(npu_graph *g)
 {
   npu_consumers c;
   npu_status status = npu_consumers_build(g, &c);
   for (size_t i = 0; i < g->node_count && status == NPU_OK; i++) {
     const npu_graph_node *n = &g->nodes[i];
-    if (op_is(g, (int32_t)i, "DequantizeLinear") && n->output_count == 1 && n->outputs[0] >= 0 &&
-        !is_output(g, n->outputs[0]) && !read_by_running_node(g, &c, n->outputs[0]))
+    if (!op_is(g, (int32_t)i, "DequantizeLinear") || n->output_count != 1 || n->outputs[0] < 0 ||
+        is_output(g, n->outputs[0]))
+      continue;
+    for (uint32_t k = c.offsets[n->outputs[0]]; k < c.offsets[n->outputs[0] + 1]; k++)
+      if (op_is(g, (int32_t)c.nodes[k], "Shape"))
+        g->nodes[c.nodes[k]].inputs[0] = n->inputs[0];
+    if (!read_by_running_node(g, &c, n->outputs[0]))
       g->nodes[i].folded = true;
   }
   npu_consumers_clear(&c);

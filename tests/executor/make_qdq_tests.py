@@ -278,7 +278,8 @@ def broadcast_add(b, q, x, params):
 
 def pool(same_params):
     """conv -> DQ -> MaxPool 3x3/2 -> Q -> conv; the pool's Q takes the
-    conv's parameters (int8 pooling) or others (it stays in float)."""
+    conv's parameters (int8 pooling) or others (int8 pooling, then a
+    table requantising it)."""
     def build(b, q, x, params):
         q1, _, p1, r1 = conv_on(b, q, x, params, {"out": 16, "activation": "Relu"})
         pooled = b.node("MaxPool", [b.dequantise(q1, *p1)], kernel_shape=[3, 3],
@@ -370,8 +371,8 @@ write_graph("test_qdq_add_branches_other_parameters_u8", (1, 8, 8, 8), U8_X,
 write_graph("test_qoperator_conv_add_u8", (1, 8, 7, 9), U8_X, qoperator_residual, 5)
 write_graph("test_qdq_add_broadcast_constant_s8", (1, 8, 6, 6), S8_X, broadcast_add, 4)
 write_graph("test_qdq_max_pool_u8", (1, 8, 13, 13), U8_X, pool(True), 5)
-# Other parameters after the pool: DequantizeLinear, MaxPool, QuantizeLinear in float.
-write_graph("test_qdq_max_pool_requantised", (1, 8, 13, 13), U8_X, pool(False), 7)
+# Other parameters after the pool: the int8 MaxPool and a QLinearLookup requantising.
+write_graph("test_qdq_max_pool_requantised", (1, 8, 13, 13), U8_X, pool(False), 6)
 
 
 def lookup(silu, y_type):
@@ -453,8 +454,9 @@ def head_reshape(same_params):
 def head_reshape_on(b, q, x, params, same_params):
     q1, v1, p1, r1 = conv_on(b, q, x, params, {"out": 16, "y_type": params[2]})
     shape = b.const("shape", np.array([r1.shape[0], 16, -1], np.int64))
+    softplus = params[2] == np.uint8 and not same_params
     if params[2] == np.uint8:
-        real, out = r1, p1 if same_params else (np.float32(p1[0] * 1.5), p1[1], p1[2])
+        real, out = r1, p1 if same_params else (np.float32(p1[0] * 1.5), 0, np.uint8)
         dequantised = b.dequantise(q1, *p1)
     else:
         scales = (np.linspace(0.5, 2, 16) * p1[0]).astype(np.float32)
@@ -464,6 +466,9 @@ def head_reshape_on(b, q, x, params, same_params):
         dequantised = b.dequantise(q1, scales, zeros, np.int8, axis=1)
     flat = b.node("Reshape", [dequantised, shape])
     real = real.reshape(real.shape[0], 16, -1)
+    if softplus:  # (no int8 form: the float DequantizeLinear stays)
+        flat = b.node("Softplus", [flat])
+        real = np.log1p(np.exp(real.astype(np.float64))).astype(np.float32)
     return b.quantise(flat, *out), quantise(real, *out), out
 
 
@@ -473,9 +478,10 @@ def head_reshape_on(b, q, x, params, same_params):
 write_graph("test_qdq_concat_copy_s8", (1, 8, 9, 9), S8_X, concat(True), 6, relaid=3)
 write_graph("test_qdq_concat_requantised_s8", (2, 8, 7, 9), S8_X, concat(False), 6, relaid=3)
 write_graph("test_qdq_split_u8", (1, 8, 9, 9), U8_X, split, 7)
-# Q, conv, DequantizeLinear, Reshape, Q, Identity: the conv's output stays
-# channels-last (1 tensor), the DequantizeLinear writes the plain float one.
-write_graph("test_qdq_dequantize_head_u8", (1, 8, 6, 5), U8_X, head_reshape(False), 6,
+# Q, conv, DequantizeLinear, Reshape, Softplus (u8) or Q, Identity: the
+# conv's output stays channels-last (1 tensor), the DequantizeLinear writes
+# the plain float one.
+write_graph("test_qdq_dequantize_head_u8", (1, 8, 6, 5), U8_X, head_reshape(False), 7,
             relaid=1)
 write_graph("test_qdq_dequantize_head_per_channel_s8", (2, 8, 5, 7), S8_X, head_reshape(False),
             6, relaid=1)
@@ -875,25 +881,32 @@ write_graph("test_qdq_attention_s8_x_s8_zero_points", (2, 6, 8, 12), (0.03, -9, 
             attention_product((0.02, 4, np.int8), 128, np.uint8, False, True), 5)
 
 
+def linear_product(b, q, x, params, n):
+    """DQ(x) x DQ(int8 weights per column, n columns): the MatMul's name and
+    its float product."""
+    x = dequantise(quantise(x, *params), params[0], params[1])
+    depth = x.shape[-1]
+    w_real = rng.normal(0, 0.3, (depth, n)).astype(np.float32)
+    w_scale = (np.abs(w_real).max(axis=0) / 127).astype(np.float32)
+    w_q = np.clip(np.rint(w_real / w_scale), -127, 127).astype(np.int8)
+    w_deq = (w_q.astype(np.float32) * w_scale).astype(np.float32)
+    w_in = b.dequantise(b.const("w", w_q), w_scale, np.zeros(n, np.int8), np.int8, axis=1)
+    product = (x.astype(np.float64) @ w_deq.astype(np.float64)).astype(np.float32)
+    return b.node("MatMul", [b.dequantise(q, *params), w_in]), product
+
+
 def pair_bias(pair_step):
     """DQ(x) x DQ(int8 weights) -> Q -> DQ -> Add(a bias per column) -> Q,
     npu-quantize's Linear layer: the bias folds into QLinearMatMulBias where
     the pair's step is at most the output's (`pair_step`: the pair's over
     the output's)."""
     def build(b, q, x, params):
-        x = dequantise(quantise(x, *params), params[0], params[1])
-        depth, n = x.shape[-1], 20
-        w_real = rng.normal(0, 0.3, (depth, n)).astype(np.float32)
-        w_scale = (np.abs(w_real).max(axis=0) / 127).astype(np.float32)
-        w_q = np.clip(np.rint(w_real / w_scale), -127, 127).astype(np.int8)
-        w_deq = (w_q.astype(np.float32) * w_scale).astype(np.float32)
-        w_in = b.dequantise(b.const("w", w_q), w_scale, np.zeros(n, np.int8), np.int8, axis=1)
-        product = (x.astype(np.float64) @ w_deq.astype(np.float64)).astype(np.float32)
+        n = 20
+        y, product = linear_product(b, q, x, params, n)
         bias = rng.normal(0, 0.5, n).astype(np.float32)
         out = (np.float32(np.abs(product + bias).max() / 50), 128, np.uint8)
         pair = (np.float32(out[0] * pair_step), 128, np.uint8)
         assert np.abs(product).max() < 127 * pair[0]  # (inside the pair's range)
-        y = b.node("MatMul", [b.dequantise(q, *params), w_in])
         y = b.dequantise(b.quantise(y, *pair), *pair)
         y = b.node("Add", [y, b.const("c", bias)])
         real = (dequantise(quantise(product, *pair), *pair[:2]) + bias).astype(np.float32)
@@ -905,6 +918,74 @@ def pair_bias(pair_step):
 # pair stays: Q, QLinearMatMul, DequantizeLinear, Add, QuantizeLinear, Identity.
 write_graph("test_qdq_matmul_pair_bias_folded", (2, 6, 32), U8_X, pair_bias(0.5), 3)
 write_graph("test_qdq_matmul_coarse_pair_bias_stays", (2, 6, 32), U8_X, pair_bias(2.0), 6)
+
+
+def erf(values):
+    return np.vectorize(math.erf)(values.astype(np.float64)).astype(np.float32)
+
+
+def pair_bias_then(reader, y_type, bias_spread=0.1, twice=False):
+    """npu-quantize's Linear layer whose biased sum a float node reads, no
+    Q after the Add: DQ(x) x DQ(int8 weights) -> Q -> DQ -> Add(a bias
+    per column) -> `reader` -> Q. "gelu": ViT's MLP, GELU written out
+    (Div by sqrt(2), Erf, Add 1, Mul by the sum, Mul 0.5); "slice": the QKV
+    projection's Slice of its last axis. The bias folds into
+    QLinearMatMulBias, its sum quantised on the pair's range widened by
+    the bias (the pair's rounding moved after the bias: the output steps
+    here are 1.5x the pair's, so that the moved rounding, half a step of
+    each grid, 1.2 pair steps here, through GELU's slope of at most 1.13,
+    stays within one output step),
+    and GELU becomes a table; it stays float where the bias spreads over
+    more than the pair's range (`bias_spread`: its deviation over the
+    pair's range), or where (`twice`) the pair's output is read again (GELU
+    of the sum times the product)."""
+    def build(b, q, x, params):
+        n, f32 = 24, np.float32
+        y, product = linear_product(b, q, x, params, n)
+        zero = 128 if y_type == np.uint8 else 0
+        pair = (f32(np.abs(product).max() * 1.02 / 127), zero, y_type)
+        bias = (rng.normal(0, 1, n) * bias_spread * 255 * pair[0]).astype(f32)
+        d = b.dequantise(b.quantise(y, *pair), *pair)
+        p = dequantise(quantise(product, *pair), *pair[:2])
+        s = b.node("Add", [b.const("c", bias), d])
+        r = p + bias
+        if reader == "gelu":
+            e = b.node("Add", [b.node("Erf", [b.node("Div", [s, b.const("k", f32(1.4142135))])]),
+                               b.const("one", f32(1))])
+            y = b.node("Mul", [b.node("Mul", [s, e]), b.const("half", f32(0.5))])
+            real = r * (erf(r / f32(1.4142135)) + f32(1)) * f32(0.5)
+        else:
+            y = b.node("Slice", [s, b.const("st", np.array([3], np.int64)),
+                                 b.const("en", np.array([17], np.int64)),
+                                 b.const("ax", np.array([-1], np.int64))])
+            real = r[..., 3:17]
+        if twice:
+            y = b.node("Mul", [y, d])
+            real = real * p
+        real = real.astype(f32)
+        low, high = min(real.min(), 0), max(real.max(), 0)
+        step = f32(max(pair[0] * 1.5, (high - low) / 255))
+        lo = limits(y_type)[0]
+        out = (step, int(np.clip(np.rint(lo - low / step), lo, lo + 255)), y_type)
+        return b.quantise(y, *out), quantise(real, *out), out
+    return build
+
+
+# Q, QLinearMatMulBias, QLinearLookup (GELU), Identity.
+write_graph("test_qdq_matmul_bias_gelu_table_u8", (2, 7, 40), U8_X,
+            pair_bias_then("gelu", np.uint8), 4)
+write_graph("test_qdq_matmul_bias_gelu_table_s8", (3, 5, 32), S8_X,
+            pair_bias_then("gelu", np.int8), 4)
+# Q, QLinearMatMulBias, the Slice of 8-bit values, a QLinearLookup requantising, Identity.
+write_graph("test_qdq_matmul_bias_slice_u8", (2, 6, 32), U8_X, pair_bias_then("slice", np.uint8),
+            5)
+# Not rewritten: a bias spread over more than the pair's range; the pair's
+# output read again: Q, QLinearMatMul, DequantizeLinear, the Add and GELU's
+# five nodes [and the Mul by the product], QuantizeLinear, Identity.
+write_graph("test_qdq_matmul_wide_bias_gelu_stays_float", (2, 6, 32), U8_X,
+            pair_bias_then("gelu", np.uint8, bias_spread=2.0), 11)
+write_graph("test_qdq_matmul_pair_read_twice_gelu_stays_float", (2, 6, 32), U8_X,
+            pair_bias_then("gelu", np.uint8, twice=True), 12)
 
 
 def broadcast_pair_add(b_shape_of, y_params):
@@ -940,7 +1021,8 @@ write_graph("test_qdq_add_activations_batch_broadcast_s8", (3, 4, 70), S8_X,
 def moved_heads(same_params):
     """DQ -> Transpose -> Reshape -> Q, attention's heads joined again after
     softmax(..) V: with the input's parameters on the Q, both move the 8-bit
-    values (the chain rewritten), with others they stay float."""
+    values (the chain rewritten), with others too, then a table requantises
+    them (QLinearLookup)."""
     def build(b, q, x, params):
         real = dequantise(quantise(x, *params), params[0], params[1])
         moved = b.node("Transpose", [b.dequantise(q, *params)], perm=[0, 2, 1, 3])
@@ -952,11 +1034,11 @@ def moved_heads(same_params):
     return build
 
 
-# Q, Transpose, Reshape (a copy), Identity; float: DequantizeLinear
-# and QuantizeLinear around them.
+# Q, Transpose, Reshape (a copy), Identity; with other parameters the
+# QLinearLookup after them.
 write_graph("test_qdq_transpose_reshape_int8_u8", (2, 3, 5, 4), U8_X, moved_heads(True), 4)
-write_graph("test_qdq_transpose_reshape_requantised_stays_float", (2, 3, 5, 4), U8_X,
-            moved_heads(False), 6)
+write_graph("test_qdq_transpose_reshape_requantised_table_u8", (2, 3, 5, 4), U8_X,
+            moved_heads(False), 5)
 
 
 def softmax(axis, y_params):
