@@ -1019,6 +1019,31 @@ channel_parts_stem_case("conv_channel_parts_stem_7x7", 2, 3, 7, 2, True)
 channel_parts_stem_case("conv_channel_parts_4_channels_5x5_no_bias", 3, 4, 5, 1, False)
 
 
+def winograd_images_case(name, batch, channels, size):
+    """A 3x3 convolution whose batch oneDNN would run as F(4x4,3x3) Winograd
+    where one image alone gets F(2x2,3x3) (fcn_resnet50's 64 channels at
+    80x80, batch 2, on 2 threads): the CPU backend then runs it an image at a
+    time. Between 1x1 convolutions, so that it reads and writes channel blocks."""
+    x = rng.random((batch, channels, size, size), dtype=np.float32)
+    weights = [(rng.standard_normal(shape) * np.sqrt(2 / (shape[1] * shape[2] * shape[3])))
+               .astype(np.float32) for shape in ((channels, channels, 1, 1),
+                                                 (channels, channels, 3, 3), (8, channels, 1, 1))]
+    b = (0.1 * rng.standard_normal(channels)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, f"w{i}") for i, w in enumerate(weights)]
+    inits.append(numpy_helper.from_array(b, "b"))
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["into"]),
+             helper.make_node("Conv", ["into", "w1", "b"], ["wino"], pads=[1] * 4),
+             helper.make_node("Relu", ["wino"], ["rectified"]),
+             helper.make_node("Conv", ["rectified", "w2"], ["y"])]
+    w64 = [w.astype(np.float64) for w in weights]
+    value = conv(x.astype(np.float64), w64[0], np.zeros(channels), pad=0)
+    value = np.maximum(conv(value, w64[1], b.astype(np.float64)), 0)
+    write_case(name, nodes, inits, x, conv(value, w64[2], np.zeros(8), pad=0))
+
+
+winograd_images_case("conv_winograd_2x2_per_image", 2, 64, 80)
+
+
 def wide_rows_case(name, width):
     """Softmax, LayerNormalization and Erf along rows wider than one
     reduction step, with a tail (197: 12 steps of 16 and 5 more): their

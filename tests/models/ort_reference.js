@@ -19,6 +19,13 @@ const types = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array]
                '<i4': ['int32', Int32Array], '|u1': ['uint8', Uint8Array],
                '|b1': ['bool', Uint8Array]};
 
+// This process's peak resident set (VmHWM), KiB. Not resourceUsage().maxRSS:
+// Linux carries getrusage's peak across exec from the process that started
+// Node.js (zoo.py's Python).
+function peakRssKib() {
+  return Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+}
+
 function readNpy(file) {
   const bytes = fs.readFileSync(file);
   const headerLength = bytes[6] === 1 ? bytes.readUInt16LE(8) : bytes.readUInt32LE(8);
@@ -116,7 +123,7 @@ async function main() {
     latency_ms: {min: latencies[0], median: latencies[Math.floor(iterations / 2)],
                  p90: latencies[Math.floor(0.9 * (iterations - 1))],
                  max: latencies[iterations - 1]},
-    peak_rss_kib: process.resourceUsage().maxRSS,
+    peak_rss_kib: peakRssKib(),
     node_baseline_rss_kib: Math.round(baselineRssKib),
     profile_ms: profile.times,
     profile_nodes: profile.nodes,
