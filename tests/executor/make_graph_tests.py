@@ -8,6 +8,7 @@ layouts planned across residual, squeeze-excitation, Split and Concat.
 Expected outputs come from a float64 numpy reference of the unfused graph."""
 import math
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -18,6 +19,7 @@ import onnx_numpy  # noqa: E402,F401  (before onnx)
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 OUT = sys.argv[1]
+shutil.rmtree(OUT, ignore_errors=True)  # no case left behind by an older generator
 rng = np.random.default_rng(11)
 CHANNELS, SIZE = 8, 10
 

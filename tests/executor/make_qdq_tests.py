@@ -12,6 +12,7 @@ rewrite happened, the float count where it must not (a Relu or Clip that
 is not a saturation of the output's range)."""
 import math
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -22,6 +23,7 @@ import onnx_numpy  # noqa: E402,F401  (before onnx)
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 OUT = sys.argv[1]
+shutil.rmtree(OUT, ignore_errors=True)  # no case left behind by an older generator
 rng = np.random.default_rng(1717)
 TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 

@@ -7,6 +7,7 @@ and float16 models (weights, inputs, outputs), which run in float32.
 Expected outputs come from a numpy reference that rounds as the operators
 do (float32 arithmetic, half to even, saturated)."""
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -18,6 +19,7 @@ from onnx import helper, numpy_helper  # noqa: E402
 from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE  # noqa: E402
 
 OUT = sys.argv[1]
+shutil.rmtree(OUT, ignore_errors=True)  # no case left behind by an older generator
 rng = np.random.default_rng(17)
 
 
