@@ -4,6 +4,7 @@
 #define NPU_CPU_ACTIVATIONS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fast_math.h"
@@ -64,6 +65,20 @@ static inline void cpu_activate(const npu_hal_activation *a, float *restrict y, 
   case NPU_HAL_ACTIVATION_DEQUANTIZED_ADD:
   case NPU_HAL_ACTIVATION_QUANTIZE: break; /* refused at creation */
   }
+}
+
+
+/* Whether cpu_activate applies every fused activation of `op`: none adds
+ * another tensor or requantises. */
+static inline bool cpu_activations_apply(const npu_hal_op *op)
+{
+  for (uint32_t i = 0; i < op->activation_count; i++) {
+    npu_hal_activation_kind kind = op->activations[i].kind;
+    if (kind == NPU_HAL_ACTIVATION_ADD || kind == NPU_HAL_ACTIVATION_DEQUANTIZED_ADD ||
+        kind == NPU_HAL_ACTIVATION_QUANTIZE)
+      return false;
+  }
+  return true;
 }
 
 #endif

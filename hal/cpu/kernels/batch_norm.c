@@ -102,12 +102,8 @@ static npu_status create_batch_norm(const npu_hal_op *op, npu_hal_kernel *k)
   for (uint32_t i = 1; i < 5; i++)
     if (op->inputs[i].dtype != NPU_DTYPE_FLOAT32)
       return cpu_unsupported(op, "float32 statistics only");
-  for (uint32_t i = 0; i < op->activation_count; i++) {
-    npu_hal_activation_kind kind = op->activations[i].kind;
-    if (kind == NPU_HAL_ACTIVATION_ADD || kind == NPU_HAL_ACTIVATION_DEQUANTIZED_ADD ||
-        kind == NPU_HAL_ACTIVATION_QUANTIZE)
-      return cpu_unsupported(op, "a fused addend or requantisation");
-  }
+  if (!cpu_activations_apply(op))
+    return cpu_unsupported(op, "a fused addend or requantisation");
   batch_norm_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");

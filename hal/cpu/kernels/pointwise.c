@@ -114,12 +114,8 @@ static npu_status create_pointwise(const npu_hal_op *op, npu_hal_kernel *k)
   for (uint32_t s = 0; s < window->spatial; s++)
     if (window->pad_begin[s] || window->pad_end[s])
       return cpu_unsupported(op, "padded");
-  for (uint32_t i = 0; i < op->activation_count; i++) {
-    npu_hal_activation_kind kind = op->activations[i].kind;
-    if (kind == NPU_HAL_ACTIVATION_ADD || kind == NPU_HAL_ACTIVATION_DEQUANTIZED_ADD ||
-        kind == NPU_HAL_ACTIVATION_QUANTIZE)
-      return cpu_unsupported(op, "a fused addend or requantisation");
-  }
+  if (!cpu_activations_apply(op))
+    return cpu_unsupported(op, "a fused addend or requantisation");
   size_t weights = (size_t)w->dims[0] * (size_t)w->dims[1];
   if (weights > MAX_POINTWISE_WEIGHTS)
     return cpu_unsupported(op, "large enough for oneDNN");
