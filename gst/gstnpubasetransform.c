@@ -4,6 +4,8 @@
 #include "gstnpubufferpool.h"
 #include "gstnpudevicecontext.h"
 #include "gstnpumemory.h"
+#include "gstnpuproperty.h"
+#include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_base_transform_debug);
 #define GST_CAT_DEFAULT gst_npu_base_transform_debug
@@ -159,6 +161,18 @@ gboolean gst_npu_base_transform_end_frame(GstNpuBaseTransform *self)
   return status == NPU_OK;
 }
 
+gboolean gst_npu_base_transform_check_frame(GstNpuBaseTransform *self, const GstVideoInfo *info,
+                                            GstBuffer *buffer)
+{
+  gchar *details;
+  const gchar *wrong = gst_npu_video_frame_check(info, gst_buffer_get_video_meta(buffer),
+                                                 gst_buffer_get_size(buffer), &details);
+  if (wrong)
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("%s", wrong), ("%s", details));
+  g_free(details);
+  return wrong == NULL;
+}
+
 void gst_npu_base_transform_count_frame(GstNpuBaseTransform *self, GstNpuFrameCounter counter)
 {
   GST_OBJECT_LOCK(self);
@@ -233,6 +247,8 @@ static void gst_npu_base_transform_set_property(GObject *object, guint id, const
                                                 GParamSpec *pspec)
 {
   GstNpuBaseTransformPrivate *priv = PRIV(GST_NPU_BASE_TRANSFORM(object));
+  if (gst_npu_property_refused(GST_ELEMENT(object), pspec))
+    return;
   switch (id) {
   case PROP_DEVICE_ID:
     priv->device_id = g_value_get_int(value);

@@ -32,6 +32,13 @@ GstAllocator *gst_npu_base_transform_get_allocator(GstNpuBaseTransform *self);
  * returns FALSE if the stream fails. */
 gboolean gst_npu_base_transform_end_frame(GstNpuBaseTransform *self);
 
+/* Whether `buffer` holds a whole frame of `info`, its planes where its
+ * video meta (or `info`) puts them; posts an element error saying what is
+ * wrong otherwise (a buffer smaller than its caps or its meta say, a meta
+ * that contradicts the caps). */
+gboolean gst_npu_base_transform_check_frame(GstNpuBaseTransform *self, const GstVideoInfo *info,
+                                            GstBuffer *buffer);
+
 /* Counters shown in `stats`. */
 typedef enum {
   GST_NPU_FRAME_ZERO_COPY, /* passed on in place or imported without copy */

@@ -13,6 +13,7 @@ typedef struct {
 struct _GstNpuBatchLane {
   guint index;
   gboolean input_flushing, output_flushing;
+  gboolean draining;     /* no frame coming for now: its jobs do not wait for more */
   gint error;            /* the output side's error code; 0: none */
   GQueue out;            /* GstNpuBatchEntry*, oldest first */
   guint frames_held;     /* frames in `out` */
@@ -83,6 +84,7 @@ static void drop_lane_entries(GstNpuBatcher *batcher, GstNpuBatchLane *lane)
   while ((entry = g_queue_pop_head(&lane->out)))
     entry_free(batcher, entry);
   lane->frames_held = 0;
+  lane->draining = FALSE;
   GHashTableIter iter;
   gpointer object;
   g_hash_table_iter_init(&iter, lane->objects);
@@ -269,6 +271,7 @@ GstNpuBatchPush gst_npu_batcher_push_frame(GstNpuBatcher *batcher, GstNpuBatchLa
   }
   entry->data = frame;
   entry->queued_at = g_get_monotonic_time();
+  lane->draining = FALSE;
   if (batcher->policy.reclassify_interval > 1)
     forget_gone_objects(batcher, lane, number);
   for (guint i = 0; infer && i < jobs->len;) {
@@ -325,9 +328,19 @@ gboolean gst_npu_batcher_push_event(GstNpuBatcher *batcher, GstNpuBatchLane *lan
   return queued;
 }
 
+void gst_npu_batcher_drain_lane(GstNpuBatcher *batcher, GstNpuBatchLane *lane)
+{
+  g_mutex_lock(&batcher->lock);
+  lane->draining = TRUE;
+  g_cond_broadcast(&batcher->changed);
+  g_mutex_unlock(&batcher->lock);
+}
+
 void gst_npu_batcher_wait_lane_drained(GstNpuBatcher *batcher, GstNpuBatchLane *lane)
 {
   g_mutex_lock(&batcher->lock);
+  lane->draining = TRUE;
+  g_cond_broadcast(&batcher->changed);
   while (!lane->input_flushing && !lane->output_flushing && !g_queue_is_empty(&lane->out))
     g_cond_wait(&batcher->changed, &batcher->lock);
   g_mutex_unlock(&batcher->lock);
@@ -352,6 +365,16 @@ gpointer gst_npu_batcher_pop(GstNpuBatcher *batcher, GstNpuBatchLane *lane, gboo
   return data;
 }
 
+/* Under the lock: whether a waiting job's lane is draining (no more of its
+ * frames will fill the batch). */
+static gboolean lane_draining(GstNpuBatcher *batcher)
+{
+  for (GList *l = batcher->waiting.head; l; l = l->next)
+    if (((GstNpuBatchJob *)l->data)->entry->lane->draining)
+      return TRUE;
+  return FALSE;
+}
+
 /* Under the lock: whether the waiting jobs should run now; else when. */
 static gboolean batch_due(GstNpuBatcher *batcher, gint64 now, gint64 *wake_at)
 {
@@ -360,7 +383,8 @@ static gboolean batch_due(GstNpuBatcher *batcher, gint64 now, gint64 *wake_at)
   if (!oldest || batcher->inflight >= batcher->policy.max_inflight)
     return FALSE;
   gint64 due = oldest->entry->queued_at + batcher->policy.timeout_us;
-  if (g_queue_get_length(&batcher->waiting) >= batcher->policy.batch_size || now >= due)
+  if (g_queue_get_length(&batcher->waiting) >= batcher->policy.batch_size || now >= due ||
+      lane_draining(batcher))
     return TRUE;
   *wake_at = due;
   return FALSE;

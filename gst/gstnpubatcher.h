@@ -128,7 +128,12 @@ gboolean gst_npu_batcher_push_event(GstNpuBatcher *batcher, GstNpuBatchLane *lan
  * for reclassify_interval frames. */
 void gst_npu_batcher_remember(GstNpuBatcher *batcher, GstNpuBatchLane *lane, gint64 object_id,
                               gpointer result);
-/* Blocks until everything the lane queued has left (or it flushes). */
+/* The lane sends no frame for now (it ended, or waits for an answer): its
+ * waiting jobs run without waiting for their batch to fill, until it
+ * pushes a frame again or flushes. */
+void gst_npu_batcher_drain_lane(GstNpuBatcher *batcher, GstNpuBatchLane *lane);
+/* Drains the lane and blocks until everything it queued has left (or it
+ * flushes). */
 void gst_npu_batcher_wait_lane_drained(GstNpuBatcher *batcher, GstNpuBatchLane *lane);
 
 /* The output side: blocks until the lane's oldest entry may leave and

@@ -170,6 +170,10 @@ static GstFlowReturn gst_npu_download_prepare_output_buffer(GstBaseTransform *tr
   GstNpuDownload *self = GST_NPU_DOWNLOAD(trans);
   GstNpuBaseTransform *base = GST_NPU_BASE_TRANSFORM(trans);
   gboolean on_device = gst_npu_buffer_is_on_device(inbuf, gst_npu_base_transform_get_device(base));
+  /* whatever happens next reads the planes where the meta puts them, or
+   * hands them on for downstream to read there */
+  if (!gst_npu_base_transform_check_frame(base, &self->info, inbuf))
+    return GST_FLOW_ERROR;
   if (self->fd_allocator) {
     GstFlowReturn ret = GST_FLOW_ERROR;
     gboolean copied = FALSE;

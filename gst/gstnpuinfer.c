@@ -67,6 +67,7 @@
 #include "gstnpuinferresults.h"
 #include "gstnpuinferrunner.h"
 #include "gstnpumemory.h"
+#include "gstnpuproperty.h"
 #include "gstnpuvideo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_npu_infer_debug);
@@ -897,11 +898,15 @@ static gboolean gst_npu_infer_sink_event(GstPad *sinkpad, GstObject *parent, Gst
   if (!GST_EVENT_IS_SERIALIZED(event))
     return gst_pad_push_event(pad->src, event);
   /* Serialized events go out after this pad's frames received before them. */
+  gboolean ends = GST_EVENT_TYPE(event) == GST_EVENT_EOS;
   Item *item = g_new0(Item, 1);
   item->pad = pad;
   item->event = event;
-  if (gst_npu_batcher_push_event(self->batcher, pad->lane, item))
+  if (gst_npu_batcher_push_event(self->batcher, pad->lane, item)) {
+    if (ends) /* its last frames run now, not after batch-timeout */
+      gst_npu_batcher_drain_lane(self->batcher, pad->lane);
     return TRUE;
+  }
   item_free(item);
   return FALSE;
 }
@@ -1217,6 +1222,11 @@ static void gst_npu_infer_set_property(GObject *object, guint id, const GValue *
                                        GParamSpec *pspec)
 {
   GstNpuInfer *self = GST_NPU_INFER(object);
+  GST_OBJECT_LOCK(self);
+  gboolean from_config = self->applying_config; /* a reload's: switches with its model */
+  GST_OBJECT_UNLOCK(self);
+  if (!from_config && gst_npu_property_refused(GST_ELEMENT(self), pspec))
+    return;
   GST_OBJECT_LOCK(self);
   switch (id) {
   case PROP_MODEL:

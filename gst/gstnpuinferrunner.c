@@ -394,6 +394,16 @@ static gboolean frame_image(GstNpuInferRunner *runner, const GstNpuInferSlot *sl
   GstBuffer *buffer = frame->buffer;
   GstMemory *mem = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : NULL;
   const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+  /* the VPP reads the planes where the meta (or the caps) puts them */
+  gchar *details;
+  const gchar *wrong =
+      gst_npu_video_frame_check(slot->info, meta, gst_buffer_get_size(buffer), &details);
+  if (wrong) {
+    g_set_error(error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, "%s (%s)\n%s", wrong,
+                slot->lane, details);
+    g_free(details);
+    return FALSE;
+  }
   if (mem && gst_is_npu_memory(mem) && gst_npu_buffer_is_on_device(buffer, runner->device)) {
     if (gst_npu_memory_sync_for_device(mem, *slot->stream) &&
         gst_npu_image_describe(slot->info, meta, gst_npu_memory_get_buffer(mem), mem->offset,
@@ -402,11 +412,6 @@ static gboolean frame_image(GstNpuInferRunner *runner, const GstNpuInferSlot *sl
   } else if (!(frame->mapped = gst_buffer_map(buffer, &frame->map, GST_MAP_READ))) {
     g_set_error(error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT, "Cannot map a frame of %s",
                 slot->lane);
-    return FALSE;
-  } else if (frame->map.size < GST_VIDEO_INFO_SIZE(slot->info) && !meta) {
-    g_set_error(error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
-                "Truncated frame on %s\n%" G_GSIZE_FORMAT " bytes, the caps need %" G_GSIZE_FORMAT,
-                slot->lane, frame->map.size, GST_VIDEO_INFO_SIZE(slot->info));
     return FALSE;
   } else if (frame_to_device(runner, slot, frame) == NPU_OK &&
              gst_npu_image_describe(slot->info, meta, frame->imported, 0, &frame->image)) {

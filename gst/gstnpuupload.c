@@ -164,14 +164,8 @@ static GstFlowReturn gst_npu_upload_prepare_output_buffer(GstBaseTransform *tran
   }
   /* Everything below reads the planes where the video meta (or the caps)
    * puts them: they must lie within the buffer. */
-  gchar *details;
-  const gchar *wrong = gst_npu_video_frame_check(&self->info, gst_buffer_get_video_meta(inbuf),
-                                                 gst_buffer_get_size(inbuf), &details);
-  if (wrong) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("%s", wrong), ("%s", details));
-    g_free(details);
+  if (!gst_npu_base_transform_check_frame(base, &self->info, inbuf))
     return GST_FLOW_ERROR;
-  }
   if ((*outbuf = import_buffer(self, inbuf))) {
     gst_npu_base_transform_count_frame(base, GST_NPU_FRAME_ZERO_COPY);
     return GST_FLOW_OK;

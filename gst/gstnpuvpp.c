@@ -160,6 +160,8 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
                       ("put npuupload before npuvpp"));
     return GST_FLOW_ERROR;
   }
+  if (!gst_npu_base_transform_check_frame(base, &self->in_info, inbuf))
+    return GST_FLOW_ERROR;
   npu_image src, dst;
   if (!image_of(&self->in_info, inbuf, &src) || !image_of(&self->out_info, outbuf, &dst)) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Unsupported buffer layout"),
@@ -170,9 +172,11 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
   GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta(inbuf);
   if (crop)
     job.crop = (npu_rect){(int32_t)crop->x, (int32_t)crop->y, crop->width, crop->height};
+  GST_OBJECT_LOCK(self); /* the properties may change while playing */
   npu_vpp_params params = {self->method, self->add_borders, NPU_LETTERBOX_CENTER,
                            {(self->border_color >> 16) & 0xff, (self->border_color >> 8) & 0xff,
                             self->border_color & 0xff}};
+  GST_OBJECT_UNLOCK(self);
   GstMemory *in_mem = gst_buffer_peek_memory(inbuf, 0);
   GstMemory *out_mem = gst_buffer_peek_memory(outbuf, 0);
   npu_status status = NPU_ERROR_INTERNAL;
@@ -249,17 +253,19 @@ static void gst_npu_vpp_class_init(GstNpuVppClass *klass)
                         "How pixels are resampled: bilinear, nearest, or area average for "
                         "strong downscaling",
                         GST_TYPE_NPU_VPP_METHOD, NPU_SCALE_BILINEAR,
-                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       object_class, PROP_ADD_BORDERS,
       g_param_spec_boolean("add-borders", "Add borders",
                            "Keep the aspect ratio and pad the rest (letterbox, centred)", FALSE,
-                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                               GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property(
       object_class, PROP_BORDER_COLOR,
       g_param_spec_uint("border-color", "Border color",
                         "Padding colour as 0xAARRGGBB (alpha ignored)", 0, G_MAXUINT32,
-                        0xff000000, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+                        0xff000000,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   gst_npu_element_class_add_pad_templates(element_class, GST_NPU_MEMORY_NPU, GST_NPU_MEMORY_NPU);
   gst_element_class_set_static_metadata(
       element_class, "NPU video converter and scaler", "Filter/Converter/Video/Scaler/Hardware",

@@ -156,6 +156,37 @@ static void test_timeout_takes_what_waits(void)
   gst_npu_batcher_free(batcher);
 }
 
+/* A draining lane (it ended, or waits for a query's answer) does not wait
+ * for the batch to fill (no timeout here: it would wait for ever); a new
+ * frame of it ends the draining. */
+static void test_draining_lane_runs_the_partial_batch(void)
+{
+  GstNpuBatcher *batcher = new_batcher(4, 2);
+  GstNpuBatchLane *a = open_lane(batcher, 0), *b = open_lane(batcher, 1);
+  push(batcher, a, 0, NULL, 0, 0);
+  push(batcher, b, 0, NULL, 0, 0);
+  gst_npu_batcher_drain_lane(batcher, b);
+  GstNpuBatchJob *batch[4];
+  g_assert_cmpuint(gst_npu_batcher_take(batcher, batch), ==, 2);
+  gst_npu_batcher_complete(batcher, batch, 2, TRUE);
+  expect_frame(batcher, a, 0);
+  expect_frame(batcher, b, 0);
+  /* b pushes again: batches wait to fill once more, until a drains */
+  push(batcher, b, 1, NULL, 0, 0);
+  push(batcher, a, 1, NULL, 0, 0);
+  GstNpuBatchPolicy policy;
+  gst_npu_batcher_get_policy(batcher, &policy);
+  policy.timeout_us = 200000;
+  gst_npu_batcher_set_policy(batcher, &policy);
+  gint64 started = g_get_monotonic_time();
+  g_assert_cmpuint(gst_npu_batcher_take(batcher, batch), ==, 2);
+  g_assert_cmpint(g_get_monotonic_time() - started, >=, 150000); /* it waited */
+  gst_npu_batcher_complete(batcher, batch, 2, TRUE);
+  expect_frame(batcher, a, 1);
+  expect_frame(batcher, b, 1);
+  gst_npu_batcher_free(batcher);
+}
+
 static void test_interval_and_events(void)
 {
   GstNpuBatcher *batcher = new_batcher(1, 8);
@@ -351,6 +382,7 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/batcher/batches-across-lanes", test_batches_across_lanes);
   g_test_add_func("/batcher/timeout", test_timeout_takes_what_waits);
+  g_test_add_func("/batcher/draining-lane", test_draining_lane_runs_the_partial_batch);
   g_test_add_func("/batcher/interval-and-events", test_interval_and_events);
   g_test_add_func("/batcher/tracked-objects", test_tracked_objects_reclassified);
   g_test_add_func("/batcher/same-size", test_same_size_batches);

@@ -1,6 +1,7 @@
 /* No GStreamer object or buffer outlives a pipeline of our elements: 100
- * NULL -> PLAYING -> NULL cycles under GStreamer's own leaks tracer, which
- * is then asked for the objects still alive. */
+ * NULL -> PLAYING -> NULL cycles of upload -> vpp -> download and 50 of
+ * npuinfer on three streams, under GStreamer's own leaks tracer, which is
+ * then asked for the objects still alive. */
 #include <gst/gst.h>
 #include <stdio.h>
 
@@ -70,6 +71,55 @@ static guint live_objects(GstTracer *tracer, gboolean print)
   return count;
 }
 
+/* NULL -> PLAYING -> NULL `cycles` times on a pipeline of `description`:
+ * TRUE when nothing more is alive afterwards than before (a first run,
+ * dropped, has loaded the plugin and its features: objects that live as
+ * long as the registry, not leaks). The tracer is only asked while no
+ * pipeline exists: asking it about live objects disturbs their references. */
+static gboolean cycle_without_leaks(GstTracer *tracer, const char *description, int cycles,
+                                    guint *before, guint *after, const char **problem)
+{
+  *problem = "";
+  GstElement *pipeline = build_pipeline(description);
+  if (!pipeline)
+    return FALSE;
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  if (!drop_pipeline(pipeline)) {
+    *problem = " (the first pipeline outlived its last unref by five seconds)";
+    return FALSE;
+  }
+  *before = live_objects(tracer, FALSE);
+  pipeline = build_pipeline(description);
+  if (!pipeline)
+    return FALSE;
+  for (int i = 0; i < cycles; i++) {
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    if (gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND) != GST_STATE_CHANGE_SUCCESS) {
+      *problem = " (a cycle did not reach PLAYING)";
+      gst_element_set_state(pipeline, GST_STATE_NULL);
+      gst_object_unref(pipeline);
+      return FALSE;
+    }
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+  }
+  gboolean pipeline_gone = drop_pipeline(pipeline);
+  /* A thread that is still winding down (a task, a stream's last callback)
+   * may hold an object for a moment: a leak is what is still alive after
+   * two seconds. */
+  *after = live_objects(tracer, FALSE);
+  for (int wait = 0; wait < 40 && *after > *before; wait++) {
+    g_usleep(50 * 1000);
+    *after = live_objects(tracer, FALSE);
+  }
+  if (*after > *before)
+    live_objects(tracer, TRUE);
+  if (!pipeline_gone)
+    *problem = " (the pipeline itself outlived its last unref by five seconds)";
+  return pipeline_gone && *after <= *before;
+}
+
 int main(int argc, char **argv)
 {
   g_setenv("GST_TRACERS", "leaks", TRUE);
@@ -79,51 +129,38 @@ int main(int argc, char **argv)
     printf("1..0 # SKIP the leaks tracer is not available\n");
     return 0;
   }
-  const char *description =
+  /* The device elements, then npuinfer on three streams (one from NPU
+   * memory, batches across them) when the test models are there. */
+  const char *transforms =
       "videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! npuupload ! "
       "npuvpp add-borders=true ! video/x-raw(memory:NPUMemory),format=RGB,width=32,height=32 ! "
       "npudownload ! fakesink sync=false";
-  /* A first pipeline, run once and dropped, loads the plugin and its
-   * features: objects that live as long as the registry, not leaks. (The
-   * tracer is only asked while no pipeline exists: asking it about live
-   * objects disturbs their references.) */
-  GstElement *pipeline = build_pipeline(description);
-  if (!pipeline)
-    return 1;
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  if (!drop_pipeline(pipeline)) {
-    printf("Bail out! the first pipeline is still alive five seconds after its last unref\n");
-    return 1;
+  const char *models = g_getenv("NPU_INFER_MODELS");
+  char *infer = models ? g_strdup_printf(
+      "npuinfer name=infer model=%s/channel_mean.onnx batch-size=4 batch-timeout=2000 "
+      "videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! npuupload ! "
+      "infer.sink_0 infer.src_0 ! npudownload ! fakesink sync=false "
+      "videotestsrc is-live=true ! video/x-raw,format=I420,width=32,height=24 ! infer.sink_1 "
+      "infer.src_1 ! fakesink sync=false "
+      "videotestsrc ! video/x-raw,format=RGBx,width=16,height=16 ! infer.sink_2 "
+      "infer.src_2 ! fakesink sync=false", models) : NULL;
+  const struct {
+    const char *name, *description;
+    int cycles;
+  } runs[] = {{"upload-vpp-download", transforms, 100}, {"npuinfer", infer, 50}};
+  guint n_runs = infer ? 2 : 1;
+  printf("1..%u\n", n_runs);
+  gboolean clean = TRUE;
+  for (guint r = 0; r < n_runs; r++) {
+    guint before = 0, after = 0;
+    const char *problem;
+    gboolean ok = cycle_without_leaks(tracer, runs[r].description, runs[r].cycles, &before,
+                                      &after, &problem);
+    printf("%s %u - %s: %u objects alive before, %u after %d state cycles%s\n",
+           ok ? "ok" : "not ok", r + 1, runs[r].name, before, after, runs[r].cycles, problem);
+    clean &= ok;
   }
-  guint before = live_objects(tracer, FALSE);
-  pipeline = build_pipeline(description);
-  if (!pipeline)
-    return 1;
-  for (int i = 0; i < 100; i++) {
-    gst_element_set_state(pipeline, GST_STATE_PLAYING);
-    if (gst_element_get_state(pipeline, NULL, NULL, 5 * GST_SECOND) != GST_STATE_CHANGE_SUCCESS) {
-      printf("Bail out! cycle %d did not reach PLAYING\n", i);
-      return 1;
-    }
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-  }
-  gboolean pipeline_gone = drop_pipeline(pipeline);
-  /* A thread that is still winding down (a task, a stream's last callback)
-   * may hold an object for a moment: a leak is what is still alive after
-   * two seconds. */
-  guint after = live_objects(tracer, FALSE);
-  for (int wait = 0; wait < 40 && after > before; wait++) {
-    g_usleep(50 * 1000);
-    after = live_objects(tracer, FALSE);
-  }
-  if (after > before)
-    live_objects(tracer, TRUE);
-  gboolean clean = pipeline_gone && after <= before;
-  printf("1..1\n%s 1 - %u objects alive before, %u after 100 state cycles%s\n",
-         clean ? "ok" : "not ok", before, after,
-         pipeline_gone ? "" : " (the pipeline itself outlived its last unref by five seconds)");
+  g_free(infer);
   gst_object_unref(tracer);
   return clean ? 0 : 1;
 }
