@@ -8,9 +8,9 @@
 #include "vpp_sampling.h"
 
 void npu_vpp_make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub,
-                       double content0, double content_len, double crop0, double crop_len,
-                       bool flip, uint8_t sub, uint32_t channel_len, int32_t unit,
-                       npu_vpp_taps *t)
+                       uint32_t out_len, double content0, double content_len, double crop0,
+                       double crop_len, bool flip, uint8_t sub, uint32_t channel_len,
+                       int32_t unit, npu_vpp_taps *t)
 {
   double ratio = crop_len / content_len;
   double mirror = 2 * crop0 + crop_len; /* flip: source position p is read at mirror - p */
@@ -40,7 +40,8 @@ void npu_vpp_make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub
       t->second[k] = (int32_t)(last - first);
       continue;
     }
-    double pos = crop0 + (((double)i + 0.5) * out_sub - content0) * ratio; /* source pixels */
+    double centre = npu_vpp_sample_centre(i, out_sub, out_len);
+    double pos = crop0 + (centre - content0) * ratio; /* source pixels */
     if (flip)
       pos = mirror - pos;
     if (method == NPU_SCALE_NEAREST) {
@@ -68,12 +69,12 @@ void npu_vpp_make_taps(int method, uint32_t begin, uint32_t end, uint8_t out_sub
   }
 }
 
-void npu_vpp_content_span(uint32_t len, uint8_t sub, uint32_t content0, uint32_t content_len,
-                          uint32_t *begin, uint32_t *end)
+void npu_vpp_content_span(uint32_t len, uint8_t sub, uint32_t frame_len, uint32_t content0,
+                          uint32_t content_len, uint32_t *begin, uint32_t *end)
 {
   uint32_t b = 0, e = 0;
   for (uint32_t i = 0; i < len; i++) {
-    double centre = ((double)i + 0.5) * sub;
+    double centre = npu_vpp_sample_centre(i, sub, frame_len);
     if (centre >= content0 && centre < (double)content0 + content_len) {
       if (e == 0)
         b = i;

@@ -55,6 +55,7 @@ typedef struct grid {
   uint32_t width, height;
   uint8_t sub_x, sub_y;
   bool chroma;
+  uint32_t frame_width, frame_height; /* the frame's pixels */
 } grid;
 
 /* A buffer of a dispatch: bound from `start`, its planes reaching to `end`
@@ -204,16 +205,17 @@ static uint32_t job_grids(const npu_hal_vpp_batch *batch, const npu_hal_vpp_job 
                           grid grids[2])
 {
   if (batch->kind == NPU_HAL_VPP_TENSOR) {
-    grids[0] = (grid){batch->tensor.width, batch->tensor.height, 1, 1, false};
+    grids[0] = (grid){batch->tensor.width, batch->tensor.height, 1, 1, false,
+                      batch->tensor.width, batch->tensor.height};
     return 1;
   }
   const npu_hal_vpp_image *dst = &job->dst;
-  grids[0] = (grid){dst->width, dst->height, 1, 1, false};
+  grids[0] = (grid){dst->width, dst->height, 1, 1, false, dst->width, dst->height};
   const npu_hal_vpp_channel *chroma = &dst->channels[1];
   if (dst->channel_count < 3 || (chroma->sub_x == 1 && chroma->sub_y == 1))
     return 1;
   grids[1] = (grid){vpp_div_up(dst->width, chroma->sub_x), vpp_div_up(dst->height, chroma->sub_y),
-                    chroma->sub_x, chroma->sub_y, true};
+                    chroma->sub_x, chroma->sub_y, true, dst->width, dst->height};
   return 2;
 }
 
@@ -392,7 +394,8 @@ static void put_matrix(table_writer *w, size_t at, const float m[3][4])
 /* One axis's taps of each source channel: channels with the same
  * subsampling share a set. */
 static void put_axis_taps(table_writer *w, size_t at, int method, const npu_hal_vpp_job *job,
-                          bool rows, uint8_t out_sub, uint32_t begin, uint32_t end)
+                          bool rows, uint8_t out_sub, uint32_t out_len, uint32_t begin,
+                          uint32_t end)
 {
   const npu_hal_vpp_image *src = &job->src;
   uint32_t set_of[3];
@@ -413,11 +416,11 @@ static void put_axis_taps(table_writer *w, size_t at, int method, const npu_hal_
         uint32_t *set = w->words + set_of[c];
         npu_vpp_taps taps = {(int32_t *)set, (int32_t *)set + n, (float *)(set + 2 * n)};
         if (rows)
-          npu_vpp_make_taps(method, begin, end, out_sub, job->dst_y, job->dst_h, job->crop_y,
+          npu_vpp_make_taps(method, begin, end, out_sub, out_len, job->dst_y, job->dst_h, job->crop_y,
                             job->crop_h, job->flip_y, subs[c], vpp_div_up(src->height, subs[c]),
                             1, &taps);
         else
-          npu_vpp_make_taps(method, begin, end, out_sub, job->dst_x, job->dst_w, job->crop_x,
+          npu_vpp_make_taps(method, begin, end, out_sub, out_len, job->dst_x, job->dst_w, job->crop_x,
                             job->crop_w, job->flip_x, subs[c], vpp_div_up(src->width, subs[c]),
                             1, &taps);
       }
@@ -454,13 +457,15 @@ static void put_item(table_writer *w, size_t item, const npu_hal_vpp_batch *batc
 {
   const npu_hal_vpp_image *src = &job->src;
   uint32_t col0, col1, row0, row1;
-  npu_vpp_content_span(g->width, g->sub_x, job->dst_x, job->dst_w, &col0, &col1);
-  npu_vpp_content_span(g->height, g->sub_y, job->dst_y, job->dst_h, &row0, &row1);
+  npu_vpp_content_span(g->width, g->sub_x, g->frame_width, job->dst_x, job->dst_w, &col0, &col1);
+  npu_vpp_content_span(g->height, g->sub_y, g->frame_height, job->dst_y, job->dst_h, &row0, &row1);
   uint32_t words[] = {g->width, g->height, col0, col1, row0, row1, src->channel_count};
   for (size_t i = 0; i < sizeof words / sizeof *words; i++)
     put_word(w, item + VPP_GRID_W + i, words[i]);
-  put_axis_taps(w, item + VPP_COL_TAPS, batch->method, job, false, g->sub_x, col0, col1);
-  put_axis_taps(w, item + VPP_ROW_TAPS, batch->method, job, true, g->sub_y, row0, row1);
+  put_axis_taps(w, item + VPP_COL_TAPS, batch->method, job, false, g->sub_x, g->frame_width, col0,
+                col1);
+  put_axis_taps(w, item + VPP_ROW_TAPS, batch->method, job, true, g->sub_y, g->frame_height, row0,
+                row1);
   for (uint32_t c = 0; c < src->channel_count; c++)
     put_plane(w, item + VPP_SRC + c * VPP_PLANE_WORDS, group, &src->channels[c]);
   put_matrix(w, item + VPP_SRC_MATRIX, src->matrix);

@@ -56,7 +56,7 @@ static void frame_destroy(test_frame *f)
 static ref_placement place_crop(const npu_vpp_params *params, double cx, double cy, double cw,
                                 double ch, uint32_t w, uint32_t h, const npu_letterbox *mapping)
 {
-  ref_placement p = {cx, cy, cw, ch, 0, 0, w, h};
+  ref_placement p = {cx, cy, cw, ch, 0, 0, w, h, w, h};
   if (params->letterbox) {
     double scale = MIN(w / cw, h / ch);
     if (params->max_scale > 0)
@@ -228,6 +228,10 @@ static void test_edge_sizes(void)
     check_tensor(&big, (npu_rect){100, 50, 100, 100}, &methods[m], NPU_TENSOR_UINT8,
                  NPU_LAYOUT_NHWC, NPU_ORDER_RGB, 7, 5);
     check_image(&tiny, NPU_FORMAT_I420, &methods[m], 8, 8);
+    /* odd sizes: the last chroma row and column cover one pixel, inside the frame */
+    check_image(&big, NPU_FORMAT_I420, &methods[m], 21, 11);
+    check_image(&big, NPU_FORMAT_NV12, &methods[m], 7, 3);
+    check_image(&tiny, NPU_FORMAT_YUY2, &methods[m], 5, 1);
     /* letterboxed at most at its own size: the frame 1:1 in the corner, the rest padded */
     npu_vpp_params own_size = methods[m];
     own_size.letterbox = true;

@@ -167,7 +167,10 @@ void ref_output_rgb(const ref_frame *src, const ref_placement *p, npu_scale_meth
                     uint32_t gx, uint32_t gy, uint32_t sub_x, uint32_t sub_y,
                     const uint8_t pad_rgb[3], double rgb[3])
 {
-  double ux = (gx + 0.5) * sub_x, uy = (gy + 0.5) * sub_y; /* centre, output pixels */
+  /* the centre of the output pixels the position covers (one, not two, at
+   * the end of an odd-sized frame) */
+  double ux = (gx * sub_x + fmin((gx + 1.0) * sub_x, p->frame_w)) / 2;
+  double uy = (gy * sub_y + fmin((gy + 1.0) * sub_y, p->frame_h)) / 2;
   if (ux < p->dst_x || ux >= p->dst_x + p->dst_w || uy < p->dst_y || uy >= p->dst_y + p->dst_h) {
     for (int i = 0; i < 3; i++)
       rgb[i] = pad_rgb[i];

@@ -18,6 +18,7 @@ typedef struct ref_frame {
 typedef struct ref_placement {
   double crop_x, crop_y, crop_w, crop_h;
   double dst_x, dst_y, dst_w, dst_h;
+  uint32_t frame_w, frame_h; /* the output frame's pixels */
 } ref_placement;
 
 /* RGB (0..255, clamped) of output grid position (gx, gy) of a grid whose

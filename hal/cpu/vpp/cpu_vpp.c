@@ -16,10 +16,11 @@
 #define ROWS_PER_ITEM 64
 
 /* One output grid: the full-resolution pixels, or a destination's
- * subsampled chroma. */
+ * subsampled chroma, over a frame of frame_width x frame_height pixels. */
 typedef struct grid {
   uint32_t width, height;
   uint8_t sub_x, sub_y;
+  uint32_t frame_width, frame_height;
 } grid;
 
 typedef struct work_item {
@@ -400,15 +401,17 @@ static void run_item(void *ctx, size_t index)
     return; /* host OOM inside a kernel: the rows stay unwritten */
 
   uint32_t col0, col1, row0, row1;
-  npu_vpp_content_span(item->g.width, item->g.sub_x, job->dst_x, job->dst_w, &col0, &col1);
-  npu_vpp_content_span(item->g.height, item->g.sub_y, job->dst_y, job->dst_h, &row0, &row1);
+  npu_vpp_content_span(item->g.width, item->g.sub_x, item->g.frame_width, job->dst_x, job->dst_w,
+                       &col0, &col1);
+  npu_vpp_content_span(item->g.height, item->g.sub_y, item->g.frame_height, job->dst_y,
+                       job->dst_h, &row0, &row1);
   /* (a rotated job's taps run backwards or across rows: sampled directly) */
   bool vertical_first = batch->method == NPU_SCALE_BILINEAR && col1 > col0 && !job->flip_x &&
                         !job->flip_y;
   for (uint32_t c = 0; c < src->channel_count; c++) {
     const npu_hal_vpp_channel *ch = &src->channels[c];
-    npu_vpp_make_taps(batch->method, col0, col1, item->g.sub_x, job->dst_x, job->dst_w,
-                      job->crop_x, job->crop_w, job->flip_x, ch->sub_x,
+    npu_vpp_make_taps(batch->method, col0, col1, item->g.sub_x, item->g.frame_width, job->dst_x,
+                      job->dst_w, job->crop_x, job->crop_w, job->flip_x, ch->sub_x,
                       vpp_div_up(src->width, ch->sub_x),
                       batch->method == NPU_SCALE_AREA ? 1 : (int32_t)ch->pixel_stride,
                       &s.columns[c]);
@@ -442,16 +445,16 @@ static void run_item(void *ctx, size_t index)
         int32_t first, second;
         float weight;
         npu_vpp_taps row = {&first, &second, &weight};
-        npu_vpp_make_taps(batch->method, y, y + 1, item->g.sub_y, job->dst_y, job->dst_h,
-                          job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
-                          vpp_div_up(src->height, ch->sub_y), 1, &row);
+        npu_vpp_make_taps(batch->method, y, y + 1, item->g.sub_y, item->g.frame_height,
+                          job->dst_y, job->dst_h, job->crop_y, job->crop_h, job->flip_y,
+                          ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &row);
         if (batch->method != NPU_SCALE_AREA && y + 1 < row1) {
           int32_t next_first, next_second;
           float next_weight;
           npu_vpp_taps next = {&next_first, &next_second, &next_weight};
-          npu_vpp_make_taps(batch->method, y + 1, y + 2, item->g.sub_y, job->dst_y, job->dst_h,
-                            job->crop_y, job->crop_h, job->flip_y, ch->sub_y,
-                            vpp_div_up(src->height, ch->sub_y), 1, &next);
+          npu_vpp_make_taps(batch->method, y + 1, y + 2, item->g.sub_y, item->g.frame_height,
+                            job->dst_y, job->dst_h, job->crop_y, job->crop_h, job->flip_y,
+                            ch->sub_y, vpp_div_up(src->height, ch->sub_y), 1, &next);
           const npu_vpp_taps *cols = &s.columns[c];
           int32_t a = cols->first[0], b = cols->second[col1 - col0 - 1];
           prefetch_rows(ch, &next, a < b ? a : b, a < b ? b : a);
@@ -488,14 +491,16 @@ static size_t plan_items(const npu_hal_vpp_batch *batch, work_item *items)
     grid grids[2];
     size_t grid_count = 1;
     if (batch->kind == NPU_HAL_VPP_TENSOR) {
-      grids[0] = (grid){batch->tensor.width, batch->tensor.height, 1, 1};
+      grids[0] = (grid){batch->tensor.width, batch->tensor.height, 1, 1, batch->tensor.width,
+                        batch->tensor.height};
     } else {
       const npu_hal_vpp_image *dst = &job->dst;
-      grids[0] = (grid){dst->width, dst->height, 1, 1};
+      grids[0] = (grid){dst->width, dst->height, 1, 1, dst->width, dst->height};
       const npu_hal_vpp_channel *chroma = &dst->channels[1];
       if (dst->channel_count == 3 && (chroma->sub_x > 1 || chroma->sub_y > 1)) {
         grids[1] = (grid){vpp_div_up(dst->width, chroma->sub_x),
-                          vpp_div_up(dst->height, chroma->sub_y), chroma->sub_x, chroma->sub_y};
+                          vpp_div_up(dst->height, chroma->sub_y), chroma->sub_x, chroma->sub_y,
+                          dst->width, dst->height};
         grid_count = 2;
       }
     }
