@@ -69,6 +69,13 @@ static int run_context(npu_device *device, npu_context *context, uint32_t inputs
   return ran;
 }
 
+static unsigned replans_ran;
+
+unsigned model_harness_replans_ran(void)
+{
+  return replans_ran;
+}
+
 /* The model's input shapes with every dynamic axis at `batch`; false when
  * an input would be larger than a fuzzed run allows. *dynamic tells
  * whether any axis was dynamic (whether another batch means another plan). */
@@ -112,7 +119,7 @@ static int plan_and_run(npu_model *model)
   for (int64_t batch = 2; ran && dynamic && batch >= 1; batch--)
     if (input_shapes(model, inputs, batch, shapes, &dynamic) &&
         accepted(npu_context_reshape(context, shapes, inputs)))
-      run_context(device, context, inputs, outputs);
+      replans_ran += run_context(device, context, inputs, outputs);
 done:
   if (context)
     npu_context_destroy(context);

@@ -20,5 +20,7 @@ int model_harness_run(const uint8_t *data, size_t size, const char *base_dir);
 /* The same with the model loaded from its file (whose weights a plan may
  * drop from memory and read again). */
 int model_harness_run_file(const char *path);
+/* How many re-plans (batch 2, then back at 1) ran so far. */
+unsigned model_harness_replans_ran(void);
 
 #endif

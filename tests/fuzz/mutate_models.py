@@ -4,8 +4,8 @@ way a hostile or broken exporter would (dims, dtypes, attributes, dangling
 names, cycles, external data, op types and opsets; ranks 0 and 8+, dims
 whose product overflows, zero-size tensors, initializer bytes that disagree
 with their dims, int8 scales and zero points, duplicate output names,
-attributes of the wrong type, unknown domains, If and Loop around a node;
-each mutant stays a valid protobuf) and writes each mutant
+attributes of the wrong type, unknown domains, If and Loop around a node,
+a dynamic batch; each mutant stays a valid protobuf) and writes each mutant
 as a file, to grow a libFuzzer corpus or to be replayed by the tests.
   mutate_models.py [--count N] [--seed S] SEED_FOLDER OUT_FOLDER
 OUT_FOLDER also gets the external data files the mutants refer to:
@@ -331,7 +331,20 @@ def mutate_control_flow(rng, model):
     g.node.append(wrapper)
 
 
-MUTATIONS = [mutate_dims, mutate_dtype, mutate_attribute, mutate_name, mutate_cycle,
+def mutate_dynamic_batch(rng, model):
+    """Every input's first axis made dynamic (so the harness re-plans the
+    model at batch 2 and back at 1), the outputs' too or not."""
+    g = model.graph
+    values = list(g.input) + (list(g.output) if rng.random() < 0.5 else [])
+    shapes = [v.type.tensor_type.shape for v in values
+              if v.type.HasField("tensor_type") and len(v.type.tensor_type.shape.dim)]
+    if not shapes:
+        raise LookupError("no shaped inputs")
+    for shape in shapes:
+        shape.dim[0].dim_param = "N"
+
+
+MUTATIONS = [mutate_dynamic_batch, mutate_dims, mutate_dtype, mutate_attribute, mutate_name, mutate_cycle,
              mutate_external, mutate_op, mutate_structure, mutate_rank, mutate_overflow,
              mutate_tensor_bytes, mutate_quantization, mutate_duplicate_output,
              mutate_attribute_type, mutate_domain, mutate_control_flow]
