@@ -159,42 +159,32 @@ def mutate_structure(rng, model):
         del g.input[:]
 
 
-def value_holders(model):
-    g = model.graph
-    return [v for v in list(g.input) + list(g.output) + list(g.value_info)
-            if v.type.HasField("tensor_type")]
-
-
-def mutate_rank(rng, model):
-    """Rank 0, or rank 8 and beyond, on a declared value or an initializer."""
-    rank = pick(rng, [0, 8, 9, 16, 64])
-    dims = [pick(rng, [1, 1, 1, 2, 0]) for _ in range(rank)]
+def replace_shape(rng, model, dims):
+    """Gives an initializer (half the time) or a declared value `dims`."""
     g = model.graph
     if rng.random() < 0.5 and g.initializer:
         t = pick(rng, g.initializer)
         del t.dims[:]
         t.dims.extend(dims)
         return
-    shape = pick(rng, value_holders(model)).type.tensor_type.shape
+    shape = pick(rng, [v for v in list(g.input) + list(g.output) + list(g.value_info)
+                       if v.type.HasField("tensor_type")]).type.tensor_type.shape
     del shape.dim[:]
     for d in dims:
         shape.dim.add().dim_value = d
+
+
+def mutate_rank(rng, model):
+    """Rank 0, or rank 8 and beyond."""
+    replace_shape(rng, model, [pick(rng, [1, 1, 1, 2, 0])
+                               for _ in range(pick(rng, [0, 8, 9, 16, 64]))])
 
 
 def mutate_overflow(rng, model):
     """Dims each in range whose product passes int64 / size_t, or a zero dim."""
-    dims = pick(rng, [[2**31, 2**31, 4], [2**62, 4], [2**32, 2**32], [3, 2**62, 2],
-                      [0, 2**62], [1, 0, 3], [0], [2**20, 2**20, 2**20, 2**20]])
-    g = model.graph
-    if rng.random() < 0.4 and g.initializer:
-        t = pick(rng, g.initializer)
-        del t.dims[:]
-        t.dims.extend(dims)
-        return
-    shape = pick(rng, value_holders(model)).type.tensor_type.shape
-    del shape.dim[:]
-    for d in dims:
-        shape.dim.add().dim_value = d
+    replace_shape(rng, model, pick(rng, [[2**31, 2**31, 4], [2**62, 4], [2**32, 2**32],
+                                         [3, 2**62, 2], [0, 2**62], [1, 0, 3], [0],
+                                         [2**20, 2**20, 2**20, 2**20]]))
 
 
 def mutate_tensor_bytes(rng, model):
