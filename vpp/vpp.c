@@ -335,9 +335,6 @@ static npu_status check_tensor(const npu_tensor_target *dst, npu_device *device,
   for (int c = 0; c < 3; c++)
     if (!isfinite(dst->mean[c]) || !isfinite(dst->scale[c]))
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "tensor mean/scale must be finite");
-  if (dst->dtype == NPU_TENSOR_FLOAT32 && dst->offset % sizeof(float))
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "float32 tensor target: offset %zu is not "
-                         "a multiple of 4 bytes", dst->offset);
   *slot_bytes = (size_t)dst->width * dst->height * 3 * (dst->dtype == NPU_TENSOR_FLOAT32 ? 4 : 1);
   size_t size, needed;
   npu_buffer_size(dst->buffer, &size);

@@ -274,14 +274,19 @@ static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_j
   for (int c = 0; c < 3; c++) {
     const float *in = s->rgb[t->source_of[c]];
     const float mean = t->mean[c], scale = t->scale[c];
-    if (t->float32) {
-      float *out = (float *)slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
-      size_t step = t->planar ? 1 : 3;
+    size_t at = t->planar ? c * plane + y * w : y * w * 3 + c, step = t->planar ? 1 : 3;
+    if (t->float32 && (uintptr_t)slot % sizeof(float) == 0) {
+      float *out = (float *)slot + at;
       for (size_t k = 0; k < w; k++)
         out[k * step] = (in[k] - mean) * scale;
+    } else if (t->float32) { /* a tensor at an odd byte offset: memcpy stores unaligned */
+      uint8_t *out = slot + at * sizeof(float);
+      for (size_t k = 0; k < w; k++) {
+        float value = (in[k] - mean) * scale;
+        memcpy(out + k * step * sizeof value, &value, sizeof value);
+      }
     } else {
-      uint8_t *out = slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
-      size_t step = t->planar ? 1 : 3;
+      uint8_t *out = slot + at;
       for (size_t k = 0; k < w; k++)
         out[k * step] = to_byte((in[k] - mean) * scale);
     }
