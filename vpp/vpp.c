@@ -103,16 +103,19 @@ static npu_status check_image(const npu_image *image, npu_device *device, const 
                            "%s: plane %u is on another device than the stream", what, p);
     size_t row = plane_row_bytes(f, p, image->width);
     size_t rows = plane_rows(f, p, image->height);
-    /* (the backends take 32-bit pitches) */
-    if (image->strides[p] < row || image->strides[p] > UINT32_MAX)
+    /* (the backends address a plane, rotated views too, with 32-bit signed offsets) */
+    if (image->strides[p] < row || image->strides[p] > INT32_MAX)
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                           "%s: %s plane %u stride %zu is below its %zu-byte rows or not a "
-                           "32-bit number", what, f->name, p, image->strides[p], row);
+                           "%s: %s plane %u stride %zu is below its %zu-byte rows or 2 GiB and "
+                           "beyond", what, f->name, p, image->strides[p], row);
     size_t size, needed;
     npu_buffer_size(image->planes[p], &size);
     if (!npu_mul_size(image->strides[p], rows - 1, &needed) ||
-        !npu_add_size(needed, row, &needed) || image->offsets[p] > size ||
-        needed > size - image->offsets[p])
+        !npu_add_size(needed, row, &needed) || needed > INT32_MAX)
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                           "%s: %ux%u %s plane %u of stride %zu spans 2 GiB or more", what,
+                           image->width, image->height, f->name, p, image->strides[p]);
+    if (image->offsets[p] > size || needed > size - image->offsets[p])
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                            "%s: %ux%u %s plane %u needs %zu bytes at offset %zu; the buffer "
                            "has %zu", what, image->width, image->height, f->name, p, needed,

@@ -342,6 +342,11 @@ static void test_overflowing_descriptions(void)
   image.height = 1;
   NPU_ASSERT_STATUS(npu_vpp_to_tensor(stream, &job, 1, &params, &tensor),
                     NPU_ERROR_INVALID_ARGUMENT);
+  /* A 1-row frame padded to a 1 GiB stride: the CPU backend sized its row
+   * scratch by the stride (8 GiB for two rows of floats), not the pixels. */
+  image.strides[0] = (size_t)1 << 30;
+  NPU_ASSERT_OK(npu_vpp_to_tensor(stream, &job, 1, &params, &tensor));
+  NPU_ASSERT_OK(npu_stream_synchronize(stream));
   image.strides[0] = 4;
   image.height = 4;
   NPU_ASSERT_OK(npu_vpp_to_tensor(stream, &job, 1, &params, &tensor));

@@ -397,9 +397,17 @@ static void run_item(void *ctx, size_t index)
   const npu_hal_vpp_job *job = item->job;
   const npu_hal_vpp_image *src = &job->src;
   const size_t n = item->g.width;
-  size_t row_bytes = 0; /* every tap's byte offset falls inside its channel's row */
-  for (uint32_t c = 0; c < src->channel_count; c++)
-    row_bytes = src->channels[c].row_stride > row_bytes ? src->channels[c].row_stride : row_bytes;
+  /* Every tap's byte offset falls inside its channel's row: within the row's
+   * pixels, which the stride (padded to anything a caller likes) may
+   * exceed many times. (A rotated view's pixels lie a stride apart, and it
+   * never samples vertical first: its row stride, a pixel's size, serves.) */
+  size_t row_bytes = 0;
+  for (uint32_t c = 0; c < src->channel_count; c++) {
+    const npu_hal_vpp_channel *ch = &src->channels[c];
+    size_t pixels = (size_t)vpp_div_up(src->width, ch->sub_x) * ch->pixel_stride;
+    size_t bytes = pixels < ch->row_stride ? pixels : ch->row_stride;
+    row_bytes = bytes > row_bytes ? bytes : row_bytes;
+  }
   row_scratch s;
   if (!alloc_scratch(&s, n, row_bytes))
     return; /* host OOM inside a kernel: the rows stay unwritten */
