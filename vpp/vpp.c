@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_checked.h"
 #include "npu_hal_vpp.h"
 #include "npu_internal.h"
 #include "vpp_formats.h"
@@ -29,6 +30,11 @@ static void keep_buffer(batch_references *refs, npu_buffer *buffer)
   refs->buffers[refs->count++] = buffer;
 }
 
+/* Frames and tensors are at most this wide and high: with the largest pixel
+ * (4 bytes) and alignment, no plane size computed from them overflows. */
+#define VPP_MAX_SIDE 32768u
+#define VPP_MAX_STRIDE_ALIGN 4096u
+
 static size_t plane_row_bytes(const vpp_format_info *f, uint32_t plane, uint32_t width)
 {
   return (size_t)vpp_div_up(width, f->planes[plane].sub_x) * f->planes[plane].group_bytes;
@@ -44,11 +50,16 @@ NPU_API npu_status npu_image_init(npu_image *image, uint32_t format, uint32_t wi
                                   size_t offset, size_t *size)
 {
   const vpp_format_info *f = vpp_format_lookup(format);
-  if (!image || !size || !f || width == 0 || height == 0 || stride_align == 0 ||
+  if (!image || !size || !f || width == 0 || height == 0 || width > VPP_MAX_SIDE ||
+      height > VPP_MAX_SIDE || stride_align == 0 || stride_align > VPP_MAX_STRIDE_ALIGN ||
       (stride_align & (stride_align - 1)))
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                         "npu_image_init: NULL argument, unknown format 0x%08x, empty size or "
-                         "stride alignment %u not a power of two", format, stride_align);
+                         "npu_image_init: NULL argument, unknown format 0x%08x, size %ux%u not "
+                         "in 1..%u or stride alignment %u not a power of two up to %u", format,
+                         width, height, VPP_MAX_SIDE, stride_align, VPP_MAX_STRIDE_ALIGN);
+  if (offset > SIZE_MAX / 2)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "npu_image_init: offset %zu is beyond any "
+                         "buffer", offset);
   memset(image, 0, sizeof *image);
   image->format = format;
   image->width = width;
@@ -74,9 +85,10 @@ static npu_status check_image(const npu_image *image, npu_device *device, const 
   if (!f)
     return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: pixel format 0x%08x (%.4s) is not "
                          "supported by the VPP", what, image->format, (const char *)&image->format);
-  if (image->width == 0 || image->height == 0 || image->width > 32768 || image->height > 32768)
-    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: size %ux%u is not in 1..32768",
-                         what, image->width, image->height);
+  if (image->width == 0 || image->height == 0 || image->width > VPP_MAX_SIDE ||
+      image->height > VPP_MAX_SIDE)
+    return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: size %ux%u is not in 1..%u", what,
+                         image->width, image->height, VPP_MAX_SIDE);
   if (f->family == VPP_FAMILY_YUV &&
       ((unsigned)image->matrix > NPU_COLOR_BT2020 || (unsigned)image->range > NPU_RANGE_FULL))
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "%s: unknown colour matrix or range", what);
@@ -91,13 +103,18 @@ static npu_status check_image(const npu_image *image, npu_device *device, const 
                            "%s: plane %u is on another device than the stream", what, p);
     size_t row = plane_row_bytes(f, p, image->width);
     size_t rows = plane_rows(f, p, image->height);
-    if (image->strides[p] < row)
+    /* (the backends address a plane, rotated views too, with 32-bit signed offsets) */
+    if (image->strides[p] < row || image->strides[p] > INT32_MAX)
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                           "%s: %s plane %u stride %zu is below its %zu-byte rows", what, f->name,
-                           p, image->strides[p], row);
-    size_t size;
+                           "%s: %s plane %u stride %zu is below its %zu-byte rows or 2 GiB and "
+                           "beyond", what, f->name, p, image->strides[p], row);
+    size_t size, needed;
     npu_buffer_size(image->planes[p], &size);
-    size_t needed = image->strides[p] * (rows - 1) + row;
+    if (!npu_mul_size(image->strides[p], rows - 1, &needed) ||
+        !npu_add_size(needed, row, &needed) || needed > INT32_MAX)
+      return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
+                           "%s: %ux%u %s plane %u of stride %zu spans 2 GiB or more", what,
+                           image->width, image->height, f->name, p, image->strides[p]);
     if (image->offsets[p] > size || needed > size - image->offsets[p])
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                            "%s: %ux%u %s plane %u needs %zu bytes at offset %zu; the buffer "
@@ -312,8 +329,8 @@ static npu_status check_tensor(const npu_tensor_target *dst, npu_device *device,
   npu_buffer_device(dst->buffer, &owner);
   if (owner != device)
     return npu_set_error(NPU_ERROR_DEVICE_MISMATCH, "tensor buffer is on another device");
-  if (dst->width == 0 || dst->height == 0 || dst->batch == 0 || dst->width > 32768 ||
-      dst->height > 32768 || (unsigned)dst->dtype > NPU_TENSOR_FLOAT32 ||
+  if (dst->width == 0 || dst->height == 0 || dst->batch == 0 || dst->width > VPP_MAX_SIDE ||
+      dst->height > VPP_MAX_SIDE || (unsigned)dst->dtype > NPU_TENSOR_FLOAT32 ||
       (unsigned)dst->layout > NPU_LAYOUT_NHWC || (unsigned)dst->order > NPU_ORDER_BGR)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
                          "tensor target: empty %ux%u x%u or unknown dtype/layout/order",
@@ -322,13 +339,14 @@ static npu_status check_tensor(const npu_tensor_target *dst, npu_device *device,
     if (!isfinite(dst->mean[c]) || !isfinite(dst->scale[c]))
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "tensor mean/scale must be finite");
   *slot_bytes = (size_t)dst->width * dst->height * 3 * (dst->dtype == NPU_TENSOR_FLOAT32 ? 4 : 1);
-  size_t size;
+  size_t size, needed;
   npu_buffer_size(dst->buffer, &size);
-  if (dst->offset > size || *slot_bytes * dst->batch > size - dst->offset)
+  if (!npu_mul_size(*slot_bytes, dst->batch, &needed) || dst->offset > size ||
+      needed > size - dst->offset)
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT,
-                         "tensor target needs %zu bytes (%u x 3 x %u x %u) at offset %zu; the "
-                         "buffer has %zu", *slot_bytes * dst->batch, dst->batch, dst->height,
-                         dst->width, dst->offset, size);
+                         "tensor target of %u x 3 x %u x %u (%zu bytes a slot) at offset %zu "
+                         "does not fit its %zu-byte buffer", dst->batch, dst->height, dst->width,
+                         *slot_bytes, dst->offset, size);
   return NPU_OK;
 }
 

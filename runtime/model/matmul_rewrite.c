@@ -118,7 +118,8 @@ void npu_graph_move_scales_past_matmuls(npu_graph *g, npu_consumers *c)
 /* ---- constant scales across Transposes ------------------------------------------- */
 
 /* The permutation of Transpose `n` (false when it has none: the reversal
- * of an axis count not known here). */
+ * of an axis count not known here, or a perm that is not a permutation,
+ * which planning refuses with its message). */
 static bool permutation_of(const npu_graph_node *n, uint32_t *perm, uint32_t *rank)
 {
   for (size_t i = 0; i < n->proto->n_attribute; i++) {
@@ -126,10 +127,12 @@ static bool permutation_of(const npu_graph_node *n, uint32_t *perm, uint32_t *ra
     if (!a->name || strcmp(a->name, "perm") != 0 || a->n_ints == 0 || a->n_ints > NPU_MAX_RANK)
       continue;
     *rank = (uint32_t)a->n_ints;
+    uint32_t seen = 0; /* a bit per axis: an axis named twice leaves another unnamed */
     for (uint32_t d = 0; d < *rank; d++) {
-      if (a->ints[d] < 0 || a->ints[d] >= (int64_t)*rank)
+      if (a->ints[d] < 0 || a->ints[d] >= (int64_t)*rank || seen & (1u << a->ints[d]))
         return false;
       perm[d] = (uint32_t)a->ints[d];
+      seen |= 1u << perm[d];
     }
     return true;
   }

@@ -69,8 +69,36 @@ static int run_context(npu_device *device, npu_context *context, uint32_t inputs
   return ran;
 }
 
+static unsigned replans_ran;
+
+unsigned model_harness_replans_ran(void)
+{
+  return replans_ran;
+}
+
+/* The model's input shapes with every dynamic axis at `batch`; false when
+ * an input would be larger than a fuzzed run allows. *dynamic tells
+ * whether any axis was dynamic (whether another batch means another plan). */
+static int input_shapes(npu_model *model, uint32_t inputs, int64_t batch,
+                        npu_tensor_info *shapes, int *dynamic)
+{
+  *dynamic = 0;
+  for (uint32_t i = 0; i < inputs; i++) {
+    npu_model_input_info(model, i, &shapes[i]);
+    for (uint32_t d = 0; d < shapes[i].rank; d++)
+      if (shapes[i].dims[d] < 0) {
+        shapes[i].dims[d] = batch;
+        *dynamic = 1;
+      }
+    if (tensor_bytes(&shapes[i]) > MAX_IO_BYTES)
+      return 0;
+  }
+  return 1;
+}
+
 /* Plans the loaded model with every dynamic axis at 1 and runs it once;
- * releases it. */
+ * a model with dynamic axes is then re-planned at 2 and back at 1 (the
+ * plan cache's path), running each. Releases the model. */
 static int plan_and_run(npu_model *model)
 {
   static npu_device *device;
@@ -79,21 +107,19 @@ static int plan_and_run(npu_model *model)
   uint32_t inputs = 0, outputs = 0;
   npu_tensor_info shapes[MAX_IO_TENSORS];
   npu_context *context = NULL;
-  int ran = 0;
+  int ran = 0, dynamic;
   npu_model_input_count(model, &inputs);
   npu_model_output_count(model, &outputs);
-  if (inputs > MAX_IO_TENSORS || outputs > MAX_IO_TENSORS)
+  if (inputs > MAX_IO_TENSORS || outputs > MAX_IO_TENSORS ||
+      !input_shapes(model, inputs, 1, shapes, &dynamic))
     goto done;
-  for (uint32_t i = 0; i < inputs; i++) {
-    npu_model_input_info(model, i, &shapes[i]);
-    for (uint32_t d = 0; d < shapes[i].rank; d++)
-      if (shapes[i].dims[d] < 0)
-        shapes[i].dims[d] = 1;
-    if (tensor_bytes(&shapes[i]) > MAX_IO_BYTES)
-      goto done;
-  }
-  if (accepted(npu_context_create(model, device, shapes, inputs, &context)))
-    ran = run_context(device, context, inputs, outputs);
+  if (!accepted(npu_context_create(model, device, shapes, inputs, &context)))
+    goto done;
+  ran = run_context(device, context, inputs, outputs);
+  for (int64_t batch = 2; ran && dynamic && batch >= 1; batch--)
+    if (input_shapes(model, inputs, batch, shapes, &dynamic) &&
+        accepted(npu_context_reshape(context, shapes, inputs)))
+      replans_ran += run_context(device, context, inputs, outputs);
 done:
   if (context)
     npu_context_destroy(context);

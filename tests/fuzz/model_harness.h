@@ -13,10 +13,14 @@ void model_harness_init(void);
 
 /* Loads `data` as an ONNX model (external data from `base_dir`, may be
  * NULL), plans it with every dynamic axis at 1 and runs it once on inputs
- * of at most a few KiB. A refusal is fine; returns whether it ran. */
+ * of at most a few KiB; a model with dynamic axes is re-planned at 2 and
+ * back at 1 and run each time. A refusal is fine; returns whether the
+ * first run ran. */
 int model_harness_run(const uint8_t *data, size_t size, const char *base_dir);
 /* The same with the model loaded from its file (whose weights a plan may
  * drop from memory and read again). */
 int model_harness_run_file(const char *path);
+/* How many re-plans (batch 2, then back at 1) ran so far. */
+unsigned model_harness_replans_ran(void);
 
 #endif

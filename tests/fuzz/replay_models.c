@@ -55,7 +55,8 @@ int main(int argc, char **argv)
   model_harness_init();
   for (int i = 1; i < argc; i++)
     replay(argv[i]);
-  printf("replay_models: %u models, %u planned and ran (%u loaded from their files), the rest "
-         "refused with a message\n", files, ran, ran_from_file);
+  printf("replay_models: %u models, %u planned and ran (%u loaded from their files; %u re-plans "
+         "at batch 2 and back at 1 ran), the rest refused with a message\n", files, ran,
+         ran_from_file, model_harness_replans_ran());
   return files ? 0 : 1;
 }

@@ -275,14 +275,19 @@ static void write_tensor_row(const npu_hal_vpp_batch *batch, const npu_hal_vpp_j
   for (int c = 0; c < 3; c++) {
     const float *in = s->rgb[t->source_of[c]];
     const float mean = t->mean[c], scale = t->scale[c];
-    if (t->float32) {
-      float *out = (float *)slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
-      size_t step = t->planar ? 1 : 3;
+    size_t at = t->planar ? c * plane + y * w : y * w * 3 + c, step = t->planar ? 1 : 3;
+    if (t->float32 && (uintptr_t)slot % sizeof(float) == 0) {
+      float *out = (float *)slot + at;
       for (size_t k = 0; k < w; k++)
         out[k * step] = (in[k] - mean) * scale;
+    } else if (t->float32) { /* a tensor at an odd byte offset: memcpy stores unaligned */
+      uint8_t *out = slot + at * sizeof(float);
+      for (size_t k = 0; k < w; k++) {
+        float value = (in[k] - mean) * scale;
+        memcpy(out + k * step * sizeof value, &value, sizeof value);
+      }
     } else {
-      uint8_t *out = slot + (t->planar ? c * plane + y * w : y * w * 3 + c);
-      size_t step = t->planar ? 1 : 3;
+      uint8_t *out = slot + at;
       for (size_t k = 0; k < w; k++)
         out[k * step] = to_byte((in[k] - mean) * scale);
     }
@@ -393,9 +398,17 @@ static void run_item(void *ctx, size_t index)
   const npu_hal_vpp_job *job = item->job;
   const npu_hal_vpp_image *src = &job->src;
   const size_t n = item->g.width;
-  size_t row_bytes = 0; /* every tap's byte offset falls inside its channel's row */
-  for (uint32_t c = 0; c < src->channel_count; c++)
-    row_bytes = src->channels[c].row_stride > row_bytes ? src->channels[c].row_stride : row_bytes;
+  /* Every tap's byte offset falls inside its channel's row: within the row's
+   * pixels, which the stride (padded to anything a caller likes) may
+   * exceed many times. (A rotated view's pixels lie a stride apart, and it
+   * never samples vertical first: its row stride, a pixel's size, serves.) */
+  size_t row_bytes = 0;
+  for (uint32_t c = 0; c < src->channel_count; c++) {
+    const npu_hal_vpp_channel *ch = &src->channels[c];
+    size_t pixels = (size_t)vpp_div_up(src->width, ch->sub_x) * ch->pixel_stride;
+    size_t bytes = pixels < ch->row_stride ? pixels : ch->row_stride;
+    row_bytes = bytes > row_bytes ? bytes : row_bytes;
+  }
   row_scratch s;
   if (!alloc_scratch(&s, n, row_bytes))
     return; /* host OOM inside a kernel: the rows stay unwritten */
