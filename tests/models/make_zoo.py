@@ -13,7 +13,8 @@ shape (the batch axis comes first and is dynamic). A model is exported again
 when its recipe (RECIPE below, make_vision_models.py) changes. What is missing
 from Debian (python3-torchvision, python3-onnx) is installed with
 pipelines/ensure-build.sh's helper, and only when an export needs it.
-    make_zoo.py [--list] [NAME...]     (default: the whole zoo)
+    make_zoo.py [--list] [--extra] [NAME...]     (default: the whole zoo)
+--extra: the opt-in extra zoo (EXTRA below) instead; --list with it lists that.
 Exit status: 0 when every asked-for model is in the manifest, 1 when one
 could not be exported (printed with its reason), 77 when nothing can be
 exported here (no torchvision and apt-get cannot install it)."""
@@ -59,6 +60,54 @@ ZOO["yolov8n"] = ("make_vision_models", (3, 640, 640))
 ZOO["ppocr_det"] = ("ocr:ch_PP-OCRv4_det_infer.onnx", (3, 640, 640))
 ZOO["ppocr_rec"] = ("ocr:ch_PP-OCRv4_rec_infer.onnx", (3, 48, 320))
 ZOO["ppocr_cls"] = ("ocr:ch_ppocr_mobile_v2.0_cls_infer.onnx", (3, 48, 192))
+
+# The opt-in extra zoo (zoo.py --extra): architectures the runtime was not
+# tuned on, and variants of zoo models exported the ways other exporters and
+# users do, which change the graph's shape but not its function.
+EXTRA = {name: ("classification", (3, 224, 224)) for name in [
+    "wide_resnet50_2", "regnet_y_800mf", "regnet_x_1_6gf", "efficientnet_b1", "mnasnet0_5",
+    "shufflenet_v2_x1_5", "densenet169", "convnext_small", "swin_s", "vgg11", "maxvit_t"]}
+EXTRA["efficientnet_b1"] = ("classification", (3, 240, 240))
+# (swin_v2_t: torch 1.13 cannot export it, 'aten::zero' has no ONNX symbolic)
+EXTRA["deeplabv3_resnet50"] = ("segmentation", (3, 320, 320))
+EXTRA["ssd300_vgg16"] = ("detection", (3, 300, 300))
+EXTRA["retinanet_resnet50_fpn"] = ("detection", (3, 320, 320))
+EXTRA["r2plus1d_18"] = ("video", (3, 16, 112, 112))
+EXTRA["s3d"] = ("video", (3, 16, 224, 224))
+EXTRA["mvit_v2_s"] = ("video", (3, 16, 224, 224))
+# variant -> (the zoo model it exports again, how): "opset" N (17 otherwise;
+# below 17 LayerNormalization is decomposed, below 13 Split/Squeeze/Reduce*
+# take attributes, below 14 HardSwish is HardSigmoid * x), "fold" False (no
+# constant folding: Shape/Gather/Concat chains and weight arithmetic stay in
+# the graph), "batchnorm" (BatchNormalization kept, not folded into the
+# convolutions), "static" (batch 1 fixed in the graph), "nhwc" (the input is
+# NHWC and Transposed to NCHW in the graph, as TF-converted models have).
+VARIANTS = {
+    "efficientnet_b0-opset11": ("efficientnet_b0", {"opset": 11}),
+    "mobilenet_v3_large-opset11": ("mobilenet_v3_large", {"opset": 11}),
+    "shufflenet_v2_x1_0-opset11": ("shufflenet_v2_x1_0", {"opset": 11}),
+    "deeplabv3_mobilenet_v3_large-opset11": ("deeplabv3_mobilenet_v3_large", {"opset": 11}),
+    "convnext_tiny-opset13": ("convnext_tiny", {"opset": 13}),
+    "vit_b_32-opset13": ("vit_b_32", {"opset": 13}),
+    "resnet18-unfolded": ("resnet18", {"fold": False}),
+    "vit_b_32-unfolded": ("vit_b_32", {"fold": False}),
+    "swin_t-unfolded": ("swin_t", {"fold": False}),
+    "ssdlite320_mobilenet_v3_large-unfolded": ("ssdlite320_mobilenet_v3_large",
+                                               {"fold": False, "opset": 13}),
+    "resnet50-batchnorm": ("resnet50", {"batchnorm": True}),
+    "mobilenet_v2-batchnorm-opset11": ("mobilenet_v2", {"batchnorm": True, "opset": 11}),
+    "resnet18-static": ("resnet18", {"static": True}),
+    "mobilenet_v2-nhwc": ("mobilenet_v2", {"nhwc": True}),
+    "efficientnet_b0-nhwc-static": ("efficientnet_b0", {"nhwc": True, "static": True}),
+}
+for variant, (model, how) in VARIANTS.items():
+    kind, shape = {**ZOO, **EXTRA}[model]
+    EXTRA[variant] = (kind, shape[1:] + shape[:1] if how.get("nhwc") else shape)
+
+
+def source(name):
+    """(the torchvision model NAME exports, its export options)."""
+    return VARIANTS.get(name, (name, {}))
 
 
 class Unavailable(Exception):
@@ -168,17 +217,41 @@ def build(torch, torchvision, name, kind):
     raise ValueError(kind)
 
 
+def channels_last_input(torch, model):
+    """MODEL taking channels-last input (NHWC), as TF-converted models do."""
+    class ChannelsLast(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            # (movedim(-1, 1) would export perm [0, -1, 1, 2], which ONNX
+            # Runtime and we both refuse: the axes must be non-negative)
+            return self.model(x.permute(0, x.dim() - 1, *range(1, x.dim() - 1)))
+    return ChannelsLast(model)
+
+
 def export(torch, torchvision, name, kind, shape, path):
-    seed = zlib.crc32(name.encode())
+    """A variant (VARIANTS) gets its source model's seed, so its weights and
+    outputs are those of the source's export."""
+    model_name, how = source(name)
+    seed = zlib.crc32(model_name.encode())
     torch.manual_seed(seed)
-    model, outputs = build(torch, torchvision, name, kind)
-    randomise(torch, model, seed, shape)
-    x = torch.randn((1,) + shape, generator=torch.Generator().manual_seed(seed))
+    model, outputs = build(torch, torchvision, model_name, kind)
+    nchw = shape[-1:] + shape[:-1] if how.get("nhwc") else shape
+    randomise(torch, model, seed, nchw)
+    x = torch.randn((1,) + nchw, generator=torch.Generator().manual_seed(seed))
+    if how.get("nhwc"):
+        model = channels_last_input(torch, model)
+        x = x.movedim(1, -1).contiguous()
     # grad stays enabled: under no_grad, nn.MultiheadAttention (ViT) takes its
     # fast path, which the exporter does not know
-    axes = {n: {0: "N"} for n in ["input"] + outputs}
-    torch.onnx.export(model, x, path, opset_version=17, input_names=["input"],
-                      output_names=outputs, dynamic_axes=axes)
+    axes = None if how.get("static") else {n: {0: "N"} for n in ["input"] + outputs}
+    training = torch.onnx.TrainingMode.PRESERVE if how.get("batchnorm") else \
+        torch.onnx.TrainingMode.EVAL  # (EVAL folds BatchNorm into the convolutions)
+    torch.onnx.export(model, x, path, opset_version=how.get("opset", 17), input_names=["input"],
+                      output_names=outputs, dynamic_axes=axes, training=training,
+                      do_constant_folding=how.get("fold", True))
     import onnx
     onnx.checker.check_model(path)
 
@@ -208,14 +281,16 @@ def ensure(names=None, log=print):
     ({name: {file, input, shape, kind}}) and {name: reason} of those that
     could not be had. Raises Unavailable when nothing can be exported here."""
     names = list(names or ZOO)
+    models = {**ZOO, **EXTRA}
     os.makedirs(CACHE, exist_ok=True)
     with open(os.path.join(CACHE, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one exporter at a time per cache
         manifest, failed = load_manifest(), {}
         torch = torchvision = None
         for name in names:
-            kind, shape = ZOO[name]
+            kind, shape = models[name]
             entry = {"kind": kind.split(":")[0], "shape": list(shape), "input": "input"}
+            how = source(name)[1]
             if kind == "make_vision_models":
                 script = os.path.join(HERE, "make_vision_models.py")
                 entry.update(file=os.path.join(CACHE, "yolov8n.onnx"),
@@ -230,7 +305,10 @@ def ensure(names=None, log=print):
                              kind="ocr")
             else:
                 entry.update(file=os.path.join(CACHE, name + ".onnx"),
-                             recipe=f"torchvision-{RECIPE}")
+                             recipe=f"torchvision-{RECIPE}" + "".join(
+                                 f" {key}={value}" for key, value in sorted(how.items())))
+                if how.get("static"):
+                    entry["batch"] = 1  # the only batch the graph takes
             old = manifest.get(name)
             if old and os.path.exists(old["file"]) and \
                     all(old.get(k) == v for k, v in entry.items()):
@@ -265,14 +343,16 @@ def ensure(names=None, log=print):
 
 def main():
     args = sys.argv[1:]
+    extra = "--extra" in args
+    args = [a for a in args if a != "--extra"]
     if "--list" in args:
-        print("\n".join(ZOO))
+        print("\n".join(EXTRA if extra else ZOO))
         return 0
-    unknown = [a for a in args if a not in ZOO]
+    unknown = [a for a in args if a not in ZOO and a not in EXTRA]
     if unknown:
         sys.exit(f"make_zoo: unknown model(s) {' '.join(unknown)}; --list lists the zoo")
     try:
-        _, failed = ensure(args)
+        _, failed = ensure(args or (list(EXTRA) if extra else None))
     except Unavailable as error:
         print(f"make_zoo: SKIP: {error}")
         return 77

@@ -3,14 +3,17 @@
 fetch_assets.sh), each engine in its own process on the same seeded input:
 our npu-run and ort_reference.js.
 
-  zoo.py check [--build DIR] [--batches 1,2] [--threads N] [NAME...]
+  zoo.py check [--build DIR] [--batches 1,2] [--threads N] [--extra] [NAME...]
       Every model at each batch: outputs within 1e-4 relative L2 of ORT's
       (outputs near zero, e.g. a random detector's scores: 1e-5 absolute).
       Models in zoo_known_failures.txt are reported, not counted. Exports
       and fetches what is missing (apt-get, npm); exits 77 when it cannot,
-      1 on an unexpected failure.
+      1 on an unexpected failure. --extra: the opt-in extra zoo (make_zoo.py's
+      EXTRA: architectures and export variants beyond the CI zoo) instead,
+      in every command; a model exported with a fixed batch runs at that
+      batch only.
   zoo.py bench [--build DIR] [--batches 1,8] [--threads N] [--rounds N]
-               [--seconds S] [NAME...]
+               [--seconds S] [--extra] [NAME...]
       Median latency of ours and ORT's, measured A/B interleaved (rounds of
       one process each, order alternating; 4 by default), their ratio, peak RSS of each
       process (ORT: Node.js's own baseline subtracted), the geometric mean of
@@ -179,7 +182,8 @@ def prepare(options):
         skip("onnxruntime-node is not available from npm")
     start = time.monotonic()
     try:
-        manifest, failed = make_zoo.ensure(options["models"] or None,
+        manifest, failed = make_zoo.ensure(options["models"] or (
+            list(make_zoo.EXTRA) if options["extra"] else None),
                                            log=lambda line: print(f"# {line}", flush=True))
     except make_zoo.Unavailable as error:
         skip(str(error))
@@ -201,13 +205,19 @@ def load_known_failures():
     return known
 
 
+def runs_at(entry, batch):
+    """Whether the model takes that batch (an export with a fixed batch takes
+    only its own)."""
+    return entry.get("batch", batch) == batch
+
+
 def check_model(engines, name, entry, batches, work):
     """(max relative L2, max |diff|, problem or None, whether the problem is
     only an error above the limit, below ten times it) over the batches."""
     worst_rel = worst_abs = 0.0
     above = None  # the first error above the limit: the other batches still run
     npy = os.path.join(work, "input.npy")
-    for batch in batches:
+    for batch in [b for b in batches if runs_at(entry, b)]:
         write_input(npy, [batch] + entry["shape"])
         dirs = {e: os.path.join(work, f"{name}-{batch}-{e}") for e in ("ours", "ort")}
         for engine in ("ours", "ort"):
@@ -277,6 +287,9 @@ def bench(options):
             row = [name, "x".join(str(d) for d in entry["shape"])]
             rss = {"ours": 0, "ort": 0}
             for batch in batches:
+                if not runs_at(entry, batch):
+                    row += ["-", "-", "-"]
+                    continue
                 write_input(npy, [batch] + entry["shape"])
                 medians = {"ours": [], "ort": []}
                 iterations, problem = 3, None
@@ -334,7 +347,7 @@ def model_batches(options, purpose):
     with tempfile.TemporaryDirectory(prefix=f"zoo-{purpose}-") as work:
         npy = os.path.join(work, "input.npy")
         for name, entry in manifest.items():
-            for batch in options["batches"]:
+            for batch in [b for b in options["batches"] if runs_at(entry, b)]:
                 write_input(npy, [batch] + entry["shape"])
                 yield engines, name, entry, batch, npy, work
 
@@ -467,7 +480,7 @@ def nodes(options):
 
 def parse(args):
     options = {"build": os.path.join(ROOT, "build"), "threads": 2, "rounds": 4, "seconds": 2.0,
-               "top": 20, "models": []}
+               "top": 20, "models": [], "extra": False}
     options["batches"] = {"check": [1, 2], "bench": [1, 8], "profile": [1], "nodes": [1]}[args[0]]
     if args[0] == "nodes":
         options["threads"], options["rounds"] = 1, 2
@@ -480,6 +493,8 @@ def parse(args):
             options[key] = value if key == "build" else \
                 [int(b) for b in value.split(",")] if key == "batches" else \
                 float(value) if key == "seconds" else int(value)
+        elif arg == "--extra":
+            options["extra"] = True
         elif arg.startswith("-"):
             sys.exit(__doc__)
         else:
@@ -496,7 +511,7 @@ def main():
         sys.exit(__doc__)
     options = parse(args)
     import make_zoo
-    unknown = [m for m in options["models"] if m not in make_zoo.ZOO]
+    unknown = [m for m in options["models"] if m not in make_zoo.ZOO and m not in make_zoo.EXTRA]
     if unknown:
         sys.exit(f"zoo: unknown model(s) {' '.join(unknown)}; make_zoo.py --list lists the zoo")
     return {"check": check, "bench": bench, "profile": profile, "nodes": nodes}[args[0]](options)
