@@ -83,7 +83,8 @@ Onnx__NodeProto *npu_graph_node_with(npu_graph *graph, const Onnx__NodeProto *li
 int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dtype, void *data,
                                const int64_t *dims, uint32_t rank);
 
-/* Load-time rewrites: QDQ Convs become QLinearConv (qdq_rewrite.h);
+/* Load-time rewrites: Einsums become MatMul and data movement
+ * (einsum_rewrite.h); QDQ Convs become QLinearConv (qdq_rewrite.h);
  * BatchNormalization after a Conv with constant weights is merged into the
  * weights and bias; scalar scalings of a MatMul's operands move after it,
  * constant scales across Transposes (matmul_rewrite.h), and a per-column

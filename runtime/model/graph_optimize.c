@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "einsum_rewrite.h"
 #include "fusion.h"
 #include "graph.h"
 #include "matmul_rewrite.h"
@@ -324,7 +325,9 @@ static npu_status merge_column_scale(npu_graph *g, const npu_consumers *consumer
 
 npu_status npu_graph_optimize(npu_graph *g)
 {
-  npu_status status = npu_graph_rewrite_qdq(g);
+  npu_status status = npu_graph_lower_einsums(g);
+  if (status == NPU_OK)
+    status = npu_graph_rewrite_qdq(g);
   if (status != NPU_OK)
     return status;
   npu_consumers consumers;

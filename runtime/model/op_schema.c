@@ -96,6 +96,7 @@ static const npu_op_schema schemas[] = {
     {"Dropout", 1, 3, 1, 2, 7, .inputs = {{2, NPU_DTYPE_BIT(BOOL), ONE, CONSTANT}},
      INFER(dropout)},
     {"DynamicQuantizeLinear", 1, 1, 3, 3, 11, .inputs = {{0, FLOAT32, ANY}}},
+    {"Einsum", 1, V, 1, 1, 12}, /* lowered at load (einsum_rewrite.h) */
     {"Elu", 1, 1, 1, 1, 1, INFER(same)},
     {"Equal", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
     {"Erf", 1, 1, 1, 1, 9, INFER(same)},

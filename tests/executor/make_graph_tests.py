@@ -1307,3 +1307,55 @@ pre_activation_case("pre_activation_batch_norm_relu_blocks", 16, 16)
 pre_activation_case("pre_activation_batch_norm_leaky_channels_last", 12, 6, activation="leaky")
 pre_activation_case("pre_activation_batch_norm_sigmoid_plain", 16, 16, activation="sigmoid",
                     spatial=False)
+
+
+def einsum_case(name, equation, shapes, batch=None, opset=14):
+    """An Einsum of float inputs `shapes` against numpy.einsum (float64);
+    with `batch`, axis 0 of every input is the model's dynamic "N", fed at
+    that size."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    names = [f"x{i}" for i in range(len(shapes))]
+    values = [rng.standard_normal([batch] + list(s[1:]) if batch else s).astype(np.float32)
+              for s in shapes]
+    expected = np.einsum(equation.replace(" ", ""), *(v.astype(np.float64) for v in values))
+    declared = [["N"] + list(s[1:]) if batch else list(s) for s in shapes]
+    graph = helper.make_graph(
+        [helper.make_node("Einsum", names, ["y"], equation=equation)], name,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in zip(names, declared)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    files = [(f"input_{i}", v) for i, v in enumerate(values)]
+    files.append(("output_0", np.asarray(expected, np.float32)))
+    for file, array in files:
+        with open(os.path.join(folder, "test_data_set_0", f"{file}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+
+
+# maxvit_t's attention, as torch exports it (upper case, spaces), at a dynamic batch of 1 and 2
+for b in (1, 2):
+    einsum_case(f"einsum_maxvit_scores_batch{b}", "B G H I D, B G H J D -> B G H I J",
+                [(b, 3, 2, 7, 5), (b, 3, 2, 7, 5)], batch=b)
+    einsum_case(f"einsum_maxvit_values_batch{b}", "B G H I J, B G H J D -> B G H I D",
+                [(b, 3, 2, 7, 7), (b, 3, 2, 7, 5)], batch=b)
+    einsum_case(f"einsum_attention_scores_batch{b}", "bhqd,bhkd->bhqk",
+                [(b, 3, 5, 4), (b, 3, 6, 4)], batch=b)
+einsum_case("einsum_ellipsis_broadcast_matmul", "...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 6)])
+einsum_case("einsum_outer", "i,j->ij", [(3,), (4,)])
+einsum_case("einsum_transpose", "ij->ji", [(3, 4)])
+einsum_case("einsum_sum_all", "ij->", [(3, 4)])
+einsum_case("einsum_implicit_matmul", "ij,jk", [(3, 4), (4, 5)])
+einsum_case("einsum_batch_outer", "bi,bj->bij", [(2, 3), (2, 4)])
+einsum_case("einsum_elementwise", "ij,ij->ij", [(3, 4), (3, 4)])
+einsum_case("einsum_two_contracted", "bkij,bjkl->bli", [(2, 3, 4, 5), (2, 5, 3, 6)])
+einsum_case("einsum_row_dot", "ab,ab->a", [(3, 4), (3, 4)])
+einsum_case("einsum_own_labels_summed", "ab,cb->", [(3, 4), (5, 4)])
+einsum_case("einsum_trace", "ii", [(4, 4)])
+einsum_case("einsum_opset12_sum_rows", "ij->i", [(3, 4)], opset=12)
+# the ONNX node tests' float64 equations (float64 MatMul and ReduceSum do not run on the CPU
+# backend), in float32
+einsum_case("einsum_node_batch_matmul", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)], opset=12)
+einsum_case("einsum_node_inner_prod", "i,i", [(5,), (5,)], opset=12)
+einsum_case("einsum_node_batch_diagonal", "...ii ->...i", [(3, 5, 5)], opset=12)
