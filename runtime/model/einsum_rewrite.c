@@ -125,9 +125,9 @@ static npu_status parse_equation(lowering *l, const char *spaced, const int32_t 
     size_t letters = letters_of(starts[i], lengths[i]);
     const npu_graph_tensor *t = &l->g->tensors[tensors[i]];
     bool ellipsis = memchr(starts[i], '.', lengths[i]) != NULL;
-    if (t->has_shape && t->rank < letters)
+    if (t->has_shape && (ellipsis ? t->rank < letters : t->rank != letters))
       return npu_set_error(NPU_ERROR_INVALID_MODEL, "Einsum '%s': input %u has %u axes, its "
-                           "term more labels", l->equation, i, t->rank);
+                           "term %zu labels", l->equation, i, t->rank, letters);
     if (ellipsis && !t->has_shape)
       return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Einsum '%s': the axes '...' spans in "
                            "input %u are not known at load (its rank is not declared)",
