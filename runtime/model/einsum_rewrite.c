@@ -336,9 +336,10 @@ static npu_status take_diagonals(lowering *l, operand *v)
       if (v->axes.labels[q] != label)
         continue;
       int64_t n = label < ELLIPSIS_LABEL ? l->sizes[label] : -1;
-      if (n < 0)
+      if (n < 0 || n >= INT32_MAX)
         return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Einsum '%s': the diagonal of a "
-                             "repeated label needs its size, not known at load", l->equation);
+                             "repeated label needs its size known at load (below 2^31)",
+                             l->equation);
       term order = {.rank = 0};
       for (uint32_t d = 0; d < v->axes.rank; d++)
         if (d != p && d != q)
@@ -462,6 +463,9 @@ static npu_status contract(lowering *l, operand *a, operand *b, const term *outp
   term b_own = filtered(output, missing_from, &a->axes);
   b_own = filtered(&b_own, held_by, &b->axes);
   bool has_m = a_own.rank > 0, has_n = b_own.rank > 0;
+  if (output->rank + !has_m + !has_n > NPU_MAX_RANK) /* the product's size-1 M or N */
+    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "Einsum '%s': its product would have more "
+                         "than %d axes", l->equation, NPU_MAX_RANK);
   term m = has_m ? single(a_own.labels[--a_own.rank]) : ones(1);
   term n = has_n ? single(b_own.labels[--b_own.rank]) : ones(1);
   uint32_t k = contracted->rank;
