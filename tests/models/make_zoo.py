@@ -281,14 +281,14 @@ def ensure(names=None, log=print):
     ({name: {file, input, shape, kind}}) and {name: reason} of those that
     could not be had. Raises Unavailable when nothing can be exported here."""
     names = list(names or ZOO)
-    models = {**ZOO, **EXTRA}
+    known = {**ZOO, **EXTRA}
     os.makedirs(CACHE, exist_ok=True)
     with open(os.path.join(CACHE, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one exporter at a time per cache
         manifest, failed = load_manifest(), {}
         torch = torchvision = None
         for name in names:
-            kind, shape = models[name]
+            kind, shape = known[name]
             entry = {"kind": kind.split(":")[0], "shape": list(shape), "input": "input"}
             how = source(name)[1]
             if kind == "make_vision_models":

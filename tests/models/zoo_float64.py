@@ -27,7 +27,7 @@ def main():
         sys.exit(__doc__)
     name, input_path, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
     torch, torchvision = make_zoo.import_torchvision()
-    kind, shape = make_zoo.ZOO[name]
+    kind, shape = {**make_zoo.ZOO, **make_zoo.EXTRA}[name]
     seed = zlib.crc32(name.encode())  # as make_zoo.export
     torch.manual_seed(seed)
     model, _ = make_zoo.build(torch, torchvision, name, kind)
