@@ -331,6 +331,11 @@ crafted = {
                                   equation="i,i,i->i"),
     "einsum_diagonal_of_unknown_size": single("Einsum", ["x"], ["y"], equation="ii->i",
                                               graph_inputs=[float_input("x", ["N", "N"])]),
+    "einsum_ellipsis_of_unknown_rank": model_of(  # (the Relu's output has no declared shape)
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("Einsum", ["r"], ["y"], name="n", equation="...i->i")],
+        [float_input("x", [2, 3])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [], opset=13),
     "einsum_bad_label": single("Einsum", ["x"], ["y"], equation="i1->i",
                                graph_inputs=[float_input("x", [4, 4])]),
     "resize_int64_scales": single("Resize", ["x", "scales"], ["y"],

@@ -372,6 +372,7 @@ static void test_crafted_models_are_refused(void)
       {"gemm_short_c", {"C 'c' does not broadcast", "2 x 5"}},
       {"einsum_three_inputs", {"Einsum 'i,i,i->i': 3 inputs", "only Einsums of 1 or 2"}},
       {"einsum_diagonal_of_unknown_size", {"Einsum 'ii->i'", "needs its size known at load"}},
+      {"einsum_ellipsis_of_unknown_rank", {"Einsum '...i->i'", "input 0 are not known at load"}},
       {"einsum_bad_label", {"Einsum 'i1->i'", "'1' is not a label"}},
       {"resize_int64_scales", {"input 'scales' is int64", "float32"}},
       {"transpose_repeated_perm", {"perm is not a permutation", "node 'n'"}},
