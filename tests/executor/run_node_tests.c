@@ -93,19 +93,21 @@ static gboolean close_enough(npu_dtype dtype, const guint8 *got, const guint8 *w
     }
     return TRUE;
   }
-  if (dtype != NPU_DTYPE_FLOAT32) {
+  gboolean wide = dtype == NPU_DTYPE_FLOAT64; /* float64: the same tolerance as float32 */
+  if (dtype != NPU_DTYPE_FLOAT32 && !wide) {
     if (memcmp(got, want, size) != 0) {
       g_string_append(why, "integer outputs differ");
       return FALSE;
     }
     return TRUE;
   }
-  const float *a = (const float *)got, *b = (const float *)want;
-  for (size_t i = 0; i < size / 4; i++) {
-    if (isnan(b[i]) && isnan(a[i]))
+  for (size_t i = 0; i < size / (wide ? 8 : 4); i++) {
+    double a = wide ? ((const double *)got)[i] : ((const float *)got)[i];
+    double b = wide ? ((const double *)want)[i] : ((const float *)want)[i];
+    if (isnan(b) && isnan(a))
       continue;
-    if (!(fabsf(a[i] - b[i]) <= 1e-5f + 1e-3f * fabsf(b[i]))) {
-      g_string_append_printf(why, "element %zu: %g, expected %g", i, a[i], b[i]);
+    if (!(fabs(a - b) <= 1e-5 + 1e-3 * fabs(b))) {
+      g_string_append_printf(why, "element %zu: %g, expected %g", i, a, b);
       return FALSE;
     }
   }

@@ -1,5 +1,5 @@
 /* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
- * MatMul (batched, broadcast), Max/Average pooling, global pooling,
+ * MatMul (batched, broadcast; float64 too), Max/Average pooling, global pooling,
  * Softmax/LogSoftmax.
  * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
  * oneDNN path replaces it for speed (see the issue tracker). */
@@ -162,6 +162,7 @@ typedef struct gemm_params {
   int64_t a_batch_stride[NPU_MAX_RANK], b_batch_stride[NPU_MAX_RANK];
   int64_t batch_dims[NPU_MAX_RANK];
   uint32_t batch_rank;
+  bool float64;            /* MatMul of float64 operands (ONNX's node tests): a plain loop */
 } gemm_params;
 
 static void run_gemm(const npu_hal_kernel *k, void *const *in, void *const *out)
@@ -218,6 +219,18 @@ static npu_status create_gemm(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* One float64 product y = a b, a m x k, b k x n, row-major. */
+static void matmul_float64(const gemm_params *p, const double *a, const double *b, double *y)
+{
+  for (size_t i = 0; i < p->m; i++)
+    for (size_t j = 0; j < p->n; j++) {
+      double sum = 0.0;
+      for (size_t e = 0; e < p->k; e++)
+        sum += a[i * p->k + e] * b[e * p->n + j];
+      y[i * p->n + j] = sum;
+    }
+}
+
 static void run_matmul(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const gemm_params *p = k->params;
@@ -228,11 +241,16 @@ static void run_matmul(const npu_hal_kernel *k, void *const *in, void *const *ou
       a_off += idx[d] * p->a_batch_stride[d];
       b_off += idx[d] * p->b_batch_stride[d];
     }
-    float *y = (float *)out[0] + b * p->m * p->n;
-    memset(y, 0, p->m * p->n * sizeof(float));
-    gemm_job job = {p->m, p->n, p->k, (const float *)in[0] + a_off, (const float *)in[1] + b_off,
-                    y, p->k, p->n, p->n, 0, 0};
-    gemm(k->device, &job);
+    if (p->float64) {
+      matmul_float64(p, (const double *)in[0] + a_off, (const double *)in[1] + b_off,
+                     (double *)out[0] + b * p->m * p->n);
+    } else {
+      float *y = (float *)out[0] + b * p->m * p->n;
+      memset(y, 0, p->m * p->n * sizeof(float));
+      gemm_job job = {p->m, p->n, p->k, (const float *)in[0] + a_off,
+                      (const float *)in[1] + b_off, y, p->k, p->n, p->n, 0, 0};
+      gemm(k->device, &job);
+    }
     for (int d = (int)p->batch_rank - 1; d >= 0 && ++idx[d] >= p->batch_dims[d]; d--)
       idx[d] = 0;
   }
@@ -241,12 +259,15 @@ static void run_matmul(const npu_hal_kernel *k, void *const *in, void *const *ou
 static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1], *y = &op->outputs[0];
-  if (a->dtype != NPU_DTYPE_FLOAT32 || a->rank < 2 || b->rank < 2)
-    return cpu_unsupported(op, "float32 inputs of rank 2 or more (1-D operands not yet)");
+  if ((a->dtype != NPU_DTYPE_FLOAT32 && a->dtype != NPU_DTYPE_FLOAT64) || a->rank < 2 ||
+      b->rank < 2)
+    return cpu_unsupported(op, "float32 or float64 inputs of rank 2 or more (1-D operands not "
+                               "yet)");
   gemm_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
+  p->float64 = a->dtype == NPU_DTYPE_FLOAT64;
   p->m = (size_t)a->dims[a->rank - 2];
   p->k = (size_t)a->dims[a->rank - 1];
   p->n = (size_t)b->dims[b->rank - 1];

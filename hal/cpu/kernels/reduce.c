@@ -1,5 +1,5 @@
 /* Reductions: ReduceX over any axes, ArgMax/ArgMin and TopK along one
- * axis, LayerNormalization over the trailing axes. Float32 data. */
+ * axis, LayerNormalization over the trailing axes. Float32 data (ReduceX: float64 too). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +35,7 @@ typedef struct reduce_params {
   int64_t dims[NPU_MAX_RANK];
   int64_t out_strides[NPU_MAX_RANK]; /* 0 on reduced axes */
   size_t in_count, out_count, group; /* group: input elements per output */
+  bool float64;                       /* float64 data (else float32) */
   double *accumulators;
 } reduce_params;
 
@@ -84,15 +85,14 @@ static double reduce_finish(reduce_kind kind, double acc, size_t group)
 static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const reduce_params *p = k->params;
-  const float *x = in[0];
-  float *y = out[0];
   double init = reduce_init(p->kind);
   for (size_t o = 0; o < p->out_count; o++)
     p->accumulators[o] = init;
   int64_t idx[NPU_MAX_RANK] = {0};
   size_t target = 0;
   for (size_t i = 0; i < p->in_count; i++) {
-    p->accumulators[target] = reduce_step(p->kind, p->accumulators[target], x[i]);
+    double x = p->float64 ? ((const double *)in[0])[i] : ((const float *)in[0])[i];
+    p->accumulators[target] = reduce_step(p->kind, p->accumulators[target], x);
     for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer over the input */
       target += (size_t)p->out_strides[d];
       if (++idx[d] < p->dims[d])
@@ -101,8 +101,13 @@ static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *ou
       idx[d] = 0;
     }
   }
-  for (size_t o = 0; o < p->out_count; o++)
-    y[o] = (float)reduce_finish(p->kind, p->accumulators[o], p->group);
+  for (size_t o = 0; o < p->out_count; o++) {
+    double y = reduce_finish(p->kind, p->accumulators[o], p->group);
+    if (p->float64)
+      ((double *)out[0])[o] = y;
+    else
+      ((float *)out[0])[o] = (float)y;
+  }
 }
 
 static const struct {
@@ -119,12 +124,13 @@ static const struct {
 static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
-  if (x->dtype != NPU_DTYPE_FLOAT32)
-    return cpu_unsupported(op, "only float32 reductions");
+  if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64)
+    return cpu_unsupported(op, "only float32 and float64 reductions");
   reduce_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
+  p->float64 = x->dtype == NPU_DTYPE_FLOAT64;
   k->free_params = free_reduce_params;
   for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
     if (strcmp(op->op_type, reduce_ops[i].name) == 0)
