@@ -3,7 +3,9 @@
  *
  * Colour conversion, scaling, cropping (GstVideoCropMeta) and letterboxing
  * of frames in NPU memory, in one pass of the runtime's VPP on the
- * element's own stream, like cudaconvertscale for CUDA memory.
+ * element's own stream, like cudaconvertscale for CUDA memory. Regions of
+ * interest (GstVideoRegionOfInterestMeta) follow the frame: mapped through
+ * the scale, crop and letterbox, clipped, their params kept.
  *
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! npuupload ! npuvpp add-borders=true ! video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640 ! npudownload ! fakesink
@@ -133,15 +135,47 @@ static gboolean gst_npu_vpp_decide_allocation(GstBaseTransform *trans, GstQuery 
          GST_BASE_TRANSFORM_CLASS(gst_npu_vpp_parent_class)->decide_allocation(trans, query);
 }
 
-/* Our output pool adds its own video meta, and the crop is applied. */
+/* Our output pool adds its own video meta, and the crop is applied.
+ * Regions of interest are mapped by transform(), once the VPP has said
+ * where the frame landed. */
 static gboolean gst_npu_vpp_transform_meta(GstBaseTransform *trans, GstBuffer *outbuf,
                                            GstMeta *meta, GstBuffer *inbuf)
 {
   GType api = meta->info->api;
-  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE)
+  if (api == GST_VIDEO_META_API_TYPE || api == GST_VIDEO_CROP_META_API_TYPE ||
+      api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
     return FALSE;
   return GST_BASE_TRANSFORM_CLASS(gst_npu_vpp_parent_class)
       ->transform_meta(trans, outbuf, meta, inbuf);
+}
+
+/* Each region of interest of `inbuf` onto `outbuf` through the VPP's
+ * frame -> output mapping (scale, crop, letterbox), clipped to the output;
+ * a region left empty (outside the crop) is dropped. Params are copied. */
+static void map_regions_of_interest(GstBuffer *inbuf, GstBuffer *outbuf,
+                                    const npu_letterbox *mapping, const GstVideoInfo *out_info)
+{
+  gpointer state = NULL;
+  GstMeta *meta;
+  const double width = GST_VIDEO_INFO_WIDTH(out_info), height = GST_VIDEO_INFO_HEIGHT(out_info);
+  while ((meta = gst_buffer_iterate_meta_filtered(inbuf, &state,
+                                                  GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *)meta;
+    double x0 = CLAMP(roi->x * mapping->scale_x + mapping->pad_x, 0, width);
+    double y0 = CLAMP(roi->y * mapping->scale_y + mapping->pad_y, 0, height);
+    double x1 = CLAMP((roi->x + roi->w) * mapping->scale_x + mapping->pad_x, 0, width);
+    double y1 = CLAMP((roi->y + roi->h) * mapping->scale_y + mapping->pad_y, 0, height);
+    guint x = (guint)(x0 + 0.5), y = (guint)(y0 + 0.5);
+    guint w = (guint)(x1 + 0.5) - x, h = (guint)(y1 + 0.5) - y;
+    if (w == 0 || h == 0)
+      continue;
+    GstVideoRegionOfInterestMeta *to =
+        gst_buffer_add_video_region_of_interest_meta_id(outbuf, roi->roi_type, x, y, w, h);
+    to->id = roi->id;
+    to->parent_id = roi->parent_id;
+    for (GList *param = roi->params; param; param = param->next)
+      gst_video_region_of_interest_meta_add_param(to, gst_structure_copy(param->data));
+  }
 }
 
 static void release_input(void *buffer)
@@ -168,7 +202,8 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
                       ("one NPU memory per buffer expected"));
     return GST_FLOW_ERROR;
   }
-  npu_vpp_job job = {&src, {0}, 0, NULL};
+  npu_letterbox mapping;
+  npu_vpp_job job = {&src, {0}, 0, &mapping};
   GstVideoCropMeta *crop = gst_buffer_get_video_crop_meta(inbuf);
   if (crop)
     job.crop = (npu_rect){(int32_t)crop->x, (int32_t)crop->y, crop->width, crop->height};
@@ -187,6 +222,7 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
                       npu_status_name(status), npu_last_error_message()));
     return GST_FLOW_ERROR;
   }
+  map_regions_of_interest(inbuf, outbuf, &mapping, &self->out_info);
   /* The input goes back to its pool (and to a producer writing into it)
    * only once the device has read it. */
   if (npu_stream_launch_host_func(stream, release_input, gst_buffer_ref(inbuf)) != NPU_OK) {

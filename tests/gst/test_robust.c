@@ -785,6 +785,71 @@ GST_START_TEST(test_segments_keep_their_place)
 }
 GST_END_TEST;
 
+/* Regions of interest through a scaling npuvpp: mapped onto the output
+ * (scale, letterbox), params kept, one outside the crop dropped; as
+ * videoconvertscale keeps them (it used to drop them). */
+static GstSample *frame_with_regions_through(const gchar *chain, gboolean with_crop)
+{
+  GstBuffer *frame = gst_buffer_new_allocate(NULL, 640 * 480 * 3 / 2, NULL);
+  gst_buffer_memset(frame, 0, 128, 640 * 480 * 3 / 2);
+  gst_buffer_add_video_meta(frame, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_NV12, 640, 480);
+  GstVideoRegionOfInterestMeta *car =
+      gst_buffer_add_video_region_of_interest_meta(frame, "car", 100, 50, 200, 100);
+  car->id = 7;
+  gst_video_region_of_interest_meta_add_param(
+      car, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.9, NULL));
+  gst_buffer_add_video_region_of_interest_meta(frame, "sign", 600, 400, 30, 60);
+  if (with_crop) {
+    GstVideoCropMeta *crop = gst_buffer_add_video_crop_meta(frame);
+    crop->x = 0;
+    crop->y = 0;
+    crop->width = 320;
+    crop->height = 240;
+  }
+  return push_one("video/x-raw,format=NV12,width=640,height=480,framerate=30/1", chain, frame);
+}
+
+/* `regions` regions on the sample, the car (id 7) at x, y, w x h with its
+ * params. */
+static void expect_car(GstSample *sample, guint regions, guint x, guint y, guint w, guint h)
+{
+  GstBuffer *buffer = gst_sample_get_buffer(sample);
+  fail_unless_equals_int(gst_buffer_get_n_meta(buffer, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE),
+                         regions);
+  GstVideoRegionOfInterestMeta *car = gst_buffer_get_video_region_of_interest_meta_id(buffer, 7);
+  fail_unless(car != NULL && car->roi_type == g_quark_from_string("car"));
+  fail_unless(car->x == x && car->y == y && car->w == w && car->h == h,
+              "car at %u,%u %ux%u, expected %u,%u %ux%u", car->x, car->y, car->w, car->h, x, y,
+              w, h);
+  GstStructure *detection = gst_video_region_of_interest_meta_get_param(car, "detection");
+  gdouble confidence = 0;
+  fail_unless(detection && gst_structure_get_double(detection, "confidence", &confidence));
+  fail_unless(confidence == 0.9);
+}
+
+GST_START_TEST(test_regions_of_interest_follow_the_scale)
+{
+  GstSample *sample = frame_with_regions_through(
+      "npuupload ! npuvpp ! video/x-raw(memory:NPUMemory),format=NV12,width=320,height=240 ! "
+      "npudownload", FALSE);
+  expect_car(sample, 2, 50, 25, 100, 50);
+  gst_sample_unref(sample);
+  /* letterboxed into 320x320: scale 1/2, 40 rows of border above */
+  sample = frame_with_regions_through(
+      "npuupload ! npuvpp add-borders=true ! "
+      "video/x-raw(memory:NPUMemory),format=NV12,width=320,height=320 ! npudownload", FALSE);
+  expect_car(sample, 2, 50, 65, 100, 50);
+  gst_sample_unref(sample);
+  /* the top-left quarter cropped (GstVideoCropMeta) and scaled by 1/2: the
+   * sign lies outside it */
+  sample = frame_with_regions_through(
+      "npuupload ! npuvpp ! video/x-raw(memory:NPUMemory),format=NV12,width=160,height=120 ! "
+      "npudownload", TRUE);
+  expect_car(sample, 1, 50, 25, 100, 50);
+  gst_sample_unref(sample);
+}
+GST_END_TEST;
+
 /* ---- state changes ---------------------------------------------------------------------- */
 
 /* PLAYING -> PAUSED -> PLAYING 20 times with frames in flight through every
@@ -1274,6 +1339,7 @@ static Suite *robust_suite(void)
   tcase_add_test(streams, test_flushing_seek_mid_batch);
   tcase_add_test(streams, test_segments_keep_their_place);
   tcase_add_test(streams, test_pause_resume_cycles);
+  tcase_add_test(streams, test_regions_of_interest_follow_the_scale);
   TCase *bad = tcase_create("bad-input");
   tcase_set_timeout(bad, 60);
   suite_add_tcase(s, bad);
