@@ -5,7 +5,8 @@
  * of frames in NPU memory, in one pass of the runtime's VPP on the
  * element's own stream, like cudaconvertscale for CUDA memory. Regions of
  * interest (GstVideoRegionOfInterestMeta) follow the frame: mapped through
- * the scale, crop and letterbox, clipped, their params kept.
+ * the scale, crop and letterbox, clipped, their params kept; so do the
+ * frame -> model-input mappings of tensor metas (GstNpuTensorMeta).
  *
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! npuupload ! npuvpp add-borders=true ! video/x-raw(memory:NPUMemory),format=RGB,width=640,height=640 ! npudownload ! fakesink
@@ -13,6 +14,7 @@
  */
 #include "gstnpuvpp.h"
 
+#include "gst/npu/npu-tensor-meta.h"
 #include "gstnpumemory.h"
 #include "gstnpuvideo.h"
 
@@ -178,6 +180,24 @@ static void map_regions_of_interest(GstBuffer *inbuf, GstBuffer *outbuf,
   }
 }
 
+/* The tensor metas copied onto `outbuf` said how the input frame maps into
+ * their model's input; the frame has moved by `mapping` (output = frame *
+ * scale + pad), so their mapping now starts from the output frame. */
+static void remap_tensor_metas(GstBuffer *outbuf, const npu_letterbox *mapping)
+{
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(outbuf, &state, GST_NPU_TENSOR_META_API_TYPE))) {
+    GstNpuTensorMeta *tensors = (GstNpuTensorMeta *)meta;
+    if (tensors->scale_x == 0 || mapping->scale_x == 0 || mapping->scale_y == 0)
+      continue; /* not known, or nothing to map */
+    tensors->scale_x /= mapping->scale_x;
+    tensors->scale_y /= mapping->scale_y;
+    tensors->offset_x -= mapping->pad_x * tensors->scale_x;
+    tensors->offset_y -= mapping->pad_y * tensors->scale_y;
+  }
+}
+
 static void release_input(void *buffer)
 {
   gst_buffer_unref(buffer);
@@ -223,6 +243,7 @@ static GstFlowReturn gst_npu_vpp_transform(GstBaseTransform *trans, GstBuffer *i
     return GST_FLOW_ERROR;
   }
   map_regions_of_interest(inbuf, outbuf, &mapping, &self->out_info);
+  remap_tensor_metas(outbuf, &mapping);
   /* The input goes back to its pool (and to a producer writing into it)
    * only once the device has read it. */
   if (npu_stream_launch_host_func(stream, release_input, gst_buffer_ref(inbuf)) != NPU_OK) {

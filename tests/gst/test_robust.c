@@ -850,6 +850,36 @@ GST_START_TEST(test_regions_of_interest_follow_the_scale)
 }
 GST_END_TEST;
 
+/* A tensor meta's frame -> model-input mapping, after npuvpp has scaled and
+ * letterboxed the frame, starts from the new frame: model = new frame *
+ * scale' + offset' with new frame = frame / 2 + (0, 40). */
+GST_START_TEST(test_tensor_meta_mapping_follows_the_scale)
+{
+  gchar *model = model_path("channel_mean.onnx");
+  gchar *infer = g_strdup_printf("npuinfer model=%s", model);
+  gchar *infer_then_vpp = g_strdup_printf(
+      "npuinfer model=%s ! npuupload ! npuvpp add-borders=true ! "
+      "video/x-raw(memory:NPUMemory),format=NV12,width=320,height=320 ! npudownload", model);
+  GstNpuTensorMeta *before, *after;
+  GstSample *a = frame_with_regions_through(infer, FALSE);
+  GstSample *b = frame_with_regions_through(infer_then_vpp, FALSE);
+  before = gst_buffer_get_npu_tensor_meta(gst_sample_get_buffer(a));
+  after = gst_buffer_get_npu_tensor_meta(gst_sample_get_buffer(b));
+  fail_unless(before && after && before->scale_x != 0);
+  fail_unless(fabsf(after->scale_x - 2 * before->scale_x) < 1e-6f &&
+              fabsf(after->scale_y - 2 * before->scale_y) < 1e-6f);
+  fail_unless(fabsf(after->offset_x - before->offset_x) < 1e-4f &&
+              fabsf(after->offset_y - (before->offset_y - 40 * after->scale_y)) < 1e-4f,
+              "offsets %f, %f from %f, %f", after->offset_x, after->offset_y, before->offset_x,
+              before->offset_y);
+  gst_sample_unref(a);
+  gst_sample_unref(b);
+  g_free(infer_then_vpp);
+  g_free(infer);
+  g_free(model);
+}
+GST_END_TEST;
+
 /* ---- state changes ---------------------------------------------------------------------- */
 
 /* PLAYING -> PAUSED -> PLAYING 20 times with frames in flight through every
@@ -1340,6 +1370,7 @@ static Suite *robust_suite(void)
   tcase_add_test(streams, test_segments_keep_their_place);
   tcase_add_test(streams, test_pause_resume_cycles);
   tcase_add_test(streams, test_regions_of_interest_follow_the_scale);
+  tcase_add_test(streams, test_tensor_meta_mapping_follows_the_scale);
   TCase *bad = tcase_create("bad-input");
   tcase_set_timeout(bad, 60);
   suite_add_tcase(s, bad);
