@@ -233,22 +233,12 @@ static npu_status emit(lowering *l, const char *op, const int32_t *inputs, uint3
   Onnx__NodeProto *proto = npu_graph_node_with(g, NULL, attributes, attribute_count);
   const char *name = added_name(l, op);
   int32_t out = name ? add_tensor(l, name) : -1;
-  int32_t *in = malloc(input_count * sizeof *in), *outs = malloc(sizeof *outs);
-  npu_graph_node *grown = realloc(g->nodes, (g->node_count + 1) * sizeof *grown);
-  if (grown)
-    g->nodes = grown;
-  if (!proto || out < 0 || !in || !outs || !grown) {
-    free(in);
-    free(outs);
+  if (!proto || out < 0)
     return OUT_OF_MEMORY();
-  }
   proto->op_type = (char *)op;
   proto->name = (char *)name;
-  memcpy(in, inputs, input_count * sizeof *in);
-  outs[0] = out;
-  g->nodes[g->node_count] = (npu_graph_node){proto, npu_op_schema_find(NULL, op), input_count,
-                                             1, in, outs, false};
-  g->tensors[out].producer = (int32_t)g->node_count++;
+  if (!npu_graph_append_node(g, proto, inputs, input_count, out))
+    return OUT_OF_MEMORY();
   v->tensor = out;
   v->axes = *axes;
   return NPU_OK;
@@ -574,9 +564,11 @@ static npu_status lower(lowering *l)
     status = emit(l, "Identity", &v[0].tensor, 1, NULL, 0, &v[0], &output);
   if (status != NPU_OK)
     return status;
-  /* The last node writes the Einsum's output (the tensor it made goes unread). */
+  /* The last node writes the Einsum's output (the tensor it made is left
+   * without a producer, unread). */
   node = &l->g->nodes[l->einsum];
   npu_graph_node *last = &l->g->nodes[l->g->node_count - 1];
+  l->g->tensors[last->outputs[0]].producer = -1;
   last->outputs[0] = node->outputs[0];
   l->g->tensors[node->outputs[0]].producer = (int32_t)(l->g->node_count - 1);
   node->folded = true;

@@ -74,22 +74,10 @@ static int32_t add_tensor(npu_graph *g, int32_t like)
 static npu_status add_cast(npu_graph *g, int32_t from, int32_t into, npu_dtype to)
 {
   Onnx__NodeProto *proto = cast_proto(g, NULL, to);
-  int32_t *inputs = malloc(2 * sizeof *inputs), *outputs = malloc(2 * sizeof *outputs);
-  npu_graph_node *grown = realloc(g->nodes, (g->node_count + 1) * sizeof *grown);
-  if (grown)
-    g->nodes = grown;
-  if (!proto || !inputs || !outputs || !grown) {
-    free(inputs);
-    free(outputs);
+  if (!proto)
     return OUT_OF_MEMORY();
-  }
   proto->name = "float16 conversion";
-  inputs[0] = from;
-  outputs[0] = into;
-  g->nodes[g->node_count] = (npu_graph_node){proto, npu_op_schema_find(NULL, "Cast"), 1, 1,
-                                             inputs, outputs, false};
-  g->tensors[into].producer = (int32_t)g->node_count++;
-  return NPU_OK;
+  return npu_graph_append_node(g, proto, &from, 1, into) ? NPU_OK : OUT_OF_MEMORY();
 }
 
 /* Graph input `input` (float16) is read as float32 from a Cast. */

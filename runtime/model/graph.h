@@ -78,6 +78,12 @@ const Onnx__AttributeProto *npu_graph_attribute(const Onnx__NodeProto *node, con
 Onnx__NodeProto *npu_graph_node_with(npu_graph *graph, const Onnx__NodeProto *like,
                                      Onnx__AttributeProto *const *replacing, size_t count);
 
+/* Appends node `proto` (its op_type set) reading `inputs` and writing tensor
+ * `output`, after the existing nodes (the caller puts it in the order);
+ * `output`'s producer becomes it. False when out of memory. */
+bool npu_graph_append_node(npu_graph *graph, Onnx__NodeProto *proto, const int32_t *inputs,
+                           uint32_t input_count, int32_t output);
+
 /* A new constant tensor holding `data` (owned by the graph: see
  * npu_graph_own); its index, -1 when out of memory. Grows the tensor array. */
 int32_t npu_graph_add_constant(npu_graph *graph, const char *name, npu_dtype dtype, void *data,

@@ -148,6 +148,27 @@ Onnx__NodeProto *npu_graph_node_with(npu_graph *graph, const Onnx__NodeProto *li
   return node;
 }
 
+bool npu_graph_append_node(npu_graph *g, Onnx__NodeProto *proto, const int32_t *inputs,
+                           uint32_t input_count, int32_t output)
+{
+  int32_t *in = malloc((input_count ? input_count : 1) * sizeof *in);
+  int32_t *out = malloc(sizeof *out);
+  npu_graph_node *grown = realloc(g->nodes, (g->node_count + 1) * sizeof *grown);
+  if (grown)
+    g->nodes = grown;
+  if (!in || !out || !grown) {
+    free(in);
+    free(out);
+    return false;
+  }
+  memcpy(in, inputs, input_count * sizeof *in);
+  out[0] = output;
+  g->nodes[g->node_count] = (npu_graph_node){proto, npu_op_schema_find(NULL, proto->op_type),
+                                             input_count, 1, in, out, false};
+  g->tensors[output].producer = (int32_t)g->node_count++;
+  return true;
+}
+
 static int32_t new_tensor(npu_graph *graph, const char *name)
 {
   npu_graph_tensor *t = &graph->tensors[graph->tensor_count];
