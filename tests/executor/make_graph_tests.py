@@ -326,14 +326,15 @@ def residual_output_case(name):
 residual_output_case("fuse_residual_add_graph_output")
 
 
-def split_concat_case(name, first, second):
+def split_concat_case(name, first, second, size=SIZE):
     """A YOLO C2f-like block: conv, Split along channels, a conv on one half,
     Concat of the halves and that conv's output, conv; batch 2, so each item
     has its own run of channel blocks. With `first` and `second` channel
     counts that are not whole blocks of the wider width, Concat and Split
     take narrower blocks, and with counts that fill no block, channels-last
-    (channels innermost)."""
-    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    (channels innermost). A large `size` makes the CPU backend deal the copies
+    to its threads in pieces (the last of each row partial)."""
+    x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
     inits, nodes, k = [], [], [0]
 
     def add_conv(src, value, out_channels):
@@ -364,6 +365,8 @@ def split_concat_case(name, first, second):
 split_concat_case("layout_split_concat_blocks", 16, 16)
 split_concat_case("layout_split_concat_partial_blocks", 8, 16)
 split_concat_case("layout_split_concat_channels_last", 12, 4)
+split_concat_case("layout_split_concat_large_blocks", 16, 48, size=57)
+split_concat_case("layout_split_concat_large_channels_last", 12, 4, size=61)
 
 
 def patch_deconv_case(name, out_channels):

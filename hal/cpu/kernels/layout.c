@@ -267,74 +267,128 @@ static npu_status axis_of(const npu_hal_op *op, const npu_hal_tensor_desc *t, ax
   return NPU_OK;
 }
 
-/* Concat needs more than 8 input descriptors: keep each input's axis length. */
-typedef struct concat_params {
+/* Concat and Split move each part's rows (one per index before the axis)
+ * between the whole tensor and the part. A large move is dealt to the
+ * engine's team in pieces: one thread's memcpy moves less than the cores
+ * together can, and the producer's threads left the rows in their own
+ * caches. Small ones stay on the calling thread (a team's wake-up would cost
+ * more than the copy). */
+enum { AXIS_COPY_PIECE = 32 * 1024, AXIS_COPY_ALONE_BYTES = 64 * 1024 };
+
+typedef struct axis_copy {
   axis_params axis;
+  size_t whole_row;        /* bytes of one row of the whole tensor */
+  size_t total_bytes;
+  size_t tasks;            /* pieces over all parts */
   uint32_t count;
-  int64_t lengths[];
-} concat_params;
+  struct axis_part {
+    size_t at;             /* where its rows start in the whole's rows */
+    size_t bytes;          /* its row's bytes */
+    size_t pieces_per_row;
+    size_t first_task;
+  } parts[];
+} axis_copy;
+
+typedef struct axis_copy_job {
+  const axis_copy *c;
+  uint8_t *whole;
+  void *const *parts;
+  bool into_whole; /* Concat: parts -> whole; Split: whole -> parts */
+} axis_copy_job;
+
+static void copy_piece(const axis_copy_job *job, const struct axis_part *part, uint8_t *part_data,
+                       size_t piece_of_part)
+{
+  size_t row = piece_of_part / part->pieces_per_row;
+  size_t offset = (piece_of_part % part->pieces_per_row) * AXIS_COPY_PIECE;
+  size_t bytes = part->bytes - offset < AXIS_COPY_PIECE ? part->bytes - offset : AXIS_COPY_PIECE;
+  uint8_t *whole = job->whole + row * job->c->whole_row + part->at + offset;
+  uint8_t *own = part_data + row * part->bytes + offset;
+  if (job->into_whole)
+    memcpy(whole, own, bytes);
+  else
+    memcpy(own, whole, bytes);
+}
+
+static void axis_copy_task(void *ctx, size_t task)
+{
+  const axis_copy_job *job = ctx;
+  const axis_copy *c = job->c;
+  uint32_t i = 0;
+  while (i + 1 < c->count && c->parts[i + 1].first_task <= task)
+    i++;
+  copy_piece(job, &c->parts[i], job->parts[i], task - c->parts[i].first_task);
+}
+
+static void run_axis_copy(const npu_hal_kernel *k, uint8_t *whole, void *const *parts,
+                          bool into_whole)
+{
+  const axis_copy *c = k->params;
+  axis_copy_job job = {c, whole, parts, into_whole};
+  if (c->total_bytes >= AXIS_COPY_ALONE_BYTES) {
+    npu_cpu_parallel_for(k->device, c->tasks, axis_copy_task, &job);
+    return;
+  }
+  for (uint32_t i = 0; i < c->count; i++)
+    for (size_t piece = 0; piece < c->parts[i].pieces_per_row * c->axis.outer; piece++)
+      copy_piece(&job, &c->parts[i], parts[i], piece);
+}
+
+/* `whole` is the concatenated tensor; `parts` its pieces along the axis. */
+static npu_status create_axis_copy(const npu_hal_op *op, const npu_hal_tensor_desc *whole,
+                                   const npu_hal_tensor_desc *parts, uint32_t count,
+                                   npu_hal_kernel *k)
+{
+  axis_params *axis;
+  npu_status status = axis_of(op, whole, &axis);
+  if (status != NPU_OK)
+    return status;
+  axis_copy *c = calloc(1, sizeof *c + count * sizeof c->parts[0]);
+  if (!c) {
+    free(axis);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  c->axis = *axis;
+  free(axis);
+  c->count = count;
+  c->whole_row = (size_t)whole->dims[c->axis.axis] * c->axis.inner;
+  size_t at = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    struct axis_part *part = &c->parts[i];
+    part->at = at;
+    part->bytes = (size_t)parts[i].dims[c->axis.axis] * c->axis.inner;
+    part->pieces_per_row = (part->bytes + AXIS_COPY_PIECE - 1) / AXIS_COPY_PIECE;
+    part->first_task = c->tasks;
+    c->tasks += part->pieces_per_row * c->axis.outer;
+    c->total_bytes += part->bytes * c->axis.outer;
+    at += part->bytes;
+  }
+  k->params = c;
+  return NPU_OK;
+}
 
 static void run_concat(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  const concat_params *p = k->params;
-  size_t out_row = (size_t)k->outputs[0].dims[p->axis.axis] * p->axis.inner;
-  uint8_t *to = out[0];
-  size_t at = 0;
-  for (uint32_t i = 0; i < p->count; i++) {
-    size_t block = (size_t)p->lengths[i] * p->axis.inner;
-    for (size_t o = 0; o < p->axis.outer; o++)
-      memcpy(to + o * out_row + at, (const uint8_t *)in[i] + o * block, block);
-    at += block;
-  }
+  run_axis_copy(k, out[0], in, true);
 }
 
 static npu_status create_concat(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  axis_params *axis;
-  npu_status status = axis_of(op, &op->outputs[0], &axis);
-  if (status != NPU_OK)
-    return status;
-  concat_params *p = calloc(1, sizeof *p + op->input_count * sizeof(int64_t));
-  if (!p) {
-    free(axis);
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  }
-  p->axis = *axis;
-  free(axis);
-  p->count = op->input_count;
-  for (uint32_t i = 0; i < op->input_count; i++)
-    p->lengths[i] = op->inputs[i].dims[p->axis.axis];
-  k->params = p;
   k->run = run_concat;
-  return NPU_OK;
+  return create_axis_copy(op, &op->outputs[0], op->inputs, op->input_count, k);
 }
 
 static void run_split(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  const axis_params *p = k->params;
-  size_t in_row = (size_t)k->inputs[0].dims[p->axis] * p->inner;
-  size_t at = 0;
-  for (uint32_t i = 0; i < k->output_count; i++) {
-    size_t block = (size_t)k->outputs[i].dims[p->axis] * p->inner;
-    if (block == 0)
-      continue; /* an empty output has no buffer to offset */
-    for (size_t o = 0; o < p->outer; o++)
-      memcpy((uint8_t *)out[i] + o * block, (const uint8_t *)in[0] + o * in_row + at, block);
-    at += block;
-  }
+  run_axis_copy(k, in[0], out, false);
 }
 
 static npu_status create_split(const npu_hal_op *op, npu_hal_kernel *k)
 {
   if (op->output_count > 8)
     return cpu_unsupported(op, "more than 8 outputs");
-  axis_params *p;
-  npu_status status = axis_of(op, &op->inputs[0], &p);
-  if (status != NPU_OK)
-    return status;
-  k->params = p;
   k->run = run_split;
-  return NPU_OK;
+  return create_axis_copy(op, &op->inputs[0], op->outputs, op->output_count, k);
 }
 
 /* ---- Slice (steps of any sign) ------------------------------------------------------ */
