@@ -641,6 +641,9 @@ transpose_case("transpose_channels_first_to_last_tiles", (3, 21, 17, 40), (0, 2,
 transpose_case("transpose_swap_rows_tiles", (45, 70), (1, 0))
 # attention's keys transposed for Q.K^T ([seq, heads, dim] -> [heads, dim, seq])
 transpose_case("transpose_keys_of_attention_tiles", (37, 6, 20), (1, 2, 0))
+# large enough for the CPU backend to deal ranges of positions to its threads
+transpose_case("transpose_channel_shuffle_runs_large", (3, 2, 29, 28, 27), (0, 2, 1, 3, 4))
+transpose_case("transpose_channels_first_to_last_tiles_large", (4, 29, 33, 50), (0, 2, 3, 1))
 
 
 def pointwise_case(name, steps, outputs=16, bias=True):

@@ -147,27 +147,24 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
     }
 }
 
-static void run_strided_copy(const strided_copy *c, const void *in, void *out, size_t bytes)
+/* Positions [begin, end) of the odometer (each one run, or one pair of
+ * tiled axes), from the input offset and output offset of `begin`. */
+static void copy_positions(const strided_copy *c, const uint8_t *from, uint8_t *to,
+                           const int64_t *out_strides, int64_t begin, int64_t end)
 {
-  if (bytes == 0)
-    return; /* (an empty axis: nothing to copy) */
-  const uint8_t *from = in;
-  uint8_t *to = out;
-  int64_t out_strides[NPU_MAX_RANK], step = (int64_t)(c->run_bytes / c->esize);
-  for (uint32_t d = c->rank; d-- > 0;) {
-    out_strides[d] = step;
-    step *= c->dims[d];
-  }
-  /* The odometer skips the tiled axes; each of its positions is one run, or
-   * one pair of tiled axes. */
   bool tiled = c->tile_axis >= 0;
-  int64_t positions = (int64_t)(bytes / c->run_bytes);
-  if (tiled)
-    positions /= c->dims[c->tile_axis] * c->dims[c->rank - 1];
-  int64_t idx[NPU_MAX_RANK] = {0};
-  int64_t src = c->first, dst = 0;
   uint32_t walked = tiled ? c->rank - 1 : c->rank;
-  for (int64_t i = 0; i < positions; i++) {
+  int64_t idx[NPU_MAX_RANK] = {0};
+  int64_t src = c->first, dst = 0, rest = begin;
+  for (int d = (int)walked - 1; d >= 0; d--) { /* `begin` as odometer digits */
+    if (d == c->tile_axis)
+      continue;
+    idx[d] = rest % c->dims[d];
+    rest /= c->dims[d];
+    src += idx[d] * c->strides[d];
+    dst += idx[d] * out_strides[d];
+  }
+  for (int64_t i = begin; i < end; i++) {
     if (tiled)
       copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis]);
     else if (to + (size_t)dst * c->esize != from + (size_t)src * c->esize) /* (in place: a whole Slice) */
@@ -186,10 +183,57 @@ static void run_strided_copy(const strided_copy *c, const void *in, void *out, s
   }
 }
 
+/* A large copy is dealt to the engine's team in ranges of positions of
+ * about STRIDED_COPY_PIECE bytes (one thread moves less than the cores
+ * together); a small one stays on the calling thread. */
+enum { STRIDED_COPY_PIECE = 32 * 1024, STRIDED_COPY_ALONE_BYTES = 64 * 1024 };
+
+typedef struct strided_copy_job {
+  const strided_copy *c;
+  const uint8_t *from;
+  uint8_t *to;
+  const int64_t *out_strides;
+  int64_t positions, per_task;
+} strided_copy_job;
+
+static void strided_copy_task(void *ctx, size_t task)
+{
+  const strided_copy_job *job = ctx;
+  int64_t begin = (int64_t)task * job->per_task;
+  int64_t end = begin + job->per_task < job->positions ? begin + job->per_task : job->positions;
+  copy_positions(job->c, job->from, job->to, job->out_strides, begin, end);
+}
+
+static void run_strided_copy(const npu_hal_kernel *k, const strided_copy *c, const void *in,
+                             void *out, size_t bytes)
+{
+  if (bytes == 0)
+    return; /* (an empty axis: nothing to copy) */
+  int64_t out_strides[NPU_MAX_RANK], step = (int64_t)(c->run_bytes / c->esize);
+  for (uint32_t d = c->rank; d-- > 0;) {
+    out_strides[d] = step;
+    step *= c->dims[d];
+  }
+  /* The odometer skips the tiled axes; each of its positions is one run, or
+   * one pair of tiled axes. */
+  int64_t positions = (int64_t)(bytes / c->run_bytes);
+  if (c->tile_axis >= 0)
+    positions /= c->dims[c->tile_axis] * c->dims[c->rank - 1];
+  strided_copy_job job = {c, in, out, out_strides, positions, positions};
+  if (bytes < STRIDED_COPY_ALONE_BYTES || positions < 2) {
+    strided_copy_task(&job, 0);
+    return;
+  }
+  size_t position_bytes = bytes / (size_t)positions;
+  job.per_task = (int64_t)(STRIDED_COPY_PIECE / position_bytes) + 1;
+  npu_cpu_parallel_for(k->device, (size_t)((positions + job.per_task - 1) / job.per_task),
+                       strided_copy_task, &job);
+}
+
 static void run_transpose(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const strided_copy *c = k->params;
-  run_strided_copy(c, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * c->esize);
+  run_strided_copy(k, c, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * c->esize);
 }
 
 /* The strides of `t` in its layout (plain or channels-last), and the order
@@ -401,7 +445,7 @@ typedef struct slice_params {
 static void run_slice(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const slice_params *p = k->params;
-  run_strided_copy(&p->copy, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * p->copy.esize);
+  run_strided_copy(k, &p->copy, in[0], out[0], cpu_tensor_elements(&k->outputs[0]) * p->copy.esize);
 }
 
 static npu_status create_slice(const npu_hal_op *op, npu_hal_kernel *k)
