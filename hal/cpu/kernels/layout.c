@@ -186,7 +186,7 @@ static void copy_positions(const strided_copy *c, const uint8_t *from, uint8_t *
 /* A large copy is dealt to the engine's team in ranges of positions of
  * about STRIDED_COPY_PIECE bytes (one thread moves less than the cores
  * together); a small one stays on the calling thread. */
-enum { STRIDED_COPY_PIECE = 32 * 1024, STRIDED_COPY_ALONE_BYTES = 64 * 1024 };
+enum { STRIDED_COPY_PIECE = 32 * 1024, STRIDED_COPY_ALONE_BYTES = 256 * 1024 };
 
 typedef struct strided_copy_job {
   const strided_copy *c;
@@ -317,7 +317,7 @@ static npu_status axis_of(const npu_hal_op *op, const npu_hal_tensor_desc *t, ax
  * together can, and the producer's threads left the rows in their own
  * caches. Small ones stay on the calling thread (a team's wake-up would cost
  * more than the copy). */
-enum { AXIS_COPY_PIECE = 32 * 1024, AXIS_COPY_ALONE_BYTES = 64 * 1024 };
+enum { AXIS_COPY_PIECE = 32 * 1024, AXIS_COPY_ALONE_BYTES = 256 * 1024 };
 
 typedef struct axis_copy {
   axis_params axis;
