@@ -245,17 +245,18 @@ static void fail_index(const npu_hal_kernel *k, const void *indices, npu_dtype d
 
 #define POSITIONS_PER_TASK 1024
 
-typedef struct gather_elements_job {
-  const elements_params *p;
+/* GatherElements' and GatherND's work: params their own. */
+typedef struct gather_job {
+  const void *p;
   const void *indices;
   const uint8_t *data;
   uint8_t *out;
   bad_index bad;
-} gather_elements_job;
+} gather_job;
 
 static void gather_elements_task(void *ctx, size_t task)
 {
-  gather_elements_job *job = ctx;
+  gather_job *job = ctx;
   const elements_params *p = job->p;
   int64_t positions[POSITIONS_PER_TASK];
   size_t begin = task * POSITIONS_PER_TASK;
@@ -273,7 +274,7 @@ static void gather_elements_task(void *ctx, size_t task)
 static void run_gather_elements(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const elements_params *p = k->params;
-  gather_elements_job job = {p, in[1], in[0], out[0], {0, 0}};
+  gather_job job = {p, in[1], in[0], out[0], {0, 0}};
   npu_cpu_parallel_for(k->device, (p->count + POSITIONS_PER_TASK - 1) / POSITIONS_PER_TASK,
                        gather_elements_task, &job);
   if (job.bad.found)
@@ -347,25 +348,18 @@ typedef struct gather_nd_params {
   size_t tuples_per_task;
 } gather_nd_params;
 
-typedef struct gather_nd_job {
-  const gather_nd_params *p;
-  const int64_t *indices;
-  const uint8_t *data;
-  uint8_t *out;
-  bad_index bad;
-} gather_nd_job;
-
 static void gather_nd_task(void *ctx, size_t task)
 {
-  gather_nd_job *job = ctx;
+  gather_job *job = ctx;
   const gather_nd_params *p = job->p;
+  const int64_t *indices = job->indices;
   size_t first = task * p->tuples_per_task;
   size_t last = first + p->tuples_per_task < p->tuples ? first + p->tuples_per_task : p->tuples;
   for (size_t t = first; t < last; t++) {
     int64_t position;
     uint32_t axis;
     uint8_t *to = job->out + t * p->slice_bytes;
-    if (!npu_index_tuple_position(job->indices + t * p->tuple_length, p->tuple_length, p->dims,
+    if (!npu_index_tuple_position(indices + t * p->tuple_length, p->tuple_length, p->dims,
                                   &position, &axis)) {
       note_bad_index(&job->bad, t * p->tuple_length + axis);
       memset(to, 0, p->slice_bytes);
@@ -380,7 +374,7 @@ static void gather_nd_task(void *ctx, size_t task)
 static void run_gather_nd(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const gather_nd_params *p = k->params;
-  gather_nd_job job = {p, in[1], in[0], out[0], {0, 0}};
+  gather_job job = {p, in[1], in[0], out[0], {0, 0}};
   npu_cpu_parallel_for(k->device, (p->tuples + p->tuples_per_task - 1) / p->tuples_per_task,
                        gather_nd_task, &job);
   if (job.bad.found)
