@@ -432,6 +432,20 @@ for reduction in ("none", "add", "mul", "max", "min"):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
         [const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7]),
          const("u", TensorProto.FLOAT, [3, 2], [10, 20, 30, 40, 50, 60])], opset=18)
+# GatherElements, ScatterElements (axis 0) and GatherND of the same data,
+# three indices fed at run time: checked by the kernels.
+fed_indices = [helper.make_tensor_value_info("i", TensorProto.INT64, [3, 1])]
+data_0_to_7 = const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7])
+crafted["gather_elements_fed"] = model_of(
+    [helper.make_node("GatherElements", ["d", "i"], ["y"], name="n", axis=0)], fed_indices,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1])], [data_0_to_7])
+crafted["scatter_elements_fed"] = model_of(
+    [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], name="n", axis=0)],
+    fed_indices, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
+    [data_0_to_7, const("u", TensorProto.FLOAT, [3, 1], [10, 30, 50])])
+crafted["gather_nd_fed"] = model_of(
+    [helper.make_node("GatherND", ["d", "i"], ["y"], name="n")], fed_indices,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])], [data_0_to_7])
 for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
                  ("uint8", TensorProto.UINT8)):
     crafted["cast_to_" + name] = model_of(
