@@ -54,7 +54,8 @@ static npu_status bitshift_relation(const npu_hal_op *op, const char *const *inp
 #define FLOATS (FLOAT32 | NPU_DTYPE_BIT(FLOAT64))
 /* Numbers a kernel reads as indices or counts (OneHot's indices and depth). */
 #define NUMBERS (FLOATS | INDEX)
-#define UNSIGNED (NPU_DTYPE_BIT(UINT8) | NPU_DTYPE_BIT(UINT16))
+#define UNSIGNED                                                                              \
+  (NPU_DTYPE_BIT(UINT8) | NPU_DTYPE_BIT(UINT16) | NPU_DTYPE_BIT(UINT32) | NPU_DTYPE_BIT(UINT64))
 /* And, Or, Xor: two bool tensors, broadcast. */
 #define LOGICAL .inputs = {{0, BOOL, ANY}, {1, BOOL, ANY}}, INFER(compare)
 /* Every present input has input 0's (Where: input 1's) element type: the kernels read them

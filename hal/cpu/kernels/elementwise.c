@@ -411,6 +411,8 @@ static void binary_rows(const binary_job *job, int64_t first, int64_t last, int6
   case NPU_DTYPE_INT8:
     INTEGER_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64)
     break;
+  case NPU_DTYPE_UINT64: INTEGER_KINDS(uint64_t, mod_unsigned, mod_unsigned) break;
+  case NPU_DTYPE_UINT32: INTEGER_KINDS(uint32_t, (uint32_t)mod_unsigned, (uint32_t)mod_unsigned) break;
   case NPU_DTYPE_UINT16: INTEGER_KINDS(uint16_t, (uint16_t)mod_unsigned, (uint16_t)mod_unsigned) break;
   case NPU_DTYPE_UINT8: INTEGER_KINDS(uint8_t, (uint8_t)mod_unsigned, (uint8_t)mod_unsigned) break;
   case NPU_DTYPE_BOOL: BOOL_KINDS break;
@@ -652,6 +654,8 @@ static bool binary_dtype_supported(binary_kind kind, npu_dtype dtype)
   case NPU_DTYPE_INT32: return !logic && !shift;
   case NPU_DTYPE_INT16:
   case NPU_DTYPE_INT8: return ordered;
+  case NPU_DTYPE_UINT64:
+  case NPU_DTYPE_UINT32:
   case NPU_DTYPE_UINT16:
   case NPU_DTYPE_UINT8: return ordered || shift;
   case NPU_DTYPE_BOOL: return logic || kind == B_EQUAL;

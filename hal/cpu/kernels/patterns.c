@@ -84,6 +84,8 @@ static bool one_in(npu_dtype dtype, uint8_t *bytes)
   case NPU_DTYPE_INT8:
   case NPU_DTYPE_UINT16:
   case NPU_DTYPE_INT16:
+  case NPU_DTYPE_UINT32:
+  case NPU_DTYPE_UINT64:
   case NPU_DTYPE_INT32:
   case NPU_DTYPE_INT64:
   case NPU_DTYPE_BOOL: memcpy(bytes, &integer, sizeof integer); return true;
