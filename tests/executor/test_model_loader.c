@@ -407,6 +407,18 @@ static void test_crafted_models_are_refused(void)
       {"scatternd_long_tuples", {"indices 'i' end in tuples of 3", "the data's rank 2"}},
       {"scatternd_updates_misshaped", {"updates 'u' are not shaped as the indices 'i'", "node 'n'"}},
       {"scatternd_max_before_18", {"reduction 'max' (opset 16 has none, add and mul)", "node 'n'"}},
+      {"cumsum_axis_at_run_time", {"input 'k' is computed at run time", "CumSum needs its "
+                                                                          "values"}},
+      {"cumsum_axis_out_of_range", {"axis -2 ('a') out of range for rank 1", "node 'n'"}},
+      {"one_hot_depth_at_run_time", {"input 'k' is computed at run time", "OneHot needs its "
+                                                                            "values"}},
+      {"one_hot_three_values", {"values has 3 elements, expected 2 (off, on)", "node 'n'"}},
+      {"gather_elements_indices_wider", {"indices of 3 on axis 1, beyond the data's 2",
+                                         "node 'n'"}},
+      {"scatter_elements_updates_misshaped", {"updates not shaped as the indices", "node 'n'"}},
+      {"gather_nd_batch_dims_mismatch", {"indices and data differ on batch axis 0", "node 'n'"}},
+      {"bitshift_without_direction", {"direction '', expected 'LEFT' or 'RIGHT'", "node 'n'"}},
+      {"eye_like_of_rank_3", {"input of rank 3, expected a matrix", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
