@@ -378,46 +378,75 @@ static void cursor_next(const binary_params *p, row_cursor *c)
   }
 }
 
-/* Output rows [first, last), columns [lo, hi). */
+/* A function of output rows [first, last), columns [lo, hi), for the
+ * element types of its TYPE_CASES. */
+#define ROWS_FUNCTION(NAME, TYPE_CASES)                                                     \
+  static void NAME(const binary_job *job, int64_t first, int64_t last, int64_t lo,          \
+                   int64_t hi)                                                              \
+  {                                                                                         \
+    const binary_params *p = job->p;                                                        \
+    const void *a = job->a, *b = job->b;                                                    \
+    void *out = job->out;                                                                   \
+    int64_t inner = p->dims[p->rank - 1];                                                   \
+    int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];                 \
+    row_cursor c;                                                                           \
+    cursor_at(p, first, &c);                                                                \
+    switch (p->dtype) {                                                                     \
+      TYPE_CASES                                                                            \
+    default: break; /* (another function's, or refused when the kernel was made) */         \
+    }                                                                                       \
+  }
+
+/* The types models compute in, vectorised for each instruction set. */
+#define WIDE_TYPE_CASES                                                                     \
+  case NPU_DTYPE_FLOAT32:                                                                   \
+    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf, floored_mod_f32, fmodf)       \
+    break;                                                                                  \
+  case NPU_DTYPE_INT64:                                                                     \
+    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF, floored_mod_i64,      \
+                 truncated_mod_i64)                                                         \
+    break;                                                                                  \
+  case NPU_DTYPE_INT32:                                                                     \
+    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF,              \
+                 (int32_t)floored_mod_i64, (int32_t)truncated_mod_i64)                      \
+    break;
 NPU_VECTOR_CLONES
+ROWS_FUNCTION(wide_rows, WIDE_TYPE_CASES)
+
+/* The others (order, Mod, shifts, logic: masks and indices more than
+ * activations), compiled once: cloning them too made this file's build
+ * minutes longer. */
+#define OTHER_TYPE_CASES                                                                    \
+  case NPU_DTYPE_FLOAT64:                                                                   \
+    BINARY_KINDS(double, double, FLOAT_DIV, pow, fmax, fmin, floored_mod_f64, fmod)         \
+    break;                                                                                  \
+  case NPU_DTYPE_INT16:                                                                     \
+    INTEGER_KINDS(int16_t, (int16_t)floored_mod_i64, (int16_t)truncated_mod_i64)            \
+    break;                                                                                  \
+  case NPU_DTYPE_INT8:                                                                      \
+    INTEGER_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64)               \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT64: INTEGER_KINDS(uint64_t, mod_unsigned, mod_unsigned) break;         \
+  case NPU_DTYPE_UINT32:                                                                    \
+    INTEGER_KINDS(uint32_t, (uint32_t)mod_unsigned, (uint32_t)mod_unsigned)                 \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT16:                                                                    \
+    INTEGER_KINDS(uint16_t, (uint16_t)mod_unsigned, (uint16_t)mod_unsigned)                 \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT8:                                                                     \
+    INTEGER_KINDS(uint8_t, (uint8_t)mod_unsigned, (uint8_t)mod_unsigned)                    \
+    break;                                                                                  \
+  case NPU_DTYPE_BOOL: BOOL_KINDS break;
+ROWS_FUNCTION(other_rows, OTHER_TYPE_CASES)
+
 static void binary_rows(const binary_job *job, int64_t first, int64_t last, int64_t lo,
                         int64_t hi)
 {
-  const binary_params *p = job->p;
-  const void *a = job->a, *b = job->b;
-  void *out = job->out;
-  int64_t inner = p->dims[p->rank - 1];
-  int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];
-  row_cursor c;
-  cursor_at(p, first, &c);
-  switch (p->dtype) {
-  case NPU_DTYPE_FLOAT32:
-    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf, floored_mod_f32, fmodf)
-    break;
-  case NPU_DTYPE_INT64:
-    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF, floored_mod_i64,
-                 truncated_mod_i64)
-    break;
-  case NPU_DTYPE_INT32:
-    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF,
-                 (int32_t)floored_mod_i64, (int32_t)truncated_mod_i64)
-    break;
-  case NPU_DTYPE_FLOAT64:
-    BINARY_KINDS(double, double, FLOAT_DIV, pow, fmax, fmin, floored_mod_f64, fmod)
-    break;
-  case NPU_DTYPE_INT16:
-    INTEGER_KINDS(int16_t, (int16_t)floored_mod_i64, (int16_t)truncated_mod_i64)
-    break;
-  case NPU_DTYPE_INT8:
-    INTEGER_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64)
-    break;
-  case NPU_DTYPE_UINT64: INTEGER_KINDS(uint64_t, mod_unsigned, mod_unsigned) break;
-  case NPU_DTYPE_UINT32: INTEGER_KINDS(uint32_t, (uint32_t)mod_unsigned, (uint32_t)mod_unsigned) break;
-  case NPU_DTYPE_UINT16: INTEGER_KINDS(uint16_t, (uint16_t)mod_unsigned, (uint16_t)mod_unsigned) break;
-  case NPU_DTYPE_UINT8: INTEGER_KINDS(uint8_t, (uint8_t)mod_unsigned, (uint8_t)mod_unsigned) break;
-  case NPU_DTYPE_BOOL: BOOL_KINDS break;
-  default: break; /* (refused when the kernel was made) */
-  }
+  npu_dtype dtype = job->p->dtype;
+  if (dtype == NPU_DTYPE_FLOAT32 || dtype == NPU_DTYPE_INT64 || dtype == NPU_DTYPE_INT32)
+    wide_rows(job, first, last, lo, hi);
+  else
+    other_rows(job, first, last, lo, hi);
 }
 
 /* Rows [first, last) of a kernel with a lane operand (binary_params): the
@@ -629,10 +658,11 @@ static void find_lane_operand(binary_params *p)
 static const struct {
   const char *name;
   binary_kind kind;
+  bool variadic; /* any number of inputs */
 } binary_ops[] = {
     {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
-    {"Max", B_MAX}, {"Min", B_MIN}, {"Sum", B_ADD}, {"Mean", B_ADD}, {"Equal", B_EQUAL},
-    {"Less", B_LESS}, {"Greater", B_GREATER}, {"LessOrEqual", B_LESS_EQUAL},
+    {"Max", B_MAX, true}, {"Min", B_MIN, true}, {"Sum", B_ADD, true}, {"Mean", B_ADD, true},
+    {"Equal", B_EQUAL}, {"Less", B_LESS}, {"Greater", B_GREATER}, {"LessOrEqual", B_LESS_EQUAL},
     {"GreaterOrEqual", B_GREATER_EQUAL}, {"PRelu", B_PRELU}, {"Mod", B_MOD}, {"And", B_AND},
     {"Or", B_OR}, {"Xor", B_XOR}, {"BitShift", B_SHIFT_LEFT},
 };
@@ -704,17 +734,18 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
 {
   npu_dtype dtype = op->inputs[0].dtype;
   binary_kind kind = B_ADD;
+  bool variadic = false;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
-    if (strcmp(binary_ops[i].name, op->op_type) == 0)
+    if (strcmp(binary_ops[i].name, op->op_type) == 0) {
       kind = binary_ops[i].kind;
+      variadic = binary_ops[i].variadic;
+    }
   const npu_hal_attributes *attributes = &op->attributes;
   if (kind == B_MOD && attributes->get_int(attributes->node, "fmod", 0))
     kind = B_FMOD;
   if (kind == B_SHIFT_LEFT &&
       strcmp(attributes->get_string(attributes->node, "direction", ""), "RIGHT") == 0)
     kind = B_SHIFT_RIGHT;
-  bool variadic = kind == B_ADD ? strcmp(op->op_type, "Add") != 0
-                                : kind == B_MAX || kind == B_MIN;
   bool divides = strcmp(op->op_type, "Mean") == 0;
   if ((!variadic && op->input_count != 2) || op->input_count < 1)
     return cpu_unsupported(op, "exactly two inputs are supported");
