@@ -1436,6 +1436,11 @@ hard = big.reshape(6, 6000)
 hardmax = np.zeros_like(hard)
 hardmax[np.arange(6), np.argmax(hard, axis=1)] = 1
 index_case("hardmax_large", "Hardmax", hard, [], hardmax, opset=13)
+# before opset 13, Hardmax's rows are the axes from `axis` on, flattened
+flat = np.zeros((6, 6000), np.float32)
+flat[np.arange(6), np.argmax(big.reshape(6, 6000), axis=1)] = 1
+index_case("hardmax_opset11_flattened", "Hardmax", big, [], flat.reshape(big.shape), opset=11,
+           axis=1)
 # OneHot's values (off, on) are the input; its indices and depth constants
 hot_at = rng.integers(-12, 12, (300, 40)).astype(np.int64)
 write_case("one_hot_axis1_large",
