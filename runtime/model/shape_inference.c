@@ -515,8 +515,9 @@ npu_status npu_infer_gather(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
 
 /* GatherElements, ScatterElements: indices of the data's rank that reach
  * no further than the data on every axis but `axis` (kernels address the
- * data by the indices' coordinates there), and an axis to index unless
- * there is nothing to index. */
+ * data by the indices' coordinates there), an axis to index unless there
+ * is nothing to index, and constant indices in range (the kernels check
+ * computed ones). */
 static npu_status indices_along_axis(const npu_hal_op *op, const char *label)
 {
   const npu_hal_tensor_desc *data = &op->inputs[0], *indices = &op->inputs[1];
@@ -529,6 +530,13 @@ static npu_status indices_along_axis(const npu_hal_op *op, const char *label)
                   (long long)indices->dims[d], d, (long long)data->dims[d]);
   if (data->dims[axis] == 0 && npu_op_elements(indices) > 0)
     return FAIL("%s: indices into an empty axis", label);
+  for (size_t i = 0; op->input_values[1] && i < npu_op_elements(indices); i++) {
+    int64_t index = npu_op_index_value(op, 1, i);
+    if (index < -data->dims[axis] || index >= data->dims[axis])
+      return FAIL("%s: index %lld (element %zu of the indices) is out of range for axis %u of "
+                  "the data, of size %lld", label, (long long)index, i, axis,
+                  (long long)data->dims[axis]);
+  }
   return NPU_OK;
 }
 
@@ -572,6 +580,16 @@ npu_status npu_infer_gather_nd(const npu_hal_op *op, npu_hal_tensor_desc *output
   for (uint32_t d = 0; d < (uint32_t)batch; d++)
     if (indices->dims[d] != data->dims[d])
       return FAIL("%s: indices and data differ on batch axis %u", label, d);
+  const int64_t *values = op->input_values[1]; /* constant ones checked here, others by kernels */
+  for (size_t t = 0; values && t < npu_op_elements(indices) / (size_t)k; t++) {
+    int64_t position;
+    uint32_t axis;
+    if (!npu_index_tuple_position(values + t * (size_t)k, (uint32_t)k, data->dims + batch,
+                                  &position, &axis))
+      return FAIL("%s: index %lld (tuple %zu of the indices) is out of range for axis %lld of "
+                  "the data, of size %lld", label, (long long)values[t * (size_t)k + axis], t,
+                  (long long)(batch + axis), (long long)data->dims[batch + axis]);
+  }
   y->rank = 0;
   for (uint32_t d = 0; d + 1 < indices->rank; d++)
     y->dims[y->rank++] = indices->dims[d];

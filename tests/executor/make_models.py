@@ -472,6 +472,12 @@ crafted["scatter_elements_updates_misshaped"] = single(
 crafted["gather_nd_batch_dims_mismatch"] = single(
     "GatherND", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT64, [3, 1], [0] * 3)],
     batch_dims=1)
+crafted["gather_elements_constant_index_out_of_range"] = single(
+    "GatherElements", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT32, [1, 2],
+                                                            [3, -5])], axis=0)
+crafted["gather_nd_constant_index_out_of_range"] = single(
+    "GatherND", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT64, [2, 2],
+                                                      [3, 1, 0, 2])])
 crafted["bitshift_without_direction"] = model_of(
     [helper.make_node("BitShift", ["a", "a"], ["y"], name="n")],
     [helper.make_tensor_value_info("a", TensorProto.UINT8, [4])],

@@ -417,6 +417,10 @@ static void test_crafted_models_are_refused(void)
                                          "node 'n'"}},
       {"scatter_elements_updates_misshaped", {"updates not shaped as the indices", "node 'n'"}},
       {"gather_nd_batch_dims_mismatch", {"indices and data differ on batch axis 0", "node 'n'"}},
+      {"gather_elements_constant_index_out_of_range",
+       {"index -5 (element 1 of the indices) is out of range for axis 0", "of size 4"}},
+      {"gather_nd_constant_index_out_of_range",
+       {"index 2 (tuple 1 of the indices) is out of range for axis 1", "of size 2"}},
       {"bitshift_without_direction", {"direction '', expected 'LEFT' or 'RIGHT'", "node 'n'"}},
       {"eye_like_of_rank_3", {"input of rank 3, expected a matrix", "node 'n'"}},
   };
