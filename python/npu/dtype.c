@@ -9,6 +9,8 @@ int npu_py_typenum(npu_dtype dtype)
   case NPU_DTYPE_UINT8: return NPY_UINT8;
   case NPU_DTYPE_INT8: return NPY_INT8;
   case NPU_DTYPE_UINT16: return NPY_UINT16;
+  case NPU_DTYPE_UINT32: return NPY_UINT32;
+  case NPU_DTYPE_UINT64: return NPY_UINT64;
   case NPU_DTYPE_INT16: return NPY_INT16;
   case NPU_DTYPE_INT32: return NPY_INT32;
   case NPU_DTYPE_INT64: return NPY_INT64;

@@ -31,10 +31,10 @@ struct npu_model {
 NPU_API size_t npu_dtype_size(npu_dtype dtype)
 {
   switch (dtype) {
-  case NPU_DTYPE_FLOAT32: case NPU_DTYPE_INT32: return 4;
+  case NPU_DTYPE_FLOAT32: case NPU_DTYPE_INT32: case NPU_DTYPE_UINT32: return 4;
   case NPU_DTYPE_UINT8: case NPU_DTYPE_INT8: case NPU_DTYPE_BOOL: return 1;
   case NPU_DTYPE_UINT16: case NPU_DTYPE_INT16: case NPU_DTYPE_FLOAT16: return 2;
-  case NPU_DTYPE_INT64: case NPU_DTYPE_FLOAT64: return 8;
+  case NPU_DTYPE_INT64: case NPU_DTYPE_FLOAT64: case NPU_DTYPE_UINT64: return 8;
   case NPU_DTYPE_UNDEFINED: break;
   }
   return 0;
@@ -47,6 +47,8 @@ NPU_API const char *npu_dtype_name(npu_dtype dtype)
   case NPU_DTYPE_UINT8: return "uint8";
   case NPU_DTYPE_INT8: return "int8";
   case NPU_DTYPE_UINT16: return "uint16";
+  case NPU_DTYPE_UINT32: return "uint32";
+  case NPU_DTYPE_UINT64: return "uint64";
   case NPU_DTYPE_INT16: return "int16";
   case NPU_DTYPE_INT32: return "int32";
   case NPU_DTYPE_INT64: return "int64";

@@ -241,6 +241,8 @@ static npu_status pack_typed(builder *b, const Onnx__TensorProto *tp, npu_dtype 
   case NPU_DTYPE_FLOAT32: available = tp->n_float_data; break;
   case NPU_DTYPE_INT64: available = tp->n_int64_data; break;
   case NPU_DTYPE_FLOAT64: available = tp->n_double_data; break;
+  case NPU_DTYPE_UINT32:
+  case NPU_DTYPE_UINT64: available = tp->n_uint64_data; break;
   default: available = tp->n_int32_data; break; /* int32 and narrower, bool, float16 */
   }
   if (available != count)
@@ -259,6 +261,9 @@ static npu_status pack_typed(builder *b, const Onnx__TensorProto *tp, npu_dtype 
     memcpy(bytes, tp->int64_data, count * esize);
   else if (dtype == NPU_DTYPE_FLOAT64)
     memcpy(bytes, tp->double_data, count * esize);
+  else if (dtype == NPU_DTYPE_UINT32 || dtype == NPU_DTYPE_UINT64)
+    for (size_t i = 0; i < count; i++) /* (uint32: narrowed to its low bytes, as below) */
+      memcpy(bytes + i * esize, &tp->uint64_data[i], esize);
   else
     for (size_t i = 0; i < count; i++) { /* narrow each int32 to the element size */
       int32_t v = tp->int32_data[i];

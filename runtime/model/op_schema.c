@@ -24,6 +24,12 @@ static npu_status gelu_relation(const npu_hal_op *op, const char *const *input_n
                                 const char *label);
 static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *input_names,
                                       const char *label);
+static npu_status scatter_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label);
+static npu_status cumsum_relation(const npu_hal_op *op, const char *const *input_names,
+                                  const char *label);
+static npu_status bitshift_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -44,6 +50,14 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
 #define NON_NEGATIVE NPU_VALUES_NON_NEGATIVE
 #define FLOAT32 NPU_DTYPE_BIT(FLOAT32)
 #define INDEX NPU_DTYPES_INDEX
+#define BOOL NPU_DTYPE_BIT(BOOL)
+#define FLOATS (FLOAT32 | NPU_DTYPE_BIT(FLOAT64))
+/* Numbers a kernel reads as indices or counts (OneHot's indices and depth). */
+#define NUMBERS (FLOATS | INDEX)
+#define UNSIGNED                                                                              \
+  (NPU_DTYPE_BIT(UINT8) | NPU_DTYPE_BIT(UINT16) | NPU_DTYPE_BIT(UINT32) | NPU_DTYPE_BIT(UINT64))
+/* And, Or, Xor: two bool tensors, broadcast. */
+#define LOGICAL .inputs = {{0, BOOL, ANY}, {1, BOOL, ANY}}, INFER(compare)
 /* Every present input has input 0's (Where: input 1's) element type: the kernels read them
  * as one type (a bool matrix read as float32 went past its end). */
 #define ALIKE .same_dtypes = 1
@@ -67,13 +81,22 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
 
 static const npu_op_schema schemas[] = {
     {"Abs", 1, 1, 1, 1, 1, INFER(same)},
+    {"Acos", 1, 1, 1, 1, 7, INFER(same)},
+    {"Acosh", 1, 1, 1, 1, 9, INFER(same)},
     {"Add", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"And", 2, 2, 1, 1, 7, LOGICAL},
     {"ArgMax", 1, 1, 1, 1, 1, INFER(arg), ONE_AXIS(0)},
     {"ArgMin", 1, 1, 1, 1, 1, INFER(arg), ONE_AXIS(0)},
+    {"Asin", 1, 1, 1, 1, 7, INFER(same)},
+    {"Asinh", 1, 1, 1, 1, 9, INFER(same)},
+    {"Atan", 1, 1, 1, 1, 7, INFER(same)},
+    {"Atanh", 1, 1, 1, 1, 9, INFER(same)},
     {"AveragePool", 1, 1, 1, 1, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
     {"BatchNormalization", 5, 5, 1, 3, 7, .min_rank = 2,
      .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}, {3, SAME, CHANNELS},
                 {4, SAME, CHANNELS}}, INFER(same)},
+    {"BitShift", 2, 2, 1, 1, 11, .inputs = {{0, UNSIGNED, ANY}}, ALIKE,
+     .relation = bitshift_relation, INFER(broadcast)},
     {"Cast", 1, 1, 1, 1, 6, INFER(cast)},
     {"CastLike", 2, 2, 1, 1, 15, INFER(cast_like)},
     {"Ceil", 1, 1, 1, 1, 1, INFER(same)},
@@ -90,6 +113,10 @@ static const npu_op_schema schemas[] = {
      .attributes = {WINDOW, {"output_padding", SPATIAL, NON_NEGATIVE},
                     {"output_shape", SPATIAL_OR_RANK}},
      .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation, INFER(conv_transpose)},
+    {"Cos", 1, 1, 1, 1, 7, INFER(same)},
+    {"Cosh", 1, 1, 1, 1, 9, INFER(same)},
+    {"CumSum", 2, 2, 1, 1, 11, .min_rank = 1, .inputs = {{1, INDEX, ONE, CONSTANT}}, .relation = cumsum_relation,
+     INFER(same)},
     {"ConvInteger", 2, 4, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"DequantizeLinear", 2, 3, 1, 1, 10, QUANT},
     {"Div", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
@@ -102,32 +129,45 @@ static const npu_op_schema schemas[] = {
     {"Erf", 1, 1, 1, 1, 9, INFER(same)},
     {"Exp", 1, 1, 1, 1, 1, INFER(same)},
     {"Expand", 2, 2, 1, 1, 8, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(expand)},
+    {"EyeLike", 1, 1, 1, 1, 9, INFER(eye_like)},
     {"Flatten", 1, 1, 1, 1, 1, INFER(flatten), .axes = {NPU_AXES_FLATTEN, 1}},
     {"Floor", 1, 1, 1, 1, 1, INFER(same)},
     {"Gelu", 1, 1, 1, 1, 20, .relation = gelu_relation, INFER(same)},
     {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}, INFER(gather), ONE_AXIS(0)},
+    {"GatherElements", 2, 2, 1, 1, 11, .min_rank = 1, .inputs = {{1, INDEX, ANY}}, INFER(gather_elements),
+     ONE_AXIS(0)},
+    {"GatherND", 2, 2, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}}, INFER(gather_nd)},
     {"Gemm", 2, 3, 1, 1, 7, ALIKE, .relation = gemm_relation, INFER(gemm)},
     {"GlobalAveragePool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"GlobalMaxPool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"Greater", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"GreaterOrEqual", 2, 2, 1, 1, 12, ALIKE, INFER(compare)},
+    {"Hardmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
     {"HardSigmoid", 1, 1, 1, 1, 1, INFER(same)},
     {"HardSwish", 1, 1, 1, 1, 14, INFER(same)},
     {"Identity", 1, 1, 1, 1, 1, INFER(same)},
+    {"IsInf", 1, 1, 1, 1, 10, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
+    {"IsNaN", 1, 1, 1, 1, 9, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
     {"LayerNormalization", 2, 3, 1, 3, 17, INFER(layer_norm), ONE_AXIS(-1)},
     {"LeakyRelu", 1, 1, 1, 1, 1, INFER(same)},
     {"Less", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"LessOrEqual", 2, 2, 1, 1, 12, ALIKE, INFER(compare)},
     {"Log", 1, 1, 1, 1, 1, INFER(same)},
     {"LogSoftmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
     {"MatMul", 2, 2, 1, 1, 1, ALIKE, INFER(matmul)},
     {"MatMulInteger", 2, 4, 1, 1, 10, QUANT},
     {"Max", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
+    {"Mean", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"Min", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"Mish", 1, 1, 1, 1, 18, INFER(same)},
     {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation, INFER(broadcast)},
     {"Mul", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
     {"Neg", 1, 1, 1, 1, 1, INFER(same)},
     {"Not", 1, 1, 1, 1, 1, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, INFER(same)},
+    {"OneHot", 3, 3, 1, 1, 9, .inputs = {{0, NUMBERS, ANY}, {1, NUMBERS, ONE, CONSTANT}},
+     INFER(one_hot)},
+    {"Or", 2, 2, 1, 1, 7, LOGICAL},
     {"PRelu", 2, 2, 1, 1, 9, ALIKE, INFER(broadcast)},
     {"Pad", 1, 4, 1, 1, 2, .later = {11, 2}, .attributes = {{"pads", TWICE_RANK}},
      .inputs = {{1, INT64, TWICE_RANK, CONSTANT}, {2, SAME, ONE, CONSTANT}}, INFER(pad),
@@ -183,10 +223,18 @@ static const npu_op_schema schemas[] = {
                 {3, INT64, RANK_OR_EMPTY, CONSTANT}}, INFER(resize)},
     {"ScatterND", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}},
      .relation = scatter_nd_relation, INFER(same)},
+    /* Scatter (opset 9 and 10) is ScatterElements under its first name. */
+    {"Scatter", 3, 3, 1, 1, 9, .min_rank = 1, .inputs = {{1, INDEX, ANY}}, .relation = scatter_relation,
+     INFER(scatter_elements), ONE_AXIS(0)},
+    {"ScatterElements", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INDEX, ANY}},
+     .relation = scatter_relation, INFER(scatter_elements), ONE_AXIS(0)},
     {"Selu", 1, 1, 1, 1, 1, INFER(same)},
+    {"Shrink", 1, 1, 1, 1, 9, INFER(same)},
     {"Shape", 1, 1, 1, 1, 1},
     {"Sigmoid", 1, 1, 1, 1, 1, INFER(same)},
     {"Sign", 1, 1, 1, 1, 9, INFER(same)},
+    {"Sin", 1, 1, 1, 1, 7, INFER(same)},
+    {"Sinh", 1, 1, 1, 1, 9, INFER(same)},
     {"Size", 1, 1, 1, 1, 1},
     {"Slice", 1, 5, 1, 1, 1, .later = {10, 3},
      .attributes = {{"starts", AXES}, {"ends", AXES}, {"axes", AXES}},
@@ -201,15 +249,19 @@ static const npu_op_schema schemas[] = {
     {"Sqrt", 1, 1, 1, 1, 1, INFER(same)},
     {"Squeeze", 1, 2, 1, 1, 1, AXES_RULES, INFER(squeeze), .axes = {NPU_AXES_SQUEEZED}},
     {"Sub", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
+    {"Sum", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
+    {"Tan", 1, 1, 1, 1, 7, INFER(same)},
     {"Tanh", 1, 1, 1, 1, 1, INFER(same)},
     {"ThresholdedRelu", 1, 1, 1, 1, 10, INFER(same)},
     {"Tile", 2, 2, 1, 1, 6, .inputs = {{1, INT64, RANK, CONSTANT}}, INFER(tile)},
     {"TopK", 2, 2, 2, 2, 10, .inputs = {{1, INT64, ONE, CONSTANT}}, INFER(topk), ONE_AXIS(-1)},
+    {"Trilu", 1, 2, 1, 1, 14, .min_rank = 2, .inputs = {{1, INT64, ONE, CONSTANT}}, INFER(same)},
     {"Transpose", 1, 1, 1, 1, 1, .attributes = {{"perm", RANK}}, INFER(transpose),
      .axes = {NPU_AXES_PERMUTED}},
     {"Unsqueeze", 1, 2, 1, 1, 1, AXES_RULES, INFER(unsqueeze), .axes = {NPU_AXES_INSERTED}},
     {"Upsample", 2, 2, 1, 1, 9, .inputs = {{1, FLOAT32, RANK, CONSTANT}}, INFER(resize)},
     {"Where", 3, 3, 1, 1, 9, .inputs = {{0, NPU_DTYPE_BIT(BOOL), ANY}}, ALIKE_FROM_1, INFER(where)},
+    {"Xor", 2, 2, 1, 1, 7, LOGICAL},
 };
 
 const npu_op_schema *npu_op_schema_find(const char *domain, const char *op_type)
@@ -494,6 +546,30 @@ static npu_status gelu_relation(const npu_hal_op *op, const char *const *input_n
   return NPU_OK;
 }
 
+/* The scatters: the updates are of the data's element type, and the
+ * reduction is one of the opset's (ScatterElements, Scatter: the shapes
+ * along the axis are the shape function's to check, which knows the axis). */
+static npu_status scatter_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label)
+{
+  const npu_hal_tensor_desc *data = &op->inputs[0], *updates = &op->inputs[2];
+  if (updates->dtype != data->dtype)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: updates '%s' are %s, the data '%s' %s",
+                         label, input_names[2], npu_dtype_name(updates->dtype), input_names[0],
+                         npu_dtype_name(data->dtype));
+  const char *reduction = op->attributes.get_string(op->attributes.node, "reduction", "none");
+  bool known = strcmp(reduction, "none") == 0 ||
+               (op->opset >= 16 && (!strcmp(reduction, "add") || !strcmp(reduction, "mul"))) ||
+               (op->opset >= 18 && (!strcmp(reduction, "max") || !strcmp(reduction, "min")));
+  if (!known)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: reduction '%s' (opset %lld has none, "
+                         "%s)", label, reduction, (long long)op->opset,
+                         op->opset >= 18   ? "add, mul, max and min"
+                         : op->opset >= 16 ? "add and mul"
+                                           : "no other");
+  return NPU_OK;
+}
+
 /* ScatterND: indices [..., k] are tuples fixing the first k axes of the
  * data (1 <= k <= its rank), the updates have the indices' leading shape
  * then the data's trailing one, the reduction is one of the opset's, and
@@ -503,10 +579,9 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
 {
   const npu_hal_tensor_desc *data = &op->inputs[0], *indices = &op->inputs[1];
   const npu_hal_tensor_desc *updates = &op->inputs[2];
-  if (updates->dtype != data->dtype)
-    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: updates '%s' are %s, the data '%s' %s",
-                         label, input_names[2], npu_dtype_name(updates->dtype), input_names[0],
-                         npu_dtype_name(data->dtype));
+  npu_status status = scatter_relation(op, input_names, label);
+  if (status != NPU_OK)
+    return status;
   int64_t k = indices->rank ? indices->dims[indices->rank - 1] : 0;
   if (k < 1 || k > data->rank)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: indices '%s' end in tuples of %lld, "
@@ -521,16 +596,6 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: updates '%s' are not shaped as the "
                          "indices '%s' less their last axis, then the data '%s' past axis %lld",
                          label, input_names[2], input_names[1], input_names[0], (long long)k);
-  const char *reduction = op->attributes.get_string(op->attributes.node, "reduction", "none");
-  bool known = strcmp(reduction, "none") == 0 ||
-               (op->opset >= 16 && (!strcmp(reduction, "add") || !strcmp(reduction, "mul"))) ||
-               (op->opset >= 18 && (!strcmp(reduction, "max") || !strcmp(reduction, "min")));
-  if (!known)
-    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: reduction '%s' (opset %lld has none, "
-                         "%s)", label, reduction, (long long)op->opset,
-                         op->opset >= 18   ? "add, mul, max and min"
-                         : op->opset >= 16 ? "add and mul"
-                                           : "no other");
   const int64_t *values = op->input_values[1];
   size_t count = elements_of(indices);
   for (size_t t = 0; values && t < count / (size_t)k; t++) {
@@ -543,5 +608,28 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
                            (long long)tuple[axis], t, input_names[1], axis, input_names[0],
                            (long long)data->dims[axis]);
   }
+  return NPU_OK;
+}
+
+/* CumSum: its axis (a constant) is one of the input's. */
+static npu_status cumsum_relation(const npu_hal_op *op, const char *const *input_names,
+                                  const char *label)
+{
+  int64_t axis = npu_op_index_value(op, 1, 0), rank = op->inputs[0].rank;
+  if (axis < -rank || axis >= rank)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: axis %lld ('%s') out of range for rank "
+                         "%lld", label, (long long)axis, input_names[1], (long long)rank);
+  return NPU_OK;
+}
+
+/* BitShift: direction is "LEFT" or "RIGHT". */
+static npu_status bitshift_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label)
+{
+  (void)input_names;
+  const char *direction = op->attributes.get_string(op->attributes.node, "direction", "");
+  if (strcmp(direction, "LEFT") != 0 && strcmp(direction, "RIGHT") != 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: direction '%s', expected 'LEFT' or "
+                         "'RIGHT'", label, direction);
   return NPU_OK;
 }

@@ -31,6 +31,7 @@ static double scalar_of(const npu_hal_op *op, uint32_t input)
   const void *v = op->input_values[input];
   switch (op->inputs[input].dtype) {
   case NPU_DTYPE_FLOAT32: return *(const float *)v;
+  case NPU_DTYPE_FLOAT64: return *(const double *)v;
   case NPU_DTYPE_INT32: return *(const int32_t *)v;
   default: return (double)*(const int64_t *)v;
   }
@@ -510,6 +511,132 @@ npu_status npu_infer_gather(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
   for (uint32_t d = axis + 1; d < x->rank; d++)
     y->dims[y->rank++] = x->dims[d];
   return NPU_OK;
+}
+
+/* GatherElements, ScatterElements: indices of the data's rank that reach
+ * no further than the data on every axis but `axis` (kernels address the
+ * data by the indices' coordinates there), an axis to index unless there
+ * is nothing to index, and constant indices in range (the kernels check
+ * computed ones). */
+static npu_status indices_along_axis(const npu_hal_op *op, const char *label)
+{
+  const npu_hal_tensor_desc *data = &op->inputs[0], *indices = &op->inputs[1];
+  uint32_t axis = op->axes->axes[0];
+  if (indices->rank != data->rank)
+    return FAIL("%s: indices of rank %u for data of rank %u", label, indices->rank, data->rank);
+  for (uint32_t d = 0; d < data->rank; d++)
+    if (d != axis && indices->dims[d] > data->dims[d])
+      return FAIL("%s: indices of %lld on axis %u, beyond the data's %lld", label,
+                  (long long)indices->dims[d], d, (long long)data->dims[d]);
+  if (data->dims[axis] == 0 && npu_op_elements(indices) > 0)
+    return FAIL("%s: indices into an empty axis", label);
+  for (size_t i = 0; op->input_values[1] && i < npu_op_elements(indices); i++) {
+    int64_t index = npu_op_index_value(op, 1, i);
+    if (index < -data->dims[axis] || index >= data->dims[axis])
+      return FAIL("%s: index %lld (element %zu of the indices) is out of range for axis %u of "
+                  "the data, of size %lld", label, (long long)index, i, axis,
+                  (long long)data->dims[axis]);
+  }
+  return NPU_OK;
+}
+
+npu_status npu_infer_gather_elements(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                     const char *label)
+{
+  outputs[0] = op->inputs[1];
+  outputs[0].dtype = op->inputs[0].dtype;
+  return indices_along_axis(op, label);
+}
+
+/* ScatterElements: the data's shape; the updates are shaped as the indices. */
+npu_status npu_infer_scatter_elements(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                      const char *label)
+{
+  (void)outputs;
+  const npu_hal_tensor_desc *indices = &op->inputs[1], *updates = &op->inputs[2];
+  if (updates->rank != indices->rank ||
+      memcmp(updates->dims, indices->dims, indices->rank * sizeof indices->dims[0]) != 0)
+    return FAIL("%s: updates not shaped as the indices", label);
+  return indices_along_axis(op, label);
+}
+
+/* GatherND: tuples of k indices (the indices' last axis) into the data's
+ * axes after the batch_dims that data and indices share; the output is the
+ * indices' shape less its last axis, then the data's after the k axes. */
+npu_status npu_infer_gather_nd(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                               const char *label)
+{
+  const npu_hal_tensor_desc *data = &op->inputs[0], *indices = &op->inputs[1];
+  npu_hal_tensor_desc *y = &outputs[0];
+  int64_t batch = attr_int(op, "batch_dims", 0);
+  if (indices->rank < 1 || batch < 0 || batch >= (int64_t)indices->rank ||
+      batch >= (int64_t)data->rank)
+    return FAIL("%s: batch_dims %lld for indices of rank %u and data of rank %u", label,
+                (long long)batch, indices->rank, data->rank);
+  int64_t k = indices->dims[indices->rank - 1];
+  if (k < 1 || k > (int64_t)data->rank - batch)
+    return FAIL("%s: index tuples of %lld for %lld indexable axes", label, (long long)k,
+                (long long)data->rank - batch);
+  for (uint32_t d = 0; d < (uint32_t)batch; d++)
+    if (indices->dims[d] != data->dims[d])
+      return FAIL("%s: indices and data differ on batch axis %u", label, d);
+  const int64_t *values = op->input_values[1]; /* constant ones checked here, others by kernels */
+  for (size_t t = 0; values && t < npu_op_elements(indices) / (size_t)k; t++) {
+    int64_t position;
+    uint32_t axis;
+    if (!npu_index_tuple_position(values + t * (size_t)k, (uint32_t)k, data->dims + batch,
+                                  &position, &axis))
+      return FAIL("%s: index %lld (tuple %zu of the indices) is out of range for axis %lld of "
+                  "the data, of size %lld", label, (long long)values[t * (size_t)k + axis], t,
+                  (long long)(batch + axis), (long long)data->dims[batch + axis]);
+  }
+  y->rank = 0;
+  for (uint32_t d = 0; d + 1 < indices->rank; d++)
+    y->dims[y->rank++] = indices->dims[d];
+  for (uint32_t d = (uint32_t)(batch + k); d < data->rank; d++) {
+    if (y->rank == NPU_MAX_RANK)
+      return FAIL("%s: rank beyond %d", label, NPU_MAX_RANK);
+    y->dims[y->rank++] = data->dims[d];
+  }
+  return NPU_OK;
+}
+
+/* OneHot: the indices' shape with an axis of `depth` inserted at `axis`
+ * (counted in the output's rank), of the values' element type. */
+npu_status npu_infer_one_hot(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                             const char *label)
+{
+  const npu_hal_tensor_desc *indices = &op->inputs[0];
+  npu_hal_tensor_desc *y = &outputs[0];
+  double depth = scalar_of(op, 1);
+  int64_t rank = (int64_t)indices->rank + 1, axis = attr_int(op, "axis", -1);
+  if (npu_op_elements(&op->inputs[2]) != 2)
+    return FAIL("%s: values has %zu elements, expected 2 (off, on)", label,
+                npu_op_elements(&op->inputs[2]));
+  if (!(depth >= 1 && depth < 0x1p62)) /* (NaN too) */
+    return FAIL("%s: depth %g", label, depth);
+  if (rank > NPU_MAX_RANK || axis < -rank || axis >= rank)
+    return FAIL("%s: axis %lld for an output of rank %lld", label, (long long)axis,
+                (long long)rank);
+  if (axis < 0)
+    axis += rank;
+  y->dtype = op->inputs[2].dtype;
+  y->rank = (uint32_t)rank;
+  for (uint32_t d = 0, from = 0; d < y->rank; d++)
+    y->dims[d] = d == axis ? (int64_t)depth : indices->dims[from++];
+  return NPU_OK;
+}
+
+/* EyeLike: a matrix of the input's shape, of attribute dtype's type (else the input's). */
+npu_status npu_infer_eye_like(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                              const char *label)
+{
+  if (op->inputs[0].rank != 2)
+    return FAIL("%s: input of rank %u, expected a matrix", label, op->inputs[0].rank);
+  outputs[0].dtype = (npu_dtype)attr_int(op, "dtype", op->inputs[0].dtype);
+  return npu_dtype_size(outputs[0].dtype) ? NPU_OK
+                                          : FAIL("%s: dtype %d is not supported", label,
+                                                 (int)outputs[0].dtype);
 }
 
 npu_status npu_infer_constant_of_shape(const npu_hal_op *op, npu_hal_tensor_desc *outputs,

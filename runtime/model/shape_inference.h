@@ -49,6 +49,11 @@ NPU_SHAPE_FUNCTION(transpose);
 NPU_SHAPE_FUNCTION(concat);
 NPU_SHAPE_FUNCTION(split);
 NPU_SHAPE_FUNCTION(gather);
+NPU_SHAPE_FUNCTION(gather_elements);
+NPU_SHAPE_FUNCTION(scatter_elements);
+NPU_SHAPE_FUNCTION(gather_nd);
+NPU_SHAPE_FUNCTION(one_hot);
+NPU_SHAPE_FUNCTION(eye_like);
 NPU_SHAPE_FUNCTION(constant_of_shape);
 
 #endif

@@ -1365,3 +1365,87 @@ einsum_case("einsum_opset12_sum_rows", "ij->i", [(3, 4)], opset=12)
 einsum_case("einsum_node_batch_matmul", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)], opset=12)
 einsum_case("einsum_node_inner_prod", "i,i", [(5,), (5,)], opset=12)
 einsum_case("einsum_node_batch_diagonal", "...ii ->...i", [(3, 5, 5)], opset=12)
+
+
+def variadic_case(name, op, order):
+    """Sum, Mean, Max or Min of two convolutions' outputs (16 channels:
+    channel blocks on the CPU) and the first one's global average pool
+    (broadcast), in `order` (indices into them; a repeated one is read
+    twice), before a 1x1 projection: one step per further input, in the
+    output's layout, and no step may find an input already overwritten."""
+    x = rng.standard_normal((2, 8, SIZE, SIZE)).astype(np.float32)
+    weights = {k: (rng.standard_normal(s) * 0.2).astype(np.float32) for k, s in
+               (("w1", (16, 8, 3, 3)), ("w2", (16, 8, 3, 3)), ("wq", (8, 16, 1, 1)))}
+    inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
+    names = ["c1", "c2", "p"]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["c1"], ["p"]),
+             helper.make_node(op, [names[i] for i in order], ["v"]),
+             helper.make_node("Conv", ["v", "wq"], ["y"])]
+    f64 = lambda v: v.astype(np.float64)
+    c1, c2 = conv(f64(x), f64(weights["w1"]), np.zeros(16)), conv(f64(x), f64(weights["w2"]), np.zeros(16))
+    values = [c1, c2, c1.mean(axis=(2, 3), keepdims=True)]
+    operands = np.broadcast_arrays(*[values[i] for i in order])
+    combined = {"Sum": lambda a: np.sum(a, axis=0), "Mean": lambda a: np.mean(a, axis=0),
+                "Max": lambda a: np.max(a, axis=0), "Min": lambda a: np.min(a, axis=0)}[op]
+    write_case(name, nodes, inits, x, conv(combined(np.stack(operands)), f64(weights["wq"]),
+                                           np.zeros(8), pad=0))
+
+
+variadic_case("variadic_max_blocks", "Max", [0, 1, 2])
+variadic_case("variadic_sum_blocks_repeated", "Sum", [0, 2, 1, 0])
+variadic_case("variadic_mean_blocks", "Mean", [2, 0, 1])
+variadic_case("variadic_min_one_input", "Min", [1])
+
+
+def index_case(name, op, x, inits, expected, opset=16, **attributes):
+    """`op` of the input x and constants `inits` (names i0, i1...: their
+    order is the node's), large enough for the CPU kernels to deal their
+    work to several threads."""
+    tensors = [numpy_helper.from_array(v, f"i{k}") for k, v in enumerate(inits)]
+    node = helper.make_node(op, ["x"] + [t.name for t in tensors], ["y"], **attributes)
+    write_case(name, [node], tensors, x, expected, opset=opset)
+
+
+big = rng.standard_normal((6, 300, 20)).astype(np.float32)
+gather_at = rng.integers(-300, 300, (6, 700, 20)).astype(np.int64)
+index_case("gather_elements_large", "GatherElements", big, [gather_at],
+           np.take_along_axis(big, gather_at, axis=1), axis=1)
+# every line's updates at distinct positions (repeated ones have no order in numpy)
+scatter_at = np.argsort(rng.random((6, 300, 20)), axis=1)[:, :250].astype(np.int64) - 300
+scatter_updates = rng.standard_normal((6, 250, 20)).astype(np.float32)
+scattered = big.copy()
+np.put_along_axis(scattered, scatter_at, scatter_updates, axis=1)
+index_case("scatter_elements_large", "ScatterElements", big, [scatter_at, scatter_updates],
+           scattered, axis=-2)
+scatter_sum = big.copy()
+np.add.at(scatter_sum, (np.arange(6)[:, None, None], scatter_at % 300 // 7,
+                        np.arange(20)[None, None, :]), scatter_updates)
+index_case("scatter_elements_add_repeated", "ScatterElements", big,
+           [scatter_at % 300 // 7, scatter_updates], scatter_sum, axis=1, reduction="add")
+rows_at = rng.integers(-300, 300, (6, 900, 1)).astype(np.int64)
+index_case("gather_nd_batch_large", "GatherND", big, [rows_at],
+           np.stack([big[b][rows_at[b, :, 0]] for b in range(6)]), batch_dims=1)
+index_case("cumsum_reverse_exclusive_large", "CumSum", big, [np.array(1, np.int64)],
+           np.cumsum(big.astype(np.float64)[:, ::-1], axis=1)[:, ::-1] - big,
+           exclusive=1, reverse=1)
+index_case("trilu_lower_large", "Trilu", big, [np.array(-3, np.int64)], np.tril(big, -3),
+           upper=0)
+hard = big.reshape(6, 6000)
+hardmax = np.zeros_like(hard)
+hardmax[np.arange(6), np.argmax(hard, axis=1)] = 1
+index_case("hardmax_large", "Hardmax", hard, [], hardmax, opset=13)
+# before opset 13, Hardmax's rows are the axes from `axis` on, flattened
+flat = np.zeros((6, 6000), np.float32)
+flat[np.arange(6), np.argmax(big.reshape(6, 6000), axis=1)] = 1
+index_case("hardmax_opset11_flattened", "Hardmax", big, [], flat.reshape(big.shape), opset=11,
+           axis=1)
+# OneHot's values (off, on) are the input; its indices and depth constants
+hot_at = rng.integers(-12, 12, (300, 40)).astype(np.int64)
+write_case("one_hot_axis1_large",
+           [helper.make_node("OneHot", ["i", "depth", "x"], ["y"], axis=1)],
+           [numpy_helper.from_array(hot_at, "i"), numpy_helper.from_array(np.array(12.0), "depth")],
+           np.array([0.5, 2.0], np.float32),
+           np.where(np.arange(12)[None, :, None] == (hot_at % 12)[:, None, :], 2.0, 0.5),
+           opset=11)

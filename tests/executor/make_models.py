@@ -432,6 +432,58 @@ for reduction in ("none", "add", "mul", "max", "min"):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
         [const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7]),
          const("u", TensorProto.FLOAT, [3, 2], [10, 20, 30, 40, 50, 60])], opset=18)
+# GatherElements, ScatterElements (axis 0) and GatherND of the same data,
+# three indices fed at run time: checked by the kernels.
+fed_indices = [helper.make_tensor_value_info("i", TensorProto.INT64, [3, 1])]
+data_0_to_7 = const("d", TensorProto.FLOAT, [4, 2], [0, 1, 2, 3, 4, 5, 6, 7])
+crafted["gather_elements_fed"] = model_of(
+    [helper.make_node("GatherElements", ["d", "i"], ["y"], name="n", axis=0)], fed_indices,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1])], [data_0_to_7])
+crafted["scatter_elements_fed"] = model_of(
+    [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], name="n", axis=0)],
+    fed_indices, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])],
+    [data_0_to_7, const("u", TensorProto.FLOAT, [3, 1], [10, 30, 50])])
+crafted["gather_nd_fed"] = model_of(
+    [helper.make_node("GatherND", ["d", "i"], ["y"], name="n")], fed_indices,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])], [data_0_to_7])
+# Refused when planning: inputs the shape needs computed at run time,
+# indices that do not fit the data, bad attributes.
+int_scalar_input = [helper.make_tensor_value_info("k", TensorProto.INT64, [])]
+crafted["cumsum_axis_at_run_time"] = model_of(
+    [helper.make_node("CumSum", ["d", "k"], ["y"], name="n")], int_scalar_input,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])], [data_0_to_7])
+crafted["cumsum_axis_out_of_range"] = single(
+    "CumSum", ["x", "a"], ["y"], [const("a", TensorProto.INT64, [], [-2])], graph_inputs=f4)
+crafted["one_hot_depth_at_run_time"] = model_of(
+    [helper.make_node("OneHot", ["i", "k", "v"], ["y"], name="n")], int_scalar_input,
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [const("i", TensorProto.INT64, [2], [0, 1]), const("v", TensorProto.FLOAT, [2], [0, 1])])
+crafted["one_hot_three_values"] = single(
+    "OneHot", ["i", "k", "v"], ["y"],
+    [const("i", TensorProto.INT64, [2], [0, 1]), const("k", TensorProto.INT64, [], [3]),
+     const("v", TensorProto.FLOAT, [3], [0, 1, 2])])
+crafted["gather_elements_indices_wider"] = single(
+    "GatherElements", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT64, [4, 3],
+                                                            [0] * 12)], axis=0)
+crafted["scatter_elements_updates_misshaped"] = single(
+    "ScatterElements", ["d", "i", "u"], ["y"],
+    [data_0_to_7, const("i", TensorProto.INT64, [2, 2], [0] * 4),
+     const("u", TensorProto.FLOAT, [2, 1], [1, 2])])
+crafted["gather_nd_batch_dims_mismatch"] = single(
+    "GatherND", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT64, [3, 1], [0] * 3)],
+    batch_dims=1)
+crafted["gather_elements_constant_index_out_of_range"] = single(
+    "GatherElements", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT32, [1, 2],
+                                                            [3, -5])], axis=0)
+crafted["gather_nd_constant_index_out_of_range"] = single(
+    "GatherND", ["d", "i"], ["y"], [data_0_to_7, const("i", TensorProto.INT64, [2, 2],
+                                                      [3, 1, 0, 2])])
+crafted["bitshift_without_direction"] = model_of(
+    [helper.make_node("BitShift", ["a", "a"], ["y"], name="n")],
+    [helper.make_tensor_value_info("a", TensorProto.UINT8, [4])],
+    [helper.make_tensor_value_info("y", TensorProto.UINT8, [4])], opset=11)
+crafted["eye_like_of_rank_3"] = single("EyeLike", ["x"], ["y"],
+                                       graph_inputs=[float_input("x", [2, 2, 2])])
 for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
                  ("uint8", TensorProto.UINT8)):
     crafted["cast_to_" + name] = model_of(

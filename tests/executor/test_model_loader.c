@@ -407,6 +407,22 @@ static void test_crafted_models_are_refused(void)
       {"scatternd_long_tuples", {"indices 'i' end in tuples of 3", "the data's rank 2"}},
       {"scatternd_updates_misshaped", {"updates 'u' are not shaped as the indices 'i'", "node 'n'"}},
       {"scatternd_max_before_18", {"reduction 'max' (opset 16 has none, add and mul)", "node 'n'"}},
+      {"cumsum_axis_at_run_time", {"input 'k' is computed at run time", "CumSum needs its "
+                                                                          "values"}},
+      {"cumsum_axis_out_of_range", {"axis -2 ('a') out of range for rank 1", "node 'n'"}},
+      {"one_hot_depth_at_run_time", {"input 'k' is computed at run time", "OneHot needs its "
+                                                                            "values"}},
+      {"one_hot_three_values", {"values has 3 elements, expected 2 (off, on)", "node 'n'"}},
+      {"gather_elements_indices_wider", {"indices of 3 on axis 1, beyond the data's 2",
+                                         "node 'n'"}},
+      {"scatter_elements_updates_misshaped", {"updates not shaped as the indices", "node 'n'"}},
+      {"gather_nd_batch_dims_mismatch", {"indices and data differ on batch axis 0", "node 'n'"}},
+      {"gather_elements_constant_index_out_of_range",
+       {"index -5 (element 1 of the indices) is out of range for axis 0", "of size 4"}},
+      {"gather_nd_constant_index_out_of_range",
+       {"index 2 (tuple 1 of the indices) is out of range for axis 1", "of size 2"}},
+      {"bitshift_without_direction", {"direction '', expected 'LEFT' or 'RIGHT'", "node 'n'"}},
+      {"eye_like_of_rank_3", {"input of rank 3, expected a matrix", "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -597,12 +613,11 @@ static void test_casts_saturate(void)
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
-/* A context of scatternd_fed_REDUCTION: data 4 x 2 = 0..7, updates 3 x 2 =
- * 10..60, three index tuples fed at run time. */
-static npu_context *fed_scatter_context(npu_device *device, const char *reduction,
-                                        npu_model **model)
+/* A context of crafted model NAME: data 4 x 2 = 0..7 (ScatterND's
+ * updates 3 x 2 = 10..60), three indices fed at run time. */
+static npu_context *fed_index_context(npu_device *device, const char *name, npu_model **model)
 {
-  char *file = g_strdup_printf("crafted_scatternd_fed_%s.onnx", reduction);
+  char *file = g_strdup_printf("crafted_%s.onnx", name);
   char *path = model_path(file);
   NPU_ASSERT_OK(npu_model_load_file(path, model));
   npu_context *context;
@@ -612,21 +627,23 @@ static npu_context *fed_scatter_context(npu_device *device, const char *reductio
   return context;
 }
 
-/* Runs it on `indices`; returns the run's status, and the output in `y`
- * (which starts as -1s), and the message in `message` when it failed. */
-static npu_status run_fed_scatter(npu_device *device, npu_context *context,
-                                  const int64_t indices[3], float y[8], char message[512])
+/* Runs it on `indices`; returns the run's status, and the output of `count`
+ * values in `y` (which starts as -1s), and the message in `message` when
+ * it failed. */
+static npu_status run_fed_indices(npu_device *device, npu_context *context,
+                                  const int64_t indices[3], float *y, size_t count,
+                                  char message[512])
 {
   npu_buffer *input, *output;
   NPU_ASSERT_OK(npu_buffer_alloc(device, 3 * sizeof(int64_t), &input));
-  NPU_ASSERT_OK(npu_buffer_alloc(device, 8 * sizeof(float), &output));
+  NPU_ASSERT_OK(npu_buffer_alloc(device, count * sizeof(float), &output));
   NPU_ASSERT_OK(npu_memcpy_h2d(input, 0, indices, 3 * sizeof(int64_t)));
-  for (int i = 0; i < 8; i++)
+  for (size_t i = 0; i < count; i++)
     y[i] = -1.0f;
-  NPU_ASSERT_OK(npu_memcpy_h2d(output, 0, y, 8 * sizeof(float)));
+  NPU_ASSERT_OK(npu_memcpy_h2d(output, 0, y, count * sizeof(float)));
   npu_status status = npu_context_run_sync(context, &input, &output);
   g_strlcpy(message, status == NPU_OK ? "" : npu_last_error_message(), 512);
-  NPU_ASSERT_OK(npu_memcpy_d2h(y, output, 0, 8 * sizeof(float)));
+  NPU_ASSERT_OK(npu_memcpy_d2h(y, output, 0, count * sizeof(float)));
   NPU_ASSERT_OK(npu_buffer_release(input));
   NPU_ASSERT_OK(npu_buffer_release(output));
   return status;
@@ -653,8 +670,10 @@ static void test_scatter_nd_indices_fed_at_run_time(void)
   char message[512];
   for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
     npu_model *model;
-    npu_context *context = fed_scatter_context(device, cases[c].reduction, &model);
-    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
+    char *name = g_strdup_printf("scatternd_fed_%s", cases[c].reduction);
+    npu_context *context = fed_index_context(device, name, &model);
+    g_free(name);
+    NPU_ASSERT_OK(run_fed_indices(device, context, repeated, y, 8, message));
     for (int i = 0; i < 8; i++)
       if (y[i] != cases[c].expected[i])
         g_error("%s: element %d is %g, expected %g", cases[c].reduction, i, y[i],
@@ -663,22 +682,68 @@ static void test_scatter_nd_indices_fed_at_run_time(void)
     NPU_ASSERT_OK(npu_model_release(model));
   }
   npu_model *model;
-  npu_context *context = fed_scatter_context(device, "none", &model);
+  npu_context *context = fed_index_context(device, "scatternd_fed_none", &model);
   static const int64_t outside[][3] = {{0, 4, 1}, {0, 1, -5}, {INT64_MIN, 0, 0}};
   for (size_t c = 0; c < G_N_ELEMENTS(outside); c++) {
-    g_assert_cmpint(run_fed_scatter(device, context, outside[c], y, message), ==,
+    g_assert_cmpint(run_fed_indices(device, context, outside[c], y, 8, message), ==,
                     NPU_ERROR_INVALID_ARGUMENT);
     if (!strstr(message, "node 'n' (ScatterND): index ") ||
         !strstr(message, "is out of range for axis 0 of the data, of size 4"))
       g_error("indices outside: message \"%s\"", message);
     for (int i = 0; i < 8; i++)
       g_assert_cmpfloat(y[i], ==, -1.0f);
-    NPU_ASSERT_OK(run_fed_scatter(device, context, repeated, y, message));
+    NPU_ASSERT_OK(run_fed_indices(device, context, repeated, y, 8, message));
     for (int i = 0; i < 8; i++)
       g_assert_cmpfloat(y[i], ==, cases[0].expected[i]);
   }
   NPU_ASSERT_OK(npu_context_destroy(context));
   NPU_ASSERT_OK(npu_model_release(model));
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
+/* GatherElements, ScatterElements and GatherND with indices known only at
+ * run time: negative ones count from the end, a repeated one scatters its
+ * last update, and an out-of-range one fails the run with a message naming
+ * the node and the index (the scatter's output left unwritten); the
+ * context then runs right again. */
+static void test_element_indices_fed_at_run_time(void)
+{
+  npu_device *device = npu_test_open_device();
+  const int64_t repeated[3] = {-1, 0, 3}, outside[][3] = {{0, 4, 1}, {-5, 0, 0}};
+  static const struct {
+    const char *model, *op;
+    size_t count;
+    float expected[8]; /* on `repeated` */
+  } cases[] = {
+      {"gather_elements_fed", "GatherElements", 3, {6, 0, 6}},
+      {"scatter_elements_fed", "ScatterElements", 8, {30, 1, 2, 3, 4, 5, 50, 7}},
+      {"gather_nd_fed", "GatherND", 6, {6, 7, 0, 1, 6, 7}},
+  };
+  float y[8];
+  char message[512], *want;
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    npu_model *model;
+    npu_context *context = fed_index_context(device, cases[c].model, &model);
+    for (size_t o = 0; o <= G_N_ELEMENTS(outside); o++) {
+      NPU_ASSERT_OK(run_fed_indices(device, context, repeated, y, cases[c].count, message));
+      for (size_t i = 0; i < cases[c].count; i++)
+        if (y[i] != cases[c].expected[i])
+          g_error("%s: element %zu is %g, expected %g", cases[c].op, i, y[i],
+                  cases[c].expected[i]);
+      if (o == G_N_ELEMENTS(outside))
+        break;
+      g_assert_cmpint(run_fed_indices(device, context, outside[o], y, cases[c].count, message),
+                      ==, NPU_ERROR_INVALID_ARGUMENT);
+      want = g_strdup_printf("node 'n' (%s): index %d ", cases[c].op, o == 0 ? 4 : -5);
+      if (!strstr(message, want) || !strstr(message, "is out of range"))
+        g_error("%s, indices outside: message \"%s\"", cases[c].op, message);
+      g_free(want);
+      for (size_t i = 0; i < cases[c].count && strstr(cases[c].op, "Scatter"); i++)
+        g_assert_cmpfloat(y[i], ==, -1.0f);
+    }
+    NPU_ASSERT_OK(npu_context_destroy(context));
+    NPU_ASSERT_OK(npu_model_release(model));
+  }
   NPU_ASSERT_OK(npu_device_release(device));
 }
 
@@ -788,6 +853,8 @@ int main(int argc, char **argv)
   g_test_add_func("/model/casts-saturate", test_casts_saturate);
   g_test_add_func("/model/scatter-nd-indices-fed-at-run-time",
                   test_scatter_nd_indices_fed_at_run_time);
+  g_test_add_func("/model_loader/element_indices_fed_at_run_time",
+                  test_element_indices_fed_at_run_time);
   g_test_add_func("/model/directory-is-refused", test_directory_is_refused);
   g_test_add_func("/model/garbage-bytes-are-refused", test_garbage_bytes_are_refused);
   g_test_add_func("/model/shared-onnx-models", test_shared_onnx_models);

@@ -1,5 +1,7 @@
-/* Elementwise kernels: unary activations, binary arithmetic and comparisons
- * with NumPy broadcasting, Clip, Mod, Not, Cast. The innermost dimension is a
+/* Elementwise kernels: unary activations and trigonometry, binary
+ * arithmetic, comparisons, logic and shifts with NumPy broadcasting (and
+ * the variadic Sum, Mean, Max, Min as a chain of them), Clip, Mod, Not,
+ * IsInf, IsNaN, Cast. The innermost dimension is a
  * plain loop (contiguous or broadcast scalar) that the compiler vectorises;
  * outer rows are spread over the worker pool. */
 #include <math.h>
@@ -16,13 +18,14 @@
 typedef enum {
   U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_SQRT, U_ABS, U_NEG, U_RECIPROCAL, U_FLOOR, U_CEIL,
   U_ERF, U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_CLIP, U_ELU, U_SELU, U_CELU, U_SOFTPLUS,
-  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH, U_ROUND, U_GELU, U_GELU_TANH,
+  U_SOFTSIGN, U_SIGN, U_THRESHOLDED_RELU, U_MISH, U_ROUND, U_GELU, U_GELU_TANH, U_SIN, U_COS,
+  U_TAN, U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_SHRINK,
 } unary_kind;
 
 typedef struct unary_params {
   unary_kind kind;
   float alpha, beta; /* LeakyRelu, Elu, Celu, ThresholdedRelu alpha; HardSigmoid alpha,
-                        beta; Selu alpha, gamma; Clip min, max */
+                        beta; Selu alpha, gamma; Clip min, max; Shrink lambd, bias */
   size_t count;
 } unary_params;
 
@@ -75,6 +78,18 @@ static void unary_range(const unary_params *p, const float *restrict in, float *
   case U_ROUND: UNARY_LOOP(rintf(x)); /* half to even, as ONNX rounds */
   case U_GELU: UNARY_LOOP(x * 0.5f * (1.0f + cpu_erff(x * 0.70710678f)));
   case U_GELU_TANH: UNARY_LOOP(cpu_gelu_tanh(x));
+  case U_SIN: UNARY_LOOP(sinf(x));
+  case U_COS: UNARY_LOOP(cosf(x));
+  case U_TAN: UNARY_LOOP(tanf(x));
+  case U_ASIN: UNARY_LOOP(asinf(x));
+  case U_ACOS: UNARY_LOOP(acosf(x));
+  case U_ATAN: UNARY_LOOP(atanf(x));
+  case U_SINH: UNARY_LOOP(sinhf(x));
+  case U_COSH: UNARY_LOOP(coshf(x));
+  case U_ASINH: UNARY_LOOP(asinhf(x));
+  case U_ACOSH: UNARY_LOOP(acoshf(x));
+  case U_ATANH: UNARY_LOOP(atanhf(x));
+  case U_SHRINK: UNARY_LOOP(x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f);
   }
 }
 
@@ -104,6 +119,9 @@ static const struct {
     {"LeakyRelu", U_LEAKY_RELU}, {"Clip", U_CLIP}, {"Elu", U_ELU}, {"Selu", U_SELU},
     {"Celu", U_CELU}, {"Softplus", U_SOFTPLUS}, {"Softsign", U_SOFTSIGN}, {"Sign", U_SIGN},
     {"ThresholdedRelu", U_THRESHOLDED_RELU}, {"Mish", U_MISH}, {"Round", U_ROUND}, {"Gelu", U_GELU},
+    {"Sin", U_SIN}, {"Cos", U_COS}, {"Tan", U_TAN}, {"Asin", U_ASIN}, {"Acos", U_ACOS},
+    {"Atan", U_ATAN}, {"Sinh", U_SINH}, {"Cosh", U_COSH}, {"Asinh", U_ASINH},
+    {"Acosh", U_ACOSH}, {"Atanh", U_ATANH}, {"Shrink", U_SHRINK},
 };
 
 static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
@@ -140,6 +158,10 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
     p->alpha = a->get_float(a->node, "alpha", 0.2f);
     p->beta = a->get_float(a->node, "beta", 0.5f);
     break;
+  case U_SHRINK:
+    p->alpha = a->get_float(a->node, "lambd", 0.5f);
+    p->beta = a->get_float(a->node, "bias", 0.0f);
+    break;
   case U_CLIP:
     /* Bounds are attributes before opset 11, optional constant inputs after. */
     p->alpha = op->opset < 11 ? a->get_float(a->node, "min", -INFINITY) : -INFINITY;
@@ -164,9 +186,11 @@ static npu_status create_unary(const npu_hal_op *op, npu_hal_kernel *k)
 /* ---- binary with broadcasting -------------------------------------------------- */
 
 typedef enum {
-  B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER, B_PRELU,
+  B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_EQUAL, B_LESS, B_GREATER, B_LESS_EQUAL,
+  B_GREATER_EQUAL, B_PRELU,
   B_MOD,  /* Mod: the remainder takes the divisor's sign (Python's %) */
   B_FMOD, /* Mod with fmod = 1: the dividend's (C's fmod and %) */
+  B_AND, B_OR, B_XOR, B_SHIFT_LEFT, B_SHIFT_RIGHT,
 } binary_kind;
 
 typedef struct binary_params {
@@ -215,9 +239,22 @@ typedef struct binary_params {
       IVDEP for (int64_t i = lo; i < hi; i++) { T u = x[0], v = y[0]; z[i] = (OUT_T)(EXPR); } \
   }
 
+/* The operations every element type with an order has (bools: Equal). */
+#define ORDERED_CASES(T, MAX, MIN, MOD, FMOD)                                               \
+  case B_MAX: BINARY_LOOP(T, T, MAX(u, v)); break;                                          \
+  case B_MIN: BINARY_LOOP(T, T, MIN(u, v)); break;                                          \
+  case B_EQUAL: BINARY_LOOP(T, uint8_t, u == v); break;                                     \
+  case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
+  case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
+  case B_LESS_EQUAL: BINARY_LOOP(T, uint8_t, u <= v); break;                                \
+  case B_GREATER_EQUAL: BINARY_LOOP(T, uint8_t, u >= v); break;                             \
+  case B_MOD: BINARY_LOOP(T, T, MOD(u, v)); break;                                          \
+  case B_FMOD: BINARY_LOOP(T, T, FMOD(u, v)); break;
+
 /* T the element type, U the type its +, -, * are computed in: floats
  * themselves, integers their unsigned twin (wrapping, as two's complement
- * hardware and NumPy do: a signed overflow is undefined behaviour). */
+ * hardware and NumPy do: a signed overflow is undefined behaviour). The
+ * kinds left out are other types' (binary_dtype_supported). */
 #define BINARY_KINDS(T, U, DIV, POW, MAX, MIN, MOD, FMOD)                                   \
   switch (p->kind) {                                                                        \
   case B_ADD: BINARY_LOOP(T, T, (T)((U)u + (U)v)); break;                                   \
@@ -225,22 +262,33 @@ typedef struct binary_params {
   case B_MUL: BINARY_LOOP(T, T, (T)((U)u * (U)v)); break;                                   \
   case B_DIV: BINARY_LOOP(T, T, DIV(T, U, u, v)); break;                                    \
   case B_POW: BINARY_LOOP(T, T, POW(u, v)); break;                                          \
-  case B_MAX: BINARY_LOOP(T, T, MAX(u, v)); break;                                          \
-  case B_MIN: BINARY_LOOP(T, T, MIN(u, v)); break;                                          \
-  case B_EQUAL: BINARY_LOOP(T, uint8_t, u == v); break;                                     \
-  case B_LESS: BINARY_LOOP(T, uint8_t, u < v); break;                                       \
-  case B_GREATER: BINARY_LOOP(T, uint8_t, u > v); break;                                    \
   case B_PRELU: BINARY_LOOP(T, T, u < 0 ? (T)((U)u * (U)v) : u); break;                     \
-  case B_MOD: BINARY_LOOP(T, T, MOD(u, v)); break;                                          \
-  case B_FMOD: BINARY_LOOP(T, T, FMOD(u, v)); break;                                        \
+  ORDERED_CASES(T, MAX, MIN, MOD, FMOD)                                                     \
+  default: break;                                                                           \
   }
 
-/* The element types only Mod takes (the other operators take float32, int32, int64). */
-#define MOD_KINDS(T, MOD, FMOD)                                                             \
-  if (p->kind == B_MOD) {                                                                   \
-    BINARY_LOOP(T, T, MOD(u, v));                                                           \
-  } else {                                                                                  \
-    BINARY_LOOP(T, T, FMOD(u, v));                                                          \
+/* The narrower integers: ordered only, and shifts for the unsigned ones
+ * (by the type's width or more: 0, where C leaves it undefined). */
+#define INTEGER_KINDS(T, MOD, FMOD)                                                         \
+  switch (p->kind) {                                                                        \
+  ORDERED_CASES(T, MAX_OF, MIN_OF, MOD, FMOD)                                               \
+  case B_SHIFT_LEFT:                                                                        \
+    BINARY_LOOP(T, T, (uint64_t)v >= 8 * sizeof(T) ? 0 : (T)((uint64_t)u << v));            \
+    break;                                                                                  \
+  case B_SHIFT_RIGHT:                                                                       \
+    BINARY_LOOP(T, T, (uint64_t)v >= 8 * sizeof(T) ? 0 : (T)((uint64_t)u >> v));            \
+    break;                                                                                  \
+  default: break;                                                                           \
+  }
+
+/* Bools: one byte, 0 or 1. */
+#define BOOL_KINDS                                                                          \
+  switch (p->kind) {                                                                        \
+  case B_AND: BINARY_LOOP(uint8_t, uint8_t, u & v); break;                                  \
+  case B_OR: BINARY_LOOP(uint8_t, uint8_t, u | v); break;                                   \
+  case B_XOR: BINARY_LOOP(uint8_t, uint8_t, u ^ v); break;                                  \
+  case B_EQUAL: BINARY_LOOP(uint8_t, uint8_t, u == v); break;                               \
+  default: break;                                                                           \
   }
 
 /* Integer u^v by squaring, wrapping; a negative exponent gives the integer
@@ -276,7 +324,7 @@ static inline int64_t floored_mod_i64(int64_t u, int64_t v)
   return r != 0 && (r < 0) != (v < 0) ? r + v : r; /* |r| < |v|: no overflow */
 }
 
-static inline uint32_t mod_u32(uint32_t u, uint32_t v)
+static inline uint64_t mod_unsigned(uint64_t u, uint64_t v)
 {
   return v == 0 ? 0 : u % v; /* (no sign: both remainders agree) */
 }
@@ -330,39 +378,75 @@ static void cursor_next(const binary_params *p, row_cursor *c)
   }
 }
 
-/* Output rows [first, last), columns [lo, hi). */
+/* A function of output rows [first, last), columns [lo, hi), for the
+ * element types of its TYPE_CASES. */
+#define ROWS_FUNCTION(NAME, TYPE_CASES)                                                     \
+  static void NAME(const binary_job *job, int64_t first, int64_t last, int64_t lo,          \
+                   int64_t hi)                                                              \
+  {                                                                                         \
+    const binary_params *p = job->p;                                                        \
+    const void *a = job->a, *b = job->b;                                                    \
+    void *out = job->out;                                                                   \
+    int64_t inner = p->dims[p->rank - 1];                                                   \
+    int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];                 \
+    row_cursor c;                                                                           \
+    cursor_at(p, first, &c);                                                                \
+    switch (p->dtype) {                                                                     \
+      TYPE_CASES                                                                            \
+    default: break; /* (another function's, or refused when the kernel was made) */         \
+    }                                                                                       \
+  }
+
+/* The types models compute in, vectorised for each instruction set. */
+#define WIDE_TYPE_CASES                                                                     \
+  case NPU_DTYPE_FLOAT32:                                                                   \
+    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf, floored_mod_f32, fmodf)       \
+    break;                                                                                  \
+  case NPU_DTYPE_INT64:                                                                     \
+    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF, floored_mod_i64,      \
+                 truncated_mod_i64)                                                         \
+    break;                                                                                  \
+  case NPU_DTYPE_INT32:                                                                     \
+    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF,              \
+                 (int32_t)floored_mod_i64, (int32_t)truncated_mod_i64)                      \
+    break;
 NPU_VECTOR_CLONES
+ROWS_FUNCTION(wide_rows, WIDE_TYPE_CASES)
+
+/* The others (order, Mod, shifts, logic: masks and indices more than
+ * activations), compiled once: cloning them too made this file's build
+ * minutes longer. */
+#define OTHER_TYPE_CASES                                                                    \
+  case NPU_DTYPE_FLOAT64:                                                                   \
+    BINARY_KINDS(double, double, FLOAT_DIV, pow, fmax, fmin, floored_mod_f64, fmod)         \
+    break;                                                                                  \
+  case NPU_DTYPE_INT16:                                                                     \
+    INTEGER_KINDS(int16_t, (int16_t)floored_mod_i64, (int16_t)truncated_mod_i64)            \
+    break;                                                                                  \
+  case NPU_DTYPE_INT8:                                                                      \
+    INTEGER_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64)               \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT64: INTEGER_KINDS(uint64_t, mod_unsigned, mod_unsigned) break;         \
+  case NPU_DTYPE_UINT32:                                                                    \
+    INTEGER_KINDS(uint32_t, (uint32_t)mod_unsigned, (uint32_t)mod_unsigned)                 \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT16:                                                                    \
+    INTEGER_KINDS(uint16_t, (uint16_t)mod_unsigned, (uint16_t)mod_unsigned)                 \
+    break;                                                                                  \
+  case NPU_DTYPE_UINT8:                                                                     \
+    INTEGER_KINDS(uint8_t, (uint8_t)mod_unsigned, (uint8_t)mod_unsigned)                    \
+    break;                                                                                  \
+  case NPU_DTYPE_BOOL: BOOL_KINDS break;
+ROWS_FUNCTION(other_rows, OTHER_TYPE_CASES)
+
 static void binary_rows(const binary_job *job, int64_t first, int64_t last, int64_t lo,
                         int64_t hi)
 {
-  const binary_params *p = job->p;
-  const void *a = job->a, *b = job->b;
-  void *out = job->out;
-  int64_t inner = p->dims[p->rank - 1];
-  int64_t sa = p->a_strides[p->rank - 1], sb = p->b_strides[p->rank - 1];
-  row_cursor c;
-  cursor_at(p, first, &c);
-  switch (p->dtype) {
-  case NPU_DTYPE_FLOAT32:
-    BINARY_KINDS(float, float, FLOAT_DIV, powf, fmaxf, fminf, floored_mod_f32, fmodf)
-    break;
-  case NPU_DTYPE_INT64:
-    BINARY_KINDS(int64_t, uint64_t, INT_DIV, pow_i64, MAX_OF, MIN_OF, floored_mod_i64,
-                 truncated_mod_i64)
-    break;
-  case NPU_DTYPE_INT32:
-    BINARY_KINDS(int32_t, uint32_t, INT_DIV, (int32_t)pow_i64, MAX_OF, MIN_OF,
-                 (int32_t)floored_mod_i64, (int32_t)truncated_mod_i64)
-    break;
-  case NPU_DTYPE_FLOAT64: MOD_KINDS(double, floored_mod_f64, fmod) break;
-  case NPU_DTYPE_INT16:
-    MOD_KINDS(int16_t, (int16_t)floored_mod_i64, (int16_t)truncated_mod_i64)
-    break;
-  case NPU_DTYPE_INT8: MOD_KINDS(int8_t, (int8_t)floored_mod_i64, (int8_t)truncated_mod_i64) break;
-  case NPU_DTYPE_UINT16: MOD_KINDS(uint16_t, (uint16_t)mod_u32, (uint16_t)mod_u32) break;
-  case NPU_DTYPE_UINT8: MOD_KINDS(uint8_t, (uint8_t)mod_u32, (uint8_t)mod_u32) break;
-  default: break; /* (refused when the kernel was made) */
-  }
+  npu_dtype dtype = job->p->dtype;
+  if (dtype == NPU_DTYPE_FLOAT32 || dtype == NPU_DTYPE_INT64 || dtype == NPU_DTYPE_INT32)
+    wide_rows(job, first, last, lo, hi);
+  else
+    other_rows(job, first, last, lo, hi);
 }
 
 /* Rows [first, last) of a kernel with a lane operand (binary_params): the
@@ -419,11 +503,30 @@ static void binary_task(void *ctx, size_t task)
   binary_rows(job, row, row + 1, lo, hi);
 }
 
+/* A binary operator is one step; Sum, Mean, Max and Min of n inputs are
+ * n - 1 steps into the output (the first combines inputs 0 and 1, each
+ * next one the output and the next input), then Mean's division by n. */
+typedef struct binary_chain {
+  uint32_t steps;
+  bool divides;              /* Mean: a last step divides by the input count */
+  union {
+    float f32;
+    double f64;
+  } count;                   /* ...that count, in the element type */
+  binary_params step[];      /* steps + divides */
+} binary_chain;
+
 static void run_binary(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  const binary_params *p = k->params;
-  binary_job job = {p, in[0], in[1], out[0]};
-  npu_cpu_parallel_for(k->device, p->tasks, binary_task, &job);
+  const binary_chain *chain = k->params;
+  uint32_t operations = chain->steps + chain->divides;
+  if (operations == 0 && out[0] != in[0]) /* one input: itself */
+    memcpy(out[0], in[0], cpu_tensor_elements(&k->outputs[0]) * npu_dtype_size(k->inputs[0].dtype));
+  for (uint32_t s = 0; s < operations; s++) {
+    binary_job job = {&chain->step[s], s ? out[0] : in[0],
+                      s < chain->steps ? in[s + 1] : (const void *)&chain->count, out[0]};
+    npu_cpu_parallel_for(k->device, chain->step[s].tasks, binary_task, &job);
+  }
 }
 
 /* Binary kernels walk the output in its memory order: its physical axes,
@@ -555,24 +658,37 @@ static void find_lane_operand(binary_params *p)
 static const struct {
   const char *name;
   binary_kind kind;
+  bool variadic; /* any number of inputs */
 } binary_ops[] = {
     {"Add", B_ADD}, {"Sub", B_SUB}, {"Mul", B_MUL}, {"Div", B_DIV}, {"Pow", B_POW},
-    {"Max", B_MAX}, {"Min", B_MIN}, {"Equal", B_EQUAL}, {"Less", B_LESS},
-    {"Greater", B_GREATER}, {"PRelu", B_PRELU}, {"Mod", B_MOD},
+    {"Max", B_MAX, true}, {"Min", B_MIN, true}, {"Sum", B_ADD, true}, {"Mean", B_ADD, true},
+    {"Equal", B_EQUAL}, {"Less", B_LESS}, {"Greater", B_GREATER}, {"LessOrEqual", B_LESS_EQUAL},
+    {"GreaterOrEqual", B_GREATER_EQUAL}, {"PRelu", B_PRELU}, {"Mod", B_MOD}, {"And", B_AND},
+    {"Or", B_OR}, {"Xor", B_XOR}, {"BitShift", B_SHIFT_LEFT},
 };
 
-/* Whether the binary kernel computes `kind` on `dtype`. */
+/* Whether the binary kernel computes `kind` on `dtype`: arithmetic on
+ * float32, float64, int32 and int64, order and Mod on every number type,
+ * shifts on unsigned ones, logic on bools. */
 static bool binary_dtype_supported(binary_kind kind, npu_dtype dtype)
 {
+  bool ordered = kind == B_MAX || kind == B_MIN || kind == B_EQUAL || kind == B_LESS ||
+                 kind == B_GREATER || kind == B_LESS_EQUAL || kind == B_GREATER_EQUAL ||
+                 kind == B_MOD || kind == B_FMOD;
+  bool logic = kind == B_AND || kind == B_OR || kind == B_XOR;
+  bool shift = kind == B_SHIFT_LEFT || kind == B_SHIFT_RIGHT;
   switch (dtype) {
   case NPU_DTYPE_FLOAT32:
-  case NPU_DTYPE_INT64:
-  case NPU_DTYPE_INT32: return true;
   case NPU_DTYPE_FLOAT64:
+  case NPU_DTYPE_INT64:
+  case NPU_DTYPE_INT32: return !logic && !shift;
   case NPU_DTYPE_INT16:
-  case NPU_DTYPE_INT8:
+  case NPU_DTYPE_INT8: return ordered;
+  case NPU_DTYPE_UINT64:
+  case NPU_DTYPE_UINT32:
   case NPU_DTYPE_UINT16:
-  case NPU_DTYPE_UINT8: return kind == B_MOD || kind == B_FMOD;
+  case NPU_DTYPE_UINT8: return ordered || shift;
+  case NPU_DTYPE_BOOL: return logic || kind == B_EQUAL;
   default: return false;
   }
 }
@@ -584,31 +700,13 @@ static bool same_form(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *b
          memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
 }
 
-static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
+/* Plans one step: y = a (kind) b, the operands read through broadcasts in their layouts. */
+static npu_status plan_step(const npu_hal_op *op, binary_kind kind, const npu_hal_tensor_desc *a,
+                            const npu_hal_tensor_desc *b, binary_params *p)
 {
-  if (op->input_count != 2)
-    return cpu_unsupported(op, "exactly two inputs are supported");
-  npu_dtype dtype = op->inputs[0].dtype;
-  binary_kind kind = B_ADD;
-  for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
-    if (strcmp(binary_ops[i].name, op->op_type) == 0)
-      kind = binary_ops[i].kind;
-  if (kind == B_MOD && op->attributes.get_int(op->attributes.node, "fmod", 0))
-    kind = B_FMOD;
-  if (!binary_dtype_supported(kind, dtype) || op->inputs[1].dtype != dtype)
-    return cpu_unsupported(op, kind == B_MOD || kind == B_FMOD
-                                   ? "inputs must both be float32, float64, int8, int16, "
-                                     "int32, int64, uint8 or uint16"
-                                   : "inputs must both be float32, int32 or int64");
-  if (op->opset < 7 && op->attributes.get_int(op->attributes.node, "broadcast", 0))
-    return cpu_unsupported(op, "legacy (opset < 7) broadcasting");
-  binary_params *p = calloc(1, sizeof *p);
-  if (!p)
-    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  k->params = p;
-  p->kind = kind;
-  p->dtype = dtype;
   const npu_hal_tensor_desc *y = &op->outputs[0];
+  p->kind = kind;
+  p->dtype = a->dtype;
   physical_axis axes[NPU_MAX_RANK + 1];
   p->rank = physical_axes(y, axes);
   if (p->rank > NPU_MAX_RANK)
@@ -618,22 +716,71 @@ static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
     p->dims[i] = axes[i].part == AXIS_WHOLE    ? y->dims[axes[i].axis]
                  : axes[i].part == AXIS_BLOCKS ? y->dims[1] / block
                                                : block;
-  if (!operand_strides(&op->inputs[0], y, axes, p->rank, p->a_strides) ||
-      !operand_strides(&op->inputs[1], y, axes, p->rank, p->b_strides))
+  if (!operand_strides(a, y, axes, p->rank, p->a_strides) ||
+      !operand_strides(b, y, axes, p->rank, p->b_strides))
     return cpu_unsupported(op, "an input in channel blocks that the output does not share");
-  for (uint32_t i = 0; i < 2; i++)
-    if (same_form(&op->inputs[i], y))
-      k->in_place_inputs |= 1u << i;
   coalesce(p);
   find_lane_operand(p);
   int64_t inner = p->dims[p->rank - 1];
-  p->rows = inner ? (int64_t)cpu_tensor_elements(&op->outputs[0]) / inner : 0;
+  p->rows = inner ? (int64_t)cpu_tensor_elements(y) / inner : 0;
   p->rows_per_task = inner < CHUNK ? CHUNK / (inner ? inner : 1) : 1;
   p->pieces_per_row = (inner + CHUNK - 1) / CHUNK;
   p->tasks = p->rows_per_task > 1 ? (size_t)((p->rows + p->rows_per_task - 1) / p->rows_per_task)
                                   : (size_t)(p->rows * p->pieces_per_row);
-  k->run = run_binary;
   return NPU_OK;
+}
+
+static npu_status create_binary(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  npu_dtype dtype = op->inputs[0].dtype;
+  binary_kind kind = B_ADD;
+  bool variadic = false;
+  for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
+    if (strcmp(binary_ops[i].name, op->op_type) == 0) {
+      kind = binary_ops[i].kind;
+      variadic = binary_ops[i].variadic;
+    }
+  const npu_hal_attributes *attributes = &op->attributes;
+  if (kind == B_MOD && attributes->get_int(attributes->node, "fmod", 0))
+    kind = B_FMOD;
+  if (kind == B_SHIFT_LEFT &&
+      strcmp(attributes->get_string(attributes->node, "direction", ""), "RIGHT") == 0)
+    kind = B_SHIFT_RIGHT;
+  bool divides = strcmp(op->op_type, "Mean") == 0;
+  if ((!variadic && op->input_count != 2) || op->input_count < 1)
+    return cpu_unsupported(op, "exactly two inputs are supported");
+  for (uint32_t i = 0; i < op->input_count; i++)
+    if (!binary_dtype_supported(kind, dtype) || op->inputs[i].dtype != dtype ||
+        (divides && dtype != NPU_DTYPE_FLOAT32 && dtype != NPU_DTYPE_FLOAT64))
+      return cpu_unsupported(op, "an element type it does not compute (see "
+                                 "binary_dtype_supported), or inputs of several");
+  if (op->opset < 7 && attributes->get_int(attributes->node, "broadcast", 0))
+    return cpu_unsupported(op, "legacy (opset < 7) broadcasting");
+  uint32_t steps = op->input_count - 1;
+  binary_chain *chain = calloc(1, sizeof *chain + (steps + divides) * sizeof chain->step[0]);
+  if (!chain)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = chain;
+  chain->steps = steps;
+  chain->divides = divides && steps > 0;
+  if (dtype == NPU_DTYPE_FLOAT64)
+    chain->count.f64 = op->input_count;
+  else
+    chain->count.f32 = (float)op->input_count;
+  const npu_hal_tensor_desc *y = &op->outputs[0];
+  npu_hal_tensor_desc count = {.dtype = dtype}; /* (a scalar) */
+  npu_status status = NPU_OK;
+  for (uint32_t s = 0; s < steps + chain->divides && status == NPU_OK; s++)
+    status = plan_step(op, s < steps ? kind : B_DIV, s ? y : &op->inputs[0],
+                       s < steps ? &op->inputs[s + 1] : &count, &chain->step[s]);
+  /* One step reads each element of its inputs before writing it: either
+   * may be the output's memory. (Over more steps, a later input could be
+   * the first one again: Sum(x, y, x).) */
+  for (uint32_t i = 0; i < op->input_count && op->input_count <= 2; i++)
+    if (same_form(&op->inputs[i], y))
+      k->in_place_inputs |= 1u << i;
+  k->run = run_binary;
+  return status;
 }
 
 /* ---- Not, Cast -------------------------------------------------------------------- */
@@ -703,6 +850,64 @@ static npu_status create_cast(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- IsInf, IsNaN ------------------------------------------------------------------ */
+
+typedef struct classify_params {
+  bool nan;                /* IsNaN; else IsInf of the signs below */
+  bool negative, positive; /* IsInf's detect_negative, detect_positive */
+  bool float64;
+  size_t count;
+} classify_params;
+
+typedef struct classify_job {
+  const classify_params *p;
+  const void *in;
+  uint8_t *out;
+} classify_job;
+
+#define CLASSIFY_LOOP(T)                                                                    \
+  for (size_t i = begin; i < end; i++) {                                                    \
+    T x = ((const T *)job->in)[i];                                                          \
+    job->out[i] = p->nan ? isnan(x) : isinf(x) && (x < 0 ? p->negative : p->positive);      \
+  }
+
+static void classify_chunk(void *ctx, size_t index)
+{
+  const classify_job *job = ctx;
+  const classify_params *p = job->p;
+  size_t begin = index * CHUNK, end = begin + CHUNK < p->count ? begin + CHUNK : p->count;
+  if (p->float64)
+    CLASSIFY_LOOP(double)
+  else
+    CLASSIFY_LOOP(float)
+}
+
+static void run_classify(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const classify_params *p = k->params;
+  classify_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (p->count + CHUNK - 1) / CHUNK, classify_chunk, &job);
+}
+
+static npu_status create_classify(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  npu_dtype dtype = op->inputs[0].dtype;
+  if (dtype != NPU_DTYPE_FLOAT32 && dtype != NPU_DTYPE_FLOAT64)
+    return cpu_unsupported(op, "only float32 and float64 inputs");
+  classify_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  const npu_hal_attributes *a = &op->attributes;
+  p->nan = strcmp(op->op_type, "IsNaN") == 0;
+  p->negative = a->get_int(a->node, "detect_negative", 1) != 0;
+  p->positive = a->get_int(a->node, "detect_positive", 1) != 0;
+  p->float64 = dtype == NPU_DTYPE_FLOAT64;
+  p->count = cpu_tensor_elements(&op->outputs[0]);
+  k->params = p;
+  k->run = run_classify;
+  return NPU_OK;
+}
+
 /* Same-shape elementwise tensors run in whatever layout they share. */
 const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Relu", create_unary, CPU_LAYOUTS_SHARED},
@@ -731,6 +936,18 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Mish", create_unary, CPU_LAYOUTS_SHARED},
     {"Gelu", create_unary, CPU_LAYOUTS_SHARED},
     {"Round", create_unary, CPU_LAYOUTS_SHARED},
+    {"Sin", create_unary, CPU_LAYOUTS_SHARED},
+    {"Cos", create_unary, CPU_LAYOUTS_SHARED},
+    {"Tan", create_unary, CPU_LAYOUTS_SHARED},
+    {"Asin", create_unary, CPU_LAYOUTS_SHARED},
+    {"Acos", create_unary, CPU_LAYOUTS_SHARED},
+    {"Atan", create_unary, CPU_LAYOUTS_SHARED},
+    {"Sinh", create_unary, CPU_LAYOUTS_SHARED},
+    {"Cosh", create_unary, CPU_LAYOUTS_SHARED},
+    {"Asinh", create_unary, CPU_LAYOUTS_SHARED},
+    {"Acosh", create_unary, CPU_LAYOUTS_SHARED},
+    {"Atanh", create_unary, CPU_LAYOUTS_SHARED},
+    {"Shrink", create_unary, CPU_LAYOUTS_SHARED},
     {"Add", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Sub", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Mul", create_binary, CPU_LAYOUTS_BROADCAST},
@@ -743,7 +960,17 @@ const cpu_kernel_entry cpu_elementwise_kernels[] = {
     {"Greater", create_binary, CPU_LAYOUTS_BROADCAST},
     {"PRelu", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Mod", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Sum", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Mean", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"LessOrEqual", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"GreaterOrEqual", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"And", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Or", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"Xor", create_binary, CPU_LAYOUTS_BROADCAST},
+    {"BitShift", create_binary, CPU_LAYOUTS_BROADCAST},
     {"Not", create_not, CPU_LAYOUTS_SHARED},
+    {"IsInf", create_classify, CPU_LAYOUTS_SHARED},
+    {"IsNaN", create_classify, CPU_LAYOUTS_SHARED},
     {"Cast", create_cast},
     {"CastLike", create_cast},
     {NULL, NULL},

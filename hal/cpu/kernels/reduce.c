@@ -1,5 +1,6 @@
-/* Reductions: ReduceX over any axes, ArgMax/ArgMin and TopK along one
- * axis, LayerNormalization over the trailing axes. Float32 data (ReduceX: float64 too). */
+/* Reductions: ReduceX over any axes, ArgMax/ArgMin, Hardmax and TopK along
+ * one axis, LayerNormalization over the trailing axes. Float32 data
+ * (ReduceX: float64 too). And CumSum, the running sum along one axis. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -158,31 +159,59 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- ArgMax, ArgMin --------------------------------------------------------------- */
+/* ---- ArgMax, ArgMin, Hardmax ------------------------------------------------------------ */
 
 typedef struct arg_params {
   axis_split split;
   bool max, last;
+  bool hardmax; /* write 1 at the first maximum and 0 elsewhere, not its index */
+  size_t lines_per_task;
 } arg_params;
 
-static void run_arg(const npu_hal_kernel *k, void *const *in, void *const *out)
+typedef struct arg_job {
+  const arg_params *p;
+  const float *x;
+  void *y;
+} arg_job;
+
+/* Lines [o * inner, ...) of outer slices [first, last): each line's best
+ * along the axis, written as its index or as Hardmax's one-hot line. */
+static void arg_task(void *ctx, size_t task)
 {
-  const arg_params *p = k->params;
-  const float *x = in[0];
-  int64_t *y = out[0];
-  for (size_t o = 0; o < p->split.outer; o++) {
-    for (size_t i = 0; i < p->split.inner; i++) {
-      const float *row = x + o * p->split.axis * p->split.inner + i;
+  const arg_job *job = ctx;
+  const arg_params *p = job->p;
+  const axis_split *split = &p->split;
+  size_t first = task * p->lines_per_task;
+  size_t last = first + p->lines_per_task < split->outer ? first + p->lines_per_task
+                                                         : split->outer;
+  for (size_t o = first; o < last; o++) {
+    for (size_t i = 0; i < split->inner; i++) {
+      size_t start = o * split->axis * split->inner + i;
+      const float *row = job->x + start;
       size_t best = 0;
-      for (size_t a = 1; a < p->split.axis; a++) {
-        float v = row[a * p->split.inner], b = row[best * p->split.inner];
+      for (size_t a = 1; a < split->axis; a++) {
+        float v = row[a * split->inner], b = row[best * split->inner];
         bool better = p->max ? (v > b || (p->last && v == b)) : (v < b || (p->last && v == b));
         if (better)
           best = a;
       }
-      y[o * p->split.inner + i] = (int64_t)best;
+      if (!p->hardmax) {
+        ((int64_t *)job->y)[o * split->inner + i] = (int64_t)best;
+        continue;
+      }
+      float *line = (float *)job->y + start;
+      for (size_t a = 0; a < split->axis; a++)
+        line[a * split->inner] = a == best ? 1.0f : 0.0f;
     }
   }
+}
+
+static void run_arg(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const arg_params *p = k->params;
+  arg_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (p->split.outer + p->lines_per_task - 1) / p->lines_per_task,
+                       arg_task, &job);
 }
 
 static npu_status create_arg(const npu_hal_op *op, npu_hal_kernel *k)
@@ -193,11 +222,102 @@ static npu_status create_arg(const npu_hal_op *op, npu_hal_kernel *k)
   arg_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  p->split = split_at(x, op->axes->axes[0]);
-  p->max = strcmp(op->op_type, "ArgMax") == 0;
+  uint32_t axis = op->axes->axes[0];
+  p->split = split_at(x, axis);
+  p->hardmax = strcmp(op->op_type, "Hardmax") == 0;
+  if (p->hardmax && op->opset < 13) /* the axes from `axis` on, flattened into one */
+    p->split = (axis_split){p->split.outer, p->split.axis * p->split.inner, 1};
+  p->max = p->hardmax || strcmp(op->op_type, "ArgMax") == 0;
   p->last = op->attributes.get_int(op->attributes.node, "select_last_index", 0) != 0;
+  p->lines_per_task = cpu_rows_per_task(p->split.axis * p->split.inner);
   k->params = p;
   k->run = run_arg;
+  return NPU_OK;
+}
+
+/* ---- CumSum ------------------------------------------------------------------------ */
+
+typedef struct cumsum_params {
+  axis_split split;
+  npu_dtype dtype;
+  bool exclusive, reverse;
+  size_t slices_per_task; /* outer slices */
+} cumsum_params;
+
+typedef struct cumsum_job {
+  const cumsum_params *p;
+  const void *x;
+  void *y;
+} cumsum_job;
+
+/* Each output line along the axis, in the order of the sum (reversed with
+ * `reverse`): the previous output plus this input (or, exclusive, the
+ * previous input), the whole inner row at a time. Integers wrap, computed
+ * unsigned. */
+#define CUMSUM_SLICE(T, U)                                                                  \
+  do {                                                                                      \
+    const T *x = (const T *)job->x + base;                                                  \
+    T *y = (T *)job->y + base;                                                              \
+    for (size_t s = 0; s < n; s++) {                                                        \
+      size_t a = p->reverse ? n - 1 - s : s, prev = p->reverse ? a + 1 : a - 1;             \
+      T *to = y + a * inner;                                                                \
+      const T *add = x + (p->exclusive ? prev : a) * inner;                                 \
+      if (s == 0)                                                                           \
+        for (size_t i = 0; i < inner; i++)                                                  \
+          to[i] = p->exclusive ? 0 : x[a * inner + i];                                      \
+      else                                                                                  \
+        for (size_t i = 0; i < inner; i++)                                                  \
+          to[i] = (T)((U)y[prev * inner + i] + (U)add[i]);                                  \
+    }                                                                                       \
+  } while (0)
+
+static void cumsum_task(void *ctx, size_t task)
+{
+  const cumsum_job *job = ctx;
+  const cumsum_params *p = job->p;
+  size_t n = p->split.axis, inner = p->split.inner;
+  size_t first = task * p->slices_per_task;
+  size_t last = first + p->slices_per_task < p->split.outer ? first + p->slices_per_task
+                                                            : p->split.outer;
+  for (size_t o = first; o < last; o++) {
+    size_t base = o * n * inner;
+    switch (p->dtype) {
+    case NPU_DTYPE_FLOAT64: CUMSUM_SLICE(double, double); break;
+    case NPU_DTYPE_INT32: CUMSUM_SLICE(int32_t, uint32_t); break;
+    case NPU_DTYPE_INT64: CUMSUM_SLICE(int64_t, uint64_t); break;
+    default: CUMSUM_SLICE(float, float); break;
+    }
+  }
+}
+
+static void run_cumsum(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const cumsum_params *p = k->params;
+  cumsum_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device,
+                       (p->split.outer + p->slices_per_task - 1) / p->slices_per_task,
+                       cumsum_task, &job);
+}
+
+static npu_status create_cumsum(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64 &&
+      x->dtype != NPU_DTYPE_INT32 && x->dtype != NPU_DTYPE_INT64)
+    return cpu_unsupported(op, "float32, float64, int32 and int64 data");
+  cumsum_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  /* (A constant in range: op_schema.c checked it.) */
+  int64_t axis = op->inputs[1].dtype == NPU_DTYPE_INT32 ? *(const int32_t *)op->input_values[1]
+                                                         : *(const int64_t *)op->input_values[1];
+  p->split = split_at(x, axis < 0 ? axis + x->rank : axis);
+  p->dtype = x->dtype;
+  p->exclusive = op->attributes.get_int(op->attributes.node, "exclusive", 0) != 0;
+  p->reverse = op->attributes.get_int(op->attributes.node, "reverse", 0) != 0;
+  p->slices_per_task = cpu_rows_per_task(p->split.axis * p->split.inner);
+  k->run = run_cumsum;
   return NPU_OK;
 }
 
@@ -383,6 +503,7 @@ const cpu_kernel_entry cpu_reduce_kernels[] = {
     {"ReduceL2", create_reduce},    {"ReduceSumSquare", create_reduce},
     {"ReduceLogSum", create_reduce}, {"ReduceLogSumExp", create_reduce},
     {"ArgMax", create_arg},         {"ArgMin", create_arg},
+    {"Hardmax", create_arg},        {"CumSum", create_cumsum},
     {"TopK", create_topk},          {"LayerNormalization", create_layer_norm},
     {NULL, NULL},
 };

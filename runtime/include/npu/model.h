@@ -30,6 +30,8 @@ typedef enum npu_dtype {
   NPU_DTYPE_BOOL = 9,
   NPU_DTYPE_FLOAT16 = 10,
   NPU_DTYPE_FLOAT64 = 11,
+  NPU_DTYPE_UINT32 = 12,
+  NPU_DTYPE_UINT64 = 13,
 } npu_dtype;
 
 /* Bytes per element, 0 for types the runtime does not handle. */
