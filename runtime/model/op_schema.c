@@ -24,6 +24,14 @@ static npu_status gelu_relation(const npu_hal_op *op, const char *const *input_n
                                 const char *label);
 static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *input_names,
                                       const char *label);
+static npu_status block_relation(const npu_hal_op *op, const char *const *input_names,
+                                 const char *label);
+static npu_status group_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label);
+static npu_status lrn_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label);
+static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -92,6 +100,7 @@ static const npu_op_schema schemas[] = {
      .inputs = {{2, SAME, OUT_CHANNELS}}, .relation = window_relation, INFER(conv_transpose)},
     {"ConvInteger", 2, 4, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"DequantizeLinear", 2, 3, 1, 1, 10, QUANT},
+    {"DepthToSpace", 1, 1, 1, 1, 1, .relation = block_relation, INFER(rearrange_blocks)},
     {"Div", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
     {"Dropout", 1, 3, 1, 2, 7, .inputs = {{2, NPU_DTYPE_BIT(BOOL), ONE, CONSTANT}},
      INFER(dropout)},
@@ -110,11 +119,18 @@ static const npu_op_schema schemas[] = {
     {"GlobalAveragePool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"GlobalMaxPool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"Greater", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    /* Opset 18's scale and bias are per group, opset 21's per channel. */
+    {"GroupNormalization", 3, 3, 1, 1, 18, .min_rank = 3, ALIKE,
+     .relation = group_norm_relation, INFER(same)},
     {"HardSigmoid", 1, 1, 1, 1, 1, INFER(same)},
     {"HardSwish", 1, 1, 1, 1, 14, INFER(same)},
     {"Identity", 1, 1, 1, 1, 1, INFER(same)},
+    {"InstanceNormalization", 3, 3, 1, 1, 1, .min_rank = 3,
+     .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}}, INFER(same)},
     {"LayerNormalization", 2, 3, 1, 3, 17, INFER(layer_norm), ONE_AXIS(-1)},
     {"LeakyRelu", 1, 1, 1, 1, 1, INFER(same)},
+    {"LpNormalization", 1, 1, 1, 1, 1, .relation = lp_norm_relation, INFER(same), ONE_AXIS(-1)},
+    {"LRN", 1, 1, 1, 1, 1, .min_rank = 3, .relation = lrn_relation, INFER(same)},
     {"Less", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
     {"Log", 1, 1, 1, 1, 1, INFER(same)},
     {"LogSoftmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
@@ -122,6 +138,8 @@ static const npu_op_schema schemas[] = {
     {"MatMulInteger", 2, 4, 1, 1, 10, QUANT},
     {"Max", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
+    {"MeanVarianceNormalization", 1, 1, 1, 1, 9, .attributes = {{"axes", AXES}}, INFER(same),
+     .axes = {NPU_AXES_NORMALIZED}},
     {"Min", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"Mish", 1, 1, 1, 1, 18, INFER(same)},
     {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation, INFER(broadcast)},
@@ -196,6 +214,7 @@ static const npu_op_schema schemas[] = {
     {"Softmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
     {"Softplus", 1, 1, 1, 1, 1, INFER(same)},
     {"Softsign", 1, 1, 1, 1, 1, INFER(same)},
+    {"SpaceToDepth", 1, 1, 1, 1, 1, .relation = block_relation, INFER(rearrange_blocks)},
     {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}},
      .inputs = {{1, INT64, OUTPUTS, CONSTANT}}, INFER(split), ONE_AXIS(0)},
     {"Sqrt", 1, 1, 1, 1, 1, INFER(same)},
@@ -544,4 +563,73 @@ static npu_status scatter_nd_relation(const npu_hal_op *op, const char *const *i
                            (long long)data->dims[axis]);
   }
   return NPU_OK;
+}
+
+/* DepthToSpace and SpaceToDepth: a 4-D input, a positive blocksize that
+ * divides the channels (DepthToSpace, squared) or the height and width
+ * (SpaceToDepth), and a known mode. */
+static npu_status block_relation(const npu_hal_op *op, const char *const *input_names,
+                                 const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t block = op->attributes.get_int(op->attributes.node, "blocksize", 0), square;
+  bool to_space = strcmp(op->op_type, "DepthToSpace") == 0;
+  if (x->rank != 4)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has rank %u, %s takes 4",
+                         label, input_names[0], x->rank, op->op_type);
+  if (block < 1 || !npu_mul_i64(block, block, &square))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: blocksize %lld, expected a positive "
+                         "one", label, (long long)block);
+  if (to_space ? x->dims[1] % square != 0 : (x->dims[2] % block || x->dims[3] % block))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: blocksize %lld does not divide the %s "
+                         "of input '%s'", label, (long long)block,
+                         to_space ? "channels (squared)" : "height and width", input_names[0]);
+  const char *mode = op->attributes.get_string(op->attributes.node, "mode", "DCR");
+  if (to_space && strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: mode '%s', expected 'DCR' or 'CRD'",
+                         label, mode);
+  return NPU_OK;
+}
+
+/* GroupNormalization: num_groups divides the channels; scale and bias have
+ * one value per group (opset 18) or per channel (opset 21). */
+static npu_status group_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t groups = op->attributes.get_int(op->attributes.node, "num_groups", 0);
+  if (groups < 1 || x->dims[1] % groups)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: num_groups %lld does not divide the %lld "
+                         "channels of input '%s'", label, (long long)groups,
+                         (long long)x->dims[1], input_names[0]);
+  size_t want = op->opset >= 21 ? (size_t)x->dims[1] : (size_t)groups;
+  for (uint32_t i = 1; i < 3; i++)
+    if (elements_of(&op->inputs[i]) != want)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has %zu values, expected "
+                           "one per %s (%zu)", label, input_names[i],
+                           elements_of(&op->inputs[i]), op->opset >= 21 ? "channel" : "group",
+                           want);
+  return NPU_OK;
+}
+
+/* LRN: a positive window size across the channels. */
+static npu_status lrn_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label)
+{
+  (void)input_names;
+  int64_t size = op->attributes.get_int(op->attributes.node, "size", 0);
+  return size >= 1 ? NPU_OK
+                   : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: size %lld, expected a positive "
+                                   "one", label, (long long)size);
+}
+
+/* LpNormalization: the L1 or the L2 norm. */
+static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label)
+{
+  (void)input_names;
+  int64_t p = op->attributes.get_int(op->attributes.node, "p", 2);
+  return p == 1 || p == 2 ? NPU_OK
+                          : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: p %lld, expected 1 or 2",
+                                          label, (long long)p);
 }

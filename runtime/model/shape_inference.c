@@ -525,6 +525,25 @@ npu_status npu_infer_constant_of_shape(const npu_hal_op *op, npu_hal_tensor_desc
   return NPU_OK;
 }
 
+/* DepthToSpace: [N, C / b^2, H * b, W * b]; SpaceToDepth the reverse (the
+ * divisions are exact: checked). */
+npu_status npu_infer_rearrange_blocks(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                      const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  npu_hal_tensor_desc *y = &outputs[0];
+  int64_t block = attr_int(op, "blocksize", 1), square = block * block; /* (checked) */
+  if (strcmp(op->op_type, "SpaceToDepth") == 0) {
+    y->dims[2] = x->dims[2] / block;
+    y->dims[3] = x->dims[3] / block;
+    return npu_mul_i64(x->dims[1], square, &y->dims[1]) ? NPU_OK : TOO_LARGE(label);
+  }
+  y->dims[1] = x->dims[1] / square;
+  return npu_mul_i64(x->dims[2], block, &y->dims[2]) && npu_mul_i64(x->dims[3], block, &y->dims[3])
+             ? NPU_OK
+             : TOO_LARGE(label);
+}
+
 npu_status npu_infer_shapes(const npu_op_schema *schema, const npu_hal_op *op,
                             npu_hal_tensor_desc *outputs, const char *label)
 {

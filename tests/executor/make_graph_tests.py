@@ -1365,3 +1365,101 @@ einsum_case("einsum_opset12_sum_rows", "ij->i", [(3, 4)], opset=12)
 einsum_case("einsum_node_batch_matmul", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)], opset=12)
 einsum_case("einsum_node_inner_prod", "i,i", [(5,), (5,)], opset=12)
 einsum_case("einsum_node_batch_diagonal", "...ii ->...i", [(3, 5, 5)], opset=12)
+
+
+def depth_to_space(v, b, mode):
+    n, c, h, w = v.shape
+    if mode == "DCR":
+        t = v.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = v.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+
+
+def space_to_depth(v, b):
+    n, c, h, w = v.shape
+    t = v.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def group_norm(v, groups, scale, bias, epsilon=1e-5):
+    n, c = v.shape[:2]
+    g = v.reshape(n, groups, -1)
+    g = (g - g.mean(axis=2, keepdims=True)) / np.sqrt(g.var(axis=2, keepdims=True) + epsilon)
+    shape = (1, c) + (1,) * (v.ndim - 2)
+    return g.reshape(v.shape) * scale.reshape(shape) + bias.reshape(shape)
+
+
+def lrn(v, size, alpha=1e-4, beta=0.75, bias=1.0):
+    squares = np.zeros_like(v)
+    c = v.shape[1]
+    for k in range(c):
+        first, last = max(0, k - (size - 1) // 2), min(c - 1, k + size - 1 - (size - 1) // 2)
+        squares[:, k] = (v[:, first:last + 1] ** 2).sum(axis=1)
+    return v / (bias + alpha / size * squares) ** beta
+
+
+def between_convs_case(name, channels, make, reference, out_channels, opset=14):
+    """Conv (into `channels`, at batch 2: the convolutions' blocked or
+    channels-last layout) -> the operator under test -> Conv: the operator
+    takes plain tensors, reordered around it. make(t, o) gives its nodes and
+    constants; reference(v) its float64 value; out_channels its output's."""
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w1 = (rng.standard_normal((channels, 3, 3, 3)) * 0.3).astype(np.float32)
+    b1 = rng.standard_normal(channels).astype(np.float32)
+    w2 = (rng.standard_normal((8, out_channels, 3, 3)) * 0.2).astype(np.float32)
+    b2 = rng.standard_normal(8).astype(np.float32)
+    hidden = conv(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+    nodes, inits = make("hidden", "middle")
+    y = conv(reference(hidden), w2.astype(np.float64), b2.astype(np.float64))
+    nodes = ([helper.make_node("Conv", ["x", "w1", "b1"], ["hidden"], pads=[1, 1, 1, 1])] + nodes +
+             [helper.make_node("Conv", ["middle", "w2", "b2"], ["y"], pads=[1, 1, 1, 1])])
+    inits += [numpy_helper.from_array(a, k) for a, k in
+              ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))]
+    write_case(name, nodes, inits, x, y, opset=opset)
+
+
+def single_node(op, **attrs):
+    return lambda t, o: ([helper.make_node(op, [t], [o], **attrs)], [])
+
+
+def affine_node(op, scale, bias, **attrs):
+    """`op` reading constants "scale" and "bias" (float32 `scale`, `bias`)."""
+    return lambda t, o: ([helper.make_node(op, [t, "scale", "bias"], [o], **attrs)],
+                         [numpy_helper.from_array(scale.astype(np.float32), "scale"),
+                          numpy_helper.from_array(bias.astype(np.float32), "bias")])
+
+
+for mode in ("DCR", "CRD"):
+    between_convs_case(f"between_convs_depth_to_space_{mode.lower()}", 16,
+                       single_node("DepthToSpace", blocksize=2, mode=mode),
+                       lambda v, mode=mode: depth_to_space(v, 2, mode), 4)
+between_convs_case("between_convs_space_to_depth", 16, single_node("SpaceToDepth", blocksize=2),
+                   lambda v: space_to_depth(v, 2), 64)
+for channels in (16, 12):
+    s, b = (rng.standard_normal(channels).astype(np.float32) for _ in range(2))
+    between_convs_case(f"between_convs_instance_norm_{channels}", channels,
+                       affine_node("InstanceNormalization", s, b, epsilon=1e-3),
+                       lambda v, s=s, b=b: group_norm(v, v.shape[1], s.astype(np.float64),
+                                                      b.astype(np.float64), 1e-3), channels)
+# GroupNormalization: opset 18's scale and bias per group, opset 21's per channel
+s18, b18 = (rng.standard_normal(4).astype(np.float32) for _ in range(2))
+between_convs_case("between_convs_group_norm_opset18", 16,
+                   affine_node("GroupNormalization", s18, b18, num_groups=4),
+                   lambda v: group_norm(v, 4, np.repeat(s18, 4).astype(np.float64),
+                                        np.repeat(b18, 4).astype(np.float64)), 16, opset=18)
+s21, b21 = (rng.standard_normal(16).astype(np.float32) for _ in range(2))
+between_convs_case("between_convs_group_norm_opset21", 16,
+                   affine_node("GroupNormalization", s21, b21, num_groups=4, epsilon=1e-4),
+                   lambda v: group_norm(v, 4, s21.astype(np.float64), b21.astype(np.float64),
+                                        1e-4), 16, opset=21)
+between_convs_case("between_convs_lrn", 16, single_node("LRN", size=5, alpha=1e-3, beta=0.75,
+                                                         bias=2.0),
+                   lambda v: lrn(v, 5, 1e-3, 0.75, 2.0), 16)
+between_convs_case("between_convs_mean_variance_norm", 16,
+                   single_node("MeanVarianceNormalization"),
+                   lambda v: (v - v.mean(axis=(0, 2, 3), keepdims=True))
+                   / (v.std(axis=(0, 2, 3), keepdims=True) + 1e-9), 16)
+for p in (1, 2):
+    between_convs_case(f"between_convs_lp_norm_p{p}", 16, single_node("LpNormalization", axis=1, p=p),
+                       lambda v, p=p: v / np.linalg.norm(v, ord=p, axis=1, keepdims=True), 16)

@@ -1,6 +1,6 @@
 /* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
  * MatMul (batched, broadcast; float64 too), Max/Average pooling, global pooling,
- * Softmax/LogSoftmax.
+ * Softmax/LogSoftmax, LRN.
  * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
  * oneDNN path replaces it for speed (see the issue tracker). */
 #include <float.h>
@@ -672,6 +672,72 @@ static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- LRN: normalisation across neighbouring channels ------------------------------ */
+
+typedef struct lrn_params {
+  int64_t images, channels, plane; /* plane: the spatial positions */
+  int64_t before, after;    /* the window: channels c - before to c + after */
+  float alpha_per_size, beta, bias;
+} lrn_params;
+
+typedef struct lrn_job {
+  const lrn_params *p;
+  const float *x;
+  float *y;
+} lrn_job;
+
+/* Output plane (n, c): the squares of the window's planes summed in place,
+ * then x / (bias + alpha / size * sum) ^ beta. */
+static void lrn_plane(void *ctx, size_t task)
+{
+  const lrn_job *job = ctx;
+  const lrn_params *p = job->p;
+  int64_t c = (int64_t)task % p->channels, image = (int64_t)task / p->channels;
+  int64_t first = c - p->before > 0 ? c - p->before : 0;
+  int64_t last = c + p->after < p->channels - 1 ? c + p->after : p->channels - 1;
+  const float *x = job->x + image * p->channels * p->plane;
+  float *restrict y = job->y + (size_t)task * p->plane;
+  for (int64_t s = 0; s < p->plane; s++)
+    y[s] = 0.0f;
+  for (int64_t k = first; k <= last; k++)
+    for (int64_t s = 0; s < p->plane; s++)
+      y[s] += x[k * p->plane + s] * x[k * p->plane + s];
+  for (int64_t s = 0; s < p->plane; s++)
+    y[s] = x[c * p->plane + s] * powf(p->bias + p->alpha_per_size * y[s], -p->beta);
+}
+
+static void run_lrn(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const lrn_params *p = k->params;
+  lrn_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (size_t)(p->images * p->channels), lrn_plane, &job);
+}
+
+static npu_status create_lrn(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 only");
+  lrn_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  const npu_hal_attributes *a = &op->attributes;
+  int64_t size = a->get_int(a->node, "size", 1); /* (checked: positive) */
+  p->channels = x->dims[1];
+  p->images = x->dims[0];
+  p->plane = 1;
+  for (uint32_t d = 2; d < x->rank; d++)
+    p->plane *= x->dims[d];
+  p->before = (size - 1) / 2;
+  p->after = size - 1 - p->before;
+  p->alpha_per_size = a->get_float(a->node, "alpha", 1e-4f) / (float)size;
+  p->beta = a->get_float(a->node, "beta", 0.75f);
+  p->bias = a->get_float(a->node, "bias", 1.0f);
+  k->run = run_lrn;
+  return NPU_OK;
+}
+
 const cpu_kernel_entry cpu_nn_kernels[] = {
     {"Conv", create_conv},
     {"Gemm", create_gemm},
@@ -683,5 +749,6 @@ const cpu_kernel_entry cpu_nn_kernels[] = {
     {"ReduceMean", create_global_pool, CPU_LAYOUTS_SPATIAL_REDUCTION},
     {"Softmax", create_softmax},
     {"LogSoftmax", create_softmax},
+    {"LRN", create_lrn},
     {NULL, NULL},
 };

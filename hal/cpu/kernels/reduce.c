@@ -1,5 +1,7 @@
 /* Reductions: ReduceX over any axes, ArgMax/ArgMin and TopK along one
- * axis, LayerNormalization over the trailing axes. Float32 data (ReduceX: float64 too). */
+ * axis, LayerNormalization over the trailing axes, Instance- and
+ * GroupNormalization, MeanVarianceNormalization and LpNormalization.
+ * Float32 data (ReduceX, MeanVariance- and LpNormalization: float64 too). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,13 +39,16 @@ typedef struct reduce_params {
   size_t in_count, out_count, group; /* group: input elements per output */
   bool float64;                       /* float64 data (else float32) */
   double *accumulators;
+  double *centres;                    /* MeanVarianceNormalization's means */
 } reduce_params;
 
 static void free_reduce_params(void *data)
 {
   reduce_params *p = data;
-  if (p)
+  if (p) {
     free(p->accumulators);
+    free(p->centres);
+  }
   free(p);
 }
 
@@ -82,25 +87,44 @@ static double reduce_finish(reduce_kind kind, double acc, size_t group)
   }
 }
 
-static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
+/* Element i's position among the outputs follows the input's odometer. */
+static void next_input(const reduce_params *p, int64_t *idx, size_t *target)
 {
-  const reduce_params *p = k->params;
-  double init = reduce_init(p->kind);
+  for (int d = (int)p->rank - 1; d >= 0; d--) {
+    *target += (size_t)p->out_strides[d];
+    if (++idx[d] < p->dims[d])
+      return;
+    *target -= (size_t)(p->out_strides[d] * p->dims[d]);
+    idx[d] = 0;
+  }
+}
+
+static double input_value(const reduce_params *p, const void *in, size_t i)
+{
+  return p->float64 ? ((const double *)in)[i] : ((const float *)in)[i];
+}
+
+/* The accumulators: `kind` over each output's inputs, less `centre` (per
+ * output) when given. */
+static void accumulate(const reduce_params *p, reduce_kind kind, const void *in,
+                       const double *centre)
+{
+  double init = reduce_init(kind);
   for (size_t o = 0; o < p->out_count; o++)
     p->accumulators[o] = init;
   int64_t idx[NPU_MAX_RANK] = {0};
   size_t target = 0;
   for (size_t i = 0; i < p->in_count; i++) {
-    double x = p->float64 ? ((const double *)in[0])[i] : ((const float *)in[0])[i];
-    p->accumulators[target] = reduce_step(p->kind, p->accumulators[target], x);
-    for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer over the input */
-      target += (size_t)p->out_strides[d];
-      if (++idx[d] < p->dims[d])
-        break;
-      target -= (size_t)(p->out_strides[d] * p->dims[d]);
-      idx[d] = 0;
-    }
+    double x = input_value(p, in, i) - (centre ? centre[target] : 0.0);
+    p->accumulators[target] = reduce_step(kind, p->accumulators[target], x);
+    next_input(p, idx, &target);
   }
+}
+
+static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const reduce_params *p = k->params;
+  accumulate(p, p->kind, in[0], NULL);
   for (size_t o = 0; o < p->out_count; o++) {
     double y = reduce_finish(p->kind, p->accumulators[o], p->group);
     if (p->float64)
@@ -121,9 +145,12 @@ static const struct {
     {"ReduceLogSum", R_LOG_SUM},  {"ReduceLogSumExp", R_LOG_SUM_EXP},
 };
 
-static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
+/* The walk of a reduction over `op`'s axes (op->axes) of its float input,
+ * with `centres` (one per output) when `centred`. */
+static npu_status new_reduce(const npu_hal_op *op, npu_hal_kernel *k, bool centred,
+                             reduce_params **out)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_tensor_desc *x = &op->inputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64)
     return cpu_unsupported(op, "only float32 and float64 reductions");
   reduce_params *p = calloc(1, sizeof *p);
@@ -132,15 +159,11 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
   k->params = p;
   p->float64 = x->dtype == NPU_DTYPE_FLOAT64;
   k->free_params = free_reduce_params;
-  for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
-    if (strcmp(op->op_type, reduce_ops[i].name) == 0)
-      p->kind = reduce_ops[i].kind;
   p->rank = x->rank;
   p->in_count = cpu_tensor_elements(x);
-  p->out_count = cpu_tensor_elements(y);
-  p->group = p->out_count ? p->in_count / p->out_count : 0;
-  /* Kept axes are the input axes whose size survives, in order; the output
-   * shape (keepdims or not) has the same elements in the same order. */
+  /* Kept axes are the input axes whose size survives, in order; a
+   * reduction's output shape (keepdims or not) has the same elements in the
+   * same order. */
   bool reduced[NPU_MAX_RANK] = {false};
   for (uint32_t i = 0; i < op->axes->count; i++)
     reduced[op->axes->axes[i]] = true;
@@ -151,10 +174,72 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
     if (!reduced[d])
       stride *= x->dims[d];
   }
-  p->accumulators = malloc((p->out_count ? p->out_count : 1) * sizeof *p->accumulators);
-  if (!p->accumulators)
+  p->out_count = (size_t)stride;
+  p->group = p->out_count ? p->in_count / p->out_count : 0;
+  size_t slots = p->out_count ? p->out_count : 1;
+  p->accumulators = malloc(slots * sizeof *p->accumulators);
+  p->centres = centred ? malloc(slots * sizeof *p->centres) : NULL;
+  if (!p->accumulators || (centred && !p->centres))
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  *out = p;
+  return NPU_OK;
+}
+
+static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  reduce_params *p = NULL;
+  npu_status status = new_reduce(op, k, false, &p);
+  if (status != NPU_OK)
+    return status;
+  for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
+    if (strcmp(op->op_type, reduce_ops[i].name) == 0)
+      p->kind = reduce_ops[i].kind;
   k->run = run_reduce;
+  return NPU_OK;
+}
+
+/* ---- MeanVarianceNormalization, LpNormalization: x less a centre, over a spread -------- */
+
+/* MeanVarianceNormalization: (x - mean) / (deviation + 1e-9), ONNX's
+ * function (its epsilon added to the deviation); LpNormalization: x / its
+ * L1 or L2 norm (the kind). */
+static void run_reduce_normalize(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const reduce_params *p = k->params;
+  if (p->centres) {
+    accumulate(p, R_SUM, in[0], NULL);
+    for (size_t o = 0; o < p->out_count; o++)
+      p->centres[o] = p->accumulators[o] / (double)p->group;
+    accumulate(p, R_SUM_SQUARE, in[0], p->centres);
+    for (size_t o = 0; o < p->out_count; o++)
+      p->accumulators[o] = sqrt(p->accumulators[o] / (double)p->group) + 1e-9;
+  } else {
+    accumulate(p, p->kind, in[0], NULL);
+    for (size_t o = 0; o < p->out_count; o++)
+      p->accumulators[o] = reduce_finish(p->kind, p->accumulators[o], p->group);
+  }
+  int64_t idx[NPU_MAX_RANK] = {0};
+  size_t target = 0;
+  for (size_t i = 0; i < p->in_count; i++) {
+    double y = (input_value(p, in[0], i) - (p->centres ? p->centres[target] : 0.0)) /
+               p->accumulators[target];
+    if (p->float64)
+      ((double *)out[0])[i] = y;
+    else
+      ((float *)out[0])[i] = (float)y;
+    next_input(p, idx, &target);
+  }
+}
+
+static npu_status create_reduce_normalize(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  bool lp = strcmp(op->op_type, "LpNormalization") == 0;
+  reduce_params *p = NULL;
+  npu_status status = new_reduce(op, k, !lp, &p);
+  if (status != NPU_OK)
+    return status;
+  p->kind = op->attributes.get_int(op->attributes.node, "p", 2) == 1 ? R_L1 : R_L2;
+  k->run = run_reduce_normalize;
   return NPU_OK;
 }
 
@@ -284,23 +369,39 @@ static npu_status create_topk(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- LayerNormalization ---------------------------------------------------------- */
+/* ---- normalisation of contiguous rows: LayerNormalization, InstanceNormalization,
+ * GroupNormalization ---------------------------------------------------------------- */
 
-typedef struct layer_norm_params {
-  size_t rows, width;
-  size_t scale_count, bias_count; /* width, or 1 for a broadcast scalar */
+/* Where a row's scale or bias values come from: element e of segment s of
+ * row r reads value (r % period) * per_row + s * per_segment + e * per_element
+ * (LayerNormalization: one per element, or one; InstanceNormalization: one
+ * per channel, a row; GroupNormalization: one per group, a row (opset 18),
+ * or one per channel, a segment (opset 21)). */
+typedef struct norm_affine {
+  size_t period, per_row, per_segment, per_element;
+} norm_affine;
+
+typedef struct row_norm_params {
+  size_t rows, width, segment; /* the row's segments of `segment` elements */
+  norm_affine scale, bias;
   float epsilon;
-  const float *x, *scale, *bias;  /* bound per run */
+  const float *x, *scale_values, *bias_values; /* bound per run; no bias: NULL */
   float *y, *mean, *inv_std;
-} layer_norm_params;
+} row_norm_params;
 
-/* Mean and variance in cpu_sum's lanes, then one pass that vectorises:
- * scale and bias read per element or broadcast. */
+static size_t affine_index(const norm_affine *a, size_t row, size_t segment)
+{
+  return (row % a->period) * a->per_row + segment * a->per_segment;
+}
+
+/* Mean and variance in cpu_sum's lanes, then one pass per segment that
+ * vectorises: scale and bias read per element or fixed. */
 NPU_VECTOR_CLONES
-static void normalize_row(const layer_norm_params *p, const float *restrict x, float *restrict y,
-                          float *mean_out, float *inv_std_out)
+static void normalize_row(const row_norm_params *p, size_t r, float *mean_out, float *inv_std_out)
 {
   size_t n = p->width;
+  const float *restrict x = p->x + r * n;
+  float *restrict y = p->y + r * n;
   float mean = cpu_sum(x, n) / (float)n;
   float lanes[CPU_REDUCTION_LANES] = {0};
   size_t i = 0;
@@ -313,26 +414,29 @@ static void normalize_row(const layer_norm_params *p, const float *restrict x, f
   for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
     squares += lanes[l];
   float inv_std = 1.0f / sqrtf(squares / (float)n + p->epsilon);
-  const float *scale = p->scale, *bias = p->bias;
-  if (p->scale_count != 1 && (!bias || p->bias_count != 1))
-    for (i = 0; i < n; i++)
-      y[i] = (x[i] - mean) * inv_std * scale[i] + (bias ? bias[i] : 0.0f);
-  else
-    for (i = 0; i < n; i++)
-      y[i] = (x[i] - mean) * inv_std * scale[p->scale_count == 1 ? 0 : i] +
-             (bias ? bias[p->bias_count == 1 ? 0 : i] : 0.0f);
+  size_t scale_step = p->scale.per_element, bias_step = p->bias.per_element;
+  for (size_t s = 0, start = 0; start < n; s++, start += p->segment) {
+    const float *scale = p->scale_values + affine_index(&p->scale, r, s);
+    const float *bias = p->bias_values ? p->bias_values + affine_index(&p->bias, r, s) : NULL;
+    if (!bias)
+      for (i = 0; i < p->segment; i++)
+        y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step];
+    else
+      for (i = 0; i < p->segment; i++)
+        y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step] + bias[i * bias_step];
+  }
   *mean_out = mean;
   *inv_std_out = inv_std;
 }
 
-static void layer_norm_rows(void *ctx, size_t task)
+static void row_norm_task(void *ctx, size_t task)
 {
-  const layer_norm_params *p = ctx;
+  const row_norm_params *p = ctx;
   size_t per_task = cpu_rows_per_task(p->width), first = task * per_task;
   size_t last = first + per_task < p->rows ? first + per_task : p->rows;
   for (size_t r = first; r < last; r++) {
     float mean, inv_std;
-    normalize_row(p, p->x + r * p->width, p->y + r * p->width, &mean, &inv_std);
+    normalize_row(p, r, &mean, &inv_std);
     if (p->mean)
       p->mean[r] = mean;
     if (p->inv_std)
@@ -340,39 +444,81 @@ static void layer_norm_rows(void *ctx, size_t task)
   }
 }
 
-static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
+static void run_row_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  layer_norm_params job = *(const layer_norm_params *)k->params;
+  row_norm_params job = *(const row_norm_params *)k->params;
   job.x = in[0];
-  job.scale = in[1];
-  job.bias = k->input_count > 2 ? in[2] : NULL;
+  job.scale_values = in[1];
+  job.bias_values = k->input_count > 2 ? in[2] : NULL;
   job.y = out[0];
   job.mean = k->output_count > 1 ? out[1] : NULL;
   job.inv_std = k->output_count > 2 ? out[2] : NULL;
   size_t per_task = cpu_rows_per_task(job.width);
-  npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, layer_norm_rows, &job);
+  npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, row_norm_task, &job);
 }
 
-static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
+/* A row per index before `axis`, one segment (callers split it). */
+static npu_status new_row_norm(const npu_hal_op *op, npu_hal_kernel *k, int64_t axis,
+                               row_norm_params **out)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32)
     return cpu_unsupported(op, "float32 data");
-  layer_norm_params *p = calloc(1, sizeof *p);
+  row_norm_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  axis_split s = split_at(x, op->axes->axes[0]);
+  axis_split s = split_at(x, axis);
   p->rows = s.outer;
-  p->width = s.axis * s.inner;
+  p->width = p->segment = s.axis * s.inner;
   p->epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
-  p->scale_count = cpu_tensor_elements(&op->inputs[1]);
+  p->scale = p->bias = (norm_affine){1, 0, 0, 0};
+  k->run = run_row_norm;
+  *out = p;
+  return NPU_OK;
+}
+
+static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, op->axes->axes[0], &p);
+  if (status != NPU_OK)
+    return status;
+  size_t scale_count = cpu_tensor_elements(&op->inputs[1]);
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
-  p->bias_count = has_bias ? cpu_tensor_elements(&op->inputs[2]) : 1;
-  if ((p->scale_count != p->width && p->scale_count != 1) ||
-      (p->bias_count != p->width && p->bias_count != 1))
+  size_t bias_count = has_bias ? cpu_tensor_elements(&op->inputs[2]) : 1;
+  if ((scale_count != p->width && scale_count != 1) || (bias_count != p->width && bias_count != 1))
     return cpu_unsupported(op, "scale and bias must cover the normalised axes");
-  k->run = run_layer_norm;
+  p->scale.per_element = scale_count != 1;
+  p->bias.per_element = bias_count != 1;
+  return NPU_OK;
+}
+
+/* A row per (image, channel): the channel's scale and bias. */
+static npu_status create_instance_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, 2, &p);
+  if (status != NPU_OK)
+    return status;
+  p->scale = p->bias = (norm_affine){(size_t)op->inputs[0].dims[1], 1, 0, 0};
+  return NPU_OK;
+}
+
+/* A row per (image, group), its channels the segments. */
+static npu_status create_group_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  size_t groups = (size_t)op->attributes.get_int(op->attributes.node, "num_groups", 1);
+  size_t per_group = (size_t)x->dims[1] / groups; /* (checked: it divides) */
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, 2, &p);
+  if (status != NPU_OK)
+    return status;
+  p->rows = (size_t)x->dims[0] * groups;
+  p->width *= per_group; /* (segments: the group's channels) */
+  p->scale = p->bias = op->opset >= 21 ? (norm_affine){groups, per_group, 1, 0}
+                                       : (norm_affine){groups, 1, 0, 0};
   return NPU_OK;
 }
 
@@ -384,5 +530,9 @@ const cpu_kernel_entry cpu_reduce_kernels[] = {
     {"ReduceLogSum", create_reduce}, {"ReduceLogSumExp", create_reduce},
     {"ArgMax", create_arg},         {"ArgMin", create_arg},
     {"TopK", create_topk},          {"LayerNormalization", create_layer_norm},
+    {"InstanceNormalization", create_instance_norm},
+    {"GroupNormalization", create_group_norm},
+    {"MeanVarianceNormalization", create_reduce_normalize},
+    {"LpNormalization", create_reduce_normalize},
     {NULL, NULL},
 };
