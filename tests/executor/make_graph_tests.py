@@ -401,8 +401,24 @@ def linear_taps(size, scale):
     return first, np.minimum(first + 1, size - 1), source - first
 
 
+def cubic_matrix(size, scale, a=-0.75):
+    """half_pixel cubic interpolation along one axis (edge inputs repeated),
+    as an (output, input) matrix."""
+    out = int(size * scale)
+    m = np.zeros((out, size))
+    for o in range(out):
+        source = (o + 0.5) / scale - 0.5
+        base = math.floor(source)
+        for i in range(4):
+            d = abs(source - (base - 1 + i))
+            w = (((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
+                 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+            m[o, min(max(base - 1 + i, 0), size - 1)] += w
+    return m
+
+
 def resize_case(name, channels, mode):
-    """Conv, Resize x2 (nearest floor/asymmetric, or linear half_pixel), conv,
+    """Conv, Resize x2 (nearest floor/asymmetric, linear or cubic half_pixel), conv,
     at batch 2: Resize runs in the convolutions' layout (whole channel blocks,
     or channels-last for channel counts that are not)."""
     x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
@@ -415,11 +431,15 @@ def resize_case(name, channels, mode):
         up = hidden.repeat(2, axis=2).repeat(2, axis=3)
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                      nearest_mode="floor")
-    else:
+    elif mode == "linear":
         f, s2, wt = linear_taps(SIZE, 2.0)
         rows = hidden[:, :, f] * (1 - wt)[None, None, :, None] + hidden[:, :, s2] * wt[None, None, :, None]
         up = rows[:, :, :, f] * (1 - wt) + rows[:, :, :, s2] * wt
         attrs = dict(mode="linear", coordinate_transformation_mode="half_pixel")
+    else:
+        m = cubic_matrix(SIZE, 2.0)
+        up = np.einsum("ph,nchw,qw->ncpq", m, hidden, m)
+        attrs = dict(mode="cubic", coordinate_transformation_mode="half_pixel")
     y = conv(up, w2.astype(np.float64), b2.astype(np.float64))
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["hidden"], pads=[1, 1, 1, 1]),
              helper.make_node("Resize", ["hidden", "", "scales"], ["up"], **attrs),
@@ -433,6 +453,8 @@ def resize_case(name, channels, mode):
 resize_case("layout_resize_nearest_blocks", 16, "nearest")
 resize_case("layout_resize_linear_blocks", 16, "linear")
 resize_case("layout_resize_nearest_12_channels", 12, "nearest")
+resize_case("layout_resize_cubic_blocks", 16, "cubic")
+resize_case("layout_resize_cubic_12_channels", 12, "cubic")
 
 
 def deconv_bn_case(name):
