@@ -124,9 +124,15 @@ npu_status npu_infer_conv_transpose(const npu_hal_op *op, npu_hal_tensor_desc *o
   return window_output(op, false, &outputs[0], label);
 }
 
+/* MaxPool's optional indices: int64, of the pooled output's shape. */
 npu_status npu_infer_pool(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
 {
-  return window_output(op, true, &outputs[0], label);
+  npu_status status = window_output(op, true, &outputs[0], label);
+  if (op->output_count > 1) {
+    outputs[1] = outputs[0];
+    outputs[1].dtype = NPU_DTYPE_INT64;
+  }
+  return status;
 }
 
 npu_status npu_infer_global_pool(const npu_hal_op *op, npu_hal_tensor_desc *outputs,

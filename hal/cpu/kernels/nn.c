@@ -295,6 +295,7 @@ static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 
 typedef struct pool_params {
   bool max, count_include_pad;
+  bool column_major; /* MaxPool's indices: storage_order 1 */
   int64_t planes, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
 } pool_params;
 
@@ -304,10 +305,11 @@ static void pool_plane(void *ctx, size_t plane)
   const pool_params *p = job[0];
   const float *x = (const float *)job[1] + plane * p->h * p->w;
   float *y = (float *)job[2] + plane * p->oh * p->ow;
+  int64_t *indices = job[3] ? (int64_t *)job[3] + plane * p->oh * p->ow : NULL;
   for (int64_t oy = 0; oy < p->oh; oy++)
     for (int64_t ox = 0; ox < p->ow; ox++) {
       float acc = p->max ? -FLT_MAX : 0.0f;
-      int64_t count = 0;
+      int64_t count = 0, best = -1; /* best: the maximum's position in the plane */
       for (int64_t ky = 0; ky < p->kh; ky++)
         for (int64_t kx = 0; kx < p->kw; kx++) {
           int64_t yy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
@@ -320,17 +322,24 @@ static void pool_plane(void *ctx, size_t plane)
             continue;
           }
           float v = x[yy * p->w + xx];
-          acc = p->max ? fmaxf(acc, v) : acc + v;
+          if (p->max && (v > acc || best < 0)) {
+            acc = v;
+            best = p->column_major ? xx * p->h + yy : yy * p->w + xx;
+          } else if (!p->max) {
+            acc += v;
+          }
           count++;
         }
       y[oy * p->ow + ox] = p->max ? acc : (count ? acc / (float)count : 0.0f);
+      if (indices) /* ONNX's: positions in the whole (flattened) input */
+        indices[oy * p->ow + ox] = (int64_t)plane * p->h * p->w + (best >= 0 ? best : 0);
     }
 }
 
 static void run_pool(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const pool_params *p = k->params;
-  const void *job[3] = {p, in[0], out[0]};
+  const void *job[4] = {p, in[0], out[0], k->output_count > 1 ? out[1] : NULL};
   npu_cpu_parallel_for(k->device, (size_t)p->planes, pool_plane, (void *)job);
 }
 
@@ -339,8 +348,6 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
     return cpu_unsupported(op, "float32 1-D and 2-D pooling only");
-  if (op->output_count > 1)
-    return cpu_unsupported(op, "MaxPool indices output");
   if (!op->window)
     return cpu_unsupported(op, "no resolved window");
   pool_params *p = calloc(1, sizeof *p);
@@ -365,6 +372,7 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   p->dil_h = two_d ? window->dilations[0] : 1;
   p->dil_w = window->dilations[last];
   p->count_include_pad = window->count_include_pad;
+  p->column_major = op->attributes.get_int(op->attributes.node, "storage_order", 0) != 0;
   k->run = run_pool;
   return NPU_OK;
 }
