@@ -1485,3 +1485,28 @@ between_convs_case("between_convs_mean_variance_norm", 16,
 for p in (1, 2):
     between_convs_case(f"between_convs_lp_norm_p{p}", 16, single_node("LpNormalization", axis=1, p=p),
                        lambda v, p=p: v / np.linalg.norm(v, ord=p, axis=1, keepdims=True), 16)
+
+
+def conv_transpose(v, w, stride, output_padding):
+    """ConvTranspose without padding, one group: the full output then
+    output_padding rows and columns of zeros (the bias is added after)."""
+    n, c, h, wd = v.shape
+    _, m, kh, kw = w.shape
+    y = np.zeros((n, m, (h - 1) * stride + kh + output_padding,
+                  (wd - 1) * stride + kw + output_padding))
+    for i in range(kh):
+        for j in range(kw):
+            y[:, :, i:i + stride * h:stride, j:j + stride * wd:stride] += np.einsum(
+                "nchw,cm->nmhw", v, w[:, :, i, j])
+    return y
+
+
+# output_padding past the full output: oneDNN declines it, the plain kernel runs it
+dw = (rng.standard_normal((16, 8, 2, 2)) * 0.3).astype(np.float32)
+db = rng.standard_normal(8).astype(np.float32)
+between_convs_case(
+    "between_convs_conv_transpose_output_padding", 16,
+    lambda t, o: ([helper.make_node("ConvTranspose", [t, "dw", "db"], [o], strides=[2, 2],
+                                    output_padding=[1, 1])],
+                  [numpy_helper.from_array(dw, "dw"), numpy_helper.from_array(db, "db")]),
+    lambda v: conv_transpose(v, dw.astype(np.float64), 2, 1) + db.reshape(1, -1, 1, 1), 8)

@@ -24,6 +24,17 @@ size_t cpu_tensor_elements(const npu_hal_tensor_desc *t)
   return n;
 }
 
+cpu_channel_walk cpu_channel_walk_of(const npu_hal_tensor_desc *t)
+{
+  size_t channels = (size_t)t->dims[1], pixels = 1;
+  for (uint32_t d = 2; d < t->rank; d++)
+    pixels *= (size_t)t->dims[d];
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return (cpu_channel_walk){channels * pixels, channels, 0, 0};
+  size_t block = npu_hal_channel_block(t); /* plain: blocks of one channel */
+  return (cpu_channel_walk){channels * pixels, block, pixels * block, block};
+}
+
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides)
 {
   int64_t s = 1;

@@ -106,6 +106,20 @@ void cpu_kernel_fail(const npu_hal_kernel *kernel, npu_status status, const char
 /* Whether a reduction's axes are exactly those after N and C (global pooling). */
 bool cpu_reduces_spatial_axes(const npu_hal_op *op);
 
+/* Where channel c of spatial position p (the spatial axes flattened) of
+ * batch item n lies in a tensor of rank 3 or more, in any layout:
+ * n * batch + cpu_channel_offset(walk, c) + p * pixel. */
+typedef struct cpu_channel_walk {
+  size_t batch, pixel, plane, block; /* block: channels per block (plain: 1; channels-last: 0) */
+} cpu_channel_walk;
+
+cpu_channel_walk cpu_channel_walk_of(const npu_hal_tensor_desc *t);
+
+static inline size_t cpu_channel_offset(const cpu_channel_walk *w, size_t c)
+{
+  return w->block == 0 ? c : c / w->block * w->plane + c % w->block;
+}
+
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);
 
