@@ -550,6 +550,41 @@ npu_status npu_infer_rearrange_blocks(const npu_hal_op *op, npu_hal_tensor_desc 
              : TOO_LARGE(label);
 }
 
+/* MaxUnpool: the shape MaxPool read, (in - 1) * stride + kernel - pads per
+ * spatial axis, or output_shape (input 2) when given, which may only add to
+ * it; the indices have the values' shape. */
+npu_status npu_infer_max_unpool(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *indices = &op->inputs[1];
+  npu_hal_tensor_desc *y = &outputs[0];
+  const int64_t *kernel, *strides, *pads;
+  uint32_t spatial = x->rank - 2;
+  if (attr_ints(op, "kernel_shape", &kernel) != spatial)
+    return FAIL("%s: kernel_shape missing", label);
+  bool strided = attr_ints(op, "strides", &strides) > 0, padded = attr_ints(op, "pads", &pads) > 0;
+  if (indices->rank != x->rank || memcmp(indices->dims, x->dims, x->rank * sizeof x->dims[0]))
+    return FAIL("%s: the indices are not shaped as the values", label);
+  bool given = npu_op_has_input(op, 2);
+  for (uint32_t s = 0; s < spatial; s++) {
+    int64_t size, pad = padded ? pads[s] + pads[spatial + s] : 0; /* (pads: small, checked) */
+    if (!npu_mul_i64(x->dims[2 + s] - 1, strided ? strides[s] : 1, &size) ||
+        !npu_add_i64(size, kernel[s] - pad, &size))
+      return TOO_LARGE(label);
+    if (size < 1)
+      return FAIL("%s: empty output on spatial axis %u", label, s);
+    int64_t want = given ? npu_op_index_value(op, 2, 2 + s) : size;
+    if (want < size)
+      return FAIL("%s: output_shape %lld on spatial axis %u, smaller than the unpooled %lld",
+                  label, (long long)want, s, (long long)size);
+    y->dims[2 + s] = want;
+  }
+  if (given && (npu_op_index_value(op, 2, 0) != x->dims[0] ||
+                npu_op_index_value(op, 2, 1) != x->dims[1]))
+    return FAIL("%s: output_shape changes the batch or the channels", label);
+  return NPU_OK;
+}
+
 npu_status npu_infer_shapes(const npu_op_schema *schema, const npu_hal_op *op,
                             npu_hal_tensor_desc *outputs, const char *label)
 {

@@ -51,5 +51,6 @@ NPU_SHAPE_FUNCTION(split);
 NPU_SHAPE_FUNCTION(gather);
 NPU_SHAPE_FUNCTION(constant_of_shape);
 NPU_SHAPE_FUNCTION(rearrange_blocks);
+NPU_SHAPE_FUNCTION(max_unpool);
 
 #endif
