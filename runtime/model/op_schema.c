@@ -32,6 +32,8 @@ static npu_status lrn_relation(const npu_hal_op *op, const char *const *input_na
                                const char *label);
 static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *input_names,
                                    const char *label);
+static npu_status sampling_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -119,6 +121,7 @@ static const npu_op_schema schemas[] = {
     {"GlobalAveragePool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"GlobalMaxPool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"Greater", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
+    {"GridSample", 2, 2, 1, 1, 16, ALIKE, .relation = sampling_relation, INFER(sample)},
     /* Opset 18's scale and bias are per group, opset 21's per channel. */
     {"GroupNormalization", 3, 3, 1, 1, 18, .min_rank = 3, ALIKE,
      .relation = group_norm_relation, INFER(same)},
@@ -199,6 +202,8 @@ static const npu_op_schema schemas[] = {
     {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
     {"Relu", 1, 1, 1, 1, 1, INFER(same)},
     {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(reshape)},
+    {"RoiAlign", 3, 3, 1, 1, 10, .inputs = {{1, SAME, ANY}, {2, INT64, ANY}},
+     .relation = sampling_relation, INFER(sample)},
     {"Round", 1, 1, 1, 1, 11, INFER(same)},
     {"Resize", 1, 4, 1, 1, 10,
      .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, RANK_OR_EMPTY, CONSTANT},
@@ -636,4 +641,58 @@ static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *inpu
   return p == 1 || p == 2 ? NPU_OK
                           : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: p %lld, expected 1 or 2",
                                           label, (long long)p);
+}
+
+/* Whether attribute `name` (default `fallback`) is one of `count` names. */
+static bool known_name(const npu_hal_op *op, const char *name, const char *fallback,
+                       const char *const *names, size_t count, const char *label)
+{
+  const char *value = op->attributes.get_string(op->attributes.node, name, fallback);
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(value, names[i]) == 0)
+      return true;
+  npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s '%s' is not one of ONNX's", label, name, value);
+  return false;
+}
+
+/* RoiAlign: a 4-D image, regions [R, 4] and their batch indices [R], known
+ * modes, an output of at least one bin. GridSample: a 4-D image and a grid
+ * [N, H', W', 2] of its batch, known modes. */
+static npu_status sampling_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *second = &op->inputs[1];
+  if (x->rank != 4)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has rank %u, %s takes 4-D "
+                         "images", label, input_names[0], x->rank, op->op_type);
+  if (strcmp(op->op_type, "GridSample") == 0) {
+    static const char *const modes[] = {"bilinear", "nearest", "bicubic"};
+    static const char *const paddings[] = {"zeros", "border", "reflection"};
+    if (second->rank != 4 || second->dims[0] != x->dims[0] || second->dims[3] != 2)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: grid '%s' is not [N, H, W, 2] for "
+                           "the %lld images of '%s'", label, input_names[1],
+                           (long long)x->dims[0], input_names[0]);
+    return known_name(op, "mode", "bilinear", modes, 3, label) &&
+                   known_name(op, "padding_mode", "zeros", paddings, 3, label)
+               ? NPU_OK
+               : NPU_ERROR_INVALID_MODEL;
+  }
+  static const char *const modes[] = {"avg", "max"};
+  static const char *const coordinates[] = {"half_pixel", "output_half_pixel"};
+  const npu_hal_tensor_desc *batch = &op->inputs[2];
+  if (second->rank != 2 || second->dims[1] != 4 || batch->rank != 1 ||
+      batch->dims[0] != second->dims[0])
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: regions '%s' are not [R, 4] with R "
+                         "batch indices '%s'", label, input_names[1], input_names[2]);
+  int64_t height = op->attributes.get_int(op->attributes.node, "output_height", 1);
+  int64_t width = op->attributes.get_int(op->attributes.node, "output_width", 1);
+  int64_t ratio = op->attributes.get_int(op->attributes.node, "sampling_ratio", 0);
+  if (height < 1 || width < 1 || ratio < 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: output %lld x %lld, sampling_ratio %lld",
+                         label, (long long)height, (long long)width, (long long)ratio);
+  return known_name(op, "mode", "avg", modes, 2, label) &&
+                 known_name(op, "coordinate_transformation_mode", "half_pixel", coordinates, 2,
+                            label)
+             ? NPU_OK
+             : NPU_ERROR_INVALID_MODEL;
 }

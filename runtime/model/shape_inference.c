@@ -585,6 +585,24 @@ npu_status npu_infer_max_unpool(const npu_hal_op *op, npu_hal_tensor_desc *outpu
   return NPU_OK;
 }
 
+/* RoiAlign: [regions, C, output_height, output_width]; GridSample: [N, C,
+ * the grid's H and W]. */
+npu_status npu_infer_sample(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
+{
+  (void)label;
+  npu_hal_tensor_desc *y = &outputs[0];
+  const npu_hal_tensor_desc *second = &op->inputs[1];
+  if (strcmp(op->op_type, "GridSample") == 0) {
+    y->dims[2] = second->dims[1];
+    y->dims[3] = second->dims[2];
+    return NPU_OK;
+  }
+  y->dims[0] = second->dims[0];
+  y->dims[2] = attr_int(op, "output_height", 1);
+  y->dims[3] = attr_int(op, "output_width", 1);
+  return NPU_OK;
+}
+
 npu_status npu_infer_shapes(const npu_op_schema *schema, const npu_hal_op *op,
                             npu_hal_tensor_desc *outputs, const char *label)
 {

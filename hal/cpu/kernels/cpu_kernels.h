@@ -73,6 +73,7 @@ extern const cpu_kernel_entry cpu_reduce_kernels[];
 extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
 extern const cpu_kernel_entry cpu_scatter_kernels[];
+extern const cpu_kernel_entry cpu_sampling_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
@@ -119,6 +120,11 @@ static inline size_t cpu_channel_offset(const cpu_channel_walk *w, size_t c)
 {
   return w->block == 0 ? c : c / w->block * w->plane + c % w->block;
 }
+
+/* Keys' cubic convolution weights w[4] of the four inputs around a point
+ * `ratio` (in [0, 1)) past the second one, with coefficient a (Resize's
+ * cubic_coeff_a; GridSample's bicubic: -0.75). */
+void cpu_cubic_weights(double ratio, double a, double *w);
 
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);

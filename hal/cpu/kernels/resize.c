@@ -236,10 +236,7 @@ static bool parse_mode(const char *value, const char *const *names, size_t count
 
 typedef enum { INTERPOLATE_NEAREST, INTERPOLATE_LINEAR, INTERPOLATE_CUBIC } interpolation;
 
-/* Keys' cubic convolution weights of the four inputs around a source
- * coordinate `ratio` past the second one, with coefficient a (ONNX's
- * cubic_coeff_a). */
-static void cubic_weights(double ratio, double a, double *w)
+void cpu_cubic_weights(double ratio, double a, double *w)
 {
   double d[4] = {1 + ratio, ratio, 1 - ratio, 2 - ratio}; /* distances */
   for (int i = 0; i < 4; i++)
@@ -270,7 +267,7 @@ static uint32_t taps_at(interpolation kind, int nearest, double source, int64_t 
     /* (clamped as round_nearest does: converting a value outside the type is undefined) */
     source = source > -4.0 ? (source < 0x1p53 ? source : 0x1p53) : -4.0;
     double base = floor(source), sum = 0;
-    cubic_weights(source - base, cubic_a, weight);
+    cpu_cubic_weights(source - base, cubic_a, weight);
     for (int i = 0; i < 4; i++) {
       index[i] = (int64_t)base - 1 + i;
       if (exclude_outside && (index[i] < 0 || index[i] >= in))
