@@ -401,7 +401,14 @@ def linear_taps(size, scale):
     return first, np.minimum(first + 1, size - 1), source - first
 
 
-def cubic_matrix(size, scale, a=-0.75):
+def cubic_weights(ratio, a=-0.75):
+    """Keys' weights of the four inputs around a point `ratio` past the second."""
+    return [(((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
+             else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+            for d in (1 + ratio, ratio, 1 - ratio, 2 - ratio)]
+
+
+def cubic_matrix(size, scale):
     """half_pixel cubic interpolation along one axis (edge inputs repeated),
     as an (output, input) matrix."""
     out = int(size * scale)
@@ -409,10 +416,7 @@ def cubic_matrix(size, scale, a=-0.75):
     for o in range(out):
         source = (o + 0.5) / scale - 0.5
         base = math.floor(source)
-        for i in range(4):
-            d = abs(source - (base - 1 + i))
-            w = (((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
-                 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+        for i, w in enumerate(cubic_weights(source - base)):
             m[o, min(max(base - 1 + i, 0), size - 1)] += w
     return m
 
@@ -1510,3 +1514,141 @@ between_convs_case(
                                     output_padding=[1, 1])],
                   [numpy_helper.from_array(dw, "dw"), numpy_helper.from_array(db, "db")]),
     lambda v: conv_transpose(v, dw.astype(np.float64), 2, 1) + db.reshape(1, -1, 1, 1), 8)
+
+
+def roi_align(image, rois, batch, out_h, out_w, ratio, scale, mode, half_pixel):
+    """ONNX Runtime's RoiAlign (which ONNX's reference follows): per bin the
+    mean of its bilinear samples, or the largest weighted neighbour of any."""
+    _, c, height, width = image.shape
+    y = np.zeros((len(rois), c, out_h, out_w))
+    offset = 0.5 if half_pixel else 0.0
+    for r, (box, n) in enumerate(zip(rois.astype(np.float64), batch)):
+        x0, y0, x1, y1 = box * scale - offset
+        roi_w, roi_h = x1 - x0, y1 - y0
+        if not half_pixel:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / out_h, roi_w / out_w
+        grid_h = ratio if ratio > 0 else math.ceil(bin_h)
+        grid_w = ratio if ratio > 0 else math.ceil(bin_w)
+        for ph in range(out_h):
+            for pw in range(out_w):
+                samples = []
+                for iy in range(grid_h):
+                    sy = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                    for ix in range(grid_w):
+                        sx = x0 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                        if sy < -1 or sy > height or sx < -1 or sx > width:
+                            samples.append(np.zeros((4, c)))
+                            continue
+                        sy, sx = max(sy, 0.0), max(sx, 0.0)
+                        ya, xa = int(sy), int(sx)
+                        yb, xb = ya + 1, xa + 1
+                        if ya >= height - 1:
+                            ya = yb = height - 1
+                            sy = ya
+                        if xa >= width - 1:
+                            xa = xb = width - 1
+                            sx = xa
+                        ly, lx = sy - ya, sx - xa
+                        v = image[n].astype(np.float64)
+                        samples.append(np.stack([(1 - ly) * (1 - lx) * v[:, ya, xa],
+                                                 (1 - ly) * lx * v[:, ya, xb],
+                                                 ly * (1 - lx) * v[:, yb, xa],
+                                                 ly * lx * v[:, yb, xb]]))
+                samples = np.array(samples)
+                y[r, :, ph, pw] = (samples.max(axis=(0, 1)) if mode == "max"
+                                   else samples.sum(axis=1).sum(axis=0) / max(grid_h * grid_w, 1))
+    return y
+
+
+def roi_align_case(name, mode, half_pixel, ratio):
+    x = rng.standard_normal((2, 5, 12, 10)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 7.5, 9.0], [2.0, 0.0, 9.5, 11.5], [-1.0, 3.0, 4.0, 5.0],
+                     [1.0, 1.0, 1.2, 1.4]], np.float32)
+    batch = np.array([0, 1, 1, 0], np.int64)
+    attrs = dict(mode=mode, output_height=3, output_width=4, sampling_ratio=ratio,
+                 spatial_scale=0.9)
+    opset = 10
+    if half_pixel:
+        attrs["coordinate_transformation_mode"] = "half_pixel"
+        opset = 16
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], **attrs)]
+    inits = [numpy_helper.from_array(rois, "rois"), numpy_helper.from_array(batch, "batch")]
+    write_case(name, nodes, inits, x,
+               roi_align(x, rois, batch, 3, 4, ratio, 0.9, mode, half_pixel), opset=opset)
+
+
+roi_align_case("roi_align_max_half_pixel", "max", True, 2)
+roi_align_case("roi_align_avg_opset10_adaptive", "avg", False, 0)
+roi_align_case("roi_align_max_opset10", "max", False, 0)
+
+
+def reflect(v, low, high):
+    span = high - low
+    if v < low or v > high:
+        past = low - v if v < low else v - high
+        folds = int(past / span)
+        rest = past - folds * span
+        v = low + rest if (v < low) == (folds % 2 == 0) else high - rest
+    return v
+
+
+def grid_sample(image, grid, mode, padding, align_corners):
+    """ONNX Runtime's GridSample: a point outside the image is brought in
+    (border: clamped; reflection: folded) in both coordinates, then sampled
+    with padded pixel reads."""
+    n, c, height, width = image.shape
+    out_h, out_w = grid.shape[1:3]
+    size = (width, height)
+    low = [0.0 if align_corners else -0.5] * 2
+    high = [s - 1.0 if align_corners else s - 0.5 for s in size]
+    y = np.zeros((n, c, out_h, out_w))
+
+    def pixel(img, row, col):
+        if padding == "zeros":
+            return img[:, row, col] if 0 <= row < height and 0 <= col < width else 0.0
+        if padding == "reflection":
+            col, row = int(reflect(col, low[0], high[0])), int(reflect(row, low[1], high[1]))
+        return img[:, min(max(row, 0), height - 1), min(max(col, 0), width - 1)]
+
+    for b in range(n):
+        img = image[b].astype(np.float64)
+        for i in range(out_h):
+            for j in range(out_w):
+                at = [((g + 1) / 2 * (s - 1) if align_corners else ((g + 1) * s - 1) / 2)
+                      for g, s in zip(grid[b, i, j].astype(np.float64), size)]
+                if mode == "nearest":
+                    at = [float(np.rint(a)) for a in at]
+                if any(a < lo or a > hi for a, lo, hi in zip(at, low, high)):
+                    if padding == "border":
+                        at = [min(max(a, 0.0), s - 1.0) for a, s in zip(at, size)]
+                    elif padding == "reflection":
+                        at = [reflect(a, lo, hi) for a, lo, hi in zip(at, low, high)]
+                if mode == "nearest":
+                    y[b, :, i, j] = pixel(img, int(at[1]), int(at[0]))
+                    continue
+                taps = 4 if mode == "bicubic" else 2
+                x0, y0 = (math.floor(a) - (taps == 4) for a in at)
+                if taps == 4:
+                    weights = [cubic_weights(a - math.floor(a)) for a in at]
+                else:
+                    weights = [[1 - (a - math.floor(a)), a - math.floor(a)] for a in at]
+                y[b, :, i, j] = sum(weights[1][r] * weights[0][q] * pixel(img, y0 + r, x0 + q)
+                                    for r in range(taps) for q in range(taps))
+    return y
+
+
+def grid_sample_case(name, mode, padding, align_corners):
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid = (rng.standard_normal((2, 4, 7, 2)) * 0.9).astype(np.float32)
+    grid[0, 0, :3] = [[1.6, -1.7], [-2.9, 3.3], [0.999, -1.0]]  # outside, far outside, the edge
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding,
+                              align_corners=int(align_corners))]
+    write_case(name, nodes, [numpy_helper.from_array(grid, "grid")], x,
+               grid_sample(x, grid, mode, padding, align_corners), opset=16)
+
+
+for mode in ("bilinear", "nearest", "bicubic"):
+    for padding in ("zeros", "border", "reflection"):
+        grid_sample_case(f"grid_sample_{mode}_{padding}", mode, padding, False)
+grid_sample_case("grid_sample_bicubic_reflection_align_corners", "bicubic", "reflection", True)
