@@ -206,8 +206,9 @@ static const npu_op_schema schemas[] = {
      .relation = sampling_relation, INFER(sample)},
     {"Round", 1, 1, 1, 1, 11, INFER(same)},
     {"Resize", 1, 4, 1, 1, 10,
-     .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, RANK_OR_EMPTY, CONSTANT},
-                {3, INT64, RANK_OR_EMPTY, CONSTANT}}, INFER(resize)},
+     .attributes = {{"axes", AXES}},
+     .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, ANY, CONSTANT},
+                {3, INT64, ANY, CONSTANT}}, INFER(resize)}, /* (lengths: by `axes`) */
     {"ScatterND", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}},
      .relation = scatter_nd_relation, INFER(same)},
     {"Selu", 1, 1, 1, 1, 1, INFER(same)},

@@ -248,25 +248,59 @@ npu_status npu_infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
     return FAIL("%s: neither scales nor sizes", label);
   if (has_sizes && op->inputs[scales_input].dtype && npu_op_elements(&op->inputs[scales_input]))
     return FAIL("%s: both scales and sizes", label); /* (kernels would take the scales) */
-  if (attr_ints(op, "axes", &(const int64_t *){NULL}))
-    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes attribute", label);
-  if (npu_op_elements(&op->inputs[source]) != x->rank)
-    return FAIL("%s: %zu %s for rank %u", label, npu_op_elements(&op->inputs[source]),
-                has_sizes ? "sizes" : "scales", x->rank);
-  for (uint32_t d = 0; d < x->rank; d++) {
-    if (has_sizes) {
-      out->dims[d] = npu_op_index_value(op, sizes_input, d);
-    } else { /* ONNX: floor(input * scale) */
-      double size = (double)x->dims[d] *
-                    (double)((const float *)op->input_values[scales_input])[d];
+  /* Opset 18: the scales, sizes and roi may list some axes only (the others
+   * are kept). */
+  const int64_t *listed;
+  int64_t axes[NPU_MAX_RANK];
+  size_t count = attr_ints(op, "axes", &listed); /* (at most NPU_MAX_RANK: checked) */
+  bool seen[NPU_MAX_RANK] = {false};
+  for (size_t i = 0; i < count; i++) {
+    axes[i] = listed[i] < 0 ? listed[i] + x->rank : listed[i];
+    if (axes[i] < 0 || axes[i] >= x->rank || seen[axes[i]])
+      return FAIL("%s: axis %lld out of range for rank %u, or repeated", label,
+                  (long long)listed[i], x->rank);
+    seen[axes[i]] = true;
+  }
+  for (size_t i = 0; count == 0 && i < x->rank; i++)
+    axes[i] = (int64_t)i;
+  count = count ? count : x->rank;
+  if (npu_op_elements(&op->inputs[source]) != count)
+    return FAIL("%s: %zu %s for %zu axes", label, npu_op_elements(&op->inputs[source]),
+                has_sizes ? "sizes" : "scales", count);
+  const char *mode = op->opset >= 11 ? op->attributes.get_string(
+                                           op->attributes.node, "coordinate_transformation_mode",
+                                           "half_pixel")
+                                     : "";
+  if (strcmp(mode, "tf_crop_and_resize") == 0 &&
+      (!npu_op_has_input(op, 1) || npu_op_elements(&op->inputs[1]) != 2 * count))
+    return FAIL("%s: tf_crop_and_resize without a roi of 2 x %zu values", label, count);
+  const char *policy = op->attributes.get_string(op->attributes.node, "keep_aspect_ratio_policy",
+                                                 "stretch");
+  bool larger = strcmp(policy, "not_smaller") == 0;
+  if (!larger && strcmp(policy, "not_larger") != 0 && strcmp(policy, "stretch") != 0)
+    return FAIL("%s: keep_aspect_ratio_policy '%s'", label, policy);
+  bool one_scale = has_sizes && strcmp(policy, "stretch") != 0;
+  double shared = larger ? 0 : INFINITY; /* (one_scale: the sizes' smallest or largest ratio) */
+  for (size_t i = 0; i < count && one_scale; i++) {
+    double ratio = (double)npu_op_index_value(op, sizes_input, i) / (double)x->dims[axes[i]];
+    shared = larger ? fmax(ratio, shared) : fmin(ratio, shared);
+  }
+  for (size_t i = 0; i < count; i++) {
+    int64_t d = axes[i];
+    if (has_sizes && !one_scale) {
+      out->dims[d] = npu_op_index_value(op, sizes_input, i);
+    } else { /* ONNX: floor(input * scale); one scale for the sizes: rounded half up */
+      const float *scales = op->input_values[scales_input];
+      double size = (double)x->dims[d] * (one_scale ? shared : (double)scales[i]);
+      size = one_scale ? floor(size + 0.5) : size;
       if (!(size < 0x1p63)) /* (NaN too) */
         return TOO_LARGE(label);
       if (size < 1) /* a negative scale too: converting it would overflow */
-        return FAIL("%s: empty output on axis %u (scale %g)", label, d, size);
+        return FAIL("%s: empty output on axis %lld (scale %g)", label, (long long)d, size);
       out->dims[d] = (int64_t)size;
     }
     if (out->dims[d] <= 0)
-      return FAIL("%s: empty output on axis %u", label, d);
+      return FAIL("%s: empty output on axis %lld", label, (long long)d);
   }
   return NPU_OK;
 }

@@ -1652,3 +1652,85 @@ for mode in ("bilinear", "nearest", "bicubic"):
     for padding in ("zeros", "border", "reflection"):
         grid_sample_case(f"grid_sample_{mode}_{padding}", mode, padding, False)
 grid_sample_case("grid_sample_bicubic_reflection_align_corners", "bicubic", "reflection", True)
+
+
+def resize_coefficients(kind, ratio, scale, antialias):
+    """ONNX's reference weights of the inputs around a point `ratio` (in
+    (0, 1]) past the input before it: linear or cubic (a = -0.75), widened
+    and normalised when antialiasing a downsampling."""
+    s = min(scale, 1.0) if antialias else 1.0
+    reach = 2 if kind == "cubic" else 1
+    first = math.floor(-reach / s) + 1
+
+    def kernel(d):
+        d = abs(d)
+        if kind == "linear":
+            return max(0.0, 1 - d)
+        a = -0.75
+        return (((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
+                else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a if d < 2 else 0.0)
+
+    weights = np.array([kernel((i - ratio) * s) for i in range(first, 2 - first)])
+    return weights / weights.sum() if antialias else weights
+
+
+def resize_matrix(size, out, scale, kind, antialias):
+    """half_pixel resizing of one axis as an (out, size) matrix: each output
+    reads the n inputs nearest its source (preferring the lower ones, edge
+    inputs repeated), as ONNX's reference picks them."""
+    m = np.zeros((out, size))
+    for o in range(out):
+        source = (o + 0.5) / scale - 0.5
+        ratio = 1.0 if source == math.floor(source) else source - math.floor(source)
+        weights = resize_coefficients(kind, ratio, scale, antialias)
+        n = len(weights)
+        nearest = sorted(sorted(range(-n, size + n), key=lambda i: (abs(source - i), i))[:n])
+        for i, w in zip(nearest, weights):
+            m[o, min(max(i, 0), size - 1)] += w
+    return m
+
+
+def resize18_case(name, shape, kind, axes=None, scales=None, sizes=None, policy="stretch",
+                  antialias=0):
+    """Resize (opset 18) of the listed axes (all without `axes`) by scales or
+    sizes (one scale for all with a keep_aspect_ratio_policy), against the
+    separable float64 reference above."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    listed = axes if axes is not None else list(range(len(shape)))
+    factor = {}
+    if scales is not None:
+        factor = dict(zip(listed, scales))
+    else:
+        ratios = [s / shape[d] for d, s in zip(listed, sizes)]
+        shared = {"not_larger": min(ratios), "not_smaller": max(ratios)}.get(policy)
+        factor = {d: shared if shared else r for d, r in zip(listed, ratios)}
+    value = x.astype(np.float64)
+    for d in listed:
+        if scales is not None:
+            out = int(shape[d] * factor[d])
+        elif policy == "stretch":
+            out = sizes[listed.index(d)]
+        else:
+            out = int(factor[d] * shape[d] + 0.5)
+        m = resize_matrix(shape[d], out, factor[d], kind, antialias)
+        value = np.moveaxis(np.tensordot(m, np.moveaxis(value, d, 0), axes=1), 0, d)
+    attrs = dict(mode=kind, antialias=antialias, keep_aspect_ratio_policy=policy)
+    if axes is not None:
+        attrs["axes"] = axes
+    inputs = ["x", "", "scales"] if scales is not None else ["x", "", "", "sizes"]
+    inits = [numpy_helper.from_array(np.array(scales, np.float32), "scales")
+             if scales is not None else numpy_helper.from_array(np.array(sizes, np.int64), "sizes")]
+    write_case(name, [helper.make_node("Resize", inputs, ["y"], **attrs)], inits, x, value,
+               opset=18)
+
+
+resize18_case("resize18_antialias_linear_down", (1, 2, 12, 10), "linear",
+              scales=[1, 1, 0.4, 0.55], antialias=1)
+resize18_case("resize18_antialias_cubic_down_axes", (2, 3, 14, 11), "cubic", axes=[2, 3],
+              scales=[0.5, 0.3], antialias=1)
+resize18_case("resize18_antialias_linear_up_axes", (1, 2, 5, 6), "linear", axes=[3],
+              scales=[1.7], antialias=1)
+resize18_case("resize18_sizes_not_larger_axes_reversed", (1, 2, 9, 12), "linear", axes=[3, 2],
+              sizes=[7, 6], policy="not_larger")
+resize18_case("resize18_sizes_not_smaller_cubic", (2, 1, 8, 10), "cubic", axes=[-2, -1],
+              sizes=[5, 4], policy="not_smaller")

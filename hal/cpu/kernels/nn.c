@@ -208,7 +208,8 @@ static void conv_transpose_plane(void *ctx, size_t task)
           for (int64_t ix = 0; ix < p->w; ix++) {
             int64_t ox = ix * p->stride_w - p->pad_left + kx * p->dil_w;
             if (ox >= 0 && ox < p->ow)
-              y[(size_t)(oy * p->ow + ox) * step] += plane[(size_t)(iy * p->w + ix) * from] * weight;
+              y[(size_t)(oy * p->ow + ox) * step] +=
+                  plane[(size_t)(iy * p->w + ix) * from] * weight;
           }
         }
       }

@@ -423,7 +423,8 @@ static void normalize_row(const row_norm_params *p, size_t r, float *mean_out, f
         y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step];
     else
       for (i = 0; i < p->segment; i++)
-        y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step] + bias[i * bias_step];
+        y[start + i] =
+            (x[start + i] - mean) * inv_std * scale[i * scale_step] + bias[i * bias_step];
   }
   *mean_out = mean;
   *inv_std_out = inv_std;

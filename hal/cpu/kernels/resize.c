@@ -236,50 +236,122 @@ static bool parse_mode(const char *value, const char *const *names, size_t count
 
 typedef enum { INTERPOLATE_NEAREST, INTERPOLATE_LINEAR, INTERPOLATE_CUBIC } interpolation;
 
+/* How an axis's output index reads its inputs: the interpolation, with
+ * Resize's attributes. `filter_scale` < 1 widens linear and cubic filters
+ * by 1 / filter_scale (antialiased downsampling). */
+typedef struct tap_rule {
+  interpolation kind;
+  int nearest;
+  double cubic_a, filter_scale;
+  bool exclude_outside;
+} tap_rule;
+
+/* Taps per output index: one nearest; linear and cubic a filter of 2 and 4
+ * inputs, widened by antialiasing (ONNX's footprints). */
+static uint32_t tap_count(const tap_rule *rule, int64_t *first)
+{
+  double reach = rule->kind == INTERPOLATE_CUBIC ? 2 : 1; /* the filter's half width */
+  *first = rule->kind == INTERPOLATE_NEAREST ? 0 : (int64_t)floor(-reach / rule->filter_scale) + 1;
+  return rule->kind == INTERPOLATE_NEAREST ? 1 : (uint32_t)(2 - 2 * *first);
+}
+
+/* Keys' cubic convolution kernel at distance d, with coefficient a. */
+static double keys_cubic(double a, double d)
+{
+  d = fabs(d);
+  return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1
+         : d < 2 ? ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+                 : 0;
+}
+
 void cpu_cubic_weights(double ratio, double a, double *w)
 {
-  double d[4] = {1 + ratio, ratio, 1 - ratio, 2 - ratio}; /* distances */
   for (int i = 0; i < 4; i++)
-    w[i] = d[i] <= 1 ? ((a + 2) * d[i] - (a + 3)) * d[i] * d[i] + 1
-                     : ((a * d[i] - 5 * a) * d[i] + 8 * a) * d[i] - 4 * a;
+    w[i] = keys_cubic(a, (double)(i - 1) - ratio);
+}
+
+/* The filter at distance d (in inputs): the triangle, or Keys' cubic. */
+static double filter_at(const tap_rule *rule, double d)
+{
+  if (rule->kind == INTERPOLATE_CUBIC)
+    return keys_cubic(rule->cubic_a, d);
+  d = fabs(d);
+  return d < 1 ? 1 - d : 0;
 }
 
 /* The taps of output index o of an axis of `in` inputs read at `source`:
- * indices (not yet clamped) and weights. */
-static uint32_t taps_at(interpolation kind, int nearest, double source, int64_t in,
-                        double cubic_a, bool exclude_outside, int64_t *index, double *weight)
+ * indices (not yet clamped) and weights. ONNX's reference takes the input
+ * before the source (the source itself when it is whole: ratio 1) and its
+ * neighbours. */
+static uint32_t taps_at(const tap_rule *rule, double source, int64_t in, int64_t *index,
+                        double *weight)
 {
-  switch (kind) {
-  case INTERPOLATE_NEAREST:
-    index[0] = round_nearest((nearest_mode)nearest, source);
+  /* (bounded: converting a value outside the type, or NaN, is undefined) */
+  source = source > -0x1p40 ? (source < 0x1p40 ? source : 0x1p40) : -0x1p40;
+  if (rule->kind == INTERPOLATE_NEAREST) {
+    index[0] = round_nearest((nearest_mode)rule->nearest, source);
     weight[0] = 1;
     return 1;
-  case INTERPOLATE_LINEAR: {
-    double last = (double)(in - 1);
-    source = source >= 0 ? (source < last ? source : last) : 0; /* (NaN: 0) */
-    index[0] = (int64_t)floor(source);
-    index[1] = index[0] + 1;
-    weight[1] = source - (double)index[0];
-    weight[0] = 1 - weight[1];
-    return 2;
   }
-  case INTERPOLATE_CUBIC: {
-    /* (clamped as round_nearest does: converting a value outside the type is undefined) */
-    source = source > -4.0 ? (source < 0x1p53 ? source : 0x1p53) : -4.0;
-    double base = floor(source), sum = 0;
-    cpu_cubic_weights(source - base, cubic_a, weight);
-    for (int i = 0; i < 4; i++) {
-      index[i] = (int64_t)base - 1 + i;
-      if (exclude_outside && (index[i] < 0 || index[i] >= in))
-        weight[i] = 0;
-      sum += weight[i];
+  int64_t first;
+  uint32_t count = tap_count(rule, &first);
+  double base = ceil(source) - 1, ratio = source - base, sum = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    int64_t offset = first + (int64_t)i;
+    index[i] = (int64_t)base + offset;
+    weight[i] = filter_at(rule, ((double)offset - ratio) * rule->filter_scale);
+    if (rule->exclude_outside && (index[i] < 0 || index[i] >= in))
+      weight[i] = 0;
+    sum += weight[i];
+  }
+  /* antialiased filters are normalised, as exclude_outside's are */
+  for (uint32_t i = 0; i < count && (rule->filter_scale < 1 || rule->exclude_outside) && sum != 0;
+       i++)
+    weight[i] /= sum;
+  return count;
+}
+
+/* Resize's scale of every tensor axis, and tf_crop_and_resize's region
+ * (starts, then ends: 0 and 1 where none is given), from `axes` (opset 18:
+ * the axes the scales, sizes and roi list; else all of them) and
+ * keep_aspect_ratio_policy (opset 18: with sizes, one scale for all the
+ * axes listed, their smallest or largest, as ONNX's reference resizes). */
+static void resolve_scales(const npu_hal_op *op, const float *scales, const float *roi,
+                           double *scale, double *region)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  int64_t axes[NPU_MAX_RANK];
+  const int64_t *listed;
+  size_t count = a->get_ints(a->node, "axes", &listed); /* (checked by shape inference) */
+  for (size_t i = 0; i < count; i++)
+    axes[i] = listed[i] < 0 ? listed[i] + x->rank : listed[i];
+  for (size_t i = 0; count == 0 && i < x->rank; i++)
+    axes[i] = (int64_t)i;
+  count = count ? count : x->rank;
+  const char *policy = a->get_string(a->node, "keep_aspect_ratio_policy", "stretch");
+  bool larger = strcmp(policy, "not_smaller") == 0;
+  bool kept_aspect = larger || strcmp(policy, "not_larger") == 0;
+  double shared = larger ? 0 : INFINITY;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    scale[d] = 1;
+    region[d] = 0;
+    region[x->rank + d] = 1;
+  }
+  /* the sizes (given, when the scales are not) before the policy rounds them */
+  const int64_t *sizes = scales ? NULL : op->input_values[3];
+  for (size_t i = 0; i < count; i++) {
+    int64_t d = axes[i];
+    double ratio = (double)(kept_aspect && sizes ? sizes[i] : y->dims[d]) / (double)x->dims[d];
+    scale[d] = scales ? scales[i] : ratio;
+    shared = larger ? (ratio > shared ? ratio : shared) : (ratio < shared ? ratio : shared);
+    if (roi) {
+      region[d] = roi[i];
+      region[x->rank + d] = roi[count + i];
     }
-    for (int i = 0; i < 4 && exclude_outside && sum != 0; i++)
-      weight[i] /= sum;
-    return 4;
   }
-  }
-  return 0;
+  for (size_t i = 0; i < count && kept_aspect && !scales; i++)
+    scale[axes[i]] = shared; /* (the output: the sizes rounded from it) */
 }
 
 static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
@@ -295,8 +367,6 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
   bool bytes = x->dtype == NPU_DTYPE_UINT8 || x->dtype == NPU_DTYPE_INT8;
   if ((x->dtype != NPU_DTYPE_FLOAT32 && !(bytes && kind == INTERPOLATE_NEAREST)) || x->rank == 0)
     return cpu_unsupported(op, "only float32 tensors, or 8-bit ones resized nearest");
-  if (a->get_int(a->node, "antialias", 0))
-    return cpu_unsupported(op, "antialiasing");
   static const char *const coordinate_names[] = {"half_pixel", "pytorch_half_pixel",
                                                  "align_corners", "asymmetric",
                                                  "tf_half_pixel_for_nn", "half_pixel_symmetric",
@@ -310,23 +380,24 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
        !parse_mode(a->get_string(a->node, "nearest_mode", "round_prefer_floor"), nearest_names,
                    4, &nearest)))
     return cpu_unsupported(op, "this coordinate transformation or nearest mode");
-  /* tf_crop_and_resize: the region, [starts..., ends...] of every axis (input 1). */
+  /* The scales and tf_crop_and_resize's roi (constants: the schema and
+   * shape inference checked their lengths); scales as given need not equal
+   * out / in. */
   bool crop = coordinates == COORD_TF_CROP_AND_RESIZE;
-  const float *region = crop && op->input_count > 1 && op->inputs[1].dtype == NPU_DTYPE_FLOAT32 &&
-                                cpu_tensor_elements(&op->inputs[1]) == 2 * (size_t)x->rank
-                            ? op->input_values[1]
-                            : NULL;
-  if (crop && (!region || bytes))
-    return cpu_unsupported(op, "tf_crop_and_resize of float32 data needs a constant float32 "
-                               "roi of two values per axis");
-  /* Scales as given (they need not equal out/in), else from the sizes. */
   uint32_t scales_input = upsample || op->opset < 11 ? 1 : 2;
-  const float *scales = op->input_count > scales_input && op->inputs[scales_input].dtype &&
-                                cpu_tensor_elements(&op->inputs[scales_input]) == x->rank
-                            ? op->input_values[scales_input]
-                            : NULL;
-  double cubic_a = a->get_float(a->node, "cubic_coeff_a", -0.75f);
-  bool exclude_outside = a->get_int(a->node, "exclude_outside", 0) != 0;
+  bool has_scales = op->input_count > scales_input && op->inputs[scales_input].dtype &&
+                    cpu_tensor_elements(&op->inputs[scales_input]) > 0;
+  const float *roi = crop && op->opset >= 11 && op->inputs[1].dtype == NPU_DTYPE_FLOAT32
+                         ? op->input_values[1]
+                         : NULL;
+  if (crop && (!roi || bytes))
+    return cpu_unsupported(op, "tf_crop_and_resize of float32 data needs a constant float32 "
+                               "roi");
+  double scale[NPU_MAX_RANK], region[2 * NPU_MAX_RANK];
+  resolve_scales(op, has_scales ? op->input_values[scales_input] : NULL, roi, scale, region);
+  tap_rule rule = {(interpolation)kind, nearest, a->get_float(a->node, "cubic_coeff_a", -0.75f),
+                   1, a->get_int(a->node, "exclude_outside", 0) != 0};
+  bool antialias = a->get_int(a->node, "antialias", 0) != 0 && kind != INTERPOLATE_NEAREST;
   resize_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -343,42 +414,54 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
   for (uint32_t d = 0; d < grid.rank; d++) {
     int64_t in = grid.in[d], out = grid.out[d];
     int axis = grid.axis[d];
-    double scale = scales && axis >= 0 ? scales[axis] : (double)out / (double)in;
+    double axis_scale = axis >= 0 ? scale[axis] : 1;
     axis_taps *t = &p->taps[d];
     p->out_dims[d] = out;
-    size_t slots = (size_t)(out ? out : 1) * 4;
-    t->offsets = malloc(slots * sizeof *t->offsets);
-    t->weights = malloc(slots * sizeof *t->weights);
-    t->outside = crop ? calloc((size_t)(out ? out : 1), sizeof *t->outside) : NULL;
-    if (!t->offsets || !t->weights || (crop && !t->outside))
-      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
     /* An axis kept as it is reads itself, whatever the coordinate mode
      * would make of it (tf_half_pixel_for_nn with ceil would shift it),
      * unless a region crops it. */
-    bool kept = in == out && scale == 1.0 && (axis < 0 || !crop);
+    bool kept = in == out && axis_scale == 1.0 &&
+                (axis < 0 || !crop || (region[axis] == 0 && region[x->rank + axis] == 1));
+    tap_rule axis_rule = rule;
+    axis_rule.kind = kept ? INTERPOLATE_NEAREST : rule.kind;
+    /* antialiased downsampling widens the filter by the factor */
+    axis_rule.filter_scale = antialias && axis_scale < 1 ? axis_scale : 1;
+    if (!(axis_rule.filter_scale >= 1.0 / 4096))
+      return cpu_unsupported(op, "antialiased downsampling by more than 4096");
+    int64_t first;
+    uint32_t count = tap_count(&axis_rule, &first);
+    size_t slots = (size_t)(out ? out : 1) * count;
+    t->offsets = malloc(slots * sizeof *t->offsets);
+    t->weights = malloc(slots * sizeof *t->weights);
+    t->outside = crop ? calloc((size_t)(out ? out : 1), sizeof *t->outside) : NULL;
+    int64_t *index = malloc(count * sizeof *index);
+    double *weight = malloc(count * sizeof *weight);
+    bool allocated = t->offsets && t->weights && (!crop || t->outside) && index && weight;
     bool single = true; /* every index reads one input whole */
-    t->count = 1;
-    for (int64_t o = 0; o < out; o++) {
-      double source = kept   ? (double)o
-                      : crop ? crop_coordinate(o, in, out, region[axis], region[x->rank + axis])
-                             : source_coordinate((coordinate_mode)coordinates, o, in, out, scale);
+    t->count = count;
+    for (int64_t o = 0; o < out && allocated; o++) {
+      double source = kept ? (double)o
+                      : crop
+                          ? crop_coordinate(o, in, out, region[axis], region[x->rank + axis])
+                          : source_coordinate((coordinate_mode)coordinates, o, in, out, axis_scale);
       if (crop && !kept && !(source >= 0 && source <= (double)(in - 1)))
         t->outside[o] = true; /* (its taps unread) */
-      int64_t index[4];
-      double weight[4];
-      t->count = taps_at(kept ? INTERPOLATE_NEAREST : (interpolation)kind, nearest, source, in,
-                         cubic_a, exclude_outside, index, weight);
-      for (uint32_t u = 0; u < t->count; u++) {
-        t->offsets[(size_t)o * t->count + u] = clamp_index(index[u], in) * grid.strides[d];
-        t->weights[(size_t)o * t->count + u] = (float)weight[u];
+      taps_at(&axis_rule, source, in, index, weight);
+      for (uint32_t u = 0; u < count; u++) {
+        t->offsets[(size_t)o * count + u] = clamp_index(index[u], in) * grid.strides[d];
+        t->weights[(size_t)o * count + u] = (float)weight[u];
         single &= weight[u] == 0 || weight[u] == 1;
       }
     }
-    if (single && t->count > 1) /* one tap an index, as nearest reads (integer scales) */
+    free(index);
+    free(weight);
+    if (!allocated)
+      return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (single && count > 1) /* one tap an index, as nearest reads (integer scales) */
       for (int64_t o = 0; o < out; o++)
-        for (uint32_t u = 0; u < t->count; u++)
-          if (t->weights[(size_t)o * t->count + u] == 1)
-            t->offsets[o] = t->offsets[(size_t)o * t->count + u];
+        for (uint32_t u = 0; u < count; u++)
+          if (t->weights[(size_t)o * count + u] == 1)
+            t->offsets[o] = t->offsets[(size_t)o * count + u];
     if (single) {
       t->count = 1;
       for (int64_t o = 0; o < out; o++)
