@@ -1734,3 +1734,17 @@ resize18_case("resize18_sizes_not_larger_axes_reversed", (1, 2, 9, 12), "linear"
               sizes=[7, 6], policy="not_larger")
 resize18_case("resize18_sizes_not_smaller_cubic", (2, 1, 8, 10), "cubic", axes=[-2, -1],
               sizes=[5, 4], policy="not_smaller")
+
+
+def spread_case(name, op, shape, reference, **attrs):
+    """`op` alone on a tensor large enough to be dealt to several threads."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    write_case(name, [helper.make_node(op, ["x"], ["y"], **attrs)], [], x,
+               reference(x.astype(np.float64)))
+
+
+spread_case("mean_variance_norm_spatial_large", "MeanVarianceNormalization", (4, 64, 32, 32),
+            lambda v: (v - v.mean(axis=(2, 3), keepdims=True))
+            / (v.std(axis=(2, 3), keepdims=True) + 1e-9), axes=[2, 3])
+spread_case("lp_norm_rows_large", "LpNormalization", (64, 3, 512),
+            lambda v: v / np.linalg.norm(v, axis=-1, keepdims=True))

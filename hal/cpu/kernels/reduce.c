@@ -39,16 +39,13 @@ typedef struct reduce_params {
   size_t in_count, out_count, group; /* group: input elements per output */
   bool float64;                       /* float64 data (else float32) */
   double *accumulators;
-  double *centres;                    /* MeanVarianceNormalization's means */
 } reduce_params;
 
 static void free_reduce_params(void *data)
 {
   reduce_params *p = data;
-  if (p) {
+  if (p)
     free(p->accumulators);
-    free(p->centres);
-  }
   free(p);
 }
 
@@ -87,44 +84,25 @@ static double reduce_finish(reduce_kind kind, double acc, size_t group)
   }
 }
 
-/* Element i's position among the outputs follows the input's odometer. */
-static void next_input(const reduce_params *p, int64_t *idx, size_t *target)
+static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  for (int d = (int)p->rank - 1; d >= 0; d--) {
-    *target += (size_t)p->out_strides[d];
-    if (++idx[d] < p->dims[d])
-      return;
-    *target -= (size_t)(p->out_strides[d] * p->dims[d]);
-    idx[d] = 0;
-  }
-}
-
-static double input_value(const reduce_params *p, const void *in, size_t i)
-{
-  return p->float64 ? ((const double *)in)[i] : ((const float *)in)[i];
-}
-
-/* The accumulators: `kind` over each output's inputs, less `centre` (per
- * output) when given. */
-static void accumulate(const reduce_params *p, reduce_kind kind, const void *in,
-                       const double *centre)
-{
-  double init = reduce_init(kind);
+  const reduce_params *p = k->params;
+  double init = reduce_init(p->kind);
   for (size_t o = 0; o < p->out_count; o++)
     p->accumulators[o] = init;
   int64_t idx[NPU_MAX_RANK] = {0};
   size_t target = 0;
   for (size_t i = 0; i < p->in_count; i++) {
-    double x = input_value(p, in, i) - (centre ? centre[target] : 0.0);
-    p->accumulators[target] = reduce_step(kind, p->accumulators[target], x);
-    next_input(p, idx, &target);
+    double x = p->float64 ? ((const double *)in[0])[i] : ((const float *)in[0])[i];
+    p->accumulators[target] = reduce_step(p->kind, p->accumulators[target], x);
+    for (int d = (int)p->rank - 1; d >= 0; d--) { /* odometer over the input */
+      target += (size_t)p->out_strides[d];
+      if (++idx[d] < p->dims[d])
+        break;
+      target -= (size_t)(p->out_strides[d] * p->dims[d]);
+      idx[d] = 0;
+    }
   }
-}
-
-static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *out)
-{
-  const reduce_params *p = k->params;
-  accumulate(p, p->kind, in[0], NULL);
   for (size_t o = 0; o < p->out_count; o++) {
     double y = reduce_finish(p->kind, p->accumulators[o], p->group);
     if (p->float64)
@@ -145,12 +123,9 @@ static const struct {
     {"ReduceLogSum", R_LOG_SUM},  {"ReduceLogSumExp", R_LOG_SUM_EXP},
 };
 
-/* The walk of a reduction over `op`'s axes (op->axes) of its float input,
- * with `centres` (one per output) when `centred`. */
-static npu_status new_reduce(const npu_hal_op *op, npu_hal_kernel *k, bool centred,
-                             reduce_params **out)
+static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0];
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64)
     return cpu_unsupported(op, "only float32 and float64 reductions");
   reduce_params *p = calloc(1, sizeof *p);
@@ -159,11 +134,15 @@ static npu_status new_reduce(const npu_hal_op *op, npu_hal_kernel *k, bool centr
   k->params = p;
   p->float64 = x->dtype == NPU_DTYPE_FLOAT64;
   k->free_params = free_reduce_params;
+  for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
+    if (strcmp(op->op_type, reduce_ops[i].name) == 0)
+      p->kind = reduce_ops[i].kind;
   p->rank = x->rank;
   p->in_count = cpu_tensor_elements(x);
-  /* Kept axes are the input axes whose size survives, in order; a
-   * reduction's output shape (keepdims or not) has the same elements in the
-   * same order. */
+  p->out_count = cpu_tensor_elements(y);
+  p->group = p->out_count ? p->in_count / p->out_count : 0;
+  /* Kept axes are the input axes whose size survives, in order; the output
+   * shape (keepdims or not) has the same elements in the same order. */
   bool reduced[NPU_MAX_RANK] = {false};
   for (uint32_t i = 0; i < op->axes->count; i++)
     reduced[op->axes->axes[i]] = true;
@@ -174,72 +153,143 @@ static npu_status new_reduce(const npu_hal_op *op, npu_hal_kernel *k, bool centr
     if (!reduced[d])
       stride *= x->dims[d];
   }
-  p->out_count = (size_t)stride;
-  p->group = p->out_count ? p->in_count / p->out_count : 0;
-  size_t slots = p->out_count ? p->out_count : 1;
-  p->accumulators = malloc(slots * sizeof *p->accumulators);
-  p->centres = centred ? malloc(slots * sizeof *p->centres) : NULL;
-  if (!p->accumulators || (centred && !p->centres))
+  p->accumulators = malloc((p->out_count ? p->out_count : 1) * sizeof *p->accumulators);
+  if (!p->accumulators)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
-  *out = p;
-  return NPU_OK;
-}
-
-static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
-{
-  reduce_params *p = NULL;
-  npu_status status = new_reduce(op, k, false, &p);
-  if (status != NPU_OK)
-    return status;
-  for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
-    if (strcmp(op->op_type, reduce_ops[i].name) == 0)
-      p->kind = reduce_ops[i].kind;
   k->run = run_reduce;
   return NPU_OK;
 }
 
 /* ---- MeanVarianceNormalization, LpNormalization: x less a centre, over a spread -------- */
 
+/* The input falls into groups, one per index of the axes kept (the other
+ * axes are normalised over): each group's elements lie at its start plus
+ * the same member offsets. A task normalises whole groups. */
+typedef struct spread_params {
+  reduce_kind kind;        /* the spread: R_L1 or R_L2 (LpNormalization) */
+  bool centred, float64;   /* centred: MeanVarianceNormalization */
+  size_t groups, members;
+  int64_t *starts, *offsets; /* groups, members entries */
+} spread_params;
+
+static void free_spread_params(void *data)
+{
+  spread_params *p = data;
+  if (p) {
+    free(p->starts);
+    free(p->offsets);
+  }
+  free(p);
+}
+
+typedef struct spread_job {
+  const spread_params *p;
+  const void *x;
+  void *y;
+} spread_job;
+
+static double element(const spread_params *p, const void *data, int64_t i)
+{
+  return p->float64 ? ((const double *)data)[i] : ((const float *)data)[i];
+}
+
 /* MeanVarianceNormalization: (x - mean) / (deviation + 1e-9), ONNX's
  * function (its epsilon added to the deviation); LpNormalization: x / its
- * L1 or L2 norm (the kind). */
-static void run_reduce_normalize(const npu_hal_kernel *k, void *const *in, void *const *out)
+ * L1 or L2 norm. */
+static void spread_groups(void *ctx, size_t task)
 {
-  const reduce_params *p = k->params;
-  if (p->centres) {
-    accumulate(p, R_SUM, in[0], NULL);
-    for (size_t o = 0; o < p->out_count; o++)
-      p->centres[o] = p->accumulators[o] / (double)p->group;
-    accumulate(p, R_SUM_SQUARE, in[0], p->centres);
-    for (size_t o = 0; o < p->out_count; o++)
-      p->accumulators[o] = sqrt(p->accumulators[o] / (double)p->group) + 1e-9;
-  } else {
-    accumulate(p, p->kind, in[0], NULL);
-    for (size_t o = 0; o < p->out_count; o++)
-      p->accumulators[o] = reduce_finish(p->kind, p->accumulators[o], p->group);
-  }
-  int64_t idx[NPU_MAX_RANK] = {0};
-  size_t target = 0;
-  for (size_t i = 0; i < p->in_count; i++) {
-    double y = (input_value(p, in[0], i) - (p->centres ? p->centres[target] : 0.0)) /
-               p->accumulators[target];
-    if (p->float64)
-      ((double *)out[0])[i] = y;
-    else
-      ((float *)out[0])[i] = (float)y;
-    next_input(p, idx, &target);
+  const spread_job *job = ctx;
+  const spread_params *p = job->p;
+  size_t per_task = cpu_rows_per_task(p->members), first = task * per_task;
+  size_t last = first + per_task < p->groups ? first + per_task : p->groups;
+  double count = (double)p->members;
+  for (size_t g = first; g < last; g++) {
+    const int64_t base = p->starts[g], *at = p->offsets;
+    double centre = 0, acc = reduce_init(p->centred ? R_SUM : p->kind), spread;
+    for (size_t m = 0; m < p->members; m++)
+      acc = reduce_step(p->centred ? R_SUM : p->kind, acc, element(p, job->x, base + at[m]));
+    if (p->centred) {
+      centre = acc / count;
+      acc = 0;
+      for (size_t m = 0; m < p->members; m++) {
+        double v = element(p, job->x, base + at[m]) - centre;
+        acc += v * v;
+      }
+      spread = sqrt(acc / count) + 1e-9;
+    } else {
+      spread = reduce_finish(p->kind, acc, p->members);
+    }
+    for (size_t m = 0; m < p->members; m++) {
+      double v = (element(p, job->x, base + at[m]) - centre) / spread;
+      if (p->float64)
+        ((double *)job->y)[base + at[m]] = v;
+      else
+        ((float *)job->y)[base + at[m]] = (float)v;
+    }
   }
 }
 
-static npu_status create_reduce_normalize(const npu_hal_op *op, npu_hal_kernel *k)
+static void run_spread(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  bool lp = strcmp(op->op_type, "LpNormalization") == 0;
-  reduce_params *p = NULL;
-  npu_status status = new_reduce(op, k, !lp, &p);
-  if (status != NPU_OK)
-    return status;
+  const spread_params *p = k->params;
+  spread_job job = {p, in[0], out[0]};
+  size_t per_task = cpu_rows_per_task(p->members);
+  npu_cpu_parallel_for(k->device, (p->groups + per_task - 1) / per_task, spread_groups, &job);
+}
+
+/* The offsets of every index of the axes `take` selects, in order
+ * (row-major over them), into `offsets`. */
+static void axis_offsets(const npu_hal_tensor_desc *x, const int64_t *strides, const bool *take,
+                         int64_t *offsets)
+{
+  int64_t idx[NPU_MAX_RANK] = {0}, at = 0;
+  size_t count = 1;
+  for (uint32_t d = 0; d < x->rank; d++)
+    count *= take[d] ? (size_t)x->dims[d] : 1;
+  for (size_t i = 0; i < count; i++) {
+    offsets[i] = at;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+      if (!take[d])
+        continue;
+      at += strides[d];
+      if (++idx[d] < x->dims[d])
+        break;
+      at -= strides[d] * x->dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static npu_status create_spread(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64)
+    return cpu_unsupported(op, "float32 or float64 data");
+  spread_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_spread_params;
+  p->float64 = x->dtype == NPU_DTYPE_FLOAT64;
+  p->centred = strcmp(op->op_type, "MeanVarianceNormalization") == 0;
   p->kind = op->attributes.get_int(op->attributes.node, "p", 2) == 1 ? R_L1 : R_L2;
-  k->run = run_reduce_normalize;
+  bool reduced[NPU_MAX_RANK] = {false}, kept[NPU_MAX_RANK];
+  for (uint32_t i = 0; i < op->axes->count; i++)
+    reduced[op->axes->axes[i]] = true;
+  p->groups = p->members = 1;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    kept[d] = !reduced[d];
+    *(reduced[d] ? &p->members : &p->groups) *= (size_t)x->dims[d];
+  }
+  p->starts = malloc((p->groups ? p->groups : 1) * sizeof *p->starts);
+  p->offsets = malloc((p->members ? p->members : 1) * sizeof *p->offsets);
+  if (!p->starts || !p->offsets)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(x, strides);
+  axis_offsets(x, strides, kept, p->starts);
+  axis_offsets(x, strides, reduced, p->offsets);
+  k->run = run_spread;
   return NPU_OK;
 }
 
@@ -533,7 +583,7 @@ const cpu_kernel_entry cpu_reduce_kernels[] = {
     {"TopK", create_topk},          {"LayerNormalization", create_layer_norm},
     {"InstanceNormalization", create_instance_norm},
     {"GroupNormalization", create_group_norm},
-    {"MeanVarianceNormalization", create_reduce_normalize},
-    {"LpNormalization", create_reduce_normalize},
+    {"MeanVarianceNormalization", create_spread},
+    {"LpNormalization", create_spread},
     {NULL, NULL},
 };
