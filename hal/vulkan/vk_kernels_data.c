@@ -216,6 +216,10 @@ static const char *plan_resize(npu_hal_device *device, const npu_hal_op *op, npu
                             roundings, 4);
   if (mode < 0 || coordinate < 0 || rounding < 0 || a->get_int(a->node, "antialias", 0))
     return "cubic, antialiased or tf_crop_and_resize resizing";
+  const int64_t *axes;
+  if (a->get_ints(a->node, "axes", &axes) ||
+      strcmp(a->get_string(a->node, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0)
+    return "Resize's axes or keep_aspect_ratio_policy (opset 18)";
   const float *scales = NULL;
   if (op->input_count > 2 && present(&op->inputs[2]) && elements_of(&op->inputs[2]) == x->rank) {
     scales = op->input_values ? op->input_values[2] : NULL;

@@ -92,6 +92,12 @@ static npu_status resolve_axes(const npu_axes_rule *rule, const npu_hal_op *op,
       for (uint32_t d = 0; d < x->rank; d++)
         axes->axes[axes->count++] = d;
     return NPU_OK;
+  case NPU_AXES_NORMALIZED: {
+    static const int64_t across_channels[] = {0, 2, 3}; /* ONNX's default */
+    count = listed_axes(op, listed);
+    return axis_set(count ? listed : across_channels, count ? count : 3, x->rank, "normalised",
+                    axes, label);
+  }
   case NPU_AXES_SQUEEZED: {
     count = listed_axes(op, listed);
     if (!count) {

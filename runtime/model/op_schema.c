@@ -30,6 +30,16 @@ static npu_status cumsum_relation(const npu_hal_op *op, const char *const *input
                                   const char *label);
 static npu_status bitshift_relation(const npu_hal_op *op, const char *const *input_names,
                                     const char *label);
+static npu_status block_relation(const npu_hal_op *op, const char *const *input_names,
+                                 const char *label);
+static npu_status group_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label);
+static npu_status lrn_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label);
+static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label);
+static npu_status sampling_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -119,6 +129,7 @@ static const npu_op_schema schemas[] = {
      INFER(same)},
     {"ConvInteger", 2, 4, 1, 1, 10, .min_rank = 3, .attributes = {WINDOW}, QUANT},
     {"DequantizeLinear", 2, 3, 1, 1, 10, QUANT},
+    {"DepthToSpace", 1, 1, 1, 1, 1, .relation = block_relation, INFER(rearrange_blocks)},
     {"Div", 2, 2, 1, 1, 1, ALIKE, INFER(broadcast)},
     {"Dropout", 1, 3, 1, 2, 7, .inputs = {{2, NPU_DTYPE_BIT(BOOL), ONE, CONSTANT}},
      INFER(dropout)},
@@ -142,14 +153,22 @@ static const npu_op_schema schemas[] = {
     {"GlobalMaxPool", 1, 1, 1, 1, 1, INFER(global_pool)},
     {"Greater", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
     {"GreaterOrEqual", 2, 2, 1, 1, 12, ALIKE, INFER(compare)},
+    {"GridSample", 2, 2, 1, 1, 16, ALIKE, .relation = sampling_relation, INFER(sample)},
+    /* Opset 18's scale and bias are per group, opset 21's per channel. */
+    {"GroupNormalization", 3, 3, 1, 1, 18, .min_rank = 3, ALIKE,
+     .relation = group_norm_relation, INFER(same)},
     {"Hardmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
     {"HardSigmoid", 1, 1, 1, 1, 1, INFER(same)},
     {"HardSwish", 1, 1, 1, 1, 14, INFER(same)},
     {"Identity", 1, 1, 1, 1, 1, INFER(same)},
+    {"InstanceNormalization", 3, 3, 1, 1, 1, .min_rank = 3,
+     .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}}, INFER(same)},
     {"IsInf", 1, 1, 1, 1, 10, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
     {"IsNaN", 1, 1, 1, 1, 9, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
     {"LayerNormalization", 2, 3, 1, 3, 17, INFER(layer_norm), ONE_AXIS(-1)},
     {"LeakyRelu", 1, 1, 1, 1, 1, INFER(same)},
+    {"LpNormalization", 1, 1, 1, 1, 1, .relation = lp_norm_relation, INFER(same), ONE_AXIS(-1)},
+    {"LRN", 1, 1, 1, 1, 1, .min_rank = 3, .relation = lrn_relation, INFER(same)},
     {"Less", 2, 2, 1, 1, 1, ALIKE, INFER(compare)},
     {"LessOrEqual", 2, 2, 1, 1, 12, ALIKE, INFER(compare)},
     {"Log", 1, 1, 1, 1, 1, INFER(same)},
@@ -158,7 +177,13 @@ static const npu_op_schema schemas[] = {
     {"MatMulInteger", 2, 4, 1, 1, 10, QUANT},
     {"Max", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"MaxPool", 1, 1, 1, 2, 1, .min_rank = 3, .attributes = {WINDOW}, INFER(pool)},
+    {"MaxUnpool", 2, 3, 1, 1, 9, .min_rank = 3,
+     .attributes = {{"kernel_shape", SPATIAL, POSITIVE}, {"strides", SPATIAL, POSITIVE},
+                    {"pads", NPU_EXTENT_TWICE_SPATIAL, NON_NEGATIVE}},
+     .inputs = {{1, INT64, ANY}, {2, INT64, RANK, CONSTANT}}, INFER(max_unpool)},
     {"Mean", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
+    {"MeanVarianceNormalization", 1, 1, 1, 1, 9, .attributes = {{"axes", AXES}}, INFER(same),
+     .axes = {NPU_AXES_NORMALIZED}},
     {"Min", 1, V, 1, 1, 8, ALIKE, INFER(broadcast)},
     {"Mish", 1, 1, 1, 1, 18, INFER(same)},
     {"Mod", 2, 2, 1, 1, 10, ALIKE, .relation = mod_relation, INFER(broadcast)},
@@ -217,10 +242,13 @@ static const npu_op_schema schemas[] = {
     {"ReduceSumSquare", 1, 2, 1, 1, 1, AXES_RULES, INFER(reduce), .axes = {NPU_AXES_REDUCED}},
     {"Relu", 1, 1, 1, 1, 1, INFER(same)},
     {"Reshape", 2, 2, 1, 1, 5, .inputs = {{1, INT64, AXES, CONSTANT}}, INFER(reshape)},
+    {"RoiAlign", 3, 3, 1, 1, 10, .inputs = {{1, SAME, ANY}, {2, INT64, ANY}},
+     .relation = sampling_relation, INFER(sample)},
     {"Round", 1, 1, 1, 1, 11, INFER(same)},
     {"Resize", 1, 4, 1, 1, 10,
-     .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, RANK_OR_EMPTY, CONSTANT},
-                {3, INT64, RANK_OR_EMPTY, CONSTANT}}, INFER(resize)},
+     .attributes = {{"axes", AXES}},
+     .inputs = {{1, FLOAT32, RANK, .before = 11, CONSTANT}, {2, FLOAT32, ANY, CONSTANT},
+                {3, INT64, ANY, CONSTANT}}, INFER(resize)}, /* (lengths: by `axes`) */
     {"ScatterND", 3, 3, 1, 1, 11, .min_rank = 1, .inputs = {{1, INT64, ANY}},
      .relation = scatter_nd_relation, INFER(same)},
     /* Scatter (opset 9 and 10) is ScatterElements under its first name. */
@@ -244,6 +272,7 @@ static const npu_op_schema schemas[] = {
     {"Softmax", 1, 1, 1, 1, 1, INFER(same), SOFTMAX_AXIS},
     {"Softplus", 1, 1, 1, 1, 1, INFER(same)},
     {"Softsign", 1, 1, 1, 1, 1, INFER(same)},
+    {"SpaceToDepth", 1, 1, 1, 1, 1, .relation = block_relation, INFER(rearrange_blocks)},
     {"Split", 1, 2, 1, V, 2, .attributes = {{"split", OUTPUTS}},
      .inputs = {{1, INT64, OUTPUTS, CONSTANT}}, INFER(split), ONE_AXIS(0)},
     {"Sqrt", 1, 1, 1, 1, 1, INFER(same)},
@@ -632,4 +661,127 @@ static npu_status bitshift_relation(const npu_hal_op *op, const char *const *inp
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: direction '%s', expected 'LEFT' or "
                          "'RIGHT'", label, direction);
   return NPU_OK;
+}
+
+/* DepthToSpace and SpaceToDepth: a 4-D input, a positive blocksize that
+ * divides the channels (DepthToSpace, squared) or the height and width
+ * (SpaceToDepth), and a known mode. */
+static npu_status block_relation(const npu_hal_op *op, const char *const *input_names,
+                                 const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t block = op->attributes.get_int(op->attributes.node, "blocksize", 0), square;
+  bool to_space = strcmp(op->op_type, "DepthToSpace") == 0;
+  if (x->rank != 4)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has rank %u, %s takes 4",
+                         label, input_names[0], x->rank, op->op_type);
+  if (block < 1 || !npu_mul_i64(block, block, &square))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: blocksize %lld, expected a positive "
+                         "one", label, (long long)block);
+  if (to_space ? x->dims[1] % square != 0 : (x->dims[2] % block || x->dims[3] % block))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: blocksize %lld does not divide the %s "
+                         "of input '%s'", label, (long long)block,
+                         to_space ? "channels (squared)" : "height and width", input_names[0]);
+  const char *mode = op->attributes.get_string(op->attributes.node, "mode", "DCR");
+  if (to_space && strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: mode '%s', expected 'DCR' or 'CRD'",
+                         label, mode);
+  return NPU_OK;
+}
+
+/* GroupNormalization: num_groups divides the channels; scale and bias have
+ * one value per group (opset 18) or per channel (opset 21). */
+static npu_status group_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                      const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  int64_t groups = op->attributes.get_int(op->attributes.node, "num_groups", 0);
+  if (groups < 1 || x->dims[1] % groups)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: num_groups %lld does not divide the %lld "
+                         "channels of input '%s'", label, (long long)groups,
+                         (long long)x->dims[1], input_names[0]);
+  size_t want = op->opset >= 21 ? (size_t)x->dims[1] : (size_t)groups;
+  for (uint32_t i = 1; i < 3; i++)
+    if (elements_of(&op->inputs[i]) != want)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has %zu values, expected "
+                           "one per %s (%zu)", label, input_names[i],
+                           elements_of(&op->inputs[i]), op->opset >= 21 ? "channel" : "group",
+                           want);
+  return NPU_OK;
+}
+
+/* LRN: a positive window size across the channels. */
+static npu_status lrn_relation(const npu_hal_op *op, const char *const *input_names,
+                               const char *label)
+{
+  (void)input_names;
+  int64_t size = op->attributes.get_int(op->attributes.node, "size", 0);
+  return size >= 1 ? NPU_OK
+                   : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: size %lld, expected a positive "
+                                   "one", label, (long long)size);
+}
+
+/* LpNormalization: the L1 or the L2 norm. */
+static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *input_names,
+                                   const char *label)
+{
+  (void)input_names;
+  int64_t p = op->attributes.get_int(op->attributes.node, "p", 2);
+  return p == 1 || p == 2 ? NPU_OK
+                          : npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: p %lld, expected 1 or 2",
+                                          label, (long long)p);
+}
+
+/* Whether attribute `name` (default `fallback`) is one of `count` names. */
+static bool known_name(const npu_hal_op *op, const char *name, const char *fallback,
+                       const char *const *names, size_t count, const char *label)
+{
+  const char *value = op->attributes.get_string(op->attributes.node, name, fallback);
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(value, names[i]) == 0)
+      return true;
+  npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s '%s' is not one of ONNX's", label, name, value);
+  return false;
+}
+
+/* RoiAlign: a 4-D image, regions [R, 4] and their batch indices [R], known
+ * modes, an output of at least one bin. GridSample: a 4-D image and a grid
+ * [N, H', W', 2] of its batch, known modes. */
+static npu_status sampling_relation(const npu_hal_op *op, const char *const *input_names,
+                                    const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *second = &op->inputs[1];
+  if (x->rank != 4)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' has rank %u, %s takes 4-D "
+                         "images", label, input_names[0], x->rank, op->op_type);
+  if (strcmp(op->op_type, "GridSample") == 0) {
+    static const char *const modes[] = {"bilinear", "nearest", "bicubic"};
+    static const char *const paddings[] = {"zeros", "border", "reflection"};
+    if (second->rank != 4 || second->dims[0] != x->dims[0] || second->dims[3] != 2)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: grid '%s' is not [N, H, W, 2] for "
+                           "the %lld images of '%s'", label, input_names[1],
+                           (long long)x->dims[0], input_names[0]);
+    return known_name(op, "mode", "bilinear", modes, 3, label) &&
+                   known_name(op, "padding_mode", "zeros", paddings, 3, label)
+               ? NPU_OK
+               : NPU_ERROR_INVALID_MODEL;
+  }
+  static const char *const modes[] = {"avg", "max"};
+  static const char *const coordinates[] = {"half_pixel", "output_half_pixel"};
+  const npu_hal_tensor_desc *batch = &op->inputs[2];
+  if (second->rank != 2 || second->dims[1] != 4 || batch->rank != 1 ||
+      batch->dims[0] != second->dims[0])
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: regions '%s' are not [R, 4] with R "
+                         "batch indices '%s'", label, input_names[1], input_names[2]);
+  int64_t height = op->attributes.get_int(op->attributes.node, "output_height", 1);
+  int64_t width = op->attributes.get_int(op->attributes.node, "output_width", 1);
+  int64_t ratio = op->attributes.get_int(op->attributes.node, "sampling_ratio", 0);
+  if (height < 1 || width < 1 || ratio < 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: output %lld x %lld, sampling_ratio %lld",
+                         label, (long long)height, (long long)width, (long long)ratio);
+  return known_name(op, "mode", "avg", modes, 2, label) &&
+                 known_name(op, "coordinate_transformation_mode", "half_pixel", coordinates, 2,
+                            label)
+             ? NPU_OK
+             : NPU_ERROR_INVALID_MODEL;
 }

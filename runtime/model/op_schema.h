@@ -71,6 +71,7 @@ typedef enum npu_axes_form {
   NPU_AXES_SQUEEZED, /* attribute `axes` or input 1; none: the axes of size 1 */
   NPU_AXES_INSERTED, /* attribute `axes` or input 1, axes of the output */
   NPU_AXES_PERMUTED, /* attribute `perm`, else the axes reversed */
+  NPU_AXES_NORMALIZED, /* attribute `axes`, else 0, 2 and 3 (MeanVarianceNormalization) */
 } npu_axes_form;
 
 typedef struct npu_axes_rule {

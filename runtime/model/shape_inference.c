@@ -125,9 +125,15 @@ npu_status npu_infer_conv_transpose(const npu_hal_op *op, npu_hal_tensor_desc *o
   return window_output(op, false, &outputs[0], label);
 }
 
+/* MaxPool's optional indices: int64, of the pooled output's shape. */
 npu_status npu_infer_pool(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
 {
-  return window_output(op, true, &outputs[0], label);
+  npu_status status = window_output(op, true, &outputs[0], label);
+  if (op->output_count > 1) {
+    outputs[1] = outputs[0];
+    outputs[1].dtype = NPU_DTYPE_INT64;
+  }
+  return status;
 }
 
 npu_status npu_infer_global_pool(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
@@ -243,25 +249,59 @@ npu_status npu_infer_resize(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
     return FAIL("%s: neither scales nor sizes", label);
   if (has_sizes && op->inputs[scales_input].dtype && npu_op_elements(&op->inputs[scales_input]))
     return FAIL("%s: both scales and sizes", label); /* (kernels would take the scales) */
-  if (attr_ints(op, "axes", &(const int64_t *){NULL}))
-    return npu_set_error(NPU_ERROR_NOT_SUPPORTED, "%s: the axes attribute", label);
-  if (npu_op_elements(&op->inputs[source]) != x->rank)
-    return FAIL("%s: %zu %s for rank %u", label, npu_op_elements(&op->inputs[source]),
-                has_sizes ? "sizes" : "scales", x->rank);
-  for (uint32_t d = 0; d < x->rank; d++) {
-    if (has_sizes) {
-      out->dims[d] = npu_op_index_value(op, sizes_input, d);
-    } else { /* ONNX: floor(input * scale) */
-      double size = (double)x->dims[d] *
-                    (double)((const float *)op->input_values[scales_input])[d];
+  /* Opset 18: the scales, sizes and roi may list some axes only (the others
+   * are kept). */
+  const int64_t *listed;
+  int64_t axes[NPU_MAX_RANK];
+  size_t count = attr_ints(op, "axes", &listed); /* (at most NPU_MAX_RANK: checked) */
+  bool seen[NPU_MAX_RANK] = {false};
+  for (size_t i = 0; i < count; i++) {
+    axes[i] = listed[i] < 0 ? listed[i] + x->rank : listed[i];
+    if (axes[i] < 0 || axes[i] >= x->rank || seen[axes[i]])
+      return FAIL("%s: axis %lld out of range for rank %u, or repeated", label,
+                  (long long)listed[i], x->rank);
+    seen[axes[i]] = true;
+  }
+  for (size_t i = 0; count == 0 && i < x->rank; i++)
+    axes[i] = (int64_t)i;
+  count = count ? count : x->rank;
+  if (npu_op_elements(&op->inputs[source]) != count)
+    return FAIL("%s: %zu %s for %zu axes", label, npu_op_elements(&op->inputs[source]),
+                has_sizes ? "sizes" : "scales", count);
+  const char *mode = op->opset >= 11 ? op->attributes.get_string(
+                                           op->attributes.node, "coordinate_transformation_mode",
+                                           "half_pixel")
+                                     : "";
+  if (strcmp(mode, "tf_crop_and_resize") == 0 &&
+      (!npu_op_has_input(op, 1) || npu_op_elements(&op->inputs[1]) != 2 * count))
+    return FAIL("%s: tf_crop_and_resize without a roi of 2 x %zu values", label, count);
+  const char *policy = op->attributes.get_string(op->attributes.node, "keep_aspect_ratio_policy",
+                                                 "stretch");
+  bool larger = strcmp(policy, "not_smaller") == 0;
+  if (!larger && strcmp(policy, "not_larger") != 0 && strcmp(policy, "stretch") != 0)
+    return FAIL("%s: keep_aspect_ratio_policy '%s'", label, policy);
+  bool one_scale = has_sizes && strcmp(policy, "stretch") != 0;
+  double shared = larger ? 0 : INFINITY; /* (one_scale: the sizes' smallest or largest ratio) */
+  for (size_t i = 0; i < count && one_scale; i++) {
+    double ratio = (double)npu_op_index_value(op, sizes_input, i) / (double)x->dims[axes[i]];
+    shared = larger ? fmax(ratio, shared) : fmin(ratio, shared);
+  }
+  for (size_t i = 0; i < count; i++) {
+    int64_t d = axes[i];
+    if (has_sizes && !one_scale) {
+      out->dims[d] = npu_op_index_value(op, sizes_input, i);
+    } else { /* ONNX: floor(input * scale); one scale for the sizes: rounded half up */
+      const float *scales = op->input_values[scales_input];
+      double size = (double)x->dims[d] * (one_scale ? shared : (double)scales[i]);
+      size = one_scale ? floor(size + 0.5) : size;
       if (!(size < 0x1p63)) /* (NaN too) */
         return TOO_LARGE(label);
       if (size < 1) /* a negative scale too: converting it would overflow */
-        return FAIL("%s: empty output on axis %u (scale %g)", label, d, size);
+        return FAIL("%s: empty output on axis %lld (scale %g)", label, (long long)d, size);
       out->dims[d] = (int64_t)size;
     }
     if (out->dims[d] <= 0)
-      return FAIL("%s: empty output on axis %u", label, d);
+      return FAIL("%s: empty output on axis %lld", label, (long long)d);
   }
   return NPU_OK;
 }
@@ -649,6 +689,78 @@ npu_status npu_infer_constant_of_shape(const npu_hal_op *op, npu_hal_tensor_desc
   for (uint32_t d = 0; d < y->rank; d++)
     y->dims[d] = npu_op_index_value(op, 0, d);
   y->dtype = (npu_dtype)attr_int(op, "value.dtype", NPU_DTYPE_FLOAT32);
+  return NPU_OK;
+}
+
+/* DepthToSpace: [N, C / b^2, H * b, W * b]; SpaceToDepth the reverse (the
+ * divisions are exact: checked). */
+npu_status npu_infer_rearrange_blocks(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                      const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  npu_hal_tensor_desc *y = &outputs[0];
+  int64_t block = attr_int(op, "blocksize", 1), square = block * block; /* (checked) */
+  if (strcmp(op->op_type, "SpaceToDepth") == 0) {
+    y->dims[2] = x->dims[2] / block;
+    y->dims[3] = x->dims[3] / block;
+    return npu_mul_i64(x->dims[1], square, &y->dims[1]) ? NPU_OK : TOO_LARGE(label);
+  }
+  y->dims[1] = x->dims[1] / square;
+  return npu_mul_i64(x->dims[2], block, &y->dims[2]) && npu_mul_i64(x->dims[3], block, &y->dims[3])
+             ? NPU_OK
+             : TOO_LARGE(label);
+}
+
+/* MaxUnpool: the shape MaxPool read, (in - 1) * stride + kernel - pads per
+ * spatial axis, or output_shape (input 2) when given, which may only add to
+ * it; the indices have the values' shape. */
+npu_status npu_infer_max_unpool(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                                const char *label)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *indices = &op->inputs[1];
+  npu_hal_tensor_desc *y = &outputs[0];
+  const int64_t *kernel, *strides, *pads;
+  uint32_t spatial = x->rank - 2;
+  if (attr_ints(op, "kernel_shape", &kernel) != spatial)
+    return FAIL("%s: kernel_shape missing", label);
+  bool strided = attr_ints(op, "strides", &strides) > 0, padded = attr_ints(op, "pads", &pads) > 0;
+  if (indices->rank != x->rank || memcmp(indices->dims, x->dims, x->rank * sizeof x->dims[0]))
+    return FAIL("%s: the indices are not shaped as the values", label);
+  bool given = npu_op_has_input(op, 2);
+  for (uint32_t s = 0; s < spatial; s++) {
+    int64_t size, pad = padded ? pads[s] + pads[spatial + s] : 0; /* (pads: small, checked) */
+    if (!npu_mul_i64(x->dims[2 + s] - 1, strided ? strides[s] : 1, &size) ||
+        !npu_add_i64(size, kernel[s] - pad, &size))
+      return TOO_LARGE(label);
+    if (size < 1)
+      return FAIL("%s: empty output on spatial axis %u", label, s);
+    int64_t want = given ? npu_op_index_value(op, 2, 2 + s) : size;
+    if (want < size)
+      return FAIL("%s: output_shape %lld on spatial axis %u, smaller than the unpooled %lld",
+                  label, (long long)want, s, (long long)size);
+    y->dims[2 + s] = want;
+  }
+  if (given && (npu_op_index_value(op, 2, 0) != x->dims[0] ||
+                npu_op_index_value(op, 2, 1) != x->dims[1]))
+    return FAIL("%s: output_shape changes the batch or the channels", label);
+  return NPU_OK;
+}
+
+/* RoiAlign: [regions, C, output_height, output_width]; GridSample: [N, C,
+ * the grid's H and W]. */
+npu_status npu_infer_sample(const npu_hal_op *op, npu_hal_tensor_desc *outputs, const char *label)
+{
+  (void)label;
+  npu_hal_tensor_desc *y = &outputs[0];
+  const npu_hal_tensor_desc *second = &op->inputs[1];
+  if (strcmp(op->op_type, "GridSample") == 0) {
+    y->dims[2] = second->dims[1];
+    y->dims[3] = second->dims[2];
+    return NPU_OK;
+  }
+  y->dims[0] = second->dims[0];
+  y->dims[2] = attr_int(op, "output_height", 1);
+  y->dims[3] = attr_int(op, "output_width", 1);
   return NPU_OK;
 }
 

@@ -55,5 +55,8 @@ NPU_SHAPE_FUNCTION(gather_nd);
 NPU_SHAPE_FUNCTION(one_hot);
 NPU_SHAPE_FUNCTION(eye_like);
 NPU_SHAPE_FUNCTION(constant_of_shape);
+NPU_SHAPE_FUNCTION(rearrange_blocks);
+NPU_SHAPE_FUNCTION(max_unpool);
+NPU_SHAPE_FUNCTION(sample);
 
 #endif

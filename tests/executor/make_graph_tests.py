@@ -401,8 +401,28 @@ def linear_taps(size, scale):
     return first, np.minimum(first + 1, size - 1), source - first
 
 
+def cubic_weights(ratio, a=-0.75):
+    """Keys' weights of the four inputs around a point `ratio` past the second."""
+    return [(((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
+             else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+            for d in (1 + ratio, ratio, 1 - ratio, 2 - ratio)]
+
+
+def cubic_matrix(size, scale):
+    """half_pixel cubic interpolation along one axis (edge inputs repeated),
+    as an (output, input) matrix."""
+    out = int(size * scale)
+    m = np.zeros((out, size))
+    for o in range(out):
+        source = (o + 0.5) / scale - 0.5
+        base = math.floor(source)
+        for i, w in enumerate(cubic_weights(source - base)):
+            m[o, min(max(base - 1 + i, 0), size - 1)] += w
+    return m
+
+
 def resize_case(name, channels, mode):
-    """Conv, Resize x2 (nearest floor/asymmetric, or linear half_pixel), conv,
+    """Conv, Resize x2 (nearest floor/asymmetric, linear or cubic half_pixel), conv,
     at batch 2: Resize runs in the convolutions' layout (whole channel blocks,
     or channels-last for channel counts that are not)."""
     x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
@@ -415,11 +435,15 @@ def resize_case(name, channels, mode):
         up = hidden.repeat(2, axis=2).repeat(2, axis=3)
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                      nearest_mode="floor")
-    else:
+    elif mode == "linear":
         f, s2, wt = linear_taps(SIZE, 2.0)
         rows = hidden[:, :, f] * (1 - wt)[None, None, :, None] + hidden[:, :, s2] * wt[None, None, :, None]
         up = rows[:, :, :, f] * (1 - wt) + rows[:, :, :, s2] * wt
         attrs = dict(mode="linear", coordinate_transformation_mode="half_pixel")
+    else:
+        m = cubic_matrix(SIZE, 2.0)
+        up = np.einsum("ph,nchw,qw->ncpq", m, hidden, m)
+        attrs = dict(mode="cubic", coordinate_transformation_mode="half_pixel")
     y = conv(up, w2.astype(np.float64), b2.astype(np.float64))
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["hidden"], pads=[1, 1, 1, 1]),
              helper.make_node("Resize", ["hidden", "", "scales"], ["up"], **attrs),
@@ -433,6 +457,8 @@ def resize_case(name, channels, mode):
 resize_case("layout_resize_nearest_blocks", 16, "nearest")
 resize_case("layout_resize_linear_blocks", 16, "linear")
 resize_case("layout_resize_nearest_12_channels", 12, "nearest")
+resize_case("layout_resize_cubic_blocks", 16, "cubic")
+resize_case("layout_resize_cubic_12_channels", 12, "cubic")
 
 
 def deconv_bn_case(name):
@@ -1449,3 +1475,358 @@ write_case("one_hot_axis1_large",
            np.array([0.5, 2.0], np.float32),
            np.where(np.arange(12)[None, :, None] == (hot_at % 12)[:, None, :], 2.0, 0.5),
            opset=11)
+def depth_to_space(v, b, mode):
+    n, c, h, w = v.shape
+    if mode == "DCR":
+        t = v.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = v.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+
+
+def space_to_depth(v, b):
+    n, c, h, w = v.shape
+    t = v.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def group_norm(v, groups, scale, bias, epsilon=1e-5):
+    n, c = v.shape[:2]
+    g = v.reshape(n, groups, -1)
+    g = (g - g.mean(axis=2, keepdims=True)) / np.sqrt(g.var(axis=2, keepdims=True) + epsilon)
+    shape = (1, c) + (1,) * (v.ndim - 2)
+    return g.reshape(v.shape) * scale.reshape(shape) + bias.reshape(shape)
+
+
+def lrn(v, size, alpha=1e-4, beta=0.75, bias=1.0):
+    squares = np.zeros_like(v)
+    c = v.shape[1]
+    for k in range(c):
+        first, last = max(0, k - (size - 1) // 2), min(c - 1, k + size - 1 - (size - 1) // 2)
+        squares[:, k] = (v[:, first:last + 1] ** 2).sum(axis=1)
+    return v / (bias + alpha / size * squares) ** beta
+
+
+def between_convs_case(name, channels, make, reference, out_channels, opset=14):
+    """Conv (into `channels`, at batch 2: the convolutions' blocked or
+    channels-last layout) -> the operator under test -> Conv: the operator
+    takes plain tensors, reordered around it. make(t, o) gives its nodes and
+    constants; reference(v) its float64 value; out_channels its output's."""
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w1 = (rng.standard_normal((channels, 3, 3, 3)) * 0.3).astype(np.float32)
+    b1 = rng.standard_normal(channels).astype(np.float32)
+    w2 = (rng.standard_normal((8, out_channels, 3, 3)) * 0.2).astype(np.float32)
+    b2 = rng.standard_normal(8).astype(np.float32)
+    hidden = conv(x.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64))
+    nodes, inits = make("hidden", "middle")
+    y = conv(reference(hidden), w2.astype(np.float64), b2.astype(np.float64))
+    nodes = ([helper.make_node("Conv", ["x", "w1", "b1"], ["hidden"], pads=[1, 1, 1, 1])] + nodes +
+             [helper.make_node("Conv", ["middle", "w2", "b2"], ["y"], pads=[1, 1, 1, 1])])
+    inits += [numpy_helper.from_array(a, k) for a, k in
+              ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))]
+    write_case(name, nodes, inits, x, y, opset=opset)
+
+
+def single_node(op, **attrs):
+    return lambda t, o: ([helper.make_node(op, [t], [o], **attrs)], [])
+
+
+def affine_node(op, scale, bias, **attrs):
+    """`op` reading constants "scale" and "bias" (float32 `scale`, `bias`)."""
+    return lambda t, o: ([helper.make_node(op, [t, "scale", "bias"], [o], **attrs)],
+                         [numpy_helper.from_array(scale.astype(np.float32), "scale"),
+                          numpy_helper.from_array(bias.astype(np.float32), "bias")])
+
+
+for mode in ("DCR", "CRD"):
+    between_convs_case(f"between_convs_depth_to_space_{mode.lower()}", 16,
+                       single_node("DepthToSpace", blocksize=2, mode=mode),
+                       lambda v, mode=mode: depth_to_space(v, 2, mode), 4)
+between_convs_case("between_convs_space_to_depth", 16, single_node("SpaceToDepth", blocksize=2),
+                   lambda v: space_to_depth(v, 2), 64)
+for channels in (16, 12):
+    s, b = (rng.standard_normal(channels).astype(np.float32) for _ in range(2))
+    between_convs_case(f"between_convs_instance_norm_{channels}", channels,
+                       affine_node("InstanceNormalization", s, b, epsilon=1e-3),
+                       lambda v, s=s, b=b: group_norm(v, v.shape[1], s.astype(np.float64),
+                                                      b.astype(np.float64), 1e-3), channels)
+# GroupNormalization: opset 18's scale and bias per group, opset 21's per channel
+s18, b18 = (rng.standard_normal(4).astype(np.float32) for _ in range(2))
+between_convs_case("between_convs_group_norm_opset18", 16,
+                   affine_node("GroupNormalization", s18, b18, num_groups=4),
+                   lambda v: group_norm(v, 4, np.repeat(s18, 4).astype(np.float64),
+                                        np.repeat(b18, 4).astype(np.float64)), 16, opset=18)
+s21, b21 = (rng.standard_normal(16).astype(np.float32) for _ in range(2))
+between_convs_case("between_convs_group_norm_opset21", 16,
+                   affine_node("GroupNormalization", s21, b21, num_groups=4, epsilon=1e-4),
+                   lambda v: group_norm(v, 4, s21.astype(np.float64), b21.astype(np.float64),
+                                        1e-4), 16, opset=21)
+between_convs_case("between_convs_lrn", 16, single_node("LRN", size=5, alpha=1e-3, beta=0.75,
+                                                         bias=2.0),
+                   lambda v: lrn(v, 5, 1e-3, 0.75, 2.0), 16)
+between_convs_case("between_convs_mean_variance_norm", 16,
+                   single_node("MeanVarianceNormalization"),
+                   lambda v: (v - v.mean(axis=(0, 2, 3), keepdims=True))
+                   / (v.std(axis=(0, 2, 3), keepdims=True) + 1e-9), 16)
+for p in (1, 2):
+    between_convs_case(f"between_convs_lp_norm_p{p}", 16, single_node("LpNormalization", axis=1, p=p),
+                       lambda v, p=p: v / np.linalg.norm(v, ord=p, axis=1, keepdims=True), 16)
+
+
+def conv_transpose(v, w, stride, output_padding):
+    """ConvTranspose without padding, one group: the full output then
+    output_padding rows and columns of zeros (the bias is added after)."""
+    n, c, h, wd = v.shape
+    _, m, kh, kw = w.shape
+    y = np.zeros((n, m, (h - 1) * stride + kh + output_padding,
+                  (wd - 1) * stride + kw + output_padding))
+    for i in range(kh):
+        for j in range(kw):
+            y[:, :, i:i + stride * h:stride, j:j + stride * wd:stride] += np.einsum(
+                "nchw,cm->nmhw", v, w[:, :, i, j])
+    return y
+
+
+# output_padding past the full output: oneDNN declines it, the plain kernel runs it
+dw = (rng.standard_normal((16, 8, 2, 2)) * 0.3).astype(np.float32)
+db = rng.standard_normal(8).astype(np.float32)
+between_convs_case(
+    "between_convs_conv_transpose_output_padding", 16,
+    lambda t, o: ([helper.make_node("ConvTranspose", [t, "dw", "db"], [o], strides=[2, 2],
+                                    output_padding=[1, 1])],
+                  [numpy_helper.from_array(dw, "dw"), numpy_helper.from_array(db, "db")]),
+    lambda v: conv_transpose(v, dw.astype(np.float64), 2, 1) + db.reshape(1, -1, 1, 1), 8)
+
+
+def roi_align(image, rois, batch, out_h, out_w, ratio, scale, mode, half_pixel):
+    """ONNX Runtime's RoiAlign (which ONNX's reference follows): per bin the
+    mean of its bilinear samples, or the largest weighted neighbour of any."""
+    _, c, height, width = image.shape
+    y = np.zeros((len(rois), c, out_h, out_w))
+    offset = 0.5 if half_pixel else 0.0
+    for r, (box, n) in enumerate(zip(rois.astype(np.float64), batch)):
+        x0, y0, x1, y1 = box * scale - offset
+        roi_w, roi_h = x1 - x0, y1 - y0
+        if not half_pixel:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / out_h, roi_w / out_w
+        grid_h = ratio if ratio > 0 else math.ceil(bin_h)
+        grid_w = ratio if ratio > 0 else math.ceil(bin_w)
+        for ph in range(out_h):
+            for pw in range(out_w):
+                samples = []
+                for iy in range(grid_h):
+                    sy = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                    for ix in range(grid_w):
+                        sx = x0 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                        if sy < -1 or sy > height or sx < -1 or sx > width:
+                            samples.append(np.zeros((4, c)))
+                            continue
+                        sy, sx = max(sy, 0.0), max(sx, 0.0)
+                        ya, xa = int(sy), int(sx)
+                        yb, xb = ya + 1, xa + 1
+                        if ya >= height - 1:
+                            ya = yb = height - 1
+                            sy = ya
+                        if xa >= width - 1:
+                            xa = xb = width - 1
+                            sx = xa
+                        ly, lx = sy - ya, sx - xa
+                        v = image[n].astype(np.float64)
+                        samples.append(np.stack([(1 - ly) * (1 - lx) * v[:, ya, xa],
+                                                 (1 - ly) * lx * v[:, ya, xb],
+                                                 ly * (1 - lx) * v[:, yb, xa],
+                                                 ly * lx * v[:, yb, xb]]))
+                samples = np.array(samples)
+                y[r, :, ph, pw] = (samples.max(axis=(0, 1)) if mode == "max"
+                                   else samples.sum(axis=1).sum(axis=0) / max(grid_h * grid_w, 1))
+    return y
+
+
+def roi_align_case(name, mode, half_pixel, ratio):
+    x = rng.standard_normal((2, 5, 12, 10)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 7.5, 9.0], [2.0, 0.0, 9.5, 11.5], [-1.0, 3.0, 4.0, 5.0],
+                     [1.0, 1.0, 1.2, 1.4]], np.float32)
+    batch = np.array([0, 1, 1, 0], np.int64)
+    attrs = dict(mode=mode, output_height=3, output_width=4, sampling_ratio=ratio,
+                 spatial_scale=0.9)
+    opset = 10
+    if half_pixel:
+        attrs["coordinate_transformation_mode"] = "half_pixel"
+        opset = 16
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], **attrs)]
+    inits = [numpy_helper.from_array(rois, "rois"), numpy_helper.from_array(batch, "batch")]
+    write_case(name, nodes, inits, x,
+               roi_align(x, rois, batch, 3, 4, ratio, 0.9, mode, half_pixel), opset=opset)
+
+
+roi_align_case("roi_align_max_half_pixel", "max", True, 2)
+roi_align_case("roi_align_avg_opset10_adaptive", "avg", False, 0)
+roi_align_case("roi_align_max_opset10", "max", False, 0)
+
+
+def reflect(v, low, high):
+    span = high - low
+    if v < low or v > high:
+        past = low - v if v < low else v - high
+        folds = int(past / span)
+        rest = past - folds * span
+        v = low + rest if (v < low) == (folds % 2 == 0) else high - rest
+    return v
+
+
+def grid_sample(image, grid, mode, padding, align_corners):
+    """ONNX Runtime's GridSample: a point outside the image is brought in
+    (border: clamped; reflection: folded) in both coordinates, then sampled
+    with padded pixel reads."""
+    n, c, height, width = image.shape
+    out_h, out_w = grid.shape[1:3]
+    size = (width, height)
+    low = [0.0 if align_corners else -0.5] * 2
+    high = [s - 1.0 if align_corners else s - 0.5 for s in size]
+    y = np.zeros((n, c, out_h, out_w))
+
+    def pixel(img, row, col):
+        if padding == "zeros":
+            return img[:, row, col] if 0 <= row < height and 0 <= col < width else 0.0
+        if padding == "reflection":
+            col, row = int(reflect(col, low[0], high[0])), int(reflect(row, low[1], high[1]))
+        return img[:, min(max(row, 0), height - 1), min(max(col, 0), width - 1)]
+
+    for b in range(n):
+        img = image[b].astype(np.float64)
+        for i in range(out_h):
+            for j in range(out_w):
+                at = [((g + 1) / 2 * (s - 1) if align_corners else ((g + 1) * s - 1) / 2)
+                      for g, s in zip(grid[b, i, j].astype(np.float64), size)]
+                if mode == "nearest":
+                    at = [float(np.rint(a)) for a in at]
+                if any(a < lo or a > hi for a, lo, hi in zip(at, low, high)):
+                    if padding == "border":
+                        at = [min(max(a, 0.0), s - 1.0) for a, s in zip(at, size)]
+                    elif padding == "reflection":
+                        at = [reflect(a, lo, hi) for a, lo, hi in zip(at, low, high)]
+                if mode == "nearest":
+                    y[b, :, i, j] = pixel(img, int(at[1]), int(at[0]))
+                    continue
+                taps = 4 if mode == "bicubic" else 2
+                x0, y0 = (math.floor(a) - (taps == 4) for a in at)
+                if taps == 4:
+                    weights = [cubic_weights(a - math.floor(a)) for a in at]
+                else:
+                    weights = [[1 - (a - math.floor(a)), a - math.floor(a)] for a in at]
+                y[b, :, i, j] = sum(weights[1][r] * weights[0][q] * pixel(img, y0 + r, x0 + q)
+                                    for r in range(taps) for q in range(taps))
+    return y
+
+
+def grid_sample_case(name, mode, padding, align_corners):
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid = (rng.standard_normal((2, 4, 7, 2)) * 0.9).astype(np.float32)
+    grid[0, 0, :3] = [[1.6, -1.7], [-2.9, 3.3], [0.999, -1.0]]  # outside, far outside, the edge
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding,
+                              align_corners=int(align_corners))]
+    write_case(name, nodes, [numpy_helper.from_array(grid, "grid")], x,
+               grid_sample(x, grid, mode, padding, align_corners), opset=16)
+
+
+for mode in ("bilinear", "nearest", "bicubic"):
+    for padding in ("zeros", "border", "reflection"):
+        grid_sample_case(f"grid_sample_{mode}_{padding}", mode, padding, False)
+grid_sample_case("grid_sample_bicubic_reflection_align_corners", "bicubic", "reflection", True)
+
+
+def resize_coefficients(kind, ratio, scale, antialias):
+    """ONNX's reference weights of the inputs around a point `ratio` (in
+    (0, 1]) past the input before it: linear or cubic (a = -0.75), widened
+    and normalised when antialiasing a downsampling."""
+    s = min(scale, 1.0) if antialias else 1.0
+    reach = 2 if kind == "cubic" else 1
+    first = math.floor(-reach / s) + 1
+
+    def kernel(d):
+        d = abs(d)
+        if kind == "linear":
+            return max(0.0, 1 - d)
+        a = -0.75
+        return (((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1
+                else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a if d < 2 else 0.0)
+
+    weights = np.array([kernel((i - ratio) * s) for i in range(first, 2 - first)])
+    return weights / weights.sum() if antialias else weights
+
+
+def resize_matrix(size, out, scale, kind, antialias):
+    """half_pixel resizing of one axis as an (out, size) matrix: each output
+    reads the n inputs nearest its source (preferring the lower ones, edge
+    inputs repeated), as ONNX's reference picks them."""
+    m = np.zeros((out, size))
+    for o in range(out):
+        source = (o + 0.5) / scale - 0.5
+        ratio = 1.0 if source == math.floor(source) else source - math.floor(source)
+        weights = resize_coefficients(kind, ratio, scale, antialias)
+        n = len(weights)
+        nearest = sorted(sorted(range(-n, size + n), key=lambda i: (abs(source - i), i))[:n])
+        for i, w in zip(nearest, weights):
+            m[o, min(max(i, 0), size - 1)] += w
+    return m
+
+
+def resize18_case(name, shape, kind, axes=None, scales=None, sizes=None, policy="stretch",
+                  antialias=0):
+    """Resize (opset 18) of the listed axes (all without `axes`) by scales or
+    sizes (one scale for all with a keep_aspect_ratio_policy), against the
+    separable float64 reference above."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    listed = axes if axes is not None else list(range(len(shape)))
+    factor = {}
+    if scales is not None:
+        factor = dict(zip(listed, scales))
+    else:
+        ratios = [s / shape[d] for d, s in zip(listed, sizes)]
+        shared = {"not_larger": min(ratios), "not_smaller": max(ratios)}.get(policy)
+        factor = {d: shared if shared else r for d, r in zip(listed, ratios)}
+    value = x.astype(np.float64)
+    for d in listed:
+        if scales is not None:
+            out = int(shape[d] * factor[d])
+        elif policy == "stretch":
+            out = sizes[listed.index(d)]
+        else:
+            out = int(factor[d] * shape[d] + 0.5)
+        m = resize_matrix(shape[d], out, factor[d], kind, antialias)
+        value = np.moveaxis(np.tensordot(m, np.moveaxis(value, d, 0), axes=1), 0, d)
+    attrs = dict(mode=kind, antialias=antialias, keep_aspect_ratio_policy=policy)
+    if axes is not None:
+        attrs["axes"] = axes
+    inputs = ["x", "", "scales"] if scales is not None else ["x", "", "", "sizes"]
+    inits = [numpy_helper.from_array(np.array(scales, np.float32), "scales")
+             if scales is not None else numpy_helper.from_array(np.array(sizes, np.int64), "sizes")]
+    write_case(name, [helper.make_node("Resize", inputs, ["y"], **attrs)], inits, x, value,
+               opset=18)
+
+
+resize18_case("resize18_antialias_linear_down", (1, 2, 12, 10), "linear",
+              scales=[1, 1, 0.4, 0.55], antialias=1)
+resize18_case("resize18_antialias_cubic_down_axes", (2, 3, 14, 11), "cubic", axes=[2, 3],
+              scales=[0.5, 0.3], antialias=1)
+resize18_case("resize18_antialias_linear_up_axes", (1, 2, 5, 6), "linear", axes=[3],
+              scales=[1.7], antialias=1)
+resize18_case("resize18_sizes_not_larger_axes_reversed", (1, 2, 9, 12), "linear", axes=[3, 2],
+              sizes=[7, 6], policy="not_larger")
+resize18_case("resize18_sizes_not_smaller_cubic", (2, 1, 8, 10), "cubic", axes=[-2, -1],
+              sizes=[5, 4], policy="not_smaller")
+
+
+def spread_case(name, op, shape, reference, **attrs):
+    """`op` alone on a tensor large enough to be dealt to several threads."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    write_case(name, [helper.make_node(op, ["x"], ["y"], **attrs)], [], x,
+               reference(x.astype(np.float64)))
+
+
+spread_case("mean_variance_norm_spatial_large", "MeanVarianceNormalization", (4, 64, 32, 32),
+            lambda v: (v - v.mean(axis=(2, 3), keepdims=True))
+            / (v.std(axis=(2, 3), keepdims=True) + 1e-9), axes=[2, 3])
+spread_case("lp_norm_rows_large", "LpNormalization", (64, 3, 512),
+            lambda v: v / np.linalg.norm(v, axis=-1, keepdims=True))

@@ -527,6 +527,27 @@ crafted["quantize_to_uint16"] = single(
     graph_inputs=f4, opset=21, output_dtype=TensorProto.UINT16)
 crafted["gelu_bad_approximation"] = single("Gelu", ["x"], ["y"], graph_inputs=f4, opset=20,
                                            approximate="sigmoid")
+# vision and normalisation operators: attributes and inputs that do not fit
+crafted["depth_to_space_block3"] = single("DepthToSpace", ["x"], ["y"], graph_inputs=nchw,
+                                          blocksize=3)
+crafted["group_norm_groups"] = single(
+    "GroupNormalization", ["x", "s", "b"], ["y"],
+    [const("s", TensorProto.FLOAT, [3], [1, 1, 1]), const("b", TensorProto.FLOAT, [3], [0, 0, 0])],
+    graph_inputs=nchw, opset=18, num_groups=3)
+crafted["lrn_size_zero"] = single("LRN", ["x"], ["y"], graph_inputs=nchw, size=0)
+crafted["grid_sample_grid_shape"] = single(
+    "GridSample", ["x", "g"], ["y"], [const("g", TensorProto.FLOAT, [1, 2, 2, 3], [0] * 12)],
+    graph_inputs=nchw, opset=16)
+crafted["roi_align_regions_shape"] = single(
+    "RoiAlign", ["x", "r", "i"], ["y"],
+    [const("r", TensorProto.FLOAT, [1, 3], [0, 0, 1]), const("i", TensorProto.INT64, [1], [0])],
+    graph_inputs=nchw, opset=16)
+crafted["resize_axis_out_of_range"] = single(
+    "Resize", ["x", "", "s"], ["y"], [const("s", TensorProto.FLOAT, [2], [2, 2])],
+    graph_inputs=nchw, opset=18, axes=[2, 4])
+crafted["resize_unknown_policy"] = single(
+    "Resize", ["x", "", "", "z"], ["y"], [const("z", TensorProto.INT64, [2], [4, 4])],
+    graph_inputs=nchw, opset=18, axes=[2, 3], keep_aspect_ratio_policy="fit")
 crafted["qlinearconv_bias_type"] = single(
     "QLinearConv", ["x", "s", "z", "w", "s", "wz", "s", "z", "b"], ["y"],
     [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),

@@ -24,6 +24,17 @@ size_t cpu_tensor_elements(const npu_hal_tensor_desc *t)
   return n;
 }
 
+cpu_channel_walk cpu_channel_walk_of(const npu_hal_tensor_desc *t)
+{
+  size_t channels = (size_t)t->dims[1], pixels = 1;
+  for (uint32_t d = 2; d < t->rank; d++)
+    pixels *= (size_t)t->dims[d];
+  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+    return (cpu_channel_walk){channels * pixels, channels, 0, 0};
+  size_t block = npu_hal_channel_block(t); /* plain: blocks of one channel */
+  return (cpu_channel_walk){channels * pixels, block, pixels * block, block};
+}
+
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides)
 {
   int64_t s = 1;
@@ -62,6 +73,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_index_map_kernels,
     cpu_scatter_kernels,
     cpu_pattern_kernels,
+    cpu_sampling_kernels,
     cpu_quantize_kernels,
     cpu_qdnnl_kernels, /* oneDNN's int8 convolution and matmul, before the reference loops */
     cpu_qmatmul_dnnl_kernels,

@@ -74,6 +74,7 @@ extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
 extern const cpu_kernel_entry cpu_scatter_kernels[];
 extern const cpu_kernel_entry cpu_pattern_kernels[];
+extern const cpu_kernel_entry cpu_sampling_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
@@ -106,6 +107,25 @@ void cpu_kernel_fail(const npu_hal_kernel *kernel, npu_status status, const char
 
 /* Whether a reduction's axes are exactly those after N and C (global pooling). */
 bool cpu_reduces_spatial_axes(const npu_hal_op *op);
+
+/* Where channel c of spatial position p (the spatial axes flattened) of
+ * batch item n lies in a tensor of rank 3 or more, in any layout:
+ * n * batch + cpu_channel_offset(walk, c) + p * pixel. */
+typedef struct cpu_channel_walk {
+  size_t batch, pixel, plane, block; /* block: channels per block (plain: 1; channels-last: 0) */
+} cpu_channel_walk;
+
+cpu_channel_walk cpu_channel_walk_of(const npu_hal_tensor_desc *t);
+
+static inline size_t cpu_channel_offset(const cpu_channel_walk *w, size_t c)
+{
+  return w->block == 0 ? c : c / w->block * w->plane + c % w->block;
+}
+
+/* Keys' cubic convolution weights w[4] of the four inputs around a point
+ * `ratio` (in [0, 1)) past the second one, with coefficient a (Resize's
+ * cubic_coeff_a; GridSample's bicubic: -0.75). */
+void cpu_cubic_weights(double ratio, double a, double *w);
 
 /* Row-major strides (in elements) of a tensor. */
 void cpu_strides(const npu_hal_tensor_desc *t, int64_t *strides);

@@ -12,14 +12,9 @@
 
 enum { MAX_OUT_CHANNELS = 8, MAX_PATCH = 4, COLUMNS = 64 };
 
-/* Where channel c of pixel p of batch item n lies: n * batch + offset(c) + p * pixel. */
-typedef struct channel_walk {
-  size_t batch, pixel, plane, block; /* block: channels per block (1: none) */
-} channel_walk;
-
 typedef struct patch_params {
   size_t in_channels, out_channels, height, width, patch_h, patch_w;
-  channel_walk in, out;
+  cpu_channel_walk in, out;
   float *weights; /* [in][out][patch_h][patch_w] */
   float bias[MAX_OUT_CHANNELS];
   const float *x; /* bound per run */
@@ -34,22 +29,6 @@ static void free_patch_params(void *data)
   free(p);
 }
 
-static channel_walk walk_of(const npu_hal_tensor_desc *t)
-{
-  size_t channels = (size_t)t->dims[1], pixels = (size_t)t->dims[2] * (size_t)t->dims[3];
-  if (t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
-    return (channel_walk){channels * pixels, channels, 0, 0};
-  size_t block = npu_hal_channel_block(t); /* plain: blocks of one channel */
-  return (channel_walk){channels * pixels, block, pixels * block, block};
-}
-
-static size_t channel_offset(const channel_walk *w, size_t c)
-{
-  if (w->block == 0) /* channels-last */
-    return c;
-  return c / w->block * w->plane + c % w->block;
-}
-
 /* One input row of one output channel: patch_h output rows. */
 static void paint_row(void *ctx, size_t item)
 {
@@ -58,7 +37,7 @@ static void paint_row(void *ctx, size_t item)
   size_t n = item / p->height / p->out_channels;
   size_t out_width = p->width * p->patch_w;
   const float *x = p->x + n * p->in.batch;
-  float *y = p->y + n * p->out.batch + channel_offset(&p->out, oc);
+  float *y = p->y + n * p->out.batch + cpu_channel_offset(&p->out, oc);
   float acc[MAX_PATCH][COLUMNS];
   for (size_t a = 0; a < p->patch_h; a++) {
     size_t out_row = i * p->patch_h + a;
@@ -68,7 +47,8 @@ static void paint_row(void *ctx, size_t item)
         for (size_t j = 0; j < count; j++)
           acc[b][j] = p->bias[oc];
       for (size_t ic = 0; ic < p->in_channels; ic++) {
-        const float *row = x + channel_offset(&p->in, ic) + (i * p->width + j0) * p->in.pixel;
+        const float *row =
+            x + cpu_channel_offset(&p->in, ic) + (i * p->width + j0) * p->in.pixel;
         const float *w = p->weights + ((ic * p->out_channels + oc) * p->patch_h + a) * p->patch_w;
         for (size_t b = 0; b < p->patch_w; b++)
           for (size_t j = 0; j < count; j++)
@@ -116,7 +96,8 @@ static npu_status create_patch(const npu_hal_op *op, npu_hal_kernel *k)
   k->params = p;
   k->free_params = free_patch_params;
   *p = (patch_params){in_channels, out_channels, (size_t)x->dims[2], (size_t)x->dims[3],
-                      patch_h, patch_w, walk_of(x), walk_of(y), NULL, {0}, NULL, NULL};
+                      patch_h, patch_w, cpu_channel_walk_of(x), cpu_channel_walk_of(y), NULL, {0},
+                      NULL, NULL};
   size_t weight_count = in_channels * out_channels * patch_h * patch_w;
   p->weights = malloc(weight_count * sizeof *p->weights);
   if (!p->weights)

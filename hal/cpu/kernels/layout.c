@@ -1,6 +1,7 @@
 /* Data-movement kernels: copies (Reshape, Flatten, Squeeze, Unsqueeze,
- * Identity), Dropout at inference, Transpose, Concat, Split, Slice, Gather,
- * ConstantOfShape, Range. Element size is all they need to know of the type. */
+ * Identity), Dropout at inference, Transpose (DepthToSpace and SpaceToDepth
+ * too), Concat, Split, Slice, Gather, ConstantOfShape, Range. Element size
+ * is all they need to know of the type. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,44 @@ static npu_status create_transpose(const npu_hal_op *op, npu_hal_kernel *k)
     whole[d] = true;
   }
   plan_strided_copy(c, whole);
+  k->run = run_transpose;
+  return NPU_OK;
+}
+
+/* DepthToSpace and SpaceToDepth: a transpose of the input seen as 6-D. The
+ * output [N, C', H', W'] is walked as six axes whose input strides place
+ * each block's pixels: DepthToSpace's output (n, c, h, i, w, j) reads
+ * channel (i * b + j) * C' + c (DCR) or (c * b + i) * b + j (CRD) at (h, w);
+ * SpaceToDepth's output (n, i, j, c, h, w) reads channel c at
+ * (h * b + i, w * b + j). */
+static npu_status create_rearrange_blocks(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *in = &op->inputs[0], *y = &op->outputs[0];
+  const npu_hal_attributes *a = &op->attributes;
+  int64_t b = a->get_int(a->node, "blocksize", 1); /* (checked: divides the axes) */
+  int64_t c = in->dims[1], h = in->dims[2], w = in->dims[3], plane = h * w;
+  strided_copy *copy = calloc(1, sizeof *copy);
+  if (!copy)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = copy;
+  copy->rank = 6;
+  copy->esize = element_size(in);
+  if (strcmp(op->op_type, "SpaceToDepth") == 0) {
+    int64_t dims[6] = {in->dims[0], b, b, c, y->dims[2], y->dims[3]};
+    int64_t strides[6] = {c * plane, w, 1, plane, b * w, b};
+    memcpy(copy->dims, dims, sizeof dims);
+    memcpy(copy->strides, strides, sizeof strides);
+  } else {
+    bool crd = strcmp(a->get_string(a->node, "mode", "DCR"), "CRD") == 0;
+    int64_t out_c = y->dims[1];
+    int64_t dims[6] = {in->dims[0], out_c, h, b, w, b};
+    int64_t strides[6] = {c * plane, crd ? b * b * plane : plane, w,
+                          crd ? b * plane : b * out_c * plane, 1, crd ? plane : out_c * plane};
+    memcpy(copy->dims, dims, sizeof dims);
+    memcpy(copy->strides, strides, sizeof strides);
+  }
+  bool whole[6] = {true, true, true, true, true, true};
+  plan_strided_copy(copy, whole);
   k->run = run_transpose;
   return NPU_OK;
 }
@@ -605,5 +644,6 @@ const cpu_kernel_entry cpu_layout_kernels[] = {
     {"Split", create_split, CPU_LAYOUTS_CHANNEL_AXIS},
     {"Slice", create_slice}, {"Gather", create_gather},
     {"ConstantOfShape", create_constant_of_shape}, {"Range", create_range},
+    {"DepthToSpace", create_rearrange_blocks}, {"SpaceToDepth", create_rearrange_blocks},
     {NULL, NULL},
 };

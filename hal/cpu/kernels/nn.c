@@ -1,6 +1,7 @@
-/* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D), Gemm,
+/* Neural-network kernels: Conv (im2col + GEMM, groups, 1-D and 2-D),
+ * ConvTranspose (direct, 1-D and 2-D), Gemm,
  * MatMul (batched, broadcast; float64 too), Max/Average pooling, global pooling,
- * Softmax/LogSoftmax.
+ * Softmax/LogSoftmax, LRN.
  * The GEMM is a plain row-parallel i-k-j loop the compiler vectorises; a
  * oneDNN path replaces it for speed (see the issue tracker). */
 #include <float.h>
@@ -105,15 +106,18 @@ static void free_conv_params(void *params)
   free(p);
 }
 
-static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
+/* The window of a 1-D or 2-D Conv or ConvTranspose of float32 (1-D: a
+ * height of 1), into new params of `size` bytes that begin with it. */
+static npu_status new_conv_params(const npu_hal_op *op, npu_hal_kernel *k, size_t size,
+                                  conv_params **out)
 {
-  const npu_hal_tensor_desc *x = &op->inputs[0], *w = &op->inputs[1];
+  const npu_hal_tensor_desc *x = &op->inputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
     return cpu_unsupported(op, "only float32 1-D and 2-D convolutions");
   const npu_hal_window *window = op->window;
   if (!window)
     return cpu_unsupported(op, "no resolved window");
-  conv_params *p = calloc(1, sizeof *p);
+  conv_params *p = calloc(1, size);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
@@ -124,7 +128,7 @@ static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
   p->c = x->dims[1];
   p->h = two_d ? x->dims[2] : 1;
   p->w = x->dims[x->rank - 1];
-  p->m = w->dims[0];
+  p->m = op->outputs[0].dims[1];
   p->kh = two_d ? window->kernel[0] : 1;
   p->kw = window->kernel[last];
   p->oh = two_d ? op->outputs[0].dims[2] : 1;
@@ -136,9 +140,21 @@ static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
   p->dil_w = window->dilations[last];
   p->pad_top = two_d ? window->pad_begin[0] : 0;
   p->pad_left = window->pad_begin[last];
-  if (p->group <= 0 || p->c % p->group || p->m % p->group || w->dims[1] * p->group != p->c)
-    return cpu_unsupported(op, "channels do not divide into the groups");
   p->has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
+  if (p->group <= 0 || p->c % p->group || p->m % p->group)
+    return cpu_unsupported(op, "channels do not divide into the groups");
+  *out = p;
+  return NPU_OK;
+}
+
+static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  conv_params *p = NULL;
+  npu_status status = new_conv_params(op, k, sizeof *p, &p);
+  if (status != NPU_OK)
+    return status;
+  if (op->inputs[1].dims[1] * p->group != p->c)
+    return cpu_unsupported(op, "channels do not divide into the groups");
   /* A weight row (its elements: bounded) times the output plane (bounded): checked. */
   size_t columns, bytes;
   bool fits = npu_mul_size((size_t)(p->c / p->group * p->kh * p->kw), (size_t)(p->oh * p->ow),
@@ -148,6 +164,79 @@ static npu_status create_conv(const npu_hal_op *op, npu_hal_kernel *k)
   if (!p->columns)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory for the im2col workspace");
   k->run = run_conv;
+  return NPU_OK;
+}
+
+/* ---- ConvTranspose: each output plane gathers its inputs' strided taps ---------------- */
+
+typedef struct conv_transpose_params {
+  conv_params window;
+  cpu_channel_walk in, out; /* the tensors' layouts */
+} conv_transpose_params;
+
+typedef struct conv_transpose_job {
+  const conv_transpose_params *p;
+  const float *x, *w, *bias;
+  float *y;
+} conv_transpose_job;
+
+/* Output plane (n, m): bias, then every input pixel of m's group painted
+ * through m's kernel (weights [C, M/group, kh, kw]). Output rows and
+ * columns no input reaches (output_padding) keep the bias. */
+static void conv_transpose_plane(void *ctx, size_t task)
+{
+  const conv_transpose_job *job = ctx;
+  const conv_params *p = &job->p->window;
+  const cpu_channel_walk *in = &job->p->in, *out = &job->p->out;
+  int64_t n = (int64_t)task / p->m, m = (int64_t)task % p->m;
+  int64_t mg = p->m / p->group, cg = p->c / p->group, g = m / mg;
+  size_t step = out->pixel, from = in->pixel;
+  float *y = job->y + (size_t)n * out->batch + cpu_channel_offset(out, (size_t)m);
+  float init = job->bias ? job->bias[m] : 0.0f;
+  for (int64_t i = 0; i < p->oh * p->ow; i++)
+    y[(size_t)i * step] = init;
+  for (int64_t c = g * cg; c < (g + 1) * cg; c++) {
+    const float *plane = job->x + (size_t)n * in->batch + cpu_channel_offset(in, (size_t)c);
+    const float *kernel = job->w + (c * mg + m % mg) * p->kh * p->kw;
+    for (int64_t ky = 0; ky < p->kh; ky++)
+      for (int64_t kx = 0; kx < p->kw; kx++) {
+        float weight = kernel[ky * p->kw + kx];
+        for (int64_t iy = 0; iy < p->h; iy++) {
+          int64_t oy = iy * p->stride_h - p->pad_top + ky * p->dil_h;
+          if (oy < 0 || oy >= p->oh)
+            continue;
+          for (int64_t ix = 0; ix < p->w; ix++) {
+            int64_t ox = ix * p->stride_w - p->pad_left + kx * p->dil_w;
+            if (ox >= 0 && ox < p->ow)
+              y[(size_t)(oy * p->ow + ox) * step] +=
+                  plane[(size_t)(iy * p->w + ix) * from] * weight;
+          }
+        }
+      }
+  }
+}
+
+static void run_conv_transpose(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const conv_transpose_params *p = k->params;
+  conv_transpose_job job = {p, in[0], in[1], p->window.has_bias ? in[2] : NULL, out[0]};
+  npu_cpu_parallel_for(k->device, (size_t)(p->window.n * p->window.m), conv_transpose_plane, &job);
+}
+
+/* The cases oneDNN declines (output_padding past what its end padding can
+ * absorb), in any layout (the planner gives ConvTranspose oneDNN's). */
+static npu_status create_conv_transpose(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  conv_params *window = NULL;
+  npu_status status = new_conv_params(op, k, sizeof(conv_transpose_params), &window);
+  if (status != NPU_OK)
+    return status;
+  if (op->inputs[1].dims[0] != window->c || op->inputs[1].dims[1] * window->group != window->m)
+    return cpu_unsupported(op, "the weights do not match the channels and groups");
+  conv_transpose_params *p = (conv_transpose_params *)window; /* (its first member) */
+  p->in = cpu_channel_walk_of(&op->inputs[0]);
+  p->out = cpu_channel_walk_of(&op->outputs[0]);
+  k->run = run_conv_transpose;
   return NPU_OK;
 }
 
@@ -295,6 +384,7 @@ static npu_status create_matmul(const npu_hal_op *op, npu_hal_kernel *k)
 
 typedef struct pool_params {
   bool max, count_include_pad;
+  bool column_major; /* MaxPool's indices: storage_order 1 */
   int64_t planes, h, w, oh, ow, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
 } pool_params;
 
@@ -304,10 +394,11 @@ static void pool_plane(void *ctx, size_t plane)
   const pool_params *p = job[0];
   const float *x = (const float *)job[1] + plane * p->h * p->w;
   float *y = (float *)job[2] + plane * p->oh * p->ow;
+  int64_t *indices = job[3] ? (int64_t *)job[3] + plane * p->oh * p->ow : NULL;
   for (int64_t oy = 0; oy < p->oh; oy++)
     for (int64_t ox = 0; ox < p->ow; ox++) {
       float acc = p->max ? -FLT_MAX : 0.0f;
-      int64_t count = 0;
+      int64_t count = 0, best = -1; /* best: the maximum's position in the plane */
       for (int64_t ky = 0; ky < p->kh; ky++)
         for (int64_t kx = 0; kx < p->kw; kx++) {
           int64_t yy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
@@ -320,17 +411,24 @@ static void pool_plane(void *ctx, size_t plane)
             continue;
           }
           float v = x[yy * p->w + xx];
-          acc = p->max ? fmaxf(acc, v) : acc + v;
+          if (p->max && (v > acc || best < 0)) {
+            acc = v;
+            best = p->column_major ? xx * p->h + yy : yy * p->w + xx;
+          } else if (!p->max) {
+            acc += v;
+          }
           count++;
         }
       y[oy * p->ow + ox] = p->max ? acc : (count ? acc / (float)count : 0.0f);
+      if (indices) /* ONNX's: positions in the whole (flattened) input */
+        indices[oy * p->ow + ox] = (int64_t)plane * p->h * p->w + (best >= 0 ? best : 0);
     }
 }
 
 static void run_pool(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   const pool_params *p = k->params;
-  const void *job[3] = {p, in[0], out[0]};
+  const void *job[4] = {p, in[0], out[0], k->output_count > 1 ? out[1] : NULL};
   npu_cpu_parallel_for(k->device, (size_t)p->planes, pool_plane, (void *)job);
 }
 
@@ -339,8 +437,6 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32 || (x->rank != 3 && x->rank != 4))
     return cpu_unsupported(op, "float32 1-D and 2-D pooling only");
-  if (op->output_count > 1)
-    return cpu_unsupported(op, "MaxPool indices output");
   if (!op->window)
     return cpu_unsupported(op, "no resolved window");
   pool_params *p = calloc(1, sizeof *p);
@@ -365,6 +461,7 @@ static npu_status create_pool(const npu_hal_op *op, npu_hal_kernel *k)
   p->dil_h = two_d ? window->dilations[0] : 1;
   p->dil_w = window->dilations[last];
   p->count_include_pad = window->count_include_pad;
+  p->column_major = op->attributes.get_int(op->attributes.node, "storage_order", 0) != 0;
   k->run = run_pool;
   return NPU_OK;
 }
@@ -672,8 +769,75 @@ static npu_status create_softmax(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- LRN: normalisation across neighbouring channels ------------------------------ */
+
+typedef struct lrn_params {
+  int64_t images, channels, plane; /* plane: the spatial positions */
+  int64_t before, after;    /* the window: channels c - before to c + after */
+  float alpha_per_size, beta, bias;
+} lrn_params;
+
+typedef struct lrn_job {
+  const lrn_params *p;
+  const float *x;
+  float *y;
+} lrn_job;
+
+/* Output plane (n, c): the squares of the window's planes summed in place,
+ * then x / (bias + alpha / size * sum) ^ beta. */
+static void lrn_plane(void *ctx, size_t task)
+{
+  const lrn_job *job = ctx;
+  const lrn_params *p = job->p;
+  int64_t c = (int64_t)task % p->channels, image = (int64_t)task / p->channels;
+  int64_t first = c - p->before > 0 ? c - p->before : 0;
+  int64_t last = c + p->after < p->channels - 1 ? c + p->after : p->channels - 1;
+  const float *x = job->x + image * p->channels * p->plane;
+  float *restrict y = job->y + (size_t)task * p->plane;
+  for (int64_t s = 0; s < p->plane; s++)
+    y[s] = 0.0f;
+  for (int64_t k = first; k <= last; k++)
+    for (int64_t s = 0; s < p->plane; s++)
+      y[s] += x[k * p->plane + s] * x[k * p->plane + s];
+  for (int64_t s = 0; s < p->plane; s++)
+    y[s] = x[c * p->plane + s] * powf(p->bias + p->alpha_per_size * y[s], -p->beta);
+}
+
+static void run_lrn(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const lrn_params *p = k->params;
+  lrn_job job = {p, in[0], out[0]};
+  npu_cpu_parallel_for(k->device, (size_t)(p->images * p->channels), lrn_plane, &job);
+}
+
+static npu_status create_lrn(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32)
+    return cpu_unsupported(op, "float32 only");
+  lrn_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  const npu_hal_attributes *a = &op->attributes;
+  int64_t size = a->get_int(a->node, "size", 1); /* (checked: positive) */
+  p->channels = x->dims[1];
+  p->images = x->dims[0];
+  p->plane = 1;
+  for (uint32_t d = 2; d < x->rank; d++)
+    p->plane *= x->dims[d];
+  p->before = (size - 1) / 2;
+  p->after = size - 1 - p->before;
+  p->alpha_per_size = a->get_float(a->node, "alpha", 1e-4f) / (float)size;
+  p->beta = a->get_float(a->node, "beta", 0.75f);
+  p->bias = a->get_float(a->node, "bias", 1.0f);
+  k->run = run_lrn;
+  return NPU_OK;
+}
+
 const cpu_kernel_entry cpu_nn_kernels[] = {
     {"Conv", create_conv},
+    {"ConvTranspose", create_conv_transpose, CPU_LAYOUTS_ANY},
     {"Gemm", create_gemm},
     {"MatMul", create_matmul},
     {"MaxPool", create_pool},
@@ -683,5 +847,6 @@ const cpu_kernel_entry cpu_nn_kernels[] = {
     {"ReduceMean", create_global_pool, CPU_LAYOUTS_SPATIAL_REDUCTION},
     {"Softmax", create_softmax},
     {"LogSoftmax", create_softmax},
+    {"LRN", create_lrn},
     {NULL, NULL},
 };

@@ -1,6 +1,8 @@
 /* Reductions: ReduceX over any axes, ArgMax/ArgMin, Hardmax and TopK along
- * one axis, LayerNormalization over the trailing axes. Float32 data
- * (ReduceX: float64 too). And CumSum, the running sum along one axis. */
+ * one axis, LayerNormalization over the trailing axes, Instance- and
+ * GroupNormalization, MeanVarianceNormalization and LpNormalization.
+ * Float32 data (ReduceX, MeanVariance- and LpNormalization: float64 too).
+ * And CumSum, the running sum along one axis. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,6 +158,139 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
   if (!p->accumulators)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->run = run_reduce;
+  return NPU_OK;
+}
+
+/* ---- MeanVarianceNormalization, LpNormalization: x less a centre, over a spread -------- */
+
+/* The input falls into groups, one per index of the axes kept (the other
+ * axes are normalised over): each group's elements lie at its start plus
+ * the same member offsets. A task normalises whole groups. */
+typedef struct spread_params {
+  reduce_kind kind;        /* the spread: R_L1 or R_L2 (LpNormalization) */
+  bool centred, float64;   /* centred: MeanVarianceNormalization */
+  size_t groups, members;
+  int64_t *starts, *offsets; /* groups, members entries */
+} spread_params;
+
+static void free_spread_params(void *data)
+{
+  spread_params *p = data;
+  if (p) {
+    free(p->starts);
+    free(p->offsets);
+  }
+  free(p);
+}
+
+typedef struct spread_job {
+  const spread_params *p;
+  const void *x;
+  void *y;
+} spread_job;
+
+static double element(const spread_params *p, const void *data, int64_t i)
+{
+  return p->float64 ? ((const double *)data)[i] : ((const float *)data)[i];
+}
+
+/* MeanVarianceNormalization: (x - mean) / (deviation + 1e-9), ONNX's
+ * function (its epsilon added to the deviation); LpNormalization: x / its
+ * L1 or L2 norm. */
+static void spread_groups(void *ctx, size_t task)
+{
+  const spread_job *job = ctx;
+  const spread_params *p = job->p;
+  size_t per_task = cpu_rows_per_task(p->members), first = task * per_task;
+  size_t last = first + per_task < p->groups ? first + per_task : p->groups;
+  double count = (double)p->members;
+  for (size_t g = first; g < last; g++) {
+    const int64_t base = p->starts[g], *at = p->offsets;
+    double centre = 0, acc = reduce_init(p->centred ? R_SUM : p->kind), spread;
+    for (size_t m = 0; m < p->members; m++)
+      acc = reduce_step(p->centred ? R_SUM : p->kind, acc, element(p, job->x, base + at[m]));
+    if (p->centred) {
+      centre = acc / count;
+      acc = 0;
+      for (size_t m = 0; m < p->members; m++) {
+        double v = element(p, job->x, base + at[m]) - centre;
+        acc += v * v;
+      }
+      spread = sqrt(acc / count) + 1e-9;
+    } else {
+      spread = reduce_finish(p->kind, acc, p->members);
+    }
+    for (size_t m = 0; m < p->members; m++) {
+      double v = (element(p, job->x, base + at[m]) - centre) / spread;
+      if (p->float64)
+        ((double *)job->y)[base + at[m]] = v;
+      else
+        ((float *)job->y)[base + at[m]] = (float)v;
+    }
+  }
+}
+
+static void run_spread(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const spread_params *p = k->params;
+  spread_job job = {p, in[0], out[0]};
+  size_t per_task = cpu_rows_per_task(p->members);
+  npu_cpu_parallel_for(k->device, (p->groups + per_task - 1) / per_task, spread_groups, &job);
+}
+
+/* The offsets of every index of the axes `take` selects, in order
+ * (row-major over them), into `offsets`. */
+static void axis_offsets(const npu_hal_tensor_desc *x, const int64_t *strides, const bool *take,
+                         int64_t *offsets)
+{
+  int64_t idx[NPU_MAX_RANK] = {0}, at = 0;
+  size_t count = 1;
+  for (uint32_t d = 0; d < x->rank; d++)
+    count *= take[d] ? (size_t)x->dims[d] : 1;
+  for (size_t i = 0; i < count; i++) {
+    offsets[i] = at;
+    for (int d = (int)x->rank - 1; d >= 0; d--) {
+      if (!take[d])
+        continue;
+      at += strides[d];
+      if (++idx[d] < x->dims[d])
+        break;
+      at -= strides[d] * x->dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static npu_status create_spread(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 && x->dtype != NPU_DTYPE_FLOAT64)
+    return cpu_unsupported(op, "float32 or float64 data");
+  spread_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  k->free_params = free_spread_params;
+  p->float64 = x->dtype == NPU_DTYPE_FLOAT64;
+  p->centred = strcmp(op->op_type, "MeanVarianceNormalization") == 0;
+  p->kind = op->attributes.get_int(op->attributes.node, "p", 2) == 1 ? R_L1 : R_L2;
+  bool reduced[NPU_MAX_RANK] = {false}, kept[NPU_MAX_RANK];
+  for (uint32_t i = 0; i < op->axes->count; i++)
+    reduced[op->axes->axes[i]] = true;
+  p->groups = p->members = 1;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    kept[d] = !reduced[d];
+    *(reduced[d] ? &p->members : &p->groups) *= (size_t)x->dims[d];
+  }
+  p->starts = malloc((p->groups ? p->groups : 1) * sizeof *p->starts);
+  p->offsets = malloc((p->members ? p->members : 1) * sizeof *p->offsets);
+  if (!p->starts || !p->offsets)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  int64_t strides[NPU_MAX_RANK];
+  cpu_strides(x, strides);
+  axis_offsets(x, strides, kept, p->starts);
+  axis_offsets(x, strides, reduced, p->offsets);
+  k->run = run_spread;
   return NPU_OK;
 }
 
@@ -404,23 +539,39 @@ static npu_status create_topk(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
-/* ---- LayerNormalization ---------------------------------------------------------- */
+/* ---- normalisation of contiguous rows: LayerNormalization, InstanceNormalization,
+ * GroupNormalization ---------------------------------------------------------------- */
 
-typedef struct layer_norm_params {
-  size_t rows, width;
-  size_t scale_count, bias_count; /* width, or 1 for a broadcast scalar */
+/* Where a row's scale or bias values come from: element e of segment s of
+ * row r reads value (r % period) * per_row + s * per_segment + e * per_element
+ * (LayerNormalization: one per element, or one; InstanceNormalization: one
+ * per channel, a row; GroupNormalization: one per group, a row (opset 18),
+ * or one per channel, a segment (opset 21)). */
+typedef struct norm_affine {
+  size_t period, per_row, per_segment, per_element;
+} norm_affine;
+
+typedef struct row_norm_params {
+  size_t rows, width, segment; /* the row's segments of `segment` elements */
+  norm_affine scale, bias;
   float epsilon;
-  const float *x, *scale, *bias;  /* bound per run */
+  const float *x, *scale_values, *bias_values; /* bound per run; no bias: NULL */
   float *y, *mean, *inv_std;
-} layer_norm_params;
+} row_norm_params;
 
-/* Mean and variance in cpu_sum's lanes, then one pass that vectorises:
- * scale and bias read per element or broadcast. */
+static size_t affine_index(const norm_affine *a, size_t row, size_t segment)
+{
+  return (row % a->period) * a->per_row + segment * a->per_segment;
+}
+
+/* Mean and variance in cpu_sum's lanes, then one pass per segment that
+ * vectorises: scale and bias read per element or fixed. */
 NPU_VECTOR_CLONES
-static void normalize_row(const layer_norm_params *p, const float *restrict x, float *restrict y,
-                          float *mean_out, float *inv_std_out)
+static void normalize_row(const row_norm_params *p, size_t r, float *mean_out, float *inv_std_out)
 {
   size_t n = p->width;
+  const float *restrict x = p->x + r * n;
+  float *restrict y = p->y + r * n;
   float mean = cpu_sum(x, n) / (float)n;
   float lanes[CPU_REDUCTION_LANES] = {0};
   size_t i = 0;
@@ -433,26 +584,30 @@ static void normalize_row(const layer_norm_params *p, const float *restrict x, f
   for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
     squares += lanes[l];
   float inv_std = 1.0f / sqrtf(squares / (float)n + p->epsilon);
-  const float *scale = p->scale, *bias = p->bias;
-  if (p->scale_count != 1 && (!bias || p->bias_count != 1))
-    for (i = 0; i < n; i++)
-      y[i] = (x[i] - mean) * inv_std * scale[i] + (bias ? bias[i] : 0.0f);
-  else
-    for (i = 0; i < n; i++)
-      y[i] = (x[i] - mean) * inv_std * scale[p->scale_count == 1 ? 0 : i] +
-             (bias ? bias[p->bias_count == 1 ? 0 : i] : 0.0f);
+  size_t scale_step = p->scale.per_element, bias_step = p->bias.per_element;
+  for (size_t s = 0, start = 0; start < n; s++, start += p->segment) {
+    const float *scale = p->scale_values + affine_index(&p->scale, r, s);
+    const float *bias = p->bias_values ? p->bias_values + affine_index(&p->bias, r, s) : NULL;
+    if (!bias)
+      for (i = 0; i < p->segment; i++)
+        y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step];
+    else
+      for (i = 0; i < p->segment; i++)
+        y[start + i] =
+            (x[start + i] - mean) * inv_std * scale[i * scale_step] + bias[i * bias_step];
+  }
   *mean_out = mean;
   *inv_std_out = inv_std;
 }
 
-static void layer_norm_rows(void *ctx, size_t task)
+static void row_norm_task(void *ctx, size_t task)
 {
-  const layer_norm_params *p = ctx;
+  const row_norm_params *p = ctx;
   size_t per_task = cpu_rows_per_task(p->width), first = task * per_task;
   size_t last = first + per_task < p->rows ? first + per_task : p->rows;
   for (size_t r = first; r < last; r++) {
     float mean, inv_std;
-    normalize_row(p, p->x + r * p->width, p->y + r * p->width, &mean, &inv_std);
+    normalize_row(p, r, &mean, &inv_std);
     if (p->mean)
       p->mean[r] = mean;
     if (p->inv_std)
@@ -460,39 +615,81 @@ static void layer_norm_rows(void *ctx, size_t task)
   }
 }
 
-static void run_layer_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
+static void run_row_norm(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
-  layer_norm_params job = *(const layer_norm_params *)k->params;
+  row_norm_params job = *(const row_norm_params *)k->params;
   job.x = in[0];
-  job.scale = in[1];
-  job.bias = k->input_count > 2 ? in[2] : NULL;
+  job.scale_values = in[1];
+  job.bias_values = k->input_count > 2 ? in[2] : NULL;
   job.y = out[0];
   job.mean = k->output_count > 1 ? out[1] : NULL;
   job.inv_std = k->output_count > 2 ? out[2] : NULL;
   size_t per_task = cpu_rows_per_task(job.width);
-  npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, layer_norm_rows, &job);
+  npu_cpu_parallel_for(k->device, (job.rows + per_task - 1) / per_task, row_norm_task, &job);
 }
 
-static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
+/* A row per index before `axis`, one segment (callers split it). */
+static npu_status new_row_norm(const npu_hal_op *op, npu_hal_kernel *k, int64_t axis,
+                               row_norm_params **out)
 {
   const npu_hal_tensor_desc *x = &op->inputs[0];
   if (x->dtype != NPU_DTYPE_FLOAT32)
     return cpu_unsupported(op, "float32 data");
-  layer_norm_params *p = calloc(1, sizeof *p);
+  row_norm_params *p = calloc(1, sizeof *p);
   if (!p)
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->params = p;
-  axis_split s = split_at(x, op->axes->axes[0]);
+  axis_split s = split_at(x, axis);
   p->rows = s.outer;
-  p->width = s.axis * s.inner;
+  p->width = p->segment = s.axis * s.inner;
   p->epsilon = op->attributes.get_float(op->attributes.node, "epsilon", 1e-5f);
-  p->scale_count = cpu_tensor_elements(&op->inputs[1]);
+  p->scale = p->bias = (norm_affine){1, 0, 0, 0};
+  k->run = run_row_norm;
+  *out = p;
+  return NPU_OK;
+}
+
+static npu_status create_layer_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, op->axes->axes[0], &p);
+  if (status != NPU_OK)
+    return status;
+  size_t scale_count = cpu_tensor_elements(&op->inputs[1]);
   bool has_bias = op->input_count > 2 && op->inputs[2].dtype != NPU_DTYPE_UNDEFINED;
-  p->bias_count = has_bias ? cpu_tensor_elements(&op->inputs[2]) : 1;
-  if ((p->scale_count != p->width && p->scale_count != 1) ||
-      (p->bias_count != p->width && p->bias_count != 1))
+  size_t bias_count = has_bias ? cpu_tensor_elements(&op->inputs[2]) : 1;
+  if ((scale_count != p->width && scale_count != 1) || (bias_count != p->width && bias_count != 1))
     return cpu_unsupported(op, "scale and bias must cover the normalised axes");
-  k->run = run_layer_norm;
+  p->scale.per_element = scale_count != 1;
+  p->bias.per_element = bias_count != 1;
+  return NPU_OK;
+}
+
+/* A row per (image, channel): the channel's scale and bias. */
+static npu_status create_instance_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, 2, &p);
+  if (status != NPU_OK)
+    return status;
+  p->scale = p->bias = (norm_affine){(size_t)op->inputs[0].dims[1], 1, 0, 0};
+  return NPU_OK;
+}
+
+/* A row per (image, group), its channels the segments. */
+static npu_status create_group_norm(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  size_t groups = (size_t)op->attributes.get_int(op->attributes.node, "num_groups", 1);
+  size_t per_group = (size_t)x->dims[1] / groups; /* (checked: it divides) */
+  row_norm_params *p = NULL;
+  npu_status status = new_row_norm(op, k, 2, &p);
+  if (status != NPU_OK)
+    return status;
+  p->rows = (size_t)x->dims[0] * groups;
+  p->width *= per_group; /* (segments: the group's channels) */
+  p->scale = p->bias = op->opset >= 21 ? (norm_affine){groups, per_group, 1, 0}
+                                       : (norm_affine){groups, 1, 0, 0};
   return NPU_OK;
 }
 
@@ -505,5 +702,9 @@ const cpu_kernel_entry cpu_reduce_kernels[] = {
     {"ArgMax", create_arg},         {"ArgMin", create_arg},
     {"Hardmax", create_arg},        {"CumSum", create_cumsum},
     {"TopK", create_topk},          {"LayerNormalization", create_layer_norm},
+    {"InstanceNormalization", create_instance_norm},
+    {"GroupNormalization", create_group_norm},
+    {"MeanVarianceNormalization", create_spread},
+    {"LpNormalization", create_spread},
     {NULL, NULL},
 };

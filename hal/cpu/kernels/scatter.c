@@ -16,7 +16,8 @@
  * after another in their order, so that repeated indices give what ONNX's
  * reference loop gives: the last update with no reduction, all of them
  * combined with one. The gathers read nothing out of range (zeros in its
- * place). */
+ * place).
+ * And MaxUnpool (at the end). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -415,11 +416,77 @@ static npu_status create_gather_nd(const npu_hal_op *op, npu_hal_kernel *k)
   return NPU_OK;
 }
 
+/* ---- MaxUnpool: values put back where MaxPool found them ----------------------------- */
+
+/* An index is a position in the flattened tensor MaxPool read, of the
+ * shape MaxUnpool's attributes give back (`pooled_from`); a larger
+ * output_shape keeps each position's coordinates, its new elements zero
+ * (as ONNX's node tests expect). */
+typedef struct unpool_params {
+  uint32_t rank;
+  int64_t pooled_from[NPU_MAX_RANK], out_strides[NPU_MAX_RANK];
+  size_t values, out_count;
+} unpool_params;
+
+static void run_max_unpool(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const unpool_params *p = k->params;
+  const float *x = in[0];
+  const int64_t *indices = in[1];
+  float *y = out[0];
+  size_t limit = 1;
+  for (uint32_t d = 0; d < p->rank; d++)
+    limit *= (size_t)p->pooled_from[d];
+  for (size_t i = 0; i < p->values; i++)
+    if (indices[i] < 0 || (size_t)indices[i] >= limit) {
+      cpu_kernel_fail(k, NPU_ERROR_INVALID_ARGUMENT, "index %lld (element %zu of the indices) "
+                      "is outside the %zu elements unpooled", (long long)indices[i], i, limit);
+      return;
+    }
+  memset(y, 0, p->out_count * sizeof *y);
+  for (size_t i = 0; i < p->values; i++) {
+    int64_t rest = indices[i], position = 0;
+    for (uint32_t d = p->rank; d-- > 0;) {
+      position += rest % p->pooled_from[d] * p->out_strides[d];
+      rest /= p->pooled_from[d];
+    }
+    y[position] = x[i];
+  }
+}
+
+static npu_status create_max_unpool(const npu_hal_op *op, npu_hal_kernel *k)
+{
+  const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0];
+  if (x->dtype != NPU_DTYPE_FLOAT32 || op->inputs[1].dtype != NPU_DTYPE_INT64)
+    return cpu_unsupported(op, "float32 values and int64 indices");
+  unpool_params *p = calloc(1, sizeof *p);
+  if (!p)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  k->params = p;
+  p->rank = y->rank;
+  p->values = cpu_tensor_elements(x);
+  p->out_count = cpu_tensor_elements(y);
+  cpu_strides(y, p->out_strides);
+  const npu_hal_attributes *a = &op->attributes;
+  const int64_t *kernel, *strides, *pads;
+  size_t spatial = y->rank - 2, stride_count = a->get_ints(a->node, "strides", &strides);
+  size_t pad_count = a->get_ints(a->node, "pads", &pads);
+  a->get_ints(a->node, "kernel_shape", &kernel); /* (all three checked by shape inference) */
+  p->pooled_from[0] = x->dims[0];
+  p->pooled_from[1] = x->dims[1];
+  for (size_t s = 0; s < spatial; s++)
+    p->pooled_from[2 + s] = (x->dims[2 + s] - 1) * (stride_count ? strides[s] : 1) + kernel[s] -
+                            (pad_count ? pads[s] + pads[spatial + s] : 0);
+  k->run = run_max_unpool;
+  return NPU_OK;
+}
+
 const cpu_kernel_entry cpu_scatter_kernels[] = {
     {"ScatterND", create_scatter_nd},
     {"ScatterElements", create_elements},
     {"Scatter", create_elements},
     {"GatherElements", create_elements},
     {"GatherND", create_gather_nd},
+    {"MaxUnpool", create_max_unpool},
     {NULL, NULL},
 };
