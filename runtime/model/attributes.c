@@ -117,32 +117,68 @@ static size_t get_ints(const void *node, const char *name, const int64_t **value
   return a->n_ints;
 }
 
+/* A terminated copy of ONNX string `s` (bytes without a terminator), kept
+ * in the source's list; NULL when out of memory. */
+static const char *kept_string(npu_attribute_source *src, ProtobufCBinaryData s)
+{
+  char **grown = realloc(src->strings, (src->string_count + 1) * sizeof *grown);
+  char *copy = malloc(s.len + 1);
+  if (!grown || !copy) {
+    free(copy);
+    if (grown)
+      src->strings = grown;
+    return NULL;
+  }
+  src->strings = grown;
+  if (s.len) /* an empty string's data may be NULL */
+    memcpy(copy, s.data, s.len);
+  copy[s.len] = '\0';
+  src->strings[src->string_count++] = copy;
+  return copy;
+}
+
 static const char *get_string(const void *node, const char *name, const char *fallback)
 {
   npu_attribute_source *src = (npu_attribute_source *)node;
   const Onnx__AttributeProto *a = find(src, name, strlen(name));
   if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
     return fallback;
-  /* ONNX strings are bytes without a terminator: keep a terminated copy. */
-  char **grown = realloc(src->strings, (src->string_count + 1) * sizeof *grown);
-  char *copy = malloc(a->s.len + 1);
-  if (!grown || !copy) {
-    free(copy);
-    if (grown)
-      src->strings = grown;
+  const char *copy = kept_string(src, a->s);
+  return copy ? copy : fallback;
+}
+
+static size_t get_floats(const void *node, const char *name, const float **values)
+{
+  const npu_attribute_source *src = node;
+  const Onnx__AttributeProto *a = find(src, name, strlen(name));
+  *values = NULL;
+  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)
+    return 0;
+  *values = a->floats;
+  return a->n_floats;
+}
+
+static size_t get_string_count(const void *node, const char *name)
+{
+  const npu_attribute_source *src = node;
+  const Onnx__AttributeProto *a = find(src, name, strlen(name));
+  return a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS ? a->n_strings : 0;
+}
+
+static const char *get_string_at(const void *node, const char *name, size_t index,
+                                 const char *fallback)
+{
+  npu_attribute_source *src = (npu_attribute_source *)node;
+  if (index >= get_string_count(node, name))
     return fallback;
-  }
-  src->strings = grown;
-  if (a->s.len) /* an empty string's data may be NULL */
-    memcpy(copy, a->s.data, a->s.len);
-  copy[a->s.len] = '\0';
-  src->strings[src->string_count++] = copy;
-  return copy;
+  const char *copy = kept_string(src, find(src, name, strlen(name))->strings[index]);
+  return copy ? copy : fallback;
 }
 
 npu_hal_attributes npu_attributes_of(npu_attribute_source *source)
 {
-  return (npu_hal_attributes){source, get_int, get_float, get_ints, get_string};
+  return (npu_hal_attributes){source,     get_int,       get_float,    get_ints,
+                              get_string, get_floats, get_string_at, get_string_count};
 }
 
 void npu_attribute_source_clear(npu_attribute_source *source)

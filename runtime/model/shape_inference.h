@@ -50,5 +50,6 @@ NPU_SHAPE_FUNCTION(concat);
 NPU_SHAPE_FUNCTION(split);
 NPU_SHAPE_FUNCTION(gather);
 NPU_SHAPE_FUNCTION(constant_of_shape);
+NPU_SHAPE_FUNCTION(recurrent);
 
 #endif

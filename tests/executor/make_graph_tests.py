@@ -1365,3 +1365,105 @@ einsum_case("einsum_opset12_sum_rows", "ij->i", [(3, 4)], opset=12)
 einsum_case("einsum_node_batch_matmul", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)], opset=12)
 einsum_case("einsum_node_inner_prod", "i,i", [(5,), (5,)], opset=12)
 einsum_case("einsum_node_batch_diagonal", "...ii ->...i", [(3, 5, 5)], opset=12)
+
+
+def recurrent_reference(op, x, w, r, b, lengths, h0, c0=None, peepholes=None,
+                        direction="forward", linear_before_reset=0):
+    """ONNX's LSTM (gates i, o, f, c), GRU (z, r, h) or RNN in float64 on X
+    [seq, batch, input]: Y [seq, directions, batch, hidden] (zeros past each
+    item's length), Y_h and Y_c [directions, batch, hidden]."""
+    seq, batch, _ = x.shape
+    directions, hidden = w.shape[0], r.shape[2]
+    y = np.zeros((seq, directions, batch, hidden))
+    y_h, y_c = np.zeros((directions, batch, hidden)), np.zeros((directions, batch, hidden))
+    for d in range(directions):
+        wd, rd = w[d].astype(np.float64), r[d].astype(np.float64)
+        wb, rb = np.split(b[d].astype(np.float64), 2)
+        for n in range(batch):
+            h, c = h0[d, n].astype(np.float64), c0[d, n].astype(np.float64)
+            steps = range(lengths[n])
+            for t in (reversed(steps) if d == 1 or direction == "reverse" else steps):
+                if op == "LSTM":
+                    gi, go, gf, gc = np.split(x[t, n] @ wd.T + h @ rd.T + wb + rb, 4)
+                    pi, po, pf = np.split(peepholes[d], 3)
+                    c = sigmoid(gf + pf * c) * c + sigmoid(gi + pi * c) * np.tanh(gc)
+                    h = sigmoid(go + po * c) * np.tanh(c)
+                elif op == "GRU":
+                    xz, xr, xh = np.split(x[t, n] @ wd.T + wb, 3)
+                    rz, rr, rh = np.split(rd, 3)
+                    bz, br, bh = np.split(rb, 3)
+                    z, reset = sigmoid(xz + h @ rz.T + bz), sigmoid(xr + h @ rr.T + br)
+                    cand = np.tanh(xh + reset * (h @ rh.T + bh) if linear_before_reset
+                                   else xh + (reset * h) @ rh.T + bh)
+                    h = (1 - z) * cand + z * h
+                else:
+                    h = np.tanh(x[t, n] @ wd.T + h @ rd.T + wb + rb)
+                y[t, d, n] = h
+            y_h[d, n], y_c[d, n] = h, c
+    return y, y_h, y_c
+
+
+def recurrent_case(name, op, seq, batch, inputs, hidden, lengths, direction="forward",
+                   layout=0, linear_before_reset=0, outputs=("Y", "Y_h", "Y_c")):
+    """One LSTM/GRU/RNN node with constant weights, biases and peepholes, fed
+    X, sequence_lens and the initial states; the outputs named in `outputs`
+    (the others left out)."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    directions = 2 if direction == "bidirectional" else 1
+    x = rng.standard_normal((seq, batch, inputs)).astype(np.float32)
+    w = (0.3 * rng.standard_normal((directions, gates * hidden, inputs))).astype(np.float32)
+    r = (0.3 * rng.standard_normal((directions, gates * hidden, hidden))).astype(np.float32)
+    b = (0.3 * rng.standard_normal((directions, 2 * gates * hidden))).astype(np.float32)
+    p = (0.3 * rng.standard_normal((directions, 3 * hidden))).astype(np.float32)
+    h0 = rng.standard_normal((directions, batch, hidden)).astype(np.float32)
+    c0 = rng.standard_normal((directions, batch, hidden)).astype(np.float32)
+    lens = np.array(lengths, np.int32)
+    y, y_h, y_c = recurrent_reference(op, x, w, r, b, lens, h0, c0, p, direction,
+                                      linear_before_reset)
+    feeds = [("X", x), ("sequence_lens", lens), ("initial_h", h0)]
+    if op == "LSTM":
+        feeds.append(("initial_c", c0))
+    if layout:  # batch first
+        x, h0, c0 = x.transpose(1, 0, 2), h0.transpose(1, 0, 2), c0.transpose(1, 0, 2)
+        feeds = [(k, {"X": x, "initial_h": h0, "initial_c": c0}.get(k, v)) for k, v in feeds]
+        y, y_h, y_c = y.transpose(2, 0, 1, 3), y_h.transpose(1, 0, 2), y_c.transpose(1, 0, 2)
+    node_inputs = ["X", "W", "R", "B", "sequence_lens", "initial_h"]
+    node_inputs += ["initial_c", "P"] if op == "LSTM" else []
+    wanted = [(n, v) for n, v in zip(("Y", "Y_h", "Y_c"), (y, y_h, y_c))
+              if n in outputs and (n != "Y_c" or op == "LSTM")]
+    names = [n if n in outputs else "" for n in ("Y", "Y_h", "Y_c")[:3 if op == "LSTM" else 2]]
+    attributes = {"hidden_size": hidden, "direction": direction}
+    if layout:
+        attributes["layout"] = layout
+    if op == "GRU":
+        attributes["linear_before_reset"] = linear_before_reset
+    node = helper.make_node(op, node_inputs, names, **attributes)
+    inits = [numpy_helper.from_array(v, k) for k, v in (("W", w), ("R", r), ("B", b), ("P", p))
+             if k in node_inputs]
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sequence_lens"
+                                       else TensorProto.FLOAT, v.shape) for k, v in feeds],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in wanted], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    files = [(f"input_{i}", v) for i, (_, v) in enumerate(feeds)]
+    files += [(f"output_{i}", v.astype(np.float32)) for i, (_, v) in enumerate(wanted)]
+    for file, array in files:
+        with open(os.path.join(folder, "test_data_set_0", f"{file}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+
+
+# OCR recognisers' and speech models' recurrences: 40 steps, items of different lengths
+recurrent_case("lstm_bidirectional_lengths", "LSTM", 40, 3, 24, 32, [40, 17, 1],
+               direction="bidirectional")
+recurrent_case("lstm_reverse_batch_first_last_states", "LSTM", 9, 2, 5, 8, [9, 3],
+               direction="reverse", layout=1, outputs=("Y_h", "Y_c"))
+recurrent_case("gru_linear_before_reset", "GRU", 12, 3, 7, 16, [12, 5, 9],
+               direction="bidirectional", linear_before_reset=1)
+recurrent_case("gru_reset_before_linear_only_y", "GRU", 6, 2, 4, 8, [6, 3], outputs=("Y",))
+recurrent_case("rnn_bidirectional_batch_first", "RNN", 10, 2, 6, 12, [4, 10],
+               direction="bidirectional", layout=1)

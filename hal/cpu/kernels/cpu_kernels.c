@@ -61,6 +61,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_resize_kernels,
     cpu_index_map_kernels,
     cpu_scatter_kernels,
+    cpu_recurrent_kernels,
     cpu_quantize_kernels,
     cpu_qdnnl_kernels, /* oneDNN's int8 convolution and matmul, before the reference loops */
     cpu_qmatmul_dnnl_kernels,

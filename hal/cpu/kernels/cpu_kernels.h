@@ -73,6 +73,7 @@ extern const cpu_kernel_entry cpu_reduce_kernels[];
 extern const cpu_kernel_entry cpu_resize_kernels[];
 extern const cpu_kernel_entry cpu_index_map_kernels[];
 extern const cpu_kernel_entry cpu_scatter_kernels[];
+extern const cpu_kernel_entry cpu_recurrent_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
