@@ -106,15 +106,20 @@ static float get_float(const void *node, const char *name, float fallback)
   return fallback;
 }
 
+/* Attribute `name` of the node when it has that type; NULL otherwise. */
+static const Onnx__AttributeProto *find_typed(const void *node, const char *name,
+                                              Onnx__AttributeProto__AttributeType type)
+{
+  const Onnx__AttributeProto *a = find(node, name, strlen(name));
+  return a && a->type == type ? a : NULL;
+}
+
 static size_t get_ints(const void *node, const char *name, const int64_t **values)
 {
-  const npu_attribute_source *src = node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  *values = NULL;
-  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-    return 0;
-  *values = a->ints;
-  return a->n_ints;
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  *values = a ? a->ints : NULL;
+  return a ? a->n_ints : 0;
 }
 
 /* A terminated copy of ONNX string `s` (bytes without a terminator), kept
@@ -139,39 +144,35 @@ static const char *kept_string(npu_attribute_source *src, ProtobufCBinaryData s)
 
 static const char *get_string(const void *node, const char *name, const char *fallback)
 {
-  npu_attribute_source *src = (npu_attribute_source *)node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
-    return fallback;
-  const char *copy = kept_string(src, a->s);
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  const char *copy = a ? kept_string((npu_attribute_source *)node, a->s) : NULL;
   return copy ? copy : fallback;
 }
 
 static size_t get_floats(const void *node, const char *name, const float **values)
 {
-  const npu_attribute_source *src = node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  *values = NULL;
-  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)
-    return 0;
-  *values = a->floats;
-  return a->n_floats;
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+  *values = a ? a->floats : NULL;
+  return a ? a->n_floats : 0;
 }
 
 static size_t get_string_count(const void *node, const char *name)
 {
-  const npu_attribute_source *src = node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  return a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS ? a->n_strings : 0;
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  return a ? a->n_strings : 0;
 }
 
 static const char *get_string_at(const void *node, const char *name, size_t index,
                                  const char *fallback)
 {
-  npu_attribute_source *src = (npu_attribute_source *)node;
-  if (index >= get_string_count(node, name))
-    return fallback;
-  const char *copy = kept_string(src, find(src, name, strlen(name))->strings[index]);
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  const char *copy =
+      a && index < a->n_strings ? kept_string((npu_attribute_source *)node, a->strings[index])
+                                : NULL;
   return copy ? copy : fallback;
 }
 

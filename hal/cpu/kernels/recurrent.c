@@ -259,6 +259,10 @@ static void run_sequence(void *ctx, size_t task)
   }
   for (size_t t = length; job->y && t < p->seq; t++) /* past the item's end */
     memset(job->y + y_offset(p, t, d, b), 0, n * sizeof *h);
+  if (!length) { /* an empty item's last states are zeros, as ONNX Runtime gives */
+    memset(h, 0, n * sizeof *h);
+    memset(c, 0, n * sizeof *c);
+  }
   if (job->y_h)
     memcpy(job->y_h + state, h, n * sizeof *h);
   if (job->y_c)
