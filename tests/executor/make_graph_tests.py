@@ -1468,3 +1468,8 @@ recurrent_case("gru_linear_before_reset", "GRU", 12, 3, 7, 16, [12, 5, 9],
 recurrent_case("gru_reset_before_linear_only_y", "GRU", 6, 2, 4, 8, [6, 3], outputs=("Y",))
 recurrent_case("rnn_bidirectional_batch_first", "RNN", 10, 2, 6, 12, [4, 10],
                direction="bidirectional", layout=1)
+# more items than the kernel runs together (4): blocks of items of different lengths
+recurrent_case("lstm_blocks_of_items", "LSTM", 12, 7, 6, 16, [5, 12, 0, 12, 3, 7, 1],
+               direction="bidirectional")
+recurrent_case("gru_blocks_of_items", "GRU", 8, 6, 5, 12, [8, 2, 8, 5, 0, 6],
+               direction="reverse", layout=1)
