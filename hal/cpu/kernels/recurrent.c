@@ -97,8 +97,7 @@ static void free_recurrent_params(void *data)
 }
 
 /* tanh x = 1 - 2 / (e^2x + 1), within 1e-7 absolute: branch-free, so that
- * the gates' loops vectorise (libm's tanhf does not; it took most of an
- * LSTM step at hidden 96). */
+ * the gates' loops vectorise (libm's tanhf does not). */
 static inline float gate_tanhf(float x)
 {
   return 1.0f - 2.0f / (cpu_expf(2.0f * x) + 1.0f);
