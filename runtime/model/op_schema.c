@@ -592,8 +592,12 @@ static npu_status recurrent_relation(const npu_hal_op *op, const char *const *in
   if (x->rank != 3 || r->rank != 3)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' and recurrence weights '%s' "
                          "must be of rank 3", label, input_names[0], input_names[2]);
-  int64_t hidden = r->dims[2], batch = x->dims[layout ? 0 : 1];
+  int64_t hidden = r->dims[2], batch = x->dims[layout ? 0 : 1], bias_width;
   int64_t hidden_size = a->get_int(a->node, "hidden_size", hidden);
+  /* (an empty R bounds no hidden size: the widths below are checked through B's, the widest) */
+  if (!npu_mul_i64(2 * gates, hidden, &bias_width))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: hidden size %lld is too large", label,
+                         (long long)hidden);
   if (hidden_size != hidden || hidden < 1)
     return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: hidden_size %lld, the weights '%s' "
                          "give %lld", label, (long long)hidden_size, input_names[2],
@@ -606,7 +610,7 @@ static npu_status recurrent_relation(const npu_hal_op *op, const char *const *in
       {0, {0}},
       {3, {directions, gates * hidden, x->dims[2]}},
       {3, {directions, gates * hidden, hidden}},
-      {2, {directions, 2 * gates * hidden}},
+      {2, {directions, bias_width}},
       {1, {batch}},
       {3, {layout ? batch : directions, layout ? directions : batch, hidden}},
       {3, {layout ? batch : directions, layout ? directions : batch, hidden}},

@@ -15,6 +15,7 @@
 
 #include "activations.h"
 #include "cpu_kernels.h"
+#include "npu_checked.h"
 
 enum { INPUT_X, INPUT_W, INPUT_R, INPUT_B, INPUT_LENGTHS, INPUT_H0, INPUT_C0, INPUT_P };
 enum { OUTPUT_Y, OUTPUT_H, OUTPUT_C };
@@ -505,8 +506,14 @@ static npu_status create_recurrent(const npu_hal_op *op, npu_hal_kernel *k)
     return status;
   size_t width = p->directions * p->gates * p->hidden;
   p->task_floats = p->gates * p->hidden + 3 * p->hidden; /* gates, GRU's scratch, h, c */
-  k->workspace_bytes = (p->seq * p->batch * width + p->directions * p->batch * p->task_floats) *
-                       sizeof(float);
+  /* (X of no input features bounds neither seq nor batch: the sizes are checked) */
+  size_t rows, projection, tasks, scratch;
+  if (!npu_mul_size(p->seq, p->batch, &rows) || !npu_mul_size(rows, width, &projection) ||
+      !npu_mul_size(p->directions, p->batch, &tasks) ||
+      !npu_mul_size(tasks, p->task_floats, &scratch) ||
+      !npu_add_size(projection, scratch, &projection) ||
+      !npu_mul_size(projection, sizeof(float), &k->workspace_bytes))
+    return cpu_unsupported(op, "its workspace's size overflows");
   for (uint32_t i = INPUT_W; i < op->input_count; i++)
     if (i <= INPUT_B || i == INPUT_P)
       k->packed_inputs |= 1u << i;
