@@ -1368,17 +1368,24 @@ einsum_case("einsum_node_batch_diagonal", "...ii ->...i", [(3, 5, 5)], opset=12)
 
 
 def recurrent_reference(op, x, w, r, b, lengths, h0, c0=None, peepholes=None,
-                        direction="forward", linear_before_reset=0):
+                        direction="forward", linear_before_reset=0, functions=None, clip=None):
     """ONNX's LSTM (gates i, o, f, c), GRU (z, r, h) or RNN in float64 on X
     [seq, batch, input]: Y [seq, directions, batch, hidden] (zeros past each
-    item's length), Y_h and Y_c [directions, batch, hidden]."""
+    item's length), Y_h and Y_c [directions, batch, hidden] (zeros for an empty item).
+    `functions`: per direction its (f, g, h) activations (LSTM's; GRU's f, g; RNN's f), else
+    ONNX's defaults; `clip` bounds every gate's input."""
     seq, batch, _ = x.shape
     directions, hidden = w.shape[0], r.shape[2]
+    defaults = {"LSTM": (sigmoid, np.tanh, np.tanh), "GRU": (sigmoid, np.tanh), "RNN": (np.tanh,)}
+    functions = functions or [defaults[op]] * directions
+    bound = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
     y = np.zeros((seq, directions, batch, hidden))
     y_h, y_c = np.zeros((directions, batch, hidden)), np.zeros((directions, batch, hidden))
     for d in range(directions):
         wd, rd = w[d].astype(np.float64), r[d].astype(np.float64)
         wb, rb = np.split(b[d].astype(np.float64), 2)
+        fn = functions[d]
+        f, g = (lambda v: fn[0](bound(v))), (lambda v: fn[-1 if op == "RNN" else 1](bound(v)))
         for n in range(batch):
             h, c = h0[d, n].astype(np.float64), c0[d, n].astype(np.float64)
             steps = range(lengths[n])
@@ -1386,18 +1393,18 @@ def recurrent_reference(op, x, w, r, b, lengths, h0, c0=None, peepholes=None,
                 if op == "LSTM":
                     gi, go, gf, gc = np.split(x[t, n] @ wd.T + h @ rd.T + wb + rb, 4)
                     pi, po, pf = np.split(peepholes[d], 3)
-                    c = sigmoid(gf + pf * c) * c + sigmoid(gi + pi * c) * np.tanh(gc)
-                    h = sigmoid(go + po * c) * np.tanh(c)
+                    c = f(gf + pf * c) * c + f(gi + pi * c) * g(gc)
+                    h = f(go + po * c) * fn[2](c)
                 elif op == "GRU":
                     xz, xr, xh = np.split(x[t, n] @ wd.T + wb, 3)
                     rz, rr, rh = np.split(rd, 3)
                     bz, br, bh = np.split(rb, 3)
-                    z, reset = sigmoid(xz + h @ rz.T + bz), sigmoid(xr + h @ rr.T + br)
-                    cand = np.tanh(xh + reset * (h @ rh.T + bh) if linear_before_reset
-                                   else xh + (reset * h) @ rh.T + bh)
+                    z, reset = f(xz + h @ rz.T + bz), f(xr + h @ rr.T + br)
+                    cand = g(xh + reset * (h @ rh.T + bh) if linear_before_reset
+                             else xh + (reset * h) @ rh.T + bh)
                     h = (1 - z) * cand + z * h
                 else:
-                    h = np.tanh(x[t, n] @ wd.T + h @ rd.T + wb + rb)
+                    h = f(x[t, n] @ wd.T + h @ rd.T + wb + rb)
                 y[t, d, n] = h
             if lengths[n]:  # an empty item's last states: zeros, as ONNX Runtime gives
                 y_h[d, n], y_c[d, n] = h, c
@@ -1405,10 +1412,12 @@ def recurrent_reference(op, x, w, r, b, lengths, h0, c0=None, peepholes=None,
 
 
 def recurrent_case(name, op, seq, batch, inputs, hidden, lengths, direction="forward",
-                   layout=0, linear_before_reset=0, outputs=("Y", "Y_h", "Y_c")):
+                   layout=0, linear_before_reset=0, outputs=("Y", "Y_h", "Y_c"),
+                   activations=None, clip=None):
     """One LSTM/GRU/RNN node with constant weights, biases and peepholes, fed
     X, sequence_lens and the initial states; the outputs named in `outputs`
-    (the others left out)."""
+    (the others left out). `activations`: (attributes, the reference's
+    functions per direction)."""
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
@@ -1422,7 +1431,7 @@ def recurrent_case(name, op, seq, batch, inputs, hidden, lengths, direction="for
     c0 = rng.standard_normal((directions, batch, hidden)).astype(np.float32)
     lens = np.array(lengths, np.int32)
     y, y_h, y_c = recurrent_reference(op, x, w, r, b, lens, h0, c0, p, direction,
-                                      linear_before_reset)
+                                      linear_before_reset, activations and activations[1], clip)
     feeds = [("X", x), ("sequence_lens", lens), ("initial_h", h0)]
     if op == "LSTM":
         feeds.append(("initial_c", c0))
@@ -1440,6 +1449,10 @@ def recurrent_case(name, op, seq, batch, inputs, hidden, lengths, direction="for
         attributes["layout"] = layout
     if op == "GRU":
         attributes["linear_before_reset"] = linear_before_reset
+    if activations:
+        attributes.update(activations[0])
+    if clip:
+        attributes["clip"] = clip
     node = helper.make_node(op, node_inputs, names, **attributes)
     inits = [numpy_helper.from_array(v, k) for k, v in (("W", w), ("R", r), ("B", b), ("P", p))
              if k in node_inputs]
@@ -1473,3 +1486,18 @@ recurrent_case("lstm_blocks_of_items", "LSTM", 12, 7, 6, 16, [5, 12, 0, 12, 3, 7
                direction="bidirectional")
 recurrent_case("gru_blocks_of_items", "GRU", 8, 6, 5, 12, [8, 2, 8, 5, 0, 6],
                direction="reverse", layout=1)
+# activations other than the defaults (those taking alpha or beta consume activation_alpha
+# and activation_beta in order), and clip
+recurrent_case("rnn_relu_leaky_relu", "RNN", 7, 2, 4, 6, [7, 5], direction="bidirectional",
+               activations=({"activations": ["Relu", "LeakyRelu"], "activation_alpha": [0.2]},
+                            [(lambda v: np.maximum(v, 0),),
+                             (lambda v: np.where(v > 0, v, 0.2 * v),)]))
+recurrent_case("gru_hard_sigmoid_softsign", "GRU", 6, 2, 3, 5, [6, 4],
+               activations=({"activations": ["HardSigmoid", "Softsign"],
+                             "activation_alpha": [0.3], "activation_beta": [0.4]},
+                            [(lambda v: np.clip(0.3 * v + 0.4, 0, 1), lambda v: v / (1 + abs(v)))]))
+recurrent_case("lstm_clip_scaled_tanh", "LSTM", 6, 2, 3, 5, [6, 3], clip=0.7,
+               activations=({"activations": ["Sigmoid", "ScaledTanh", "Elu"],
+                             "activation_alpha": [1.5, 0.8], "activation_beta": [0.5]},
+                            [(sigmoid, lambda v: 1.5 * np.tanh(0.5 * v),
+                              lambda v: np.where(v >= 0, v, 0.8 * (np.exp(v) - 1)))]))
