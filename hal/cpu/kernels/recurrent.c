@@ -97,7 +97,7 @@ static void free_recurrent_params(void *data)
   free(p);
 }
 
-/* tanh x = 1 - 2 / (e^2x + 1), within 1e-7 absolute: branch-free, so that
+/* tanh x = 1 - 2 / (e^2x + 1), within some 3e-7 absolute: branch-free, so that
  * the gates' loops vectorise (libm's tanhf does not). */
 static inline float gate_tanhf(float x)
 {
