@@ -70,6 +70,13 @@ typedef struct npu_hal_attributes {
   /* Number of values (0 when absent); *values stays valid for the plan's life. */
   size_t (*get_ints)(const void *node, const char *name, const int64_t **values);
   const char *(*get_string)(const void *node, const char *name, const char *fallback);
+  /* A FLOATS attribute: as get_ints. */
+  size_t (*get_floats)(const void *node, const char *name, const float **values);
+  /* Element `index` of a STRINGS attribute (fallback when absent or shorter);
+   * its number of elements is get_string_count's. */
+  const char *(*get_string_at)(const void *node, const char *name, size_t index,
+                               const char *fallback);
+  size_t (*get_string_count)(const void *node, const char *name);
 } npu_hal_attributes;
 
 /* Elementwise functions applied, in order, to a kernel's output as it is

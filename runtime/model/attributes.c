@@ -106,43 +106,80 @@ static float get_float(const void *node, const char *name, float fallback)
   return fallback;
 }
 
-static size_t get_ints(const void *node, const char *name, const int64_t **values)
+/* Attribute `name` of the node when it has that type; NULL otherwise. */
+static const Onnx__AttributeProto *find_typed(const void *node, const char *name,
+                                              Onnx__AttributeProto__AttributeType type)
 {
-  const npu_attribute_source *src = node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  *values = NULL;
-  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-    return 0;
-  *values = a->ints;
-  return a->n_ints;
+  const Onnx__AttributeProto *a = find(node, name, strlen(name));
+  return a && a->type == type ? a : NULL;
 }
 
-static const char *get_string(const void *node, const char *name, const char *fallback)
+static size_t get_ints(const void *node, const char *name, const int64_t **values)
 {
-  npu_attribute_source *src = (npu_attribute_source *)node;
-  const Onnx__AttributeProto *a = find(src, name, strlen(name));
-  if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
-    return fallback;
-  /* ONNX strings are bytes without a terminator: keep a terminated copy. */
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  *values = a ? a->ints : NULL;
+  return a ? a->n_ints : 0;
+}
+
+/* A terminated copy of ONNX string `s` (bytes without a terminator), kept
+ * in the source's list; NULL when out of memory. */
+static const char *kept_string(npu_attribute_source *src, ProtobufCBinaryData s)
+{
   char **grown = realloc(src->strings, (src->string_count + 1) * sizeof *grown);
-  char *copy = malloc(a->s.len + 1);
+  char *copy = malloc(s.len + 1);
   if (!grown || !copy) {
     free(copy);
     if (grown)
       src->strings = grown;
-    return fallback;
+    return NULL;
   }
   src->strings = grown;
-  if (a->s.len) /* an empty string's data may be NULL */
-    memcpy(copy, a->s.data, a->s.len);
-  copy[a->s.len] = '\0';
+  if (s.len) /* an empty string's data may be NULL */
+    memcpy(copy, s.data, s.len);
+  copy[s.len] = '\0';
   src->strings[src->string_count++] = copy;
   return copy;
 }
 
+static const char *get_string(const void *node, const char *name, const char *fallback)
+{
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  const char *copy = a ? kept_string((npu_attribute_source *)node, a->s) : NULL;
+  return copy ? copy : fallback;
+}
+
+static size_t get_floats(const void *node, const char *name, const float **values)
+{
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+  *values = a ? a->floats : NULL;
+  return a ? a->n_floats : 0;
+}
+
+static size_t get_string_count(const void *node, const char *name)
+{
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  return a ? a->n_strings : 0;
+}
+
+static const char *get_string_at(const void *node, const char *name, size_t index,
+                                 const char *fallback)
+{
+  const Onnx__AttributeProto *a =
+      find_typed(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  const char *copy =
+      a && index < a->n_strings ? kept_string((npu_attribute_source *)node, a->strings[index])
+                                : NULL;
+  return copy ? copy : fallback;
+}
+
 npu_hal_attributes npu_attributes_of(npu_attribute_source *source)
 {
-  return (npu_hal_attributes){source, get_int, get_float, get_ints, get_string};
+  return (npu_hal_attributes){source,     get_int,       get_float,    get_ints,
+                              get_string, get_floats, get_string_at, get_string_count};
 }
 
 void npu_attribute_source_clear(npu_attribute_source *source)

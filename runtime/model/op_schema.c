@@ -40,6 +40,8 @@ static npu_status lp_norm_relation(const npu_hal_op *op, const char *const *inpu
                                    const char *label);
 static npu_status sampling_relation(const npu_hal_op *op, const char *const *input_names,
                                     const char *label);
+static npu_status recurrent_relation(const npu_hal_op *op, const char *const *input_names,
+                                     const char *label);
 
 #define V NPU_OP_VARIADIC
 #define SAME NPU_DTYPES_SAME_AS_INPUT0
@@ -88,6 +90,12 @@ static npu_status sampling_relation(const npu_hal_op *op, const char *const *inp
 #define ONE_AXIS(fallback) .axes = {NPU_AXES_ONE, fallback}
 /* Softmax, LogSoftmax: axis 1 (flattening the axes from it) before opset 13, the last after. */
 #define SOFTMAX_AXIS .axes = {NPU_AXES_ONE, 1, .last_from_opset_13 = true}
+/* LSTM, GRU, RNN: weights W, R, bias B (and LSTM's peepholes P, input 7)
+ * packed by the kernels; sequence_lens and the initial states may be computed. */
+#define RECURRENT(peepholes)                                                                 \
+  .inputs = {{1, SAME, ANY, CONSTANT}, {2, SAME, ANY, CONSTANT}, {3, SAME, ANY, CONSTANT},    \
+             {peepholes, SAME, ANY, CONSTANT}},                                               \
+  .relation = recurrent_relation, INFER(recurrent)
 
 static const npu_op_schema schemas[] = {
     {"Abs", 1, 1, 1, 1, 1, INFER(same)},
@@ -143,6 +151,7 @@ static const npu_op_schema schemas[] = {
     {"EyeLike", 1, 1, 1, 1, 9, INFER(eye_like)},
     {"Flatten", 1, 1, 1, 1, 1, INFER(flatten), .axes = {NPU_AXES_FLATTEN, 1}},
     {"Floor", 1, 1, 1, 1, 1, INFER(same)},
+    {"GRU", 3, 6, 0, 2, 7, RECURRENT(3)},
     {"Gelu", 1, 1, 1, 1, 20, .relation = gelu_relation, INFER(same)},
     {"Gather", 2, 2, 1, 1, 1, .inputs = {{1, INDEX, ANY}}, INFER(gather), ONE_AXIS(0)},
     {"GatherElements", 2, 2, 1, 1, 11, .min_rank = 1, .inputs = {{1, INDEX, ANY}}, INFER(gather_elements),
@@ -165,6 +174,7 @@ static const npu_op_schema schemas[] = {
      .inputs = {{1, SAME, CHANNELS}, {2, SAME, CHANNELS}}, INFER(same)},
     {"IsInf", 1, 1, 1, 1, 10, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
     {"IsNaN", 1, 1, 1, 1, 9, .inputs = {{0, FLOATS, ANY}}, INFER(compare)},
+    {"LSTM", 3, 8, 0, 3, 7, RECURRENT(7)},
     {"LayerNormalization", 2, 3, 1, 3, 17, INFER(layer_norm), ONE_AXIS(-1)},
     {"LeakyRelu", 1, 1, 1, 1, 1, INFER(same)},
     {"LpNormalization", 1, 1, 1, 1, 1, .relation = lp_norm_relation, INFER(same), ONE_AXIS(-1)},
@@ -226,6 +236,7 @@ static const npu_op_schema schemas[] = {
     {"QLinearSoftmax", 5, 5, 1, 1, 1, .domain = "ai.gst-npu", QUANT},
     {"QLinearSigmoid", 4, 5, 1, 1, 1, MICROSOFT, QUANT},
     {"QuantizeLinear", 2, 3, 1, 1, 10, QUANT},
+    {"RNN", 3, 6, 0, 2, 7, RECURRENT(3)},
     {"Range", 3, 3, 1, 1, 11,
      .inputs = {{0, NPU_DTYPES_ANY, ONE, CONSTANT}, {1, SAME, ONE, CONSTANT},
                 {2, SAME, ONE, CONSTANT}}, INFER(range)},
@@ -784,4 +795,85 @@ static npu_status sampling_relation(const npu_hal_op *op, const char *const *inp
                             label)
              ? NPU_OK
              : NPU_ERROR_INVALID_MODEL;
+}
+
+/* The element types and shapes of a recurrent operator's inputs (X
+ * [seq, batch, input] or, with layout 1, [batch, seq, input]), its
+ * attributes' values, and hidden_size against the weights. */
+static npu_status recurrent_relation(const npu_hal_op *op, const char *const *input_names,
+                                     const char *label)
+{
+  const npu_hal_attributes *a = &op->attributes;
+  bool lstm = strcmp(op->op_type, "LSTM") == 0, gru = strcmp(op->op_type, "GRU") == 0;
+  int64_t gates = lstm ? 4 : gru ? 3 : 1, activations_per_direction = lstm ? 3 : gru ? 2 : 1;
+  int64_t layout = a->get_int(a->node, "layout", 0);
+  const char *direction = a->get_string(a->node, "direction", "forward");
+  int64_t directions = strcmp(direction, "bidirectional") == 0 ? 2 : 1;
+  const npu_hal_tensor_desc *x = &op->inputs[0], *r = &op->inputs[2];
+  if (strcmp(direction, "forward") && strcmp(direction, "reverse") && directions != 2)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: direction '%s', expected forward, "
+                         "reverse or bidirectional", label, direction);
+  if (layout != 0 && layout != 1)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: layout %lld, expected 0 or 1", label,
+                         (long long)layout);
+  const char *flag = lstm ? "input_forget" : gru ? "linear_before_reset" : NULL;
+  int64_t flag_value = flag ? a->get_int(a->node, flag, 0) : 0;
+  if (flag_value != 0 && flag_value != 1)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %s %lld, expected 0 or 1", label, flag,
+                         (long long)flag_value);
+  if (a->get_float(a->node, "clip", 1.0f) <= 0)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: clip is not positive", label);
+  size_t activations = a->get_string_count(a->node, "activations");
+  if (activations && activations != (size_t)(activations_per_direction * directions))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: %zu activations, expected %lld (%lld "
+                         "per direction)", label, activations,
+                         (long long)(activations_per_direction * directions),
+                         (long long)activations_per_direction);
+  if (x->rank != 3 || r->rank != 3)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' and recurrence weights '%s' "
+                         "must be of rank 3", label, input_names[0], input_names[2]);
+  int64_t hidden = r->dims[2], batch = x->dims[layout ? 0 : 1], bias_width;
+  int64_t hidden_size = a->get_int(a->node, "hidden_size", hidden);
+  /* (an empty R bounds no hidden size: the widths below are checked through B's, the widest) */
+  if (!npu_mul_i64(2 * gates, hidden, &bias_width))
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: hidden size %lld is too large", label,
+                         (long long)hidden);
+  if (hidden_size != hidden || hidden < 1)
+    return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: hidden_size %lld, the weights '%s' "
+                         "give %lld", label, (long long)hidden_size, input_names[2],
+                         (long long)hidden);
+  /* Each input's expected dims; rank 0: not checked here (X, or left out). */
+  struct {
+    uint32_t rank;
+    int64_t dims[3];
+  } expected[8] = {
+      {0, {0}},
+      {3, {directions, gates * hidden, x->dims[2]}},
+      {3, {directions, gates * hidden, hidden}},
+      {2, {directions, bias_width}},
+      {1, {batch}},
+      {3, {layout ? batch : directions, layout ? directions : batch, hidden}},
+      {3, {layout ? batch : directions, layout ? directions : batch, hidden}},
+      {2, {directions, 3 * hidden}},
+  };
+  for (uint32_t i = 1; i < op->input_count; i++) {
+    const npu_hal_tensor_desc *t = &op->inputs[i];
+    if (t->dtype == NPU_DTYPE_UNDEFINED)
+      continue;
+    npu_dtype want = i == 4 ? NPU_DTYPE_INT32 : x->dtype;
+    if (t->dtype != want)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' is %s, expected %s", label,
+                           input_names[i], npu_dtype_name(t->dtype), npu_dtype_name(want));
+    bool fits = t->rank == expected[i].rank;
+    for (uint32_t d = 0; d < t->rank && fits; d++)
+      fits = t->dims[d] == expected[i].dims[d];
+    if (!fits)
+      return npu_set_error(NPU_ERROR_INVALID_MODEL, "%s: input '%s' (input %u) is not shaped "
+                           "[%lld, %lld, %lld] (up to rank %u) for %lld direction(s), batch "
+                           "%lld, hidden size %lld", label, input_names[i], i,
+                           (long long)expected[i].dims[0], (long long)expected[i].dims[1],
+                           (long long)expected[i].dims[2], expected[i].rank,
+                           (long long)directions, (long long)batch, (long long)hidden);
+  }
+  return NPU_OK;
 }

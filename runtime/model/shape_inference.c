@@ -764,6 +764,29 @@ npu_status npu_infer_sample(const npu_hal_op *op, npu_hal_tensor_desc *outputs, 
   return NPU_OK;
 }
 
+/* LSTM, GRU, RNN (inputs checked by recurrent_relation): Y [seq, directions,
+ * batch, hidden] and the last states Y_h (Y_c) [directions, batch, hidden];
+ * with layout 1, batch first: [batch, seq, directions, hidden] and [batch,
+ * directions, hidden]. */
+npu_status npu_infer_recurrent(const npu_hal_op *op, npu_hal_tensor_desc *outputs,
+                               const char *label)
+{
+  (void)label;
+  const npu_hal_tensor_desc *x = &op->inputs[0];
+  bool batch_first = attr_int(op, "layout", 0) == 1;
+  int64_t directions = op->inputs[1].dims[0], hidden = op->inputs[2].dims[2];
+  int64_t seq = x->dims[batch_first ? 1 : 0], batch = x->dims[batch_first ? 0 : 1];
+  npu_hal_tensor_desc y = {x->dtype, 4, {seq, directions, batch, hidden}};
+  npu_hal_tensor_desc last = {x->dtype, 3, {directions, batch, hidden}};
+  if (batch_first) {
+    y = (npu_hal_tensor_desc){x->dtype, 4, {batch, seq, directions, hidden}};
+    last = (npu_hal_tensor_desc){x->dtype, 3, {batch, directions, hidden}};
+  }
+  for (uint32_t o = 0; o < op->output_count; o++)
+    outputs[o] = o ? last : y;
+  return NPU_OK;
+}
+
 npu_status npu_infer_shapes(const npu_op_schema *schema, const npu_hal_op *op,
                             npu_hal_tensor_desc *outputs, const char *label)
 {

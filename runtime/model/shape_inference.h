@@ -58,5 +58,6 @@ NPU_SHAPE_FUNCTION(constant_of_shape);
 NPU_SHAPE_FUNCTION(rearrange_blocks);
 NPU_SHAPE_FUNCTION(max_unpool);
 NPU_SHAPE_FUNCTION(sample);
+NPU_SHAPE_FUNCTION(recurrent);
 
 #endif

@@ -1830,3 +1830,137 @@ spread_case("mean_variance_norm_spatial_large", "MeanVarianceNormalization", (4,
             / (v.std(axis=(2, 3), keepdims=True) + 1e-9), axes=[2, 3])
 spread_case("lp_norm_rows_large", "LpNormalization", (64, 3, 512),
             lambda v: v / np.linalg.norm(v, axis=-1, keepdims=True))
+def recurrent_reference(op, x, w, r, b, lengths, h0, c0=None, peepholes=None,
+                        direction="forward", linear_before_reset=0, functions=None, clip=None):
+    """ONNX's LSTM (gates i, o, f, c), GRU (z, r, h) or RNN in float64 on X
+    [seq, batch, input]: Y [seq, directions, batch, hidden] (zeros past each
+    item's length), Y_h and Y_c [directions, batch, hidden] (zeros for an empty item).
+    `functions`: per direction its (f, g, h) activations (LSTM's; GRU's f, g; RNN's f), else
+    ONNX's defaults; `clip` bounds every gate's input."""
+    seq, batch, _ = x.shape
+    directions, hidden = w.shape[0], r.shape[2]
+    defaults = {"LSTM": (sigmoid, np.tanh, np.tanh), "GRU": (sigmoid, np.tanh), "RNN": (np.tanh,)}
+    functions = functions or [defaults[op]] * directions
+    bound = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
+    y = np.zeros((seq, directions, batch, hidden))
+    y_h, y_c = np.zeros((directions, batch, hidden)), np.zeros((directions, batch, hidden))
+    for d in range(directions):
+        wd, rd = w[d].astype(np.float64), r[d].astype(np.float64)
+        wb, rb = np.split(b[d].astype(np.float64), 2)
+        fn = functions[d]
+        f, g = (lambda v: fn[0](bound(v))), (lambda v: fn[-1 if op == "RNN" else 1](bound(v)))
+        for n in range(batch):
+            h, c = h0[d, n].astype(np.float64), c0[d, n].astype(np.float64)
+            steps = range(lengths[n])
+            for t in (reversed(steps) if d == 1 or direction == "reverse" else steps):
+                if op == "LSTM":
+                    gi, go, gf, gc = np.split(x[t, n] @ wd.T + h @ rd.T + wb + rb, 4)
+                    pi, po, pf = np.split(peepholes[d], 3)
+                    c = f(gf + pf * c) * c + f(gi + pi * c) * g(gc)
+                    h = f(go + po * c) * fn[2](c)
+                elif op == "GRU":
+                    xz, xr, xh = np.split(x[t, n] @ wd.T + wb, 3)
+                    rz, rr, rh = np.split(rd, 3)
+                    bz, br, bh = np.split(rb, 3)
+                    z, reset = f(xz + h @ rz.T + bz), f(xr + h @ rr.T + br)
+                    cand = g(xh + reset * (h @ rh.T + bh) if linear_before_reset
+                             else xh + (reset * h) @ rh.T + bh)
+                    h = (1 - z) * cand + z * h
+                else:
+                    h = f(x[t, n] @ wd.T + h @ rd.T + wb + rb)
+                y[t, d, n] = h
+            if lengths[n]:  # an empty item's last states: zeros, as ONNX Runtime gives
+                y_h[d, n], y_c[d, n] = h, c
+    return y, y_h, y_c
+
+
+def recurrent_case(name, op, seq, batch, inputs, hidden, lengths, direction="forward",
+                   layout=0, linear_before_reset=0, outputs=("Y", "Y_h", "Y_c"),
+                   activations=None, clip=None):
+    """One LSTM/GRU/RNN node with constant weights, biases and peepholes, fed
+    X, sequence_lens and the initial states; the outputs named in `outputs`
+    (the others left out). `activations`: (attributes, the reference's
+    functions per direction)."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    directions = 2 if direction == "bidirectional" else 1
+    x = rng.standard_normal((seq, batch, inputs)).astype(np.float32)
+    w = (0.3 * rng.standard_normal((directions, gates * hidden, inputs))).astype(np.float32)
+    r = (0.3 * rng.standard_normal((directions, gates * hidden, hidden))).astype(np.float32)
+    b = (0.3 * rng.standard_normal((directions, 2 * gates * hidden))).astype(np.float32)
+    p = (0.3 * rng.standard_normal((directions, 3 * hidden))).astype(np.float32)
+    h0 = rng.standard_normal((directions, batch, hidden)).astype(np.float32)
+    c0 = rng.standard_normal((directions, batch, hidden)).astype(np.float32)
+    lens = np.array(lengths, np.int32)
+    y, y_h, y_c = recurrent_reference(op, x, w, r, b, lens, h0, c0, p, direction,
+                                      linear_before_reset, activations and activations[1], clip)
+    feeds = [("X", x), ("sequence_lens", lens), ("initial_h", h0)]
+    if op == "LSTM":
+        feeds.append(("initial_c", c0))
+    if layout:  # batch first
+        x, h0, c0 = x.transpose(1, 0, 2), h0.transpose(1, 0, 2), c0.transpose(1, 0, 2)
+        feeds = [(k, {"X": x, "initial_h": h0, "initial_c": c0}.get(k, v)) for k, v in feeds]
+        y, y_h, y_c = y.transpose(2, 0, 1, 3), y_h.transpose(1, 0, 2), y_c.transpose(1, 0, 2)
+    node_inputs = ["X", "W", "R", "B", "sequence_lens", "initial_h"]
+    node_inputs += ["initial_c", "P"] if op == "LSTM" else []
+    wanted = [(n, v) for n, v in zip(("Y", "Y_h", "Y_c"), (y, y_h, y_c))
+              if n in outputs and (n != "Y_c" or op == "LSTM")]
+    names = [n if n in outputs else "" for n in ("Y", "Y_h", "Y_c")[:3 if op == "LSTM" else 2]]
+    attributes = {"hidden_size": hidden, "direction": direction}
+    if layout:
+        attributes["layout"] = layout
+    if op == "GRU":
+        attributes["linear_before_reset"] = linear_before_reset
+    if activations:
+        attributes.update(activations[0])
+    if clip:
+        attributes["clip"] = clip
+    node = helper.make_node(op, node_inputs, names, **attributes)
+    inits = [numpy_helper.from_array(v, k) for k, v in (("W", w), ("R", r), ("B", b), ("P", p))
+             if k in node_inputs]
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sequence_lens"
+                                       else TensorProto.FLOAT, v.shape) for k, v in feeds],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in wanted], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    files = [(f"input_{i}", v) for i, (_, v) in enumerate(feeds)]
+    files += [(f"output_{i}", v.astype(np.float32)) for i, (_, v) in enumerate(wanted)]
+    for file, array in files:
+        with open(os.path.join(folder, "test_data_set_0", f"{file}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+
+
+# OCR recognisers' and speech models' recurrences: 40 steps, items of different lengths
+recurrent_case("lstm_bidirectional_lengths", "LSTM", 40, 3, 24, 32, [40, 17, 1],
+               direction="bidirectional")
+recurrent_case("lstm_reverse_batch_first_last_states", "LSTM", 9, 3, 5, 8, [9, 0, 4],
+               direction="reverse", layout=1, outputs=("Y_h", "Y_c"))
+recurrent_case("gru_linear_before_reset", "GRU", 12, 3, 7, 16, [12, 5, 9],
+               direction="bidirectional", linear_before_reset=1)
+recurrent_case("gru_reset_before_linear_only_y", "GRU", 6, 2, 4, 8, [6, 3], outputs=("Y",))
+recurrent_case("rnn_bidirectional_batch_first", "RNN", 10, 2, 6, 12, [4, 10],
+               direction="bidirectional", layout=1)
+# more items than the kernel runs together (4): blocks of items of different lengths
+recurrent_case("lstm_blocks_of_items", "LSTM", 12, 7, 6, 16, [5, 12, 0, 12, 3, 7, 1],
+               direction="bidirectional")
+recurrent_case("gru_blocks_of_items", "GRU", 8, 6, 5, 12, [8, 2, 8, 5, 0, 6],
+               direction="reverse", layout=1)
+# activations other than the defaults (those taking alpha or beta consume activation_alpha
+# and activation_beta in order), and clip
+recurrent_case("rnn_relu_leaky_relu", "RNN", 7, 2, 4, 6, [7, 5], direction="bidirectional",
+               activations=({"activations": ["Relu", "LeakyRelu"], "activation_alpha": [0.2]},
+                            [(lambda v: np.maximum(v, 0),),
+                             (lambda v: np.where(v > 0, v, 0.2 * v),)]))
+recurrent_case("gru_hard_sigmoid_softsign", "GRU", 6, 2, 3, 5, [6, 4],
+               activations=({"activations": ["HardSigmoid", "Softsign"],
+                             "activation_alpha": [0.3], "activation_beta": [0.4]},
+                            [(lambda v: np.clip(0.3 * v + 0.4, 0, 1), lambda v: v / (1 + abs(v)))]))
+recurrent_case("lstm_clip_scaled_tanh", "LSTM", 6, 2, 3, 5, [6, 3], clip=0.7,
+               activations=({"activations": ["Sigmoid", "ScaledTanh", "Elu"],
+                             "activation_alpha": [1.5, 0.8], "activation_beta": [0.5]},
+                            [(sigmoid, lambda v: 1.5 * np.tanh(0.5 * v),
+                              lambda v: np.where(v >= 0, v, 0.8 * (np.exp(v) - 1)))]))

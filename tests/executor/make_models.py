@@ -548,6 +548,26 @@ crafted["resize_axis_out_of_range"] = single(
 crafted["resize_unknown_policy"] = single(
     "Resize", ["x", "", "", "z"], ["y"], [const("z", TensorProto.INT64, [2], [4, 4])],
     graph_inputs=nchw, opset=18, axes=[2, 3], keep_aspect_ratio_policy="fit")
+# recurrent operators: X [seq 5, batch 2, input 3], hidden 4 (LSTM: 4 gates of 4)
+rnn_x = [float_input("x", [5, 2, 3])]
+
+
+def lstm_case(w_dims=(1, 16, 3), weights_fed=False, **attributes):
+    w = const("w", TensorProto.FLOAT, list(w_dims), [0.1] * int(np.prod(w_dims)))
+    r = const("r", TensorProto.FLOAT, [1, 16, 4], [0.1] * 64)
+    fed = [float_input("w", list(w_dims))] if weights_fed else []
+    return single("LSTM", ["x", "w", "r"], ["y"], [r] + ([] if weights_fed else [w]),
+                  graph_inputs=rnn_x + fed, opset=14, hidden_size=4, **attributes)
+
+
+crafted["lstm_bad_direction"] = lstm_case(direction="sideways")
+crafted["lstm_weights_misshaped"] = lstm_case(w_dims=(1, 16, 2))
+crafted["lstm_weights_computed"] = lstm_case(weights_fed=True)
+crafted["lstm_unknown_activation"] = lstm_case(activations=["Sigmoid", "Tanh", "Swish"])
+crafted["lstm_hidden_size_mismatch"] = single(
+    "LSTM", ["x", "w", "r"], ["y"], [const("w", TensorProto.FLOAT, [1, 16, 3], [0.1] * 48),
+                                     const("r", TensorProto.FLOAT, [1, 16, 4], [0.1] * 64)],
+    graph_inputs=rnn_x, opset=14, hidden_size=5)
 crafted["qlinearconv_bias_type"] = single(
     "QLinearConv", ["x", "s", "z", "w", "s", "wz", "s", "z", "b"], ["y"],
     [const("s", TensorProto.FLOAT, [], [0.1]), const("z", TensorProto.UINT8, [], [0]),

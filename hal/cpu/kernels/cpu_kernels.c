@@ -74,6 +74,7 @@ static const cpu_kernel_entry *const tables[] = {
     cpu_scatter_kernels,
     cpu_pattern_kernels,
     cpu_sampling_kernels,
+    cpu_recurrent_kernels,
     cpu_quantize_kernels,
     cpu_qdnnl_kernels, /* oneDNN's int8 convolution and matmul, before the reference loops */
     cpu_qmatmul_dnnl_kernels,

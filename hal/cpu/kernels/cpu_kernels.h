@@ -75,6 +75,7 @@ extern const cpu_kernel_entry cpu_index_map_kernels[];
 extern const cpu_kernel_entry cpu_scatter_kernels[];
 extern const cpu_kernel_entry cpu_pattern_kernels[];
 extern const cpu_kernel_entry cpu_sampling_kernels[];
+extern const cpu_kernel_entry cpu_recurrent_kernels[];
 
 extern const npu_hal_graph_ops npu_cpu_graph_ops;
 
