@@ -47,8 +47,9 @@ static bool shares_layout(const npu_layout_query *q, const npu_graph_node *node)
   const char *op = node->proto->op_type;
   bool requantised = strcmp(op, "QLinearConcat") == 0; /* (its first X is input 2) */
   uint32_t first = requantised ? 2 : 0;
-  if (node->output_count == 0 || node->input_count <= first || node->inputs[first] < 0)
-    return false;
+  if (node->output_count == 0 || node->outputs[0] < 0 || node->input_count <= first ||
+      node->inputs[first] < 0)
+    return false; /* (an omitted first output, as an LSTM's Y may be) */
   const npu_hal_tensor_desc *in = q->activation(q->data, node->inputs[first]);
   const npu_hal_tensor_desc *out = q->activation(q->data, node->outputs[0]);
   if (!in || !out)
