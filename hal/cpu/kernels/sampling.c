@@ -24,6 +24,18 @@ typedef struct roi_align_job {
   float *y;
 } roi_align_job;
 
+/* Samples a side of a bin: the model's sampling_ratio, else as many as the
+ * bin is pixels long (ceil), none for an empty or NaN bin; at most
+ * ROI_MAX_SAMPLES either way, so that a huge region or ratio costs bounded
+ * time (bins over 1024 pixels are sampled more sparsely than ONNX's rule). */
+enum { ROI_MAX_SAMPLES = 1024 };
+
+static int64_t bin_samples(int64_t ratio, double bin)
+{
+  double n = ratio > 0 ? (double)ratio : ceil(bin);
+  return n > 0 ? (n < ROI_MAX_SAMPLES ? (int64_t)n : ROI_MAX_SAMPLES) : 0;
+}
+
 /* The four neighbours of (y, x) and their bilinear weights; none (weights
  * 0) past a pixel beyond the image's edge. */
 static void roi_neighbours(int64_t height, int64_t width, double y, double x, int64_t *offsets,
@@ -84,8 +96,8 @@ static void roi_align_plane(void *ctx, size_t task)
     roi_h = roi_h > 1 ? roi_h : 1;
   }
   double bin_h = roi_h / (double)p->pooled_h, bin_w = roi_w / (double)p->pooled_w;
-  int64_t grid_h = p->sampling_ratio > 0 ? p->sampling_ratio : (int64_t)ceil(bin_h);
-  int64_t grid_w = p->sampling_ratio > 0 ? p->sampling_ratio : (int64_t)ceil(bin_w);
+  int64_t grid_h = bin_samples(p->sampling_ratio, bin_h);
+  int64_t grid_w = bin_samples(p->sampling_ratio, bin_w);
   double count = grid_h * grid_w > 1 ? (double)(grid_h * grid_w) : 1;
   for (int64_t ph = 0; ph < p->pooled_h; ph++)
     for (int64_t pw = 0; pw < p->pooled_w; pw++) {
@@ -167,13 +179,14 @@ typedef struct grid_sample_job {
 static double reflect(double v, double low, double high)
 {
   double range = high - low;
-  if (range <= 0)
-    return low;
+  if (range <= 0 || !isfinite(v))
+    return low; /* (a NaN or infinite grid point: any pixel will do) */
   if (v < low || v > high) {
+    /* in doubles: a point far outside folds more times than an integer holds */
     double past = v < low ? low - v : v - high;
-    int64_t folds = (int64_t)(past / range);
-    double rest = past - (double)folds * range;
-    bool from_low = (v < low) == (folds % 2 == 0);
+    double folds = floor(past / range);
+    double rest = past - folds * range;
+    bool from_low = (v < low) == (fmod(folds, 2.0) == 0.0);
     v = from_low ? low + rest : high - rest;
   }
   return v;
