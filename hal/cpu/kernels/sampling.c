@@ -25,15 +25,14 @@ typedef struct roi_align_job {
 } roi_align_job;
 
 /* Samples a side of a bin: the model's sampling_ratio, else as many as the
- * bin is pixels long (ceil), none for an empty or NaN bin; at most
- * ROI_MAX_SAMPLES either way, so that a huge region or ratio costs bounded
- * time (bins over 1024 pixels are sampled more sparsely than ONNX's rule). */
-enum { ROI_MAX_SAMPLES = 1024 };
-
-static int64_t bin_samples(int64_t ratio, double bin)
+ * bin is pixels long (ceil), none for an empty or NaN bin; at most twice
+ * the image's side and two more either way, so that a huge region, scale or
+ * ratio costs time bounded by the image (only samples past the image's
+ * edge, which read nothing, are given up). */
+static int64_t bin_samples(int64_t ratio, double bin, int64_t side)
 {
-  double n = ratio > 0 ? (double)ratio : ceil(bin);
-  return n > 0 ? (n < ROI_MAX_SAMPLES ? (int64_t)n : ROI_MAX_SAMPLES) : 0;
+  double n = ratio > 0 ? (double)ratio : ceil(bin), most = 2.0 * (double)side + 2.0;
+  return n > 0 ? (int64_t)(n < most ? n : most) : 0;
 }
 
 /* The four neighbours of (y, x) and their bilinear weights; none (weights
@@ -96,8 +95,8 @@ static void roi_align_plane(void *ctx, size_t task)
     roi_h = roi_h > 1 ? roi_h : 1;
   }
   double bin_h = roi_h / (double)p->pooled_h, bin_w = roi_w / (double)p->pooled_w;
-  int64_t grid_h = bin_samples(p->sampling_ratio, bin_h);
-  int64_t grid_w = bin_samples(p->sampling_ratio, bin_w);
+  int64_t grid_h = bin_samples(p->sampling_ratio, bin_h, p->height);
+  int64_t grid_w = bin_samples(p->sampling_ratio, bin_w, p->width);
   double count = grid_h * grid_w > 1 ? (double)(grid_h * grid_w) : 1;
   for (int64_t ph = 0; ph < p->pooled_h; ph++)
     for (int64_t pw = 0; pw < p->pooled_w; pw++) {
