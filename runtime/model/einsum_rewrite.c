@@ -610,16 +610,18 @@ npu_status npu_graph_lower_einsums(npu_graph *g)
       }
     }
     const Onnx__AttributeProto *a = npu_graph_attribute(g->nodes[n].proto, "equation");
-    char *equation = a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
-                         ? npu_graph_calloc(g, a->s.len + 1, 1)
-                         : NULL;
-    if (!equation) {
-      status = npu_set_error(a ? NPU_ERROR_OUT_OF_MEMORY : NPU_ERROR_INVALID_MODEL,
-                             a ? "out of memory lowering an Einsum"
-                               : "Einsum node '%s': no equation", g->nodes[n].proto->name);
+    if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) {
+      status = npu_set_error(NPU_ERROR_INVALID_MODEL, "Einsum node '%s': no equation",
+                             g->nodes[n].proto->name);
       break;
     }
-    memcpy(equation, a->s.data, a->s.len);
+    char *equation = npu_graph_calloc(g, a->s.len + 1, 1);
+    if (!equation) {
+      status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory lowering an Einsum");
+      break;
+    }
+    if (a->s.len > 0) /* (an empty string's data may be NULL) */
+      memcpy(equation, a->s.data, a->s.len);
     lowering l = {.g = g, .einsum = (uint32_t)n, .equation = equation};
     first[n] = g->node_count;
     status = lower(&l);
