@@ -10,14 +10,13 @@
  *   its coordinates with `axis`'s replaced by its index;
  * - GatherND: each index tuple's slice of the data (after batch_dims axes
  *   that indices and data share).
- * Indices are only known when the kernel runs: an out-of-range one fails
- * the launch (cpu_kernel_fail). The scatters check every index before
+ * Constant indices were checked when planning; computed ones are checked
+ * here, an out-of-range one failing the launch (cpu_kernel_fail). The scatters check every index before
  * writing anything (the output left unwritten) and apply the updates one
  * after another in their order, so that repeated indices give what ONNX's
  * reference loop gives: the last update with no reduction, all of them
  * combined with one. The gathers read nothing out of range (zeros in its
- * place).
- * And MaxUnpool (at the end). */
+ * place). MaxUnpool (at the end) checks its indices the same way. */
 #include <stdlib.h>
 #include <string.h>
 
