@@ -14,6 +14,7 @@ struct _GstNpuBatchLane {
   guint index;
   gboolean input_flushing, output_flushing;
   gboolean draining;     /* no frame coming for now: its jobs do not wait for more */
+  gboolean delivering;   /* an entry popped and still being sent on (until the next pop) */
   gint error;            /* the output side's error code; 0: none */
   GQueue out;            /* GstNpuBatchEntry*, oldest first */
   guint frames_held;     /* frames in `out` */
@@ -341,7 +342,8 @@ void gst_npu_batcher_wait_lane_drained(GstNpuBatcher *batcher, GstNpuBatchLane *
   g_mutex_lock(&batcher->lock);
   lane->draining = TRUE;
   g_cond_broadcast(&batcher->changed);
-  while (!lane->input_flushing && !lane->output_flushing && !g_queue_is_empty(&lane->out))
+  while (!lane->input_flushing && !lane->output_flushing &&
+         (!g_queue_is_empty(&lane->out) || lane->delivering))
     g_cond_wait(&batcher->changed, &batcher->lock);
   g_mutex_unlock(&batcher->lock);
 }
@@ -349,6 +351,10 @@ void gst_npu_batcher_wait_lane_drained(GstNpuBatcher *batcher, GstNpuBatchLane *
 gpointer gst_npu_batcher_pop(GstNpuBatcher *batcher, GstNpuBatchLane *lane, gboolean *is_frame)
 {
   g_mutex_lock(&batcher->lock);
+  if (lane->delivering) { /* the previous entry has been sent on */
+    lane->delivering = FALSE;
+    g_cond_broadcast(&batcher->changed);
+  }
   GstNpuBatchEntry *head = NULL;
   while (!lane->output_flushing && !((head = g_queue_peek_head(&lane->out)) && head->done))
     g_cond_wait(&batcher->changed, &batcher->lock);
@@ -356,6 +362,7 @@ gpointer gst_npu_batcher_pop(GstNpuBatcher *batcher, GstNpuBatchLane *lane, gboo
   if (!lane->output_flushing) {
     g_queue_pop_head(&lane->out);
     lane->frames_held -= head->is_frame;
+    lane->delivering = TRUE;
     *is_frame = head->is_frame;
     data = head->data;
     g_free(head);

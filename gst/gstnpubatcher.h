@@ -132,12 +132,15 @@ void gst_npu_batcher_remember(GstNpuBatcher *batcher, GstNpuBatchLane *lane, gin
  * waiting jobs run without waiting for their batch to fill, until it
  * pushes a frame again or flushes. */
 void gst_npu_batcher_drain_lane(GstNpuBatcher *batcher, GstNpuBatchLane *lane);
-/* Drains the lane and blocks until everything it queued has left (or it
- * flushes). */
+/* Drains the lane and blocks until everything it queued has left and the
+ * output side has finished sending the last of it on (or it flushes): a
+ * serialized query may then go downstream from the calling thread without
+ * overtaking, or racing, the lane's last frame. */
 void gst_npu_batcher_wait_lane_drained(GstNpuBatcher *batcher, GstNpuBatchLane *lane);
 
 /* The output side: blocks until the lane's oldest entry may leave and
- * returns its data (the caller's now), or NULL when the output is flushing. */
+ * returns its data (the caller's now), or NULL when the output is flushing.
+ * Calling it again says the entry it returned before has been sent on. */
 gpointer gst_npu_batcher_pop(GstNpuBatcher *batcher, GstNpuBatchLane *lane,
                              gboolean *is_frame);
 

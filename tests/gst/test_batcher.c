@@ -187,6 +187,54 @@ static void test_draining_lane_runs_the_partial_batch(void)
   gst_npu_batcher_free(batcher);
 }
 
+typedef struct {
+  GstNpuBatcher *batcher;
+  GstNpuBatchLane *lane;
+  gint returned; /* atomic */
+} Drainer;
+
+static gpointer wait_drained(gpointer data)
+{
+  Drainer *drainer = data;
+  gst_npu_batcher_wait_lane_drained(drainer->batcher, drainer->lane);
+  g_atomic_int_set(&drainer->returned, 1);
+  return NULL;
+}
+
+static gpointer pop_next(gpointer data)
+{
+  Drainer *drainer = data;
+  gboolean is_frame;
+  g_assert_null(gst_npu_batcher_pop(drainer->batcher, drainer->lane, &is_frame));
+  return NULL;
+}
+
+/* A lane is drained once its last entry has been sent on, not when it has
+ * been popped: a serialized query that went downstream meanwhile would race
+ * that frame's push (npuinfer's drain query once waited for a frame stuck
+ * behind it). The output side says "sent" by popping again. */
+static void test_drained_after_the_last_entry_is_sent(void)
+{
+  GstNpuBatcher *batcher = new_batcher(4, 1);
+  GstNpuBatchLane *lane = open_lane(batcher, 0);
+  push(batcher, lane, 0, NULL, 0, 0);
+  gst_npu_batcher_drain_lane(batcher, lane);
+  GstNpuBatchJob *batch[4];
+  g_assert_cmpuint(gst_npu_batcher_take(batcher, batch), ==, 1);
+  gst_npu_batcher_complete(batcher, batch, 1, TRUE);
+  expect_frame(batcher, lane, 0); /* popped, being sent on */
+  Drainer drainer = {batcher, lane, 0};
+  GThread *waiter = g_thread_new("drain", wait_drained, &drainer);
+  g_usleep(50000);
+  g_assert_cmpint(g_atomic_int_get(&drainer.returned), ==, 0);
+  GThread *output = g_thread_new("output", pop_next, &drainer); /* frame 0 was sent */
+  g_thread_join(waiter);
+  g_assert_cmpint(g_atomic_int_get(&drainer.returned), ==, 1);
+  gst_npu_batcher_set_output_flushing(batcher, lane, TRUE); /* ends the output's pop */
+  g_thread_join(output);
+  gst_npu_batcher_free(batcher);
+}
+
 static void test_interval_and_events(void)
 {
   GstNpuBatcher *batcher = new_batcher(1, 8);
@@ -383,6 +431,7 @@ int main(int argc, char **argv)
   g_test_add_func("/batcher/batches-across-lanes", test_batches_across_lanes);
   g_test_add_func("/batcher/timeout", test_timeout_takes_what_waits);
   g_test_add_func("/batcher/draining-lane", test_draining_lane_runs_the_partial_batch);
+  g_test_add_func("/batcher/drained-after-sent", test_drained_after_the_last_entry_is_sent);
   g_test_add_func("/batcher/interval-and-events", test_interval_and_events);
   g_test_add_func("/batcher/tracked-objects", test_tracked_objects_reclassified);
   g_test_add_func("/batcher/same-size", test_same_size_batches);
