@@ -22,7 +22,16 @@
  * then sleep at once, as they would with OMP_WAIT_POLICY=passive. Spinning
  * comes back when no sample has shown contention for CONTENTION_HOLD_NS.
  * (The reading is machine-wide: a process pinned to some CPUs beside other
- * work pinned to the same ones may go unnoticed.) */
+ * work pinned to the same ones may go unnoticed.)
+ *
+ * Denormals. The engine's thread, and with it the OpenMP team it starts
+ * (threads inherit the floating-point environment), flushes denormal
+ * results to zero and reads denormal operands as zero: arithmetic on them
+ * takes microcode assists a hundred times slower than on normal numbers,
+ * and one tensor of them (a masked attention's probabilities) slows every
+ * kernel that reads it. Values under FLT_MIN (1.2e-38) count for nothing
+ * in inference; TensorFlow's CPU kernels flush them too. The caller's
+ * threads keep their own settings. */
 #include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -32,6 +41,9 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "cpu_engine.h"
 
@@ -159,6 +171,14 @@ static void watch_contention(cpu_engine *engine)
   set_spinning(engine, now >= engine->contended_until_ns);
 }
 
+/* Flush-to-zero and denormals-are-zero on this thread (see the top). */
+static void flush_denormals(void)
+{
+#if defined(__SSE__)
+  _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ (bit 15), DAZ (bit 6) */
+#endif
+}
+
 /* The engine whose thread this is, if any. */
 static _Thread_local cpu_engine *current_engine;
 
@@ -166,6 +186,7 @@ static void *engine_main(void *arg)
 {
   cpu_engine *engine = arg;
   current_engine = engine;
+  flush_denormals(); /* before the first parallel region starts the team */
   /* oneDNN's primitives and our kernels size their teams from this. */
   omp_set_num_threads((int)engine->threads);
   pthread_mutex_lock(&engine->lock);

@@ -588,6 +588,33 @@ def attention_scores_case(name):
 attention_scores_case("matmul_scaled_operands_attention")
 
 
+def causal_attention_case(name, steps):
+    """Attention under a causal mask, as a decoder or a streaming encoder
+    writes it: a constant -inf upper triangle added to the scores, Softmax,
+    then the product with the values. The masked probabilities must be 0
+    exactly ("y": Cast(Greater(p, 0)), the triangle of ones), not e^-87
+    (once 1e-38, scaled into denormals that made the MatMul after it 70
+    times slower); "context" is the product with the values."""
+    x = rng.standard_normal((2, 4, steps, steps)).astype(np.float32) * 3
+    values = rng.standard_normal((2, 4, steps, 16)).astype(np.float32)
+    mask = np.triu(np.full((steps, steps), -np.inf, np.float32), 1)
+    nodes = [helper.make_node("Add", ["x", "mask"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "values"], ["context"]),
+             helper.make_node("Greater", ["p", "zero"], ["kept"]),
+             helper.make_node("Cast", ["kept"], ["y"], to=TensorProto.FLOAT)]
+    inits = [numpy_helper.from_array(mask, "mask"), numpy_helper.from_array(values, "values"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "zero")]
+    scores = x.astype(np.float64) + mask
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    write_case(name, nodes, inits, x, (p > 0).astype(np.float32),
+               more_outputs=[("context", p @ values)])
+
+
+causal_attention_case("softmax_causal_mask_exact_zeros", 24)
+
+
 def convnext_block_case(name):
     """A ConvNeXt block: depthwise convolution, Transpose to channels-last,
     LayerNormalization, the MLP (MatMul, bias, Relu, MatMul, bias),

@@ -1,7 +1,9 @@
 /* The CPU backend's compute engine: every index runs exactly once, from
  * one caller, from several streams' threads at once, and while the engine
  * switches OpenMP between spinning and sleeping under contention; jobs of
- * several steps take turns with the others. */
+ * several steps take turns with the others; its threads flush denormals,
+ * the caller's do not. */
+#include <float.h>
 #include <stdatomic.h>
 
 #include "cpu/cpu_internal.h"
@@ -9,6 +11,12 @@
 #include "npu_test.h"
 
 enum { ITEMS = 10007 };
+
+#if defined(__SSE__)
+#define SUPPORTS_FLUSHING_DENORMALS 1
+#else
+#define SUPPORTS_FLUSHING_DENORMALS 0
+#endif
 
 typedef struct counts {
   atomic_int hits[ITEMS];
@@ -153,6 +161,40 @@ static void note_index(void *ctx, size_t index)
 }
 
 /* A short job queued while a long one runs is done long before it. */
+typedef struct products {
+  float factors[ITEMS], values[ITEMS], results[ITEMS];
+} products;
+
+static void multiply_index(void *ctx, size_t index)
+{
+  products *p = ctx;
+  p->results[index] = p->values[index] * p->factors[index];
+}
+
+/* A denormal times one is zero on every thread of the engine (the calling
+ * thread of the job and its OpenMP team alike), a normal number is itself,
+ * and the caller's own arithmetic keeps denormals. */
+static void test_denormals_flushed(void)
+{
+  if (!SUPPORTS_FLUSHING_DENORMALS) {
+    g_test_skip("flushing denormals is set on x86 only");
+    return;
+  }
+  npu_device *device = npu_test_open_device();
+  products *p = g_new0(products, 1);
+  for (size_t i = 0; i < ITEMS; i++) {
+    p->factors[i] = 1.0f;
+    p->values[i] = i % 2 ? FLT_MIN / 8 : 1.5f;
+  }
+  npu_cpu_parallel_for(cpu_device(device), ITEMS, multiply_index, p);
+  for (size_t i = 0; i < ITEMS; i++)
+    g_assert_cmpfloat(p->results[i], ==, i % 2 ? 0.0f : 1.5f);
+  multiply_index(p, 1);
+  g_assert_cmpfloat(p->results[1], ==, FLT_MIN / 8);
+  g_free(p);
+  NPU_ASSERT_OK(npu_device_release(device));
+}
+
 static void test_jobs_take_turns(void)
 {
   shared_device = npu_test_open_device();
@@ -176,5 +218,6 @@ int main(int argc, char **argv)
   g_test_add_func("/cpu/engine/concurrent-callers", test_concurrent_callers);
   g_test_add_func("/cpu/engine/runs-through-contention", test_runs_through_contention);
   g_test_add_func("/cpu/engine/jobs-take-turns", test_jobs_take_turns);
+  g_test_add_func("/cpu/engine/denormals-flushed", test_denormals_flushed);
   return g_test_run();
 }

@@ -4,6 +4,7 @@
 #define NPU_CPU_FAST_MATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,11 +38,16 @@ static inline void cpu_lanes16_store(float *to, const cpu_lanes16 *v)
   memcpy(to, v, sizeof *v);
 }
 
-/* e^x, within 2 ulp of expf over [-87.3, 88.7] (clamped outside): Cody-Waite
- * reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
+/* e^x, within 2 ulp of expf over [-87.3, 88.7]: Cody-Waite reduction
+ * x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. Above, e^88.7;
+ * below, 0, as under flush-to-zero: e^x is then under FLT_MIN, and a
+ * denormal result slows every later multiply by it a hundredfold (a causal
+ * attention mask's -inf scores, softmaxed to 1e-38 and scaled into
+ * denormals, once made the next MatMul 70 times slower). */
 static inline float cpu_expf(float x)
 {
-  x = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+  bool underflows = x < -87.3f;
+  x = underflows ? -87.3f : x > 88.7f ? 88.7f : x;
   /* n = round(x / ln2), by the 1.5 * 2^23 trick (no rounding instruction). */
   float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f + n * 2.12194440e-4f;
@@ -58,7 +64,7 @@ static inline float cpu_expf(float x)
   uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
   float scale;
   memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  return underflows ? 0.0f : p * scale;
 }
 
 /* erf(x) within 2e-7 absolute (and 1e-6 relative near 0): below |x| = 0.5
