@@ -28,6 +28,8 @@ import sys
 import time
 import zlib
 
+import zoo_modules
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CACHE = os.environ.get("NPU_ZOO_CACHE",
@@ -75,8 +77,10 @@ EXTRA["retinanet_resnet50_fpn"] = ("detection", (3, 320, 320))
 EXTRA["r2plus1d_18"] = ("video", (3, 16, 112, 112))
 EXTRA["s3d"] = ("video", (3, 16, 224, 224))
 EXTRA["mvit_v2_s"] = ("video", (3, 16, 224, 224))
-# a CRNN text recogniser (not torchvision's): convolutions, then a 2-layer bidirectional LSTM
-EXTRA["crnn_bilstm"] = ("recognition", (3, 32, 128))
+# architectures defined in zoo_modules.py, not torchvision's: a CRNN recogniser (LSTM), a
+# U-Net, sub-pixel super-resolution, a causal transformer, 1-D convolutions and a GRU on a
+# waveform, a keypoint heatmap head, an MLP-Mixer, a DCGAN generator
+EXTRA.update({name: ("module", shape) for name, shape in zoo_modules.SHAPES.items()})
 # variant -> (the zoo model it exports again, how): "opset" N (17 otherwise;
 # below 17 LayerNormalization is decomposed, below 13 Split/Squeeze/Reduce*
 # take attributes, below 14 HardSwish is HardSigmoid * x), "fold" False (no
@@ -216,28 +220,8 @@ def build(torch, torchvision, name, kind):
                 return head["bbox_regression"], head["cls_logits"]
         return BackboneHead(getattr(models.detection, name)(weights=None, weights_backbone=None)), \
             ["bbox_regression", "cls_logits"]
-    if kind == "recognition":
-        class Crnn(torch.nn.Module):
-            """CRNN's shape: VGG-like convolutions down to a height of 1, the
-            width as the sequence of a 2-layer bidirectional LSTM (torch
-            exports one LSTM node a layer, its zero initial states expanded
-            to the run's batch), a linear classifier per step."""
-            def __init__(self, classes=37, hidden=96):
-                super().__init__()
-                layers, channels = [], 3
-                for out, pool in ((32, (2, 2)), (64, (2, 2)), (128, (2, 1)), (128, (4, 1))):
-                    layers += [torch.nn.Conv2d(channels, out, 3, padding=1),
-                               torch.nn.BatchNorm2d(out), torch.nn.ReLU(),
-                               torch.nn.MaxPool2d(pool, pool)]
-                    channels = out
-                self.features = torch.nn.Sequential(*layers)
-                self.rnn = torch.nn.LSTM(channels, hidden, num_layers=2, bidirectional=True)
-                self.classifier = torch.nn.Linear(2 * hidden, classes)
-
-            def forward(self, x):
-                sequence = self.features(x).squeeze(2).permute(2, 0, 1)  # [W, N, C]
-                return self.classifier(self.rnn(sequence)[0]).permute(1, 0, 2)
-        return Crnn(), ["logits"]
+    if kind == "module":
+        return zoo_modules.build(torch, torchvision, name)
     raise ValueError(kind)
 
 
