@@ -94,6 +94,7 @@ typedef enum npu_hal_activation_kind {
   NPU_HAL_ACTIVATION_GELU_TANH,    /* x * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 */
   NPU_HAL_ACTIVATION_TANH,
   NPU_HAL_ACTIVATION_LINEAR,       /* alpha x + beta */
+  NPU_HAL_ACTIVATION_MISH,         /* x * tanh(ln(1 + e^x)) */
   NPU_HAL_ACTIVATION_ADD,          /* x + fused_inputs[input]: same shape and layout as x
                                       (a residual connection), or plain with x's last
                                       axis only, all others 1 (a bias, as after MatMul) */

@@ -294,6 +294,7 @@ static int shader_activation(npu_hal_activation_kind kind)
   case NPU_HAL_ACTIVATION_ADD: return 9;
   case NPU_HAL_ACTIVATION_GELU: return 10;
   case NPU_HAL_ACTIVATION_GELU_TANH: return 11;
+  case NPU_HAL_ACTIVATION_MISH: return 12;
   default: return -1;
   }
 }

@@ -146,6 +146,8 @@ static bool single_step(const matcher *m, const npu_graph_node *n, int32_t tenso
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_SIGMOID, 0, 0};
   } else if (op_is(n, "Tanh")) {
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_TANH, 0, 0};
+  } else if (op_is(n, "Mish")) {
+    *a = (npu_hal_activation){NPU_HAL_ACTIVATION_MISH, 0, 0};
   } else if (op_is(n, "HardSwish")) {
     *a = (npu_hal_activation){NPU_HAL_ACTIVATION_HARD_SWISH, 0, 0};
   } else if (op_is(n, "Gelu")) {
@@ -185,8 +187,9 @@ static bool only_reader(const matcher *m, int32_t tensor, uint32_t *node)
   return r >= 0;
 }
 
-/* x * g(x) where x has two readers: Swish (g = Sigmoid) and HardSwish, as
- * x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or x * HardSigmoid(x, 1/6, 1/2). */
+/* x * g(x) where x has two readers: Swish (g = Sigmoid), HardSwish, as
+ * x * Clip(x + 3, 0, 6) / 6 (or * 1/6) or x * HardSigmoid(x, 1/6, 1/2),
+ * and Mish, x * Tanh(Softplus(x)) (as exported before opset 18). */
 /* GELU's gate as exporters write it: Erf(x / sqrt 2) + 1 (or x * 1/sqrt 2),
  * appended to `chain` after `gate` (chain[0]); *cur becomes the sum. */
 static bool erf_gate(const matcher *m, const npu_graph_node *gate, int32_t x, uint32_t *chain,
@@ -241,6 +244,11 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       chain[length++] = next;
       cur = m->g->nodes[next].outputs[0];
       kind = NPU_HAL_ACTIVATION_HARD_SWISH; /* once divided by 6, below */
+    } else if (op_is(gn, "Softplus") && gn->inputs[0] == x && only_reader(m, cur, &next) &&
+               op_is(&m->g->nodes[next], "Tanh")) {
+      chain[length++] = next;
+      cur = m->g->nodes[next].outputs[0];
+      kind = NPU_HAL_ACTIVATION_MISH;
     } else {
       continue;
     }
@@ -250,7 +258,8 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       continue;
     chain[length++] = product;
     cur = pn->outputs[0];
-    if (length > 2) { /* the Clip form still needs its / 6, GELU's its / 2 */
+    if (length > 2 && kind != NPU_HAL_ACTIVATION_MISH) { /* the Clip form still needs its / 6,
+                                                             GELU's its / 2 */
       float divisor = kind == NPU_HAL_ACTIVATION_GELU ? 2.0f : 6.0f;
       uint32_t scale;
       if (!only_reader(m, cur, &scale))

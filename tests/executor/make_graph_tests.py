@@ -82,6 +82,12 @@ STEPS = {
         helper.make_node("Mul", [t, o + "_a"], [o + "_m"]),
         helper.make_node("Mul", [o + "_m", "half"], [o])],
         lambda v: v * (1 + np.vectorize(math.erf)(v / math.sqrt(2))) * 0.5),
+    # x * Tanh(Softplus(x)), as PyTorch exports Mish before opset 18
+    "mish_expanded": (lambda t, o: [
+        helper.make_node("Softplus", [t], [o + "_s"]),
+        helper.make_node("Tanh", [o + "_s"], [o + "_t"]),
+        helper.make_node("Mul", [t, o + "_t"], [o])],
+        lambda v: v * np.tanh(np.log1p(np.exp(v)))),
     "swish_expanded": (lambda t, o: [
         helper.make_node("Sigmoid", [t], [o + "_s"]),
         helper.make_node("Mul", [o + "_s", t], [o])],
@@ -173,6 +179,8 @@ conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish
 conv_case("fuse_conv_bn_swish_expanded", ["swish_expanded"], batch_norm=True)
 conv_case("fuse_conv_sigmoid_hardswish", ["sigmoid", "hardswish"])
 conv_case("fuse_conv_gelu_expanded", ["gelu_expanded"])
+conv_case("fuse_conv_bn_mish_expanded", ["mish_expanded"], batch_norm=True)
+conv_case("fuse_conv_mish_expanded_add", ["mish_expanded", "add"])
 
 
 def network_case(name):

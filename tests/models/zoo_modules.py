@@ -1,6 +1,6 @@
 """Architectures the extra zoo defines itself, not torchvision's: the graphs
 vision and sensor pipelines bring beyond classifiers and detectors
-(recurrent recognisers, encoder-decoders with transposed convolutions and
+(recurrent recognisers, a YOLOv4-style detector with Mish, encoder-decoders with transposed convolutions and
 skip connections, sub-pixel upsampling, attention over a sequence with a
 causal mask, 1-D convolutions on a waveform, heatmap heads, token-mixing
 MLPs, a generator from a latent vector). Each is small, built from plain
@@ -19,6 +19,7 @@ SHAPES = {
     "pose_deconv_resnet18": (3, 256, 192),
     "mlp_mixer_small": (3, 224, 224),
     "dcgan_generator": (100, 1, 1),
+    "csp_mish_detector": (3, 256, 256),
 }
 
 
@@ -190,11 +191,64 @@ def build(torch, torchvision, name):
         def forward(self, x):
             return self.body(x)
 
+    def conv_bn_mish(cin, cout, kernel=3, stride=1):
+        return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False),
+                             nn.BatchNorm2d(cout), nn.Mish())
+
+    class CspStage(nn.Module):
+        """A CSPDarknet stage: a strided convolution, the channels split in
+        two branches (one through residual blocks), concatenated again."""
+        def __init__(self, cin, cout, blocks):
+            super().__init__()
+            self.down = conv_bn_mish(cin, cout, 3, 2)
+            self.part1, self.part2 = conv_bn_mish(cout, cout // 2, 1), conv_bn_mish(cout, cout // 2, 1)
+            self.blocks = nn.ModuleList(nn.Sequential(conv_bn_mish(cout // 2, cout // 2, 1),
+                                                      conv_bn_mish(cout // 2, cout // 2, 3))
+                                        for _ in range(blocks))
+            self.merge = conv_bn_mish(cout, cout, 1)
+
+        def forward(self, x):
+            x = self.down(x)
+            a, b = self.part1(x), self.part2(x)
+            for block in self.blocks:
+                b = b + block(b)
+            return self.merge(torch.cat([a, b], 1))
+
+    class CspMish(nn.Module):
+        """YOLOv4's shape at a small width: CSPDarknet stages with Mish
+        (exported at opset 17 as Softplus, Tanh and Mul), SPP (max pooling
+        5, 9 and 13 concatenated), a nearest upsample and concatenation
+        with the previous stage, two 1x1 heads."""
+        def __init__(self, outputs=3 * 85):
+            super().__init__()
+            self.stem = conv_bn_mish(3, 16)
+            self.stages = nn.ModuleList([CspStage(16, 32, 1), CspStage(32, 64, 2),
+                                         CspStage(64, 128, 2), CspStage(128, 256, 1)])
+            self.spp_in = conv_bn_mish(256, 128, 1)
+            self.spp_out = conv_bn_mish(512, 256, 1)
+            self.reduce = conv_bn_mish(256, 128, 1)
+            self.fuse = conv_bn_mish(256, 128, 3)
+            self.head_small, self.head_large = nn.Conv2d(256, outputs, 1), nn.Conv2d(128, outputs, 1)
+
+        def forward(self, x):
+            x = self.stem(x)
+            features = []
+            for stage in self.stages:
+                x = stage(x)
+                features.append(x)
+            x = self.spp_in(x)
+            x = self.spp_out(torch.cat([x] + [nn.functional.max_pool2d(x, k, 1, k // 2)
+                                              for k in (5, 9, 13)], 1))
+            up = nn.functional.interpolate(self.reduce(x), scale_factor=2.0, mode="nearest")
+            large = self.fuse(torch.cat([up, features[-2]], 1))
+            return self.head_small(x), self.head_large(large)
+
     modules = {"crnn_bilstm": (Crnn, ["logits"]), "unet_small": (UNet, ["logits"]),
                "espcn_x3": (Espcn, ["image"]), "transformer_causal": (CausalTransformer,
                                                                       ["logits"]),
                "conv1d_gru_audio": (AudioGru, ["logits"]),
                "pose_deconv_resnet18": (PoseDeconv, ["heatmaps"]),
-               "mlp_mixer_small": (Mixer, ["logits"]), "dcgan_generator": (Generator, ["image"])}
+               "mlp_mixer_small": (Mixer, ["logits"]), "dcgan_generator": (Generator, ["image"]),
+               "csp_mish_detector": (CspMish, ["boxes_small", "boxes_large"])}
     module, outputs = modules[name]
     return module(), outputs

@@ -61,6 +61,9 @@ static inline void cpu_activate(const npu_hal_activation *a, float *restrict y, 
   case NPU_HAL_ACTIVATION_LINEAR:
     for (int64_t i = 0; i < n; i++) y[i] = alpha * y[i] + beta;
     break;
+  case NPU_HAL_ACTIVATION_MISH:
+    for (int64_t i = 0; i < n; i++) y[i] = cpu_mish(y[i]);
+    break;
   case NPU_HAL_ACTIVATION_ADD:
   case NPU_HAL_ACTIVATION_DEQUANTIZED_ADD:
   case NPU_HAL_ACTIVATION_QUANTIZE: break; /* refused at creation */

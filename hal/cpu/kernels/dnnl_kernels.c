@@ -200,6 +200,8 @@ static bool append_activation(eltwise_chain *c, const npu_hal_activation *a)
     return append_eltwise(c, dnnl_eltwise_gelu_tanh, 0, 0);
   case NPU_HAL_ACTIVATION_LINEAR:
     return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta);
+  case NPU_HAL_ACTIVATION_MISH:
+    return append_eltwise(c, dnnl_eltwise_mish, 0, 0);
   case NPU_HAL_ACTIVATION_HARD_SIGMOID:
     return append_eltwise(c, dnnl_eltwise_linear, a->alpha, a->beta) &&
            append_eltwise(c, dnnl_eltwise_clip_v2, 0, 1);

@@ -74,7 +74,7 @@ static void unary_range(const unary_params *p, const float *restrict in, float *
   case U_SOFTSIGN: UNARY_LOOP(x / (1.0f + fabsf(x)));
   case U_SIGN: UNARY_LOOP(x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f);
   case U_THRESHOLDED_RELU: UNARY_LOOP(x > alpha ? x : 0.0f);
-  case U_MISH: UNARY_LOOP(x * tanhf(x > 20.0f ? x : log1pf(expf(x))));
+  case U_MISH: UNARY_LOOP(cpu_mish(x));
   case U_ROUND: UNARY_LOOP(rintf(x)); /* half to even, as ONNX rounds */
   case U_GELU: UNARY_LOOP(x * 0.5f * (1.0f + cpu_erff(x * 0.70710678f)));
   case U_GELU_TANH: UNARY_LOOP(cpu_gelu_tanh(x));

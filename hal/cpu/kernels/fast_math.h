@@ -67,6 +67,16 @@ static inline float cpu_expf(float x)
   return underflows ? 0.0f : p * scale;
 }
 
+/* Mish, x tanh(ln(1 + e^x)), without a logarithm or tanh: with e = e^x,
+ * tanh(ln(1 + e)) = n / (n + 2) where n = e (e + 2); from x = 20 on it is
+ * x to float precision (and e^2x would overflow). */
+static inline float cpu_mish(float x)
+{
+  float e = cpu_expf(x < 20.0f ? x : 20.0f);
+  float n = e * (e + 2.0f);
+  return x < 20.0f ? x * n / (n + 2.0f) : x;
+}
+
 /* erf(x) within 2e-7 absolute (and 1e-6 relative near 0): below |x| = 0.5
  * its odd Taylor series, above it Abramowitz and Stegun 7.1.26, both
  * computed and one selected so that the loop stays branch-free. */

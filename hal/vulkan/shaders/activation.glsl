@@ -17,6 +17,11 @@ float activate(float v, uint kind, float alpha, float beta, float addend)
   case 8u: return alpha * v + beta;                              // Linear
   case 10u: return gelu(v);                                       // GELU
   case 11u: return gelu_tanh(v);                                  // GELU, tanh form
+  case 12u: {                                                     // Mish (fast_math.h's form)
+    float e = exp(min(v, 20.0));
+    float n = e * (e + 2.0);
+    return v < 20.0 ? v * n / (n + 2.0) : v;
+  }
   default: return v + addend;                                    // Add
   }
 }
