@@ -56,7 +56,7 @@ static inline void cpu_activate(const npu_hal_activation *a, float *restrict y, 
     for (int64_t i = 0; i < n; i++) y[i] = cpu_gelu_tanh(y[i]);
     break;
   case NPU_HAL_ACTIVATION_TANH:
-    for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]);
+    for (int64_t i = 0; i < n; i++) y[i] = cpu_tanhf(y[i]);
     break;
   case NPU_HAL_ACTIVATION_LINEAR:
     for (int64_t i = 0; i < n; i++) y[i] = alpha * y[i] + beta;

@@ -53,7 +53,7 @@ static void unary_range(const unary_params *p, const float *restrict in, float *
   switch (p->kind) {
   case U_RELU: UNARY_LOOP(x > 0 ? x : 0);
   case U_SIGMOID: UNARY_LOOP(1.0f / (1.0f + cpu_expf(-x)));
-  case U_TANH: UNARY_LOOP(tanhf(x));
+  case U_TANH: UNARY_LOOP(cpu_tanhf(x));
   case U_EXP: UNARY_LOOP(expf(x));
   case U_LOG: UNARY_LOOP(logf(x));
   case U_SQRT: UNARY_LOOP(sqrtf(x));

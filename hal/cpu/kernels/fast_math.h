@@ -67,6 +67,19 @@ static inline float cpu_expf(float x)
   return underflows ? 0.0f : p * scale;
 }
 
+/* tanh(x) within 3e-7 relative (2.5e-7 seen over a sweep of [-20, 20] and
+ * of tiny values), branch-free so that loops of it vectorise (libm's tanhf
+ * does not): (1 - e^-2|x|) / (1 + e^-2|x|) with x's sign, and below |x| =
+ * 0.125, where 1 - e^-2|x| would cancel, the odd series to x^7. */
+static inline float cpu_tanhf(float x)
+{
+  float a = fabsf(x);
+  float t = cpu_expf(-2.0f * a);
+  float x2 = x * x;
+  float series = a * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315))));
+  return copysignf(a < 0.125f ? series : (1.0f - t) / (1.0f + t), x);
+}
+
 /* Mish, x tanh(ln(1 + e^x)), without a logarithm or tanh: with e = e^x,
  * tanh(ln(1 + e)) = n / (n + 2) where n = e (e + 2); from x = 20 on it is
  * x to float precision (and e^2x would overflow). */

@@ -97,13 +97,6 @@ static void free_recurrent_params(void *data)
   free(p);
 }
 
-/* tanh x = 1 - 2 / (e^2x + 1), within some 3e-7 absolute: branch-free, so that
- * the gates' loops vectorise (libm's tanhf does not). */
-static inline float gate_tanhf(float x)
-{
-  return 1.0f - 2.0f / (cpu_expf(2.0f * x) + 1.0f);
-}
-
 /* y[0, n) = f(clip(y)). */
 NPU_VECTOR_CLONES
 static void apply_gate_function(const gate_function *f, float clip, float *restrict y, size_t n)
@@ -115,7 +108,7 @@ static void apply_gate_function(const gate_function *f, float clip, float *restr
   switch (f->kind) {
   case GATE_HAL:
     if (f->hal.kind == NPU_HAL_ACTIVATION_TANH)
-      for (size_t i = 0; i < n; i++) y[i] = gate_tanhf(y[i]);
+      for (size_t i = 0; i < n; i++) y[i] = cpu_tanhf(y[i]);
     else
       cpu_activate(&f->hal, y, (int64_t)n);
     break;
@@ -123,7 +116,7 @@ static void apply_gate_function(const gate_function *f, float clip, float *restr
     for (size_t i = 0; i < n; i++) y[i] = y[i] > alpha ? y[i] : 0;
     break;
   case GATE_SCALED_TANH:
-    for (size_t i = 0; i < n; i++) y[i] = alpha * gate_tanhf(beta * y[i]);
+    for (size_t i = 0; i < n; i++) y[i] = alpha * cpu_tanhf(beta * y[i]);
     break;
   case GATE_ELU:
     for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0 ? y[i] : alpha * (expf(y[i]) - 1);
