@@ -226,7 +226,7 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       continue;
     uint32_t chain[4], length = 0, next;
     int32_t cur = gn->outputs[0];
-    float value, low, high;
+    float value, low, high, divisor = 0; /* the product's divisor, where the form has one */
     bool first;
     npu_hal_activation_kind kind;
     chain[length++] = gate;
@@ -237,13 +237,15 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
                fabsf(float_attribute(gn, "beta", 0.5f) - 0.5f) < 1e-6f) {
       kind = NPU_HAL_ACTIVATION_HARD_SWISH;
     } else if (erf_gate(m, gn, x, chain, &length, &cur)) {
-      kind = NPU_HAL_ACTIVATION_GELU; /* once halved, below */
+      kind = NPU_HAL_ACTIVATION_GELU;
+      divisor = 2;
     } else if (op_is(gn, "Add") && scalar_operand(m, gn, x, &value, &first) && value == 3 &&
                only_reader(m, cur, &next) && op_is(&m->g->nodes[next], "Clip") &&
                clip_bounds(m, &m->g->nodes[next], &low, &high) && low == 0 && high == 6) {
       chain[length++] = next;
       cur = m->g->nodes[next].outputs[0];
-      kind = NPU_HAL_ACTIVATION_HARD_SWISH; /* once divided by 6, below */
+      kind = NPU_HAL_ACTIVATION_HARD_SWISH;
+      divisor = 6;
     } else if (op_is(gn, "Softplus") && gn->inputs[0] == x && only_reader(m, cur, &next) &&
                op_is(&m->g->nodes[next], "Tanh")) {
       chain[length++] = next;
@@ -258,9 +260,7 @@ static bool gated_step(const matcher *m, int32_t x, npu_hal_activation *a, uint3
       continue;
     chain[length++] = product;
     cur = pn->outputs[0];
-    if (length > 2 && kind != NPU_HAL_ACTIVATION_MISH) { /* the Clip form still needs its / 6,
-                                                             GELU's its / 2 */
-      float divisor = kind == NPU_HAL_ACTIVATION_GELU ? 2.0f : 6.0f;
+    if (divisor) { /* the Clip form's / 6, GELU's / 2 (or * 1/6, * 1/2) */
       uint32_t scale;
       if (!only_reader(m, cur, &scale))
         continue;

@@ -107,10 +107,7 @@ static void apply_gate_function(const gate_function *f, float clip, float *restr
   float alpha = f->hal.alpha, beta = f->hal.beta;
   switch (f->kind) {
   case GATE_HAL:
-    if (f->hal.kind == NPU_HAL_ACTIVATION_TANH)
-      for (size_t i = 0; i < n; i++) y[i] = cpu_tanhf(y[i]);
-    else
-      cpu_activate(&f->hal, y, (int64_t)n);
+    cpu_activate(&f->hal, y, (int64_t)n);
     break;
   case GATE_THRESHOLDED_RELU:
     for (size_t i = 0; i < n; i++) y[i] = y[i] > alpha ? y[i] : 0;
