@@ -100,9 +100,10 @@ CONSTANTS = {"k_mul": 0.75, "k_add": 0.5, "zero": 0.0, "six": 6.0, "three": 3.0,
              "k_channel": K_CHANNEL.reshape(-1, 1, 1)}
 
 
-def write_case(name, nodes, inits, x, expected, opset=14, more_outputs=()):
+def write_case(name, nodes, inits, x, expected, opset=14, more_outputs=(), kernels=None):
     """The graph's outputs: "y" (`expected`), then each (name, value) of
-    `more_outputs`."""
+    `more_outputs`; `kernels`: the launches a run must take (run_node_tests
+    checks it), where the case is about fusion."""
     folder = os.path.join(OUT, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     outputs = [("y", expected)] + list(more_outputs)
@@ -112,13 +113,16 @@ def write_case(name, nodes, inits, x, expected, opset=14, more_outputs=()):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     with open(os.path.join(folder, "model.onnx"), "wb") as f:
         f.write(model.SerializeToString())
+    if kernels is not None:
+        with open(os.path.join(folder, "kernels"), "w") as f:
+            f.write(f"{kernels}\n")
     files = [("input_0", x)] + [(f"output_{i}", v.astype(np.float32)) for i, (_, v) in enumerate(outputs)]
     for file, array in files:
         with open(os.path.join(folder, "test_data_set_0", f"{file}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(array).SerializeToString())
 
 
-def write_steps_case(name, nodes, inits, x, tensor, value, steps):
+def write_steps_case(name, nodes, inits, x, tensor, value, steps, kernels=None):
     """Appends `steps` (STEPS names) after `tensor`, whose expected value is
     `value`, the last one writing "y", with the constants they read."""
     for i, step in enumerate(steps):
@@ -132,10 +136,10 @@ def write_steps_case(name, nodes, inits, x, tensor, value, steps):
     used = {i for n in nodes for i in n.input}
     inits += [numpy_helper.from_array(np.array(v, np.float32), k)
               for k, v in CONSTANTS.items() if k in used]
-    write_case(name, nodes, inits, x, value)
+    write_case(name, nodes, inits, x, value, kernels=kernels)
 
 
-def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1):
+def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1, kernels=None):
     x = rng.standard_normal((2, CHANNELS, SIZE, SIZE)).astype(np.float32)
     w = (rng.standard_normal((CHANNELS, CHANNELS // group, 3, 3)) * 0.3).astype(np.float32)
     b = rng.standard_normal(CHANNELS).astype(np.float32)
@@ -160,7 +164,7 @@ def conv_case(name, steps, group=1, batch_norm=False, bias=True, stride=1):
         value = ((value - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-3) *
                  gamma.reshape(shape) + beta.reshape(shape))
         tensor = "bn"
-    write_steps_case(name, nodes, inits, x, tensor, value, steps)
+    write_steps_case(name, nodes, inits, x, tensor, value, steps, kernels)
 
 
 conv_case("fold_conv_bn", [], batch_norm=True)
@@ -179,8 +183,8 @@ conv_case("fuse_depthwise_mul_add_hardswish_expanded", ["mul", "add", "hardswish
 conv_case("fuse_conv_bn_swish_expanded", ["swish_expanded"], batch_norm=True)
 conv_case("fuse_conv_sigmoid_hardswish", ["sigmoid", "hardswish"])
 conv_case("fuse_conv_gelu_expanded", ["gelu_expanded"])
-conv_case("fuse_conv_bn_mish_expanded", ["mish_expanded"], batch_norm=True)
-conv_case("fuse_conv_mish_expanded_add", ["mish_expanded", "add"])
+conv_case("fuse_conv_bn_mish_expanded", ["mish_expanded"], batch_norm=True, kernels=1)
+conv_case("fuse_conv_mish_expanded_add", ["mish_expanded", "add"], kernels=1)
 
 
 def network_case(name):
