@@ -713,6 +713,11 @@ npu_status vk_stream_synchronize(npu_hal_stream *stream)
   pthread_mutex_unlock(&timeline->lock);
   VkResult result = timeline_wait(timeline, target);
   pthread_mutex_lock(&timeline->lock);
+  /* The device may reach a point before the worker, back from
+   * vkQueueSubmit, has put its item in flight: reclaimed only then, its
+   * command buffer (a replayed slot) would stay busy after this returns. */
+  while (timeline->submitted < target)
+    pthread_cond_wait(&timeline->progress, &timeline->lock);
   npu_status status = stream->failure;
   char message[sizeof stream->failure_message];
   memcpy(message, stream->failure_message, sizeof message);
