@@ -20,6 +20,12 @@ SHAPES = {
     "mlp_mixer_small": (3, 224, 224),
     "dcgan_generator": (100, 1, 1),
     "csp_mish_detector": (3, 256, 256),
+    "style_transfer": (3, 256, 256),
+    "detr_small": (3, 256, 256),
+    "mobilevit_small": (3, 256, 256),
+    "hrnet_small": (3, 256, 192),
+    "fcos_gn_head": (3, 320, 320),
+    "whisper_encoder_small": (80, 400),
 }
 
 
@@ -243,12 +249,240 @@ def build(torch, torchvision, name):
             large = self.fuse(torch.cat([up, features[-2]], 1))
             return self.head_small(x), self.head_large(large)
 
+    class StyleTransfer(nn.Module):
+        """Johnson et al.'s fast style transfer: reflection padding (Pad,
+        reflect), InstanceNorm after every convolution, five residual blocks
+        at a quarter of the size, nearest upsampling back, a 9x9 output
+        convolution."""
+        def __init__(self):
+            super().__init__()
+
+            def conv(cin, cout, kernel, stride=1, norm=True):
+                layers = [nn.ReflectionPad2d(kernel // 2), nn.Conv2d(cin, cout, kernel, stride)]
+                return layers + ([nn.InstanceNorm2d(cout, affine=True), nn.ReLU()] if norm else [])
+            self.down = nn.Sequential(*conv(3, 32, 9), *conv(32, 64, 3, 2), *conv(64, 128, 3, 2))
+            self.res = nn.ModuleList(nn.Sequential(*conv(128, 128, 3), *conv(128, 128, 3)[:3])
+                                     for _ in range(5))
+            self.up = nn.Sequential(nn.Upsample(scale_factor=2.0, mode="nearest"),
+                                    *conv(128, 64, 3),
+                                    nn.Upsample(scale_factor=2.0, mode="nearest"),
+                                    *conv(64, 32, 3), *conv(32, 3, 9, norm=False))
+
+        def forward(self, x):
+            x = self.down(x)
+            for block in self.res:
+                x = x + block(x)
+            return self.up(x)
+
+    class Detr(nn.Module):
+        """DETR's shape at a small width: a ResNet-18 backbone to stride 32,
+        a 1x1 projection, the feature map flattened to a sequence with
+        sine positions, nn.Transformer (2 encoder, 2 decoder layers, cross-
+        attention from 50 learned queries), class logits and sigmoid boxes."""
+        def __init__(self, width=128, queries=50, classes=92):
+            super().__init__()
+            resnet = torchvision.models.resnet18(weights=None)
+            self.backbone = nn.Sequential(*list(resnet.children())[:-2])
+            self.project = nn.Conv2d(512, width, 1)
+            self.transformer = nn.Transformer(width, 4, 2, 2, 4 * width, dropout=0.0,
+                                              batch_first=True)
+            self.queries = nn.Parameter(torch.randn(1, queries, width) * 0.1)
+            self.classes = nn.Linear(width, classes)
+            self.boxes = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 4))
+            self.width = width
+
+        def forward(self, x):
+            f = self.project(self.backbone(x))  # [N, C, H, W]
+            n, c, h, w = f.shape
+            ys = torch.arange(h, dtype=torch.float32).unsqueeze(1).expand(h, w)
+            xs = torch.arange(w, dtype=torch.float32).unsqueeze(0).expand(h, w)
+            freq = torch.exp(torch.arange(c // 4, dtype=torch.float32) * (-4.0 / (c // 4)))
+            angles = torch.cat([ys.reshape(-1, 1) * freq, xs.reshape(-1, 1) * freq], 1)
+            position = torch.cat([angles.sin(), angles.cos()], 1)  # [H*W, C]
+            memory = f.flatten(2).transpose(1, 2) + position
+            hs = self.transformer(memory, self.queries.expand(n, -1, -1))
+            return self.classes(hs), self.boxes(hs).sigmoid()
+
+    class MobileVitBlock(nn.Module):
+        """Local 3x3 and 1x1 convolutions, the map unfolded into 2x2
+        patches (Reshape/Transpose), a transformer over the patches of each
+        pixel position, folded back, fused with the input (concat, 3x3)."""
+        def __init__(self, channels, width, layers=2):
+            super().__init__()
+            self.local = nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1), nn.SiLU(),
+                                       nn.Conv2d(channels, width, 1))
+            layer = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0,
+                                               activation="gelu", batch_first=True,
+                                               norm_first=True)
+            self.transformer = nn.TransformerEncoder(layer, layers)
+            self.back = nn.Conv2d(width, channels, 1)
+            self.fuse = nn.Sequential(nn.Conv2d(2 * channels, channels, 3, padding=1), nn.SiLU())
+
+        def forward(self, x):
+            y = self.local(x)
+            n, c, h, w = y.shape
+            patches = y.reshape(n, c, h // 2, 2, w // 2, 2).permute(0, 3, 5, 2, 4, 1)
+            patches = patches.reshape(n * 4, (h // 2) * (w // 2), c)
+            patches = self.transformer(patches)
+            y = patches.reshape(n, 2, 2, h // 2, w // 2, c).permute(0, 5, 3, 1, 4, 2)
+            y = self.back(y.reshape(n, c, h, w))
+            return self.fuse(torch.cat([x, y], 1))
+
+    class MobileVit(nn.Module):
+        """MobileViT's shape: inverted residual blocks (SiLU) down to
+        stride 8, MobileViT blocks at strides 8, 16 and 32, a classifier."""
+        def __init__(self, classes=100):
+            super().__init__()
+
+            def inverted(cin, cout, stride):
+                return nn.Sequential(nn.Conv2d(cin, 2 * cin, 1), nn.BatchNorm2d(2 * cin), nn.SiLU(),
+                                     nn.Conv2d(2 * cin, 2 * cin, 3, stride, 1, groups=2 * cin),
+                                     nn.BatchNorm2d(2 * cin), nn.SiLU(),
+                                     nn.Conv2d(2 * cin, cout, 1), nn.BatchNorm2d(cout))
+            self.body = nn.Sequential(
+                nn.Conv2d(3, 16, 3, 2, 1), nn.SiLU(), inverted(16, 24, 2), inverted(24, 48, 2),
+                MobileVitBlock(48, 64), inverted(48, 64, 2), MobileVitBlock(64, 80),
+                inverted(64, 80, 2), MobileVitBlock(80, 96), nn.Conv2d(80, 320, 1), nn.SiLU())
+            self.head = nn.Linear(320, classes)
+
+        def forward(self, x):
+            return self.head(self.body(x).mean((2, 3)))
+
+    def basic_block(channels):
+        return nn.Sequential(*conv_bn_relu(channels, channels), nn.Conv2d(channels, channels, 3,
+                                                                         padding=1, bias=False),
+                             nn.BatchNorm2d(channels))
+
+    class HrNet(nn.Module):
+        """HRNet's shape: branches at strides 4, 8 and 16 kept in parallel,
+        exchanging after each stage (strided 3x3 convolutions down,
+        1x1 convolutions and bilinear upsampling up, summed), 17 heatmaps
+        from the highest resolution."""
+        def __init__(self, widths=(32, 64, 128), keypoints=17):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 2, 1), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.Conv2d(64, widths[0], 3, 2, 1), nn.BatchNorm2d(widths[0]),
+                                      nn.ReLU())
+            self.widths = widths
+            self.branches = nn.ModuleList(nn.ModuleList(basic_block(w) for w in widths)
+                                          for _ in range(3))
+            self.exchange = nn.ModuleList()
+            for _ in range(3):
+                pairs = nn.ModuleDict()
+                for i, wi in enumerate(widths):
+                    for j, wj in enumerate(widths):
+                        if j > i:  # lower resolution to higher
+                            pairs[f"{j}to{i}"] = nn.Sequential(nn.Conv2d(wj, wi, 1, bias=False),
+                                                               nn.BatchNorm2d(wi))
+                        elif j < i:
+                            steps = [nn.Conv2d(wj if s == 0 else wi, wi, 3, 2, 1, bias=False)
+                                     for s in range(i - j)]
+                            pairs[f"{j}to{i}"] = nn.Sequential(*steps, nn.BatchNorm2d(wi))
+                self.exchange.append(pairs)
+            self.down = nn.ModuleList(nn.Sequential(nn.Conv2d(widths[i], widths[i + 1], 3, 2, 1),
+                                                    nn.BatchNorm2d(widths[i + 1]), nn.ReLU())
+                                      for i in range(len(widths) - 1))
+            self.head = nn.Conv2d(widths[0], keypoints, 1)
+
+        def forward(self, x):
+            x = self.stem(x)
+            xs = [x]
+            for down in self.down:
+                xs.append(down(xs[-1]))
+            for stage in range(3):
+                xs = [block(x) + x for block, x in zip(self.branches[stage], xs)]
+                fused = []
+                for i in range(len(xs)):
+                    total = xs[i]
+                    for j in range(len(xs)):
+                        if j == i:
+                            continue
+                        y = self.exchange[stage][f"{j}to{i}"](xs[j])
+                        if j > i:
+                            y = nn.functional.interpolate(y, scale_factor=float(2 ** (j - i)),
+                                                          mode="bilinear", align_corners=False)
+                        total = total + y
+                    fused.append(torch.relu(total))
+                xs = fused
+            return self.head(xs[0])
+
+    class FcosHead(nn.Module):
+        """FCOS's shape: a ResNet-18 backbone, an FPN (1x1 laterals, nearest
+        upsampling, 3x3 outputs) over strides 8 to 32, and per level
+        classification and box towers of 3x3 convolutions with GroupNorm
+        (32 groups: exported as Reshape, InstanceNormalization, Reshape,
+        Mul and Add), sigmoid centerness."""
+        def __init__(self, width=128, classes=80):
+            super().__init__()
+            resnet = torchvision.models.resnet18(weights=None)
+            self.stem = nn.Sequential(resnet.conv1, resnet.bn1, resnet.relu, resnet.maxpool,
+                                      resnet.layer1, resnet.layer2)
+            self.c4, self.c5 = resnet.layer3, resnet.layer4
+            self.laterals = nn.ModuleList(nn.Conv2d(c, width, 1) for c in (128, 256, 512))
+            self.outputs = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1) for _ in range(3))
+
+            def tower():
+                layers = []
+                for _ in range(2):
+                    layers += [nn.Conv2d(width, width, 3, padding=1), nn.GroupNorm(32, width),
+                               nn.ReLU()]
+                return nn.Sequential(*layers)
+            self.cls_tower, self.box_tower = tower(), tower()
+            self.cls = nn.Conv2d(width, classes, 3, padding=1)
+            self.box = nn.Conv2d(width, 4, 3, padding=1)
+            self.centerness = nn.Conv2d(width, 1, 3, padding=1)
+
+        def forward(self, x):
+            c3 = self.stem(x)
+            c4 = self.c4(c3)
+            c5 = self.c5(c4)
+            p5 = self.laterals[2](c5)
+            p4 = self.laterals[1](c4) + nn.functional.interpolate(p5, scale_factor=2.0)
+            p3 = self.laterals[0](c3) + nn.functional.interpolate(p4, scale_factor=2.0)
+            cls, box, ctr = [], [], []
+            for level, p in enumerate((p3, p4, p5)):
+                p = self.outputs[level](p)
+                c, b = self.cls_tower(p), self.box_tower(p)
+                cls.append(self.cls(c).flatten(2))
+                box.append(torch.relu(self.box(b)).flatten(2))
+                ctr.append(self.centerness(b).sigmoid().flatten(2))
+            return torch.cat(cls, 2), torch.cat(box, 2), torch.cat(ctr, 2)
+
+    class WhisperEncoder(nn.Module):
+        """Whisper's encoder at a small width: a log-mel spectrogram
+        ([N, 80, 400]) through two GELU 1-D convolutions (the second
+        strided), fixed sinusoidal positions, pre-norm encoder layers
+        (GELU feed-forward), a final LayerNorm."""
+        def __init__(self, mels=80, frames=400, width=192, layers=3):
+            super().__init__()
+            self.conv1 = nn.Conv1d(mels, width, 3, padding=1)
+            self.conv2 = nn.Conv1d(width, width, 3, stride=2, padding=1)
+            steps = frames // 2
+            scales = torch.exp(-torch.arange(width // 2) * (9.21 / (width // 2 - 1)))
+            angles = torch.arange(steps).unsqueeze(1) * scales.unsqueeze(0)
+            self.register_buffer("position", torch.cat([angles.sin(), angles.cos()], 1))
+            layer = nn.TransformerEncoderLayer(width, 6, 4 * width, dropout=0.0,
+                                               activation="gelu", batch_first=True,
+                                               norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, layers)
+            self.norm = nn.LayerNorm(width)
+
+        def forward(self, x):
+            x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(x))))
+            return self.norm(self.encoder(x.transpose(1, 2) + self.position))
+
     modules = {"crnn_bilstm": (Crnn, ["logits"]), "unet_small": (UNet, ["logits"]),
                "espcn_x3": (Espcn, ["image"]), "transformer_causal": (CausalTransformer,
                                                                       ["logits"]),
                "conv1d_gru_audio": (AudioGru, ["logits"]),
                "pose_deconv_resnet18": (PoseDeconv, ["heatmaps"]),
                "mlp_mixer_small": (Mixer, ["logits"]), "dcgan_generator": (Generator, ["image"]),
-               "csp_mish_detector": (CspMish, ["boxes_small", "boxes_large"])}
+               "csp_mish_detector": (CspMish, ["boxes_small", "boxes_large"]),
+               "style_transfer": (StyleTransfer, ["image"]),
+               "detr_small": (Detr, ["class_logits", "boxes"]),
+               "mobilevit_small": (MobileVit, ["logits"]),
+               "hrnet_small": (HrNet, ["heatmaps"]),
+               "fcos_gn_head": (FcosHead, ["class_logits", "boxes", "centerness"]),
+               "whisper_encoder_small": (WhisperEncoder, ["features"])}
     module, outputs = modules[name]
     return module(), outputs
