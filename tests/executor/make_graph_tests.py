@@ -471,6 +471,7 @@ resize_case("layout_resize_linear_blocks", 16, "linear")
 resize_case("layout_resize_nearest_12_channels", 12, "nearest")
 resize_case("layout_resize_cubic_blocks", 16, "cubic")
 resize_case("layout_resize_cubic_12_channels", 12, "cubic")
+resize_case("layout_resize_linear_12_channels", 12, "linear")
 
 
 def deconv_bn_case(name):

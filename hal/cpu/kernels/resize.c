@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "fast_math.h"
 
 typedef enum {
   COORD_HALF_PIXEL, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS, COORD_ASYMMETRIC,
@@ -42,6 +43,7 @@ typedef struct resize_params {
   axis_taps taps[NPU_MAX_RANK];
   float extrapolation;            /* tf_crop_and_resize's value outside the input */
   size_t rows; /* output rows along the last axis */
+  size_t in_row; /* elements of an input row along the last axis (its pixels) */
   const void *x; /* bound per run */
   void *y;
 } resize_params;
@@ -116,6 +118,58 @@ static void fill_row(float *y, size_t count, float value)
     y[i] = value;
 }
 
+/* Elements of an output row's blended input row kept on the stack (a
+ * worker thread's); longer rows are summed tap by tap. */
+enum { BLEND_ELEMENTS = 8192 };
+
+/* to = weight * from (first), else to += weight * from. */
+NPU_VECTOR_CLONES
+static void add_scaled(float *restrict to, const float *restrict from, float weight, size_t n,
+                       bool first)
+{
+  if (first)
+    for (size_t i = 0; i < n; i++)
+      to[i] = weight * from[i];
+  else
+    for (size_t i = 0; i < n; i++)
+      to[i] += weight * from[i];
+}
+
+/* An interpolated output row, separably: the input rows its taps read,
+ * blended into one (unless a single row is read as it is), then each
+ * output pixel from its taps along that row, all the pixel's channels at
+ * once (a channel block's 16 lanes in one vector). */
+static void interpolate_row(const resize_params *p, const row_tap *taps, size_t count,
+                            float *y)
+{
+  const axis_taps *w = &p->taps[p->rank - 1];
+  size_t pixel = p->pixel, width = (size_t)p->out_dims[p->rank - 1];
+  float blend[BLEND_ELEMENTS];
+  const float *source = (const float *)p->x + taps[0].offset;
+  if (count > 1 || taps[0].weight != 1.0f) {
+    for (size_t t = 0; t < count; t++)
+      add_scaled(blend, (const float *)p->x + taps[t].offset, taps[t].weight, p->in_row, t == 0);
+    source = blend;
+  }
+  for (size_t j = 0; j < width; j++) {
+    if (w->outside && w->outside[j]) {
+      fill_row(y + j * pixel, pixel, p->extrapolation);
+      continue;
+    }
+    const int64_t *offsets = w->offsets + j * w->count;
+    const float *weights = w->weights + j * w->count;
+    if (pixel == 1) { /* (a plain tensor: one value a tap) */
+      float sum = 0;
+      for (uint32_t u = 0; u < w->count; u++)
+        sum += source[offsets[u]] * weights[u];
+      y[j] = sum;
+      continue;
+    }
+    for (uint32_t u = 0; u < w->count; u++)
+      add_scaled(y + j * pixel, source + offsets[u], weights[u], pixel, u == 0);
+  }
+}
+
 static void resize_row(void *ctx, size_t row)
 {
   const resize_params *p = ctx;
@@ -157,6 +211,10 @@ static void resize_row(void *ctx, size_t row)
     return;
   }
   float *y = (float *)p->y + first;
+  if (p->in_row <= BLEND_ELEMENTS) {
+    interpolate_row(p, taps, count, y);
+    return;
+  }
   for (size_t j = 0; j < width; j++) {
     if (w->outside && w->outside[j]) {
       fill_row(y + j * pixel, pixel, p->extrapolation);
@@ -410,6 +468,7 @@ static npu_status create_resize(const npu_hal_op *op, npu_hal_kernel *k)
   p->bytes = bytes ? 1 : sizeof(float);
   p->rows = cpu_tensor_elements(y) / grid.pixel /
             (size_t)(grid.out[grid.rank - 1] ? grid.out[grid.rank - 1] : 1);
+  p->in_row = (size_t)grid.in[grid.rank - 1] * grid.pixel;
   size_t row_taps = 1;
   for (uint32_t d = 0; d < grid.rank; d++) {
     int64_t in = grid.in[d], out = grid.out[d];
