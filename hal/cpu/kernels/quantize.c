@@ -514,6 +514,9 @@ typedef struct softmax_job {
   uint8_t x_flip, y_flip;
 } softmax_job;
 
+/* Independent partial sums of the row's exponentials. */
+enum { SUM_LANES = 16 };
+
 NPU_VECTOR_CLONES
 static void quantized_softmax_row(const uint8_t *x, uint8_t *y, size_t n, const softmax_job *j)
 {
@@ -522,15 +525,15 @@ static void quantized_softmax_row(const uint8_t *x, uint8_t *y, size_t n, const 
   uint8_t x_flip = j->x_flip, y_flip = j->y_flip, top = 0;
   for (size_t i = 0; i < n; i++)
     top = (uint8_t)(x[i] ^ x_flip) > top ? (uint8_t)(x[i] ^ x_flip) : top;
-  float lanes[CPU_REDUCTION_LANES] = {0};
+  float lanes[SUM_LANES] = {0};
   size_t i = 0;
-  for (; i + CPU_REDUCTION_LANES <= n; i += CPU_REDUCTION_LANES)
-    for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+  for (; i + SUM_LANES <= n; i += SUM_LANES)
+    for (size_t l = 0; l < SUM_LANES; l++)
       lanes[l] += cpu_expf((float)((int32_t)(x[i + l] ^ x_flip) - top) * xs);
   for (; i < n; i++)
     lanes[0] += cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs);
   float sum = 0;
-  for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
+  for (size_t l = 0; l < SUM_LANES; l++)
     sum += lanes[l];
   for (i = 0; i < n; i++) {
     float v = cpu_expf((float)((int32_t)(x[i] ^ x_flip) - top) * xs) / sum / ys;

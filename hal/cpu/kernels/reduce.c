@@ -564,7 +564,7 @@ static size_t affine_index(const norm_affine *a, size_t row, size_t segment)
   return (row % a->period) * a->per_row + segment * a->per_segment;
 }
 
-/* Mean and variance in cpu_sum's lanes, then one pass per segment that
+/* Mean and variance by cpu_sum's vectors, then one pass per segment that
  * vectorises: scale and bias read per element or fixed. */
 NPU_VECTOR_CLONES
 static void normalize_row(const row_norm_params *p, size_t r, float *mean_out, float *inv_std_out)
@@ -573,26 +573,17 @@ static void normalize_row(const row_norm_params *p, size_t r, float *mean_out, f
   const float *restrict x = p->x + r * n;
   float *restrict y = p->y + r * n;
   float mean = cpu_sum(x, n) / (float)n;
-  float lanes[CPU_REDUCTION_LANES] = {0};
-  size_t i = 0;
-  for (; i + CPU_REDUCTION_LANES <= n; i += CPU_REDUCTION_LANES)
-    for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
-      lanes[l] += (x[i + l] - mean) * (x[i + l] - mean);
-  float squares = 0;
-  for (; i < n; i++)
-    squares += (x[i] - mean) * (x[i] - mean);
-  for (size_t l = 0; l < CPU_REDUCTION_LANES; l++)
-    squares += lanes[l];
+  float squares = cpu_sum_squares_about(x, n, mean);
   float inv_std = 1.0f / sqrtf(squares / (float)n + p->epsilon);
   size_t scale_step = p->scale.per_element, bias_step = p->bias.per_element;
   for (size_t s = 0, start = 0; start < n; s++, start += p->segment) {
     const float *scale = p->scale_values + affine_index(&p->scale, r, s);
     const float *bias = p->bias_values ? p->bias_values + affine_index(&p->bias, r, s) : NULL;
     if (!bias)
-      for (i = 0; i < p->segment; i++)
+      for (size_t i = 0; i < p->segment; i++)
         y[start + i] = (x[start + i] - mean) * inv_std * scale[i * scale_step];
     else
-      for (i = 0; i < p->segment; i++)
+      for (size_t i = 0; i < p->segment; i++)
         y[start + i] =
             (x[start + i] - mean) * inv_std * scale[i * scale_step] + bias[i * bias_step];
   }
