@@ -26,6 +26,9 @@ SHAPES = {
     "hrnet_small": (3, 256, 192),
     "fcos_gn_head": (3, 320, 320),
     "whisper_encoder_small": (80, 400),
+    "segformer_small": (3, 256, 256),
+    "convnext_v2_grn": (3, 224, 224),
+    "poolformer_small": (3, 224, 224),
 }
 
 
@@ -471,6 +474,180 @@ def build(torch, torchvision, name):
             x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(x))))
             return self.norm(self.encoder(x.transpose(1, 2) + self.position))
 
+    class EfficientAttention(nn.Module):
+        """SegFormer's attention: keys and values from the map reduced by a
+        strided convolution and LayerNorm (sequence reduction ratio r)."""
+        def __init__(self, width, heads, reduction):
+            super().__init__()
+            self.heads, self.reduction = heads, reduction
+            self.q, self.kv = nn.Linear(width, width), nn.Linear(width, 2 * width)
+            self.project = nn.Linear(width, width)
+            if reduction > 1:
+                self.reduce = nn.Conv2d(width, width, reduction, reduction)
+                self.norm = nn.LayerNorm(width)
+
+        def forward(self, x, h, w):
+            n, length, c = x.shape
+            q = self.q(x).reshape(n, length, self.heads, c // self.heads).transpose(1, 2)
+            kv = x
+            if self.reduction > 1:
+                kv = self.norm(self.reduce(x.transpose(1, 2).reshape(n, c, h, w))
+                               .flatten(2).transpose(1, 2))
+            k, v = self.kv(kv).reshape(n, -1, 2, self.heads, c // self.heads) \
+                .permute(2, 0, 3, 1, 4)
+            attention = (q @ k.transpose(-2, -1) * (c // self.heads) ** -0.5).softmax(-1)
+            return self.project((attention @ v).transpose(1, 2).reshape(n, length, c))
+
+    class MixFfn(nn.Module):
+        """Linear, a depthwise 3x3 convolution on the tokens laid out as
+        the map (positional information without embeddings), GELU, Linear."""
+        def __init__(self, width):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+            self.depthwise = nn.Conv2d(4 * width, 4 * width, 3, padding=1, groups=4 * width)
+
+        def forward(self, x, h, w):
+            n, length, _ = x.shape
+            x = self.fc1(x)
+            x = self.depthwise(x.transpose(1, 2).reshape(n, -1, h, w)).flatten(2).transpose(1, 2)
+            return self.fc2(nn.functional.gelu(x))
+
+    class SegformerBlock(nn.Module):
+        def __init__(self, width, heads, reduction):
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.attention = EfficientAttention(width, heads, reduction)
+            self.ffn = MixFfn(width)
+
+        def forward(self, x, h, w):
+            x = x + self.attention(self.norm1(x), h, w)
+            return x + self.ffn(self.norm2(x), h, w)
+
+    class Segformer(nn.Module):
+        """SegFormer-B0's shape: overlapping patch embeddings (strided
+        convolutions) to four stages at strides 4 to 32, blocks of
+        efficient attention and Mix-FFN, an all-MLP decoder (1x1 projections,
+        bilinear upsampling to stride 4, concatenation, fusion), class logits."""
+        def __init__(self, widths=(32, 64, 160, 256), heads=(1, 2, 5, 8),
+                     reductions=(8, 4, 2, 1), classes=19):
+            super().__init__()
+            self.embeds, self.blocks, self.norms = nn.ModuleList(), nn.ModuleList(), \
+                nn.ModuleList()
+            channels = 3
+            for i, width in enumerate(widths):
+                kernel, stride = (7, 4) if i == 0 else (3, 2)
+                self.embeds.append(nn.Conv2d(channels, width, kernel, stride, kernel // 2))
+                self.blocks.append(nn.ModuleList(SegformerBlock(width, heads[i], reductions[i])
+                                                 for _ in range(2)))
+                self.norms.append(nn.LayerNorm(width))
+                channels = width
+            self.decode = nn.ModuleList(nn.Conv2d(width, 128, 1) for width in widths)
+            self.fuse = nn.Sequential(nn.Conv2d(4 * 128, 128, 1, bias=False), nn.BatchNorm2d(128),
+                                      nn.ReLU())
+            self.classify = nn.Conv2d(128, classes, 1)
+
+        def forward(self, x):
+            features = []
+            for embed, blocks, norm in zip(self.embeds, self.blocks, self.norms):
+                x = embed(x)
+                n, c, h, w = x.shape
+                tokens = x.flatten(2).transpose(1, 2)
+                for block in blocks:
+                    tokens = block(tokens, h, w)
+                x = norm(tokens).transpose(1, 2).reshape(n, c, h, w)
+                features.append(x)
+            size = features[0].shape[2:]
+            decoded = [nn.functional.interpolate(project(f), size=size, mode="bilinear",
+                                                 align_corners=False)
+                       for project, f in zip(self.decode, features)]
+            return self.classify(self.fuse(torch.cat(decoded[::-1], 1)))
+
+    class GlobalResponseNorm(nn.Module):
+        """ConvNeXt V2's GRN on channels-last maps: each channel's L2 norm
+        over the map, divided by their mean over channels, scales the input."""
+        def __init__(self, width):
+            super().__init__()
+            self.gamma = nn.Parameter(torch.randn(1, 1, 1, width) * 0.1)
+            self.beta = nn.Parameter(torch.randn(1, 1, 1, width) * 0.1)
+
+        def forward(self, x):
+            g = torch.norm(x, p=2, dim=(1, 2), keepdim=True)
+            n = g / (g.mean(dim=-1, keepdim=True) + 1e-6)
+            return self.gamma * (x * n) + self.beta + x
+
+    class ConvNextV2Block(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.depthwise = nn.Conv2d(width, width, 7, padding=3, groups=width)
+            self.norm = nn.LayerNorm(width)
+            self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+            self.grn = GlobalResponseNorm(4 * width)
+
+        def forward(self, x):
+            y = self.norm(self.depthwise(x).permute(0, 2, 3, 1))
+            y = self.fc2(self.grn(nn.functional.gelu(self.fc1(y))))
+            return x + y.permute(0, 3, 1, 2)
+
+    class ConvNextV2(nn.Module):
+        """ConvNeXt V2 at a small width: a 4x4 patchify stem, blocks of 7x7
+        depthwise convolution, LayerNorm and an inverted MLP with GRN in the
+        channels-last permutation, LayerNorm-and-strided-conv downsampling."""
+        def __init__(self, widths=(40, 80, 160, 320), depths=(2, 2, 4, 2), classes=100):
+            super().__init__()
+            self.stem = nn.Conv2d(3, widths[0], 4, 4)
+            self.stages, self.downs = nn.ModuleList(), nn.ModuleList()
+            for i, width in enumerate(widths):
+                if i:
+                    self.downs.append(nn.Conv2d(widths[i - 1], width, 2, 2))
+                self.stages.append(nn.Sequential(*[ConvNextV2Block(width)
+                                                   for _ in range(depths[i])]))
+            self.norm = nn.LayerNorm(widths[-1])
+            self.head = nn.Linear(widths[-1], classes)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for i, stage in enumerate(self.stages):
+                if i:
+                    x = self.downs[i - 1](x)
+                x = stage(x)
+            return self.head(self.norm(x.mean((2, 3))))
+
+    class PoolFormerBlock(nn.Module):
+        """PoolFormer's token mixer: average pooling minus the input
+        (count_include_pad off), after GroupNorm(1) (LayerNorm over C, H, W),
+        then a 1x1-convolution MLP with GELU; layer-scaled residuals."""
+        def __init__(self, width):
+            super().__init__()
+            self.norm1, self.norm2 = nn.GroupNorm(1, width), nn.GroupNorm(1, width)
+            self.pool = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+            self.mlp = nn.Sequential(nn.Conv2d(width, 4 * width, 1), nn.GELU(),
+                                     nn.Conv2d(4 * width, width, 1))
+            self.scale1 = nn.Parameter(torch.rand(width, 1, 1))
+            self.scale2 = nn.Parameter(torch.rand(width, 1, 1))
+
+        def forward(self, x):
+            y = self.norm1(x)
+            x = x + self.scale1 * (self.pool(y) - y)
+            return x + self.scale2 * self.mlp(self.norm2(x))
+
+    class PoolFormer(nn.Module):
+        """PoolFormer-S12's shape at half depth: overlapping patch
+        embeddings (7x7 stride 4, then 3x3 stride 2), PoolFormer blocks."""
+        def __init__(self, widths=(64, 128, 320, 512), depths=(1, 1, 3, 1), classes=100):
+            super().__init__()
+            layers, channels = [], 3
+            for i, width in enumerate(widths):
+                kernel, stride = (7, 4) if i == 0 else (3, 2)
+                layers.append(nn.Conv2d(channels, width, kernel, stride, kernel // 2))
+                layers += [PoolFormerBlock(width) for _ in range(depths[i])]
+                channels = width
+            self.body = nn.Sequential(*layers)
+            self.norm = nn.GroupNorm(1, channels)
+            self.head = nn.Linear(channels, classes)
+
+        def forward(self, x):
+            return self.head(self.norm(self.body(x)).mean((2, 3)))
+
     modules = {"crnn_bilstm": (Crnn, ["logits"]), "unet_small": (UNet, ["logits"]),
                "espcn_x3": (Espcn, ["image"]), "transformer_causal": (CausalTransformer,
                                                                       ["logits"]),
@@ -483,6 +660,9 @@ def build(torch, torchvision, name):
                "mobilevit_small": (MobileVit, ["logits"]),
                "hrnet_small": (HrNet, ["heatmaps"]),
                "fcos_gn_head": (FcosHead, ["class_logits", "boxes", "centerness"]),
-               "whisper_encoder_small": (WhisperEncoder, ["features"])}
+               "whisper_encoder_small": (WhisperEncoder, ["features"]),
+               "segformer_small": (Segformer, ["logits"]),
+               "convnext_v2_grn": (ConvNextV2, ["logits"]),
+               "poolformer_small": (PoolFormer, ["logits"])}
     module, outputs = modules[name]
     return module(), outputs
