@@ -971,14 +971,17 @@ global_pool_case("global_pools_channels_last_wide", 300, 13)
 global_pool_case("global_pools_channels_last_narrow_tail", 140, 7)
 
 
-def projection_residual_case(name, channels, expanded, size=SIZE, relu=False):
+def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
+                             plain_residual=False):
     """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
     to `expanded` (channel blocks) and projected back with the residual Add
     fused (after a Relu of the projection if `relu`). Where `channels` fill no
     whole block their tensors are in another layout than the expansion's: the
     projection reads blocks, writes blocks in its workspace and moves them to
     that layout adding the residual (in tasks of 512 positions: `size` 23
-    leaves a partial one)."""
+    leaves a partial one). `plain_residual`: the residual also Flattened into
+    a second output, which keeps its tensors plain (PoolFormer's GroupNorm
+    reshapes its residual stream so): the blocks then move to a plain output."""
     x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
     inits, nodes, value = [], [], x.astype(np.float64)
     tensor = "x"
@@ -1001,13 +1004,20 @@ def projection_residual_case(name, channels, expanded, size=SIZE, relu=False):
             nodes.append(helper.make_node("Add", [tensor, residual], ["projected"]))
             tensor, value = "projected", value + residual_value
     nodes[-1].output[0] = "y"
-    write_case(name, nodes, inits, x, value)
+    more = []
+    if plain_residual:
+        nodes.append(helper.make_node("Flatten", [residual], ["residual_flat"]))
+        more = [("residual_flat", residual_value.reshape(residual_value.shape[0], -1))]
+    write_case(name, nodes, inits, x, value, more_outputs=more)
 
 
 for channels in (24, 40, 12):
     projection_residual_case(f"projection_residual_{channels}_from_blocks", channels, 96)
 projection_residual_case("projection_relu_residual_40_from_blocks_partial_task", 40, 48,
                          size=23, relu=True)
+projection_residual_case("projection_residual_32_plain_from_blocks", 32, 96, plain_residual=True)
+projection_residual_case("projection_residual_40_plain_from_blocks_partial_task", 40, 48,
+                         size=23, plain_residual=True)
 
 
 def basic_block_case(name, channels, relu_before_add=False):

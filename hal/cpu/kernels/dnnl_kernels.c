@@ -886,14 +886,17 @@ static const npu_hal_activation *only_residual(const npu_hal_op *op)
 
 /* How a residual Add runs where a binary post-op keeps oneDNN from its
  * fastest primitive:
- * - RESIDUAL_UNBLOCKED: into a channels-last output from an input in channel
- *   blocks, the Add last. oneDNN fuses an Add only into an output in the
- *   addend's layout, which its fast kernels reach from blocks only by
+ * - RESIDUAL_UNBLOCKED: into a channels-last or plain output from an input
+ *   in channel blocks, the Add last. oneDNN fuses an Add only into an output
+ *   in the addend's layout, which its fast kernels reach from blocks only by
  *   reordering the input, the wider tensor in a projection, to channels-last
- *   first. Instead the convolution writes channel blocks into the workspace
- *   (the last block padded) and cpu_unblock_add moves them to the output
- *   adding the addend: EfficientNet-B0's 144 -> 24 projection at batch 8
- *   took 3.7 ms so against 1.9 ms on one thread (oneDNN alone, 56x56).
+ *   first (and a plain output only by its GEMM convolution). Instead the
+ *   convolution writes channel blocks into the workspace (the last block
+ *   padded) and cpu_unblock_add moves them to the output adding the addend:
+ *   EfficientNet-B0's 144 -> 24 projection at batch 8 took 3.7 ms so against
+ *   1.9 ms on one thread (oneDNN alone, 56x56); PoolFormer's 1280 -> 320 at
+ *   14x14 into its plain residual stream (kept plain by GroupNorm's
+ *   Reshape) 2.0 ms on the GEMM convolution, 2 threads.
  * - RESIDUAL_SUMMED: a Winograd convolution (wants_winograd) with the Add in
  *   the output's layout. oneDNN's Winograd kernels take a sum post-op but no
  *   binary one, so such a convolution ran direct: the addend is copied into
@@ -913,9 +916,10 @@ static residual_form residual_form_of(const npu_hal_op *op, bool transposed,
     return RESIDUAL_BINARY;
   const npu_hal_tensor_desc *x = &op->inputs[0], *y = &op->outputs[0],
                             *t = &op->fused_inputs[residual->input];
+  bool unblocked_output = (y->layout == NPU_HAL_LAYOUT_CHANNELS_LAST ||
+                           y->layout == NPU_HAL_LAYOUT_PLAIN) && t->layout == y->layout;
   if (residual == &op->activations[op->activation_count - 1] &&
-      x->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS && y->layout == NPU_HAL_LAYOUT_CHANNELS_LAST &&
-      t->layout == NPU_HAL_LAYOUT_CHANNELS_LAST)
+      x->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS && unblocked_output)
     return RESIDUAL_UNBLOCKED;
   if (t->layout == y->layout && t->block == y->block)
     return RESIDUAL_SUMMED;
@@ -1129,7 +1133,8 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
     k->workspace_bytes += align64(dnnl_memory_desc_get_size(&m.dst));
     p->unblocked = (cpu_unblocked_sum){.addend_input = op->input_count + residual->input,
                                        .images = y->dims[0], .channels = y->dims[1],
-                                       .positions = 1, .block = op->inputs[0].block};
+                                       .positions = 1, .block = op->inputs[0].block,
+                                       .plain = y->layout == NPU_HAL_LAYOUT_PLAIN};
     for (uint32_t d = 2; d < y->rank; d++)
       p->unblocked.positions *= y->dims[d];
   }

@@ -16,6 +16,7 @@
 typedef struct cpu_unblocked_sum {
   uint32_t addend_input; /* the launch input added; 0: none (that is the data input) */
   int64_t images, channels, positions, block;
+  bool plain; /* output and addend plain (NCHW...); else channels-last */
 } cpu_unblocked_sum;
 
 /* The graph's tensors are plain NCHW; where oneDNN's fast kernels want a

@@ -1,9 +1,9 @@
 /* Residual Adds of convolutions that oneDNN's fast primitives take only in
  * another form than a binary post-op (see residual_form in dnnl_kernels.c):
  * the addend copied into the output before a Winograd convolution sums onto
- * it, or channel blocks moved to a channels-last output with the addend
- * added on the way (one pass over the narrow output instead of a reorder of
- * the wide input). */
+ * it, or channel blocks moved to a channels-last or plain output with the
+ * addend added on the way (one pass over the narrow output instead of a
+ * reorder of the wide input). */
 #include <string.h>
 
 #include "dnnl_kernels.h"
@@ -50,6 +50,26 @@ static void unblock_positions(const float *restrict blocked, const float *addend
     BLOCK_LOOP(block)
 }
 
+/* Into a plain output: each block's lanes become `lanes` channel rows. The
+ * positions of a task (512 blocks of 16 lanes: 32 KiB) stay in L1 while
+ * their lanes are read one channel after the other. */
+NPU_VECTOR_CLONES
+static void unblock_positions_plain(const float *restrict blocked, const float *addend,
+                                    float *out, int64_t channels, int64_t block,
+                                    int64_t positions, int64_t first, int64_t count)
+{
+  for (int64_t b = 0; b * block < channels; b++) {
+    const float *from = blocked + b * positions * block;
+    int64_t lanes = channels - b * block < block ? channels - b * block : block;
+    for (int64_t j = 0; j < lanes; j++) {
+      float *to = out + (b * block + j) * positions;
+      const float *plus = addend + (b * block + j) * positions;
+      for (int64_t p = first; p < first + count; p++)
+        to[p] = from[p * block + j] + plus[p];
+    }
+  }
+}
+
 static void unblock_task(void *data, size_t index)
 {
   const unblock_job *job = data;
@@ -60,9 +80,9 @@ static void unblock_task(void *data, size_t index)
                                                             : POSITIONS_PER_TASK;
   int64_t blocked_image = (s->channels + s->block - 1) / s->block * s->block * s->positions;
   int64_t plain_image = s->channels * s->positions;
-  unblock_positions(job->blocked + image * blocked_image, job->addend + image * plain_image,
-                    job->out + image * plain_image, s->channels, s->block, s->positions, first,
-                    count);
+  (s->plain ? unblock_positions_plain : unblock_positions)(
+      job->blocked + image * blocked_image, job->addend + image * plain_image,
+      job->out + image * plain_image, s->channels, s->block, s->positions, first, count);
 }
 
 void cpu_unblock_add(npu_hal_device *device, const cpu_unblocked_sum *shape, const float *blocked,
