@@ -971,6 +971,32 @@ global_pool_case("global_pools_channels_last_wide", 300, 13)
 global_pool_case("global_pools_channels_last_narrow_tail", 140, 7)
 
 
+def reduce_runs_case(name):
+    """Reductions of one run of adjacent axes in float32 (vectors over a
+    contiguous run, rows accumulated over a run with axes after it, in
+    chunks of 256 outputs: 300 leaves a partial one) and of axes that are
+    not adjacent (the generic path), against numpy in float64; a NaN
+    propagates through the largest."""
+    x = rng.standard_normal((2, 9, 7, 300)).astype(np.float32)
+    x[1, 4, 3, 17] = np.nan
+    v = x.astype(np.float64)
+    cases = [("ReduceL2", [1, 2], np.sqrt((v * v).sum(axis=(1, 2), keepdims=True))),
+             ("ReduceMax", [3], v.max(axis=3, keepdims=True)),
+             ("ReduceMean", [0], v.mean(axis=0, keepdims=True)),
+             ("ReduceMin", [2], v.min(axis=2, keepdims=True)),
+             ("ReduceL1", [2, 3], np.abs(v).sum(axis=(2, 3), keepdims=True)),
+             ("ReduceSum", [1, 3], v.sum(axis=(1, 3), keepdims=True))]
+    nodes, outputs = [], []
+    for i, (op, axes, value) in enumerate(cases):
+        out = "y" if i == 0 else f"r{i}"
+        nodes.append(helper.make_node(op, ["x"], [out], axes=axes))
+        outputs.append((out, value))
+    write_case(name, nodes, [], x, outputs[0][1], opset=13, more_outputs=outputs[1:])
+
+
+reduce_runs_case("reduce_runs_float32")
+
+
 def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
                              plain_residual=False):
     """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded

@@ -40,6 +40,10 @@ typedef struct reduce_params {
   size_t in_count, out_count, group; /* group: input elements per output */
   bool float64;                       /* float64 data (else float32) */
   double *accumulators;
+  /* Float32 reductions of one run of adjacent axes (reduced_run): the
+   * input as outer x group x inner, inner 1 where the run is the last. */
+  bool one_run;
+  size_t outer, inner;
 } reduce_params;
 
 static void free_reduce_params(void *data)
@@ -113,6 +117,152 @@ static void run_reduce(const npu_hal_kernel *k, void *const *in, void *const *ou
   }
 }
 
+/* ---- float32 reductions of one run of axes ----
+ * Sums and extremes in float32 as they stream by (the generic path above
+ * accumulates in float64, one element at a time): over a trailing run each
+ * output's elements are contiguous and reduced in vectors; over a run with
+ * axes after it, rows of `inner` outputs are accumulated row by row
+ * (ConvNeXt V2's GRN: the L2 norm over H and W of [N, H, W, C], 0.91 ->
+ * 0.1 ms at 56x56x160). */
+
+static bool float_run_kind(reduce_kind kind)
+{
+  return kind == R_SUM || kind == R_MEAN || kind == R_MAX || kind == R_MIN || kind == R_L1 ||
+         kind == R_L2 || kind == R_SUM_SQUARE;
+}
+
+/* acc after x (NaN propagates through the extremes, as the generic path's do). */
+static inline float float_step(reduce_kind kind, float acc, float x)
+{
+  switch (kind) {
+  case R_MAX: return x > acc || x != x ? x : acc;
+  case R_MIN: return x < acc || x != x ? x : acc;
+  case R_L1: return acc + fabsf(x);
+  case R_L2:
+  case R_SUM_SQUARE: return acc + x * x;
+  default: return acc + x;
+  }
+}
+
+static inline float float_finish(reduce_kind kind, float acc, size_t group)
+{
+  return kind == R_MEAN ? acc / (float)group : kind == R_L2 ? sqrtf(acc) : acc;
+}
+
+typedef struct run_job {
+  const reduce_params *p;
+  const float *x;
+  float *y;
+  size_t chunks; /* of inner outputs, per outer index */
+} run_job;
+
+/* Outputs a task reduces when rows are accumulated: 256 floats of a row. */
+enum { RUN_CHUNK = 256 };
+
+NPU_VECTOR_CLONES
+static void reduce_contiguous(const reduce_params *p, const float *x, float *y, size_t first,
+                              size_t count)
+{
+  for (size_t o = first; o < first + count; o++) {
+    const float *from = x + o * p->group;
+    float acc;
+    if (p->kind == R_SUM || p->kind == R_MEAN)
+      acc = cpu_sum(from, p->group);
+    else if (p->kind == R_L2 || p->kind == R_SUM_SQUARE)
+      acc = cpu_sum_squares_about(from, p->group, 0.0f);
+    else {
+      acc = (float)reduce_init(p->kind);
+      for (size_t i = 0; i < p->group; i++)
+        acc = float_step(p->kind, acc, from[i]);
+    }
+    y[o] = float_finish(p->kind, acc, p->group);
+  }
+}
+
+NPU_VECTOR_CLONES
+static void reduce_rows(const reduce_params *p, const float *x, float *restrict y, size_t count)
+{
+  float init = (float)reduce_init(p->kind);
+  for (size_t i = 0; i < count; i++)
+    y[i] = init;
+  for (size_t r = 0; r < p->group; r++) {
+    const float *row = x + r * p->inner;
+    switch (p->kind) { /* (a loop per kind: each vectorises) */
+    case R_MAX:
+      for (size_t i = 0; i < count; i++)
+        y[i] = float_step(R_MAX, y[i], row[i]);
+      break;
+    case R_MIN:
+      for (size_t i = 0; i < count; i++)
+        y[i] = float_step(R_MIN, y[i], row[i]);
+      break;
+    case R_L1:
+      for (size_t i = 0; i < count; i++)
+        y[i] += fabsf(row[i]);
+      break;
+    case R_L2:
+    case R_SUM_SQUARE:
+      for (size_t i = 0; i < count; i++)
+        y[i] += row[i] * row[i];
+      break;
+    default:
+      for (size_t i = 0; i < count; i++)
+        y[i] += row[i];
+    }
+  }
+  for (size_t i = 0; i < count; i++)
+    y[i] = float_finish(p->kind, y[i], p->group);
+}
+
+static void run_task(void *data, size_t task)
+{
+  const run_job *job = data;
+  const reduce_params *p = job->p;
+  if (p->inner == 1) {
+    size_t per_task = cpu_rows_per_task(p->group), first = task * per_task;
+    reduce_contiguous(p, job->x, job->y, first,
+                      first + per_task < p->outer ? per_task : p->outer - first);
+    return;
+  }
+  size_t o = task / job->chunks, first = task % job->chunks * RUN_CHUNK;
+  size_t count = p->inner - first < RUN_CHUNK ? p->inner - first : RUN_CHUNK;
+  reduce_rows(p, job->x + o * p->group * p->inner + first, job->y + o * p->inner + first, count);
+}
+
+static void run_reduce_run(const npu_hal_kernel *k, void *const *in, void *const *out)
+{
+  const reduce_params *p = k->params;
+  run_job job = {p, in[0], out[0], (p->inner + RUN_CHUNK - 1) / RUN_CHUNK};
+  size_t per_task = cpu_rows_per_task(p->group);
+  size_t tasks = p->inner == 1 ? (p->outer + per_task - 1) / per_task : p->outer * job.chunks;
+  npu_cpu_parallel_for(k->device, tasks, run_task, &job);
+}
+
+/* Whether the reduced axes (of those longer than 1) are adjacent: then the
+ * input is outer x group x inner. */
+static bool reduced_run(const npu_hal_tensor_desc *x, const bool *reduced, size_t *outer,
+                        size_t *inner)
+{
+  int first = -1, last = -1;
+  for (uint32_t d = 0; d < x->rank; d++)
+    if (reduced[d] && x->dims[d] > 1) {
+      if (last >= 0 && last != (int)d - 1)
+        for (int between = last + 1; between < (int)d; between++)
+          if (x->dims[between] > 1)
+            return false;
+      first = first < 0 ? (int)d : first;
+      last = (int)d;
+    }
+  *outer = *inner = 1;
+  for (uint32_t d = 0; d < x->rank; d++) {
+    if ((int)d < first || first < 0)
+      *outer *= (size_t)x->dims[d];
+    else if ((int)d > last)
+      *inner *= (size_t)x->dims[d];
+  }
+  return true;
+}
+
 static const struct {
   const char *name;
   reduce_kind kind;
@@ -153,6 +303,11 @@ static npu_status create_reduce(const npu_hal_op *op, npu_hal_kernel *k)
     p->out_strides[d] = reduced[d] ? 0 : stride;
     if (!reduced[d])
       stride *= x->dims[d];
+  }
+  if (!p->float64 && float_run_kind(p->kind) && p->group > 0 &&
+      reduced_run(x, reduced, &p->outer, &p->inner)) {
+    k->run = run_reduce_run;
+    return NPU_OK;
   }
   p->accumulators = malloc((p->out_count ? p->out_count : 1) * sizeof *p->accumulators);
   if (!p->accumulators)

@@ -24,8 +24,11 @@ const uint SUM = 0u, MAX = 2u, MIN = 3u, PRODUCT = 6u; // how values combine
 
 shared float partial[64];
 
+// (GLSL's max and min may drop a NaN; ONNX's extremes keep it, as the sum does.)
 float combine_two(float a, float b, uint how)
 {
+  if ((how == MAX || how == MIN) && (isnan(a) || isnan(b)))
+    return a + b;
   return how == SUM ? a + b : how == MAX ? max(a, b) : how == MIN ? min(a, b) : a * b;
 }
 
