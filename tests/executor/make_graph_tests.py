@@ -710,6 +710,10 @@ transpose_case("transpose_keys_of_attention_tiles", (37, 6, 20), (1, 2, 0))
 # large enough for the CPU backend to deal ranges of positions to its threads
 transpose_case("transpose_channel_shuffle_runs_large", (3, 2, 29, 28, 27), (0, 2, 1, 3, 4))
 transpose_case("transpose_channels_first_to_last_tiles_large", (4, 29, 33, 50), (0, 2, 3, 1))
+# tokens to channels (SegFormer, MobileViT): one pair of tiled axes dealt in
+# bands of rows (the last band and tiles partial), alone and in a batch
+transpose_case("transpose_tokens_to_channels_bands_large", (1, 517, 300), (0, 2, 1))
+transpose_case("transpose_tokens_to_channels_bands_batch", (3, 300, 517), (0, 2, 1))
 
 
 def pointwise_case(name, steps, outputs=16, bias=True):

@@ -116,18 +116,18 @@ static void copy_element(uint8_t *to, const uint8_t *from, size_t esize)
 }
 
 /* Axes `a` (input stride 1) and the last, at input offset src and output
- * offset dst, in TILE x TILE blocks. */
+ * offset dst, in TILE x TILE blocks: rows [first_row, end_row) of axis a. */
 static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, int64_t src,
-                       int64_t dst, int64_t out_stride_a)
+                       int64_t dst, int64_t out_stride_a, int64_t first_row, int64_t end_row)
 {
-  uint32_t a = (uint32_t)c->tile_axis, last = c->rank - 1;
-  int64_t rows = c->dims[a], cols = c->dims[last], col_stride = c->strides[last];
+  uint32_t last = c->rank - 1;
+  int64_t rows = end_row, cols = c->dims[last], col_stride = c->strides[last];
   size_t e = c->esize;
   if (e == 4) { /* 32-bit: each tile read and written a whole line at a time, through L1 */
     const uint32_t *f = (const uint32_t *)from + src;
     uint32_t *t = (uint32_t *)to + dst;
     uint32_t tile[TILE][TILE];
-    for (int64_t r0 = 0; r0 < rows; r0 += TILE)
+    for (int64_t r0 = first_row; r0 < rows; r0 += TILE)
       for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
         int64_t nr = r0 + TILE < rows ? TILE : rows - r0, nc = c0 + TILE < cols ? TILE : cols - c0;
         for (int64_t q = 0; q < nc; q++)
@@ -138,7 +138,7 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
       }
     return;
   }
-  for (int64_t r0 = 0; r0 < rows; r0 += TILE)
+  for (int64_t r0 = first_row; r0 < rows; r0 += TILE)
     for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
       int64_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
       for (int64_t r = r0; r < r1; r++)
@@ -148,31 +148,52 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
     }
 }
 
-/* Positions [begin, end) of the odometer (each one run, or one pair of
- * tiled axes), from the input offset and output offset of `begin`. */
+/* The odometer's digits of `position` (the tile axis skipped), and the
+ * input and output offsets there. */
+static void odometer_at(const strided_copy *c, const int64_t *out_strides, uint32_t walked,
+                        int64_t position, int64_t *idx, int64_t *src, int64_t *dst)
+{
+  *src = c->first;
+  *dst = 0;
+  for (int d = (int)walked - 1; d >= 0; d--) {
+    if (d == c->tile_axis)
+      continue;
+    idx[d] = position % c->dims[d];
+    position /= c->dims[d];
+    *src += idx[d] * c->strides[d];
+    *dst += idx[d] * out_strides[d];
+  }
+}
+
+/* Tiled copies dealt in bands of `band_rows` rows of the tile axis, so
+ * that one pair of tiled axes (a whole 2-D transpose) has work for every
+ * thread: items [begin, end) of positions x bands. */
+static void copy_tile_bands(const strided_copy *c, const uint8_t *from, uint8_t *to,
+                            const int64_t *out_strides, int64_t band_rows, int64_t begin,
+                            int64_t end)
+{
+  int64_t rows = c->dims[c->tile_axis], bands = (rows + band_rows - 1) / band_rows;
+  int64_t idx[NPU_MAX_RANK] = {0};
+  for (int64_t i = begin; i < end; i++) {
+    int64_t src, dst, first_row = i % bands * band_rows;
+    odometer_at(c, out_strides, c->rank - 1, i / bands, idx, &src, &dst);
+    copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis], first_row,
+               first_row + band_rows < rows ? first_row + band_rows : rows);
+  }
+}
+
+/* Positions [begin, end) of the odometer (each one run), from the input
+ * offset and output offset of `begin`. */
 static void copy_positions(const strided_copy *c, const uint8_t *from, uint8_t *to,
                            const int64_t *out_strides, int64_t begin, int64_t end)
 {
-  bool tiled = c->tile_axis >= 0;
-  uint32_t walked = tiled ? c->rank - 1 : c->rank;
-  int64_t idx[NPU_MAX_RANK] = {0};
-  int64_t src = c->first, dst = 0, rest = begin;
-  for (int d = (int)walked - 1; d >= 0; d--) { /* `begin` as odometer digits */
-    if (d == c->tile_axis)
-      continue;
-    idx[d] = rest % c->dims[d];
-    rest /= c->dims[d];
-    src += idx[d] * c->strides[d];
-    dst += idx[d] * out_strides[d];
-  }
+  uint32_t walked = c->rank;
+  int64_t idx[NPU_MAX_RANK] = {0}, src, dst;
+  odometer_at(c, out_strides, walked, begin, idx, &src, &dst);
   for (int64_t i = begin; i < end; i++) {
-    if (tiled)
-      copy_tiles(c, from, to, src, dst, out_strides[c->tile_axis]);
-    else if (to + (size_t)dst * c->esize != from + (size_t)src * c->esize) /* (in place: a whole Slice) */
+    if (to + (size_t)dst * c->esize != from + (size_t)src * c->esize) /* (in place: a whole Slice) */
       memcpy(to + (size_t)dst * c->esize, from + (size_t)src * c->esize, c->run_bytes);
     for (int d = (int)walked - 1; d >= 0; d--) { /* odometer increment */
-      if (d == c->tile_axis)
-        continue;
       src += c->strides[d];
       dst += out_strides[d];
       if (++idx[d] < c->dims[d])
@@ -194,7 +215,8 @@ typedef struct strided_copy_job {
   const uint8_t *from;
   uint8_t *to;
   const int64_t *out_strides;
-  int64_t positions, per_task;
+  int64_t positions, per_task; /* tiled: positions x bands */
+  int64_t band_rows;
 } strided_copy_job;
 
 static void strided_copy_task(void *ctx, size_t task)
@@ -202,7 +224,10 @@ static void strided_copy_task(void *ctx, size_t task)
   const strided_copy_job *job = ctx;
   int64_t begin = (int64_t)task * job->per_task;
   int64_t end = begin + job->per_task < job->positions ? begin + job->per_task : job->positions;
-  copy_positions(job->c, job->from, job->to, job->out_strides, begin, end);
+  if (job->c->tile_axis >= 0)
+    copy_tile_bands(job->c, job->from, job->to, job->out_strides, job->band_rows, begin, end);
+  else
+    copy_positions(job->c, job->from, job->to, job->out_strides, begin, end);
 }
 
 static void run_strided_copy(const npu_hal_kernel *k, const strided_copy *c, const void *in,
@@ -216,11 +241,17 @@ static void run_strided_copy(const npu_hal_kernel *k, const strided_copy *c, con
     step *= c->dims[d];
   }
   /* The odometer skips the tiled axes; each of its positions is one run, or
-   * one pair of tiled axes. */
-  int64_t positions = (int64_t)(bytes / c->run_bytes);
-  if (c->tile_axis >= 0)
-    positions /= c->dims[c->tile_axis] * c->dims[c->rank - 1];
-  strided_copy_job job = {c, in, out, out_strides, positions, positions};
+   * one band of rows of a pair of tiled axes (a piece's bytes, in whole
+   * tiles). */
+  int64_t positions = (int64_t)(bytes / c->run_bytes), band_rows = 0;
+  if (c->tile_axis >= 0) {
+    int64_t rows = c->dims[c->tile_axis], row_bytes = c->dims[c->rank - 1] * (int64_t)c->esize;
+    positions /= rows * c->dims[c->rank - 1];
+    band_rows = STRIDED_COPY_PIECE / row_bytes / TILE * TILE;
+    band_rows = band_rows > TILE ? band_rows : TILE;
+    positions *= (rows + band_rows - 1) / band_rows;
+  }
+  strided_copy_job job = {c, in, out, out_strides, positions, positions, band_rows};
   if (bytes < STRIDED_COPY_ALONE_BYTES || positions < 2) {
     strided_copy_task(&job, 0);
     return;
