@@ -29,6 +29,8 @@ SHAPES = {
     "segformer_small": (3, 256, 256),
     "convnext_v2_grn": (3, 224, 224),
     "poolformer_small": (3, 224, 224),
+    "diffusion_unet_small": (4, 32, 32),
+    "flow_warp_gridsample": (6, 128, 160),
 }
 
 
@@ -648,6 +650,113 @@ def build(torch, torchvision, name):
         def forward(self, x):
             return self.head(self.norm(self.body(x)).mean((2, 3)))
 
+    class DiffusionResBlock(nn.Module):
+        """A diffusion UNet's residual block: GroupNorm(32) and SiLU before
+        each 3x3 convolution, the timestep embedding added per channel."""
+        def __init__(self, cin, cout, time_width):
+            super().__init__()
+            self.norm1, self.norm2 = nn.GroupNorm(32, cin), nn.GroupNorm(32, cout)
+            self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+            self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+            self.time = nn.Linear(time_width, cout)
+            self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+        def forward(self, x, t):
+            h = self.conv1(nn.functional.silu(self.norm1(x)))
+            h = h + self.time(nn.functional.silu(t))[:, :, None, None]
+            h = self.conv2(nn.functional.silu(self.norm2(h)))
+            return self.skip(x) + h
+
+    class DiffusionAttention(nn.Module):
+        """Self-attention over the pixels of a low-resolution map, after
+        GroupNorm, with a residual."""
+        def __init__(self, width):
+            super().__init__()
+            self.norm = nn.GroupNorm(32, width)
+            self.attention = nn.MultiheadAttention(width, 4, batch_first=True)
+
+        def forward(self, x):
+            n, c, h, w = x.shape
+            tokens = self.norm(x).flatten(2).transpose(1, 2)
+            out = self.attention(tokens, tokens, tokens, need_weights=False)[0]
+            return x + out.transpose(1, 2).reshape(n, c, h, w)
+
+    class DiffusionUnet(nn.Module):
+        """A latent-diffusion UNet at a small width ([N, 4, 32, 32] latents):
+        a fixed timestep (its sinusoidal embedding and MLP computed in the
+        graph), residual blocks down to 8x8 with attention there, nearest
+        upsampling back with skip concatenations, GroupNorm, SiLU."""
+        def __init__(self, widths=(64, 128, 128)):
+            super().__init__()
+            time_width = 4 * widths[0]
+            self.time_mlp = nn.Sequential(nn.Linear(widths[0], time_width), nn.SiLU(),
+                                          nn.Linear(time_width, time_width))
+            self.stem = nn.Conv2d(4, widths[0], 3, padding=1)
+            self.down = nn.ModuleList()
+            channels, skips = widths[0], [widths[0]]
+            for i, width in enumerate(widths):
+                self.down.append(DiffusionResBlock(channels, width, time_width))
+                channels = width
+                skips.append(width)
+            self.pool = nn.AvgPool2d(2)
+            self.middle = DiffusionAttention(channels)
+            self.up = nn.ModuleList()
+            for width in reversed(widths):
+                self.up.append(DiffusionResBlock(channels + skips.pop(), width, time_width))
+                channels = width
+            self.out = nn.Sequential(nn.GroupNorm(32, channels), nn.SiLU(),
+                                     nn.Conv2d(channels, 4, 3, padding=1))
+            self.width0 = widths[0]
+
+        def forward(self, x):
+            n = x.shape[0]
+            half = self.width0 // 2
+            freqs = torch.exp(-torch.arange(half, dtype=torch.float32) * (9.21 / half))
+            angles = 500.0 * freqs
+            embedding = torch.cat([angles.sin(), angles.cos()]).unsqueeze(0).expand(n, -1)
+            t = self.time_mlp(embedding)
+            x = self.stem(x)
+            skips = [x]
+            for i, block in enumerate(self.down):
+                x = block(x, t)
+                skips.append(x)
+                if i < len(self.down) - 1:
+                    x = self.pool(x)
+            x = self.middle(x)
+            for i, block in enumerate(self.up):
+                skip = skips.pop()
+                if skip.shape[-1] != x.shape[-1]:
+                    x = nn.functional.interpolate(x, scale_factor=2.0, mode="nearest")
+                x = block(torch.cat([x, skip], 1), t)
+            return self.out(x)
+
+    class FlowWarp(nn.Module):
+        """Optical-flow refinement's shape ([N, 6, H, W]: two RGB frames):
+        shared features at a quarter of the size, a flow predicted from the
+        pair, the second frame's features warped by it (GridSample,
+        bilinear, grid from a base grid plus the normalised flow), a local
+        correlation of the pair (channel products summed), a refined flow."""
+        def __init__(self, width=48):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3), nn.ReLU(),
+                                          nn.Conv2d(width, width, 3, 2, 1), nn.ReLU())
+            self.flow = nn.Sequential(nn.Conv2d(2 * width, width, 3, padding=1), nn.ReLU(),
+                                      nn.Conv2d(width, 2, 3, padding=1))
+            self.refine = nn.Sequential(nn.Conv2d(width + 3, width, 3, padding=1), nn.ReLU(),
+                                        nn.Conv2d(width, 2, 3, padding=1))
+
+        def forward(self, pair):
+            a, b = self.features(pair[:, :3]), self.features(pair[:, 3:])
+            flow = self.flow(torch.cat([a, b], 1))
+            n, _, h, w = flow.shape
+            ys = torch.linspace(-1.0, 1.0, h).view(1, h, 1).expand(n, h, w)
+            xs = torch.linspace(-1.0, 1.0, w).view(1, 1, w).expand(n, h, w)
+            grid = torch.stack([xs + flow[:, 0] * (2.0 / w), ys + flow[:, 1] * (2.0 / h)], 3)
+            warped = nn.functional.grid_sample(b, grid, mode="bilinear", padding_mode="zeros",
+                                               align_corners=True)
+            correlation = (a * warped).sum(1, keepdim=True)
+            return flow + self.refine(torch.cat([warped, correlation, flow], 1))
+
     modules = {"crnn_bilstm": (Crnn, ["logits"]), "unet_small": (UNet, ["logits"]),
                "espcn_x3": (Espcn, ["image"]), "transformer_causal": (CausalTransformer,
                                                                       ["logits"]),
@@ -663,6 +772,8 @@ def build(torch, torchvision, name):
                "whisper_encoder_small": (WhisperEncoder, ["features"]),
                "segformer_small": (Segformer, ["logits"]),
                "convnext_v2_grn": (ConvNextV2, ["logits"]),
-               "poolformer_small": (PoolFormer, ["logits"])}
+               "poolformer_small": (PoolFormer, ["logits"]),
+               "diffusion_unet_small": (DiffusionUnet, ["noise"]),
+               "flow_warp_gridsample": (FlowWarp, ["flow"])}
     module, outputs = modules[name]
     return module(), outputs
