@@ -1002,7 +1002,7 @@ reduce_runs_case("reduce_runs_float32")
 
 
 def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
-                             plain_residual=False):
+                             plain_residual=False, plain_expansion=False):
     """An inverted residual (MobileNetV2, EfficientNet): `channels` expanded
     to `expanded` (channel blocks) and projected back with the residual Add
     fused (after a Relu of the projection if `relu`). Where `channels` fill no
@@ -1011,7 +1011,10 @@ def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
     that layout adding the residual (in tasks of 512 positions: `size` 23
     leaves a partial one). `plain_residual`: the residual also Flattened into
     a second output, which keeps its tensors plain (PoolFormer's GroupNorm
-    reshapes its residual stream so): the blocks then move to a plain output."""
+    reshapes its residual stream so): the blocks then move to a plain output.
+    `plain_expansion`: the expansion Flattened too (a diffusion UNet's
+    GroupNorm before the convolution): the projection reads a plain input,
+    reordered into blocks in its workspace."""
     x = rng.standard_normal((2, 3, size, size)).astype(np.float32)
     inits, nodes, value = [], [], x.astype(np.float64)
     tensor = "x"
@@ -1027,6 +1030,8 @@ def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
         tensor = f"conv{k}"
         if k == 0:
             residual, residual_value = tensor, value
+        if k == 1:
+            expansion, expansion_value = tensor, value
         if k == 2 and relu:
             nodes.append(helper.make_node("Relu", [tensor], ["rectified"]))
             tensor, value = "rectified", np.maximum(value, 0)
@@ -1038,6 +1043,9 @@ def projection_residual_case(name, channels, expanded, size=SIZE, relu=False,
     if plain_residual:
         nodes.append(helper.make_node("Flatten", [residual], ["residual_flat"]))
         more = [("residual_flat", residual_value.reshape(residual_value.shape[0], -1))]
+    if plain_expansion:
+        nodes.append(helper.make_node("Flatten", [expansion], ["expansion_flat"]))
+        more.append(("expansion_flat", expansion_value.reshape(expansion_value.shape[0], -1)))
     write_case(name, nodes, inits, x, value, more_outputs=more)
 
 
@@ -1048,6 +1056,8 @@ projection_residual_case("projection_relu_residual_40_from_blocks_partial_task",
 projection_residual_case("projection_residual_32_plain_from_blocks", 32, 96, plain_residual=True)
 projection_residual_case("projection_residual_40_plain_from_blocks_partial_task", 40, 48,
                          size=23, plain_residual=True)
+projection_residual_case("projection_residual_40_plain_from_plain", 40, 48, size=23,
+                         plain_residual=True, plain_expansion=True)
 
 
 def basic_block_case(name, channels, relu_before_add=False):

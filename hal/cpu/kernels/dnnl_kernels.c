@@ -887,7 +887,7 @@ static const npu_hal_activation *only_residual(const npu_hal_op *op)
 /* How a residual Add runs where a binary post-op keeps oneDNN from its
  * fastest primitive:
  * - RESIDUAL_UNBLOCKED: into a channels-last or plain output from an input
- *   in channel blocks, the Add last. oneDNN fuses an Add only into an output
+ *   in channel blocks (or a plain one, reordered into blocks), the Add last. oneDNN fuses an Add only into an output
  *   in the addend's layout, which its fast kernels reach from blocks only by
  *   reordering the input, the wider tensor in a projection, to channels-last
  *   first (and a plain output only by its GEMM convolution). Instead the
@@ -896,7 +896,8 @@ static const npu_hal_activation *only_residual(const npu_hal_op *op)
  *   EfficientNet-B0's 144 -> 24 projection at batch 8 took 3.7 ms so against
  *   1.9 ms on one thread (oneDNN alone, 56x56); PoolFormer's 1280 -> 320 at
  *   14x14 into its plain residual stream (kept plain by GroupNorm's
- *   Reshape) 2.0 ms on the GEMM convolution, 2 threads.
+ *   Reshape) 2.0 ms on the GEMM convolution, 2 threads; a diffusion UNet's
+ *   3x3 128 -> 128 at 16x16 from and into plain tensors 1.0 ms so.
  * - RESIDUAL_SUMMED: a Winograd convolution (wants_winograd) with the Add in
  *   the output's layout. oneDNN's Winograd kernels take a sum post-op but no
  *   binary one, so such a convolution ran direct: the addend is copied into
@@ -918,8 +919,9 @@ static residual_form residual_form_of(const npu_hal_op *op, bool transposed,
                             *t = &op->fused_inputs[residual->input];
   bool unblocked_output = (y->layout == NPU_HAL_LAYOUT_CHANNELS_LAST ||
                            y->layout == NPU_HAL_LAYOUT_PLAIN) && t->layout == y->layout;
-  if (residual == &op->activations[op->activation_count - 1] &&
-      x->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS && unblocked_output)
+  bool blocks_in = x->layout == NPU_HAL_LAYOUT_CHANNEL_BLOCKS ||
+                   (x->layout == NPU_HAL_LAYOUT_PLAIN && y->layout == NPU_HAL_LAYOUT_PLAIN);
+  if (residual == &op->activations[op->activation_count - 1] && blocks_in && unblocked_output)
     return RESIDUAL_UNBLOCKED;
   if (t->layout == y->layout && t->block == y->block)
     return RESIDUAL_SUMMED;
@@ -1021,9 +1023,14 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   else
     describe_tensors(op, &g, transposed, products, &m);
   has_bias = has_bias && (!part || part->channel == 0);
-  if (unblocked) { /* the output as the primitive writes it, in the input's blocks */
+  npu_hal_tensor_desc blocked_out = op->outputs[0]; /* the output as the primitive writes it */
+  if (unblocked) { /* in the input's blocks, or (a plain input) the backend's */
+    blocked_out.layout = NPU_HAL_LAYOUT_CHANNEL_BLOCKS;
+    blocked_out.block = op->inputs[0].block;
+    if (op->inputs[0].layout == NPU_HAL_LAYOUT_PLAIN)
+      cpu_dnnl_preferred_layout(&op->inputs[0], &blocked_out.block);
     dnnl_memory_desc_init_by_tag(&m.dst, g.spatial + 2, g.dst, dnnl_f32,
-                                 layout_tag(&op->inputs[0]));
+                                 layout_tag(&blocked_out));
     m.run_dst = m.src_as_dst = m.dst;
   }
   dnnl_memory_desc_t any_weights_md;
@@ -1133,7 +1140,7 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
     k->workspace_bytes += align64(dnnl_memory_desc_get_size(&m.dst));
     p->unblocked = (cpu_unblocked_sum){.addend_input = op->input_count + residual->input,
                                        .images = y->dims[0], .channels = y->dims[1],
-                                       .positions = 1, .block = op->inputs[0].block,
+                                       .positions = 1, .block = blocked_out.block,
                                        .plain = y->layout == NPU_HAL_LAYOUT_PLAIN};
     for (uint32_t d = 2; d < y->rank; d++)
       p->unblocked.positions *= y->dims[d];
