@@ -29,10 +29,12 @@ static inline int32_t cpu_q_load(const void *data, size_t i, npu_dtype dtype)
 }
 
 /* v rounded half to even (ONNX's rounding; the default rounding mode),
- * plus `zero`, saturated to the 8-bit type. */
+ * plus `zero`, saturated to the 8-bit type. A NaN (an empty pooling
+ * window's 0 / 0, say) has no integer: it reads as 0, the zero point. */
 static inline int32_t cpu_q_round(float v, int32_t zero, int32_t lo, int32_t hi)
 {
   float r = rintf(v) + (float)zero;
+  r = r == r ? r : (float)zero;
   return r < (float)lo ? lo : r > (float)hi ? hi : (int32_t)r;
 }
 
