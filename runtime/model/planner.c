@@ -73,6 +73,15 @@ static size_t best_fit(interval *busy, size_t busy_count, size_t size)
   return best != SIZE_MAX ? best : cursor;
 }
 
+/* Group of each tensor: follow in-place sources to the chain's root. */
+static uint32_t root_of(const npu_plan_tensor *tensors, uint32_t i)
+{
+  while (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE && tensors[i].size > 0 &&
+         tensors[tensors[i].inplace_source].size > 0)
+    i = tensors[i].inplace_source;
+  return i;
+}
+
 static npu_status check_request(const npu_plan_tensor *tensors, size_t count, size_t alignment)
 {
   if ((count && !tensors) || alignment == 0 || (alignment & (alignment - 1)))
@@ -81,7 +90,8 @@ static npu_status check_request(const npu_plan_tensor *tensors, size_t count, si
   for (size_t i = 0; i < count; i++)
     for (size_t j = i + 1; j < count; j++)
       if (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE &&
-          tensors[i].inplace_source == tensors[j].inplace_source)
+          tensors[i].inplace_source == tensors[j].inplace_source &&
+          !(tensors[i].view && tensors[j].view))
         return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensors %zu and %zu both "
                              "claim tensor %u's memory", i, j, tensors[i].inplace_source);
   for (size_t i = 0; i < count; i++) {
@@ -90,21 +100,26 @@ static npu_status check_request(const npu_plan_tensor *tensors, size_t count, si
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu dies (step %u) "
                            "before it is written (step %u)", i, t->last_step, t->first_step);
     if (t->inplace_source != NPU_PLAN_NO_SOURCE &&
-        (t->inplace_source >= count || tensors[t->inplace_source].last_step != t->first_step))
+        (t->inplace_source >= count ||
+         (!t->view && tensors[t->inplace_source].last_step != t->first_step)))
       return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu cannot reuse tensor "
                            "%u in place: it must die where %zu is written", i, t->inplace_source,
                            i);
   }
+  /* A tensor written over its source's memory: nothing else there (a view
+   * of the source, or the source of a view) may be read after. */
+  for (size_t i = 0; i < count; i++) {
+    const npu_plan_tensor *t = &tensors[i];
+    if (t->inplace_source == NPU_PLAN_NO_SOURCE || t->view || t->size == 0)
+      continue;
+    uint32_t root = root_of(tensors, (uint32_t)i);
+    for (size_t j = 0; j < count; j++)
+      if (j != i && tensors[j].size && tensors[j].last_step > t->first_step &&
+          tensors[j].first_step <= t->first_step && root_of(tensors, (uint32_t)j) == root)
+        return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu is written over "
+                             "memory tensor %zu still reads", i, j);
+  }
   return NPU_OK;
-}
-
-/* Group of each tensor: follow in-place sources to the chain's root. */
-static uint32_t root_of(const npu_plan_tensor *tensors, uint32_t i)
-{
-  while (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE && tensors[i].size > 0 &&
-         tensors[tensors[i].inplace_source].size > 0)
-    i = tensors[i].inplace_source;
-  return i;
 }
 
 npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t alignment,

@@ -3,6 +3,7 @@
 #ifndef NPU_PLANNER_H
 #define NPU_PLANNER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,10 @@ typedef struct npu_plan_tensor {
   /* In-place: the tensor may take the memory of this one, which must die at
    * first_step (an elementwise op overwriting its input). */
   uint32_t inplace_source;
+  /* With inplace_source: the tensor is a view of it (a Reshape's output, the
+   * same bytes), which may live on; several views may share a source, and
+   * nothing else may claim it. */
+  bool view;
 } npu_plan_tensor;
 
 typedef struct npu_memory_plan {

@@ -733,14 +733,17 @@ static bool passes_input_through(shape_plan *ctx, size_t l, node_io *io)
 }
 
 /* The input of launch `l` whose memory its output takes (*from, *to: the
- * two tensors), where that input dies there: one the launch passes through
- * unchanged (its kernel then finds nothing to copy: ShuffleNetV2's channel
- * shuffles copied 6% of its run so, Swin-T's empty window pads 10%), or one
- * its backend's kernel may write over (kernel_in_place_inputs: an
- * elementwise step such as squeeze-excitation's channel scale, which then
- * writes where it reads). */
-static bool takes_input_memory(shape_plan *ctx, size_t l, node_io *io, int32_t *from,
-                               int32_t *to)
+ * two tensors): one the launch passes through unchanged (its kernel then
+ * finds nothing to copy: ShuffleNetV2's channel shuffles copied 6% of its
+ * run so, Swin-T's empty window pads 10%), as a view (*view) where the
+ * input lives on (PoolFormer's GroupNorm reshapes its residual stream,
+ * which the residual Add reads after: 3% of its run copied so); or, where
+ * the input dies there, one its backend's kernel may write over
+ * (kernel_in_place_inputs: an elementwise step such as
+ * squeeze-excitation's channel scale, which then writes where it reads),
+ * unless a view shares its memory (`viewed`). */
+static bool takes_input_memory(shape_plan *ctx, size_t l, node_io *io, const bool *viewed,
+                               int32_t *from, int32_t *to, bool *view)
 {
   uint32_t node = ctx->launch_nodes[l];
   const npu_graph_node *n = &ctx->graph->nodes[node];
@@ -759,10 +762,11 @@ static bool takes_input_memory(shape_plan *ctx, size_t l, node_io *io, int32_t *
     if (!(candidates >> i & 1) || n->inputs[i] < 0)
       continue;
     const ctx_tensor *x = &ctx->tensors[n->inputs[i]];
+    *view = through && (x->last_step > l || viewed[n->inputs[i]]);
     if (x->location == LOC_ARENA && y->location == LOC_ARENA && x->on_host == y->on_host &&
-        x->last_step == l && y->first_step == l &&
-        tensor_bytes(&x->desc) == tensor_bytes(&y->desc) && x->desc.layout == y->desc.layout &&
-        x->desc.block == y->desc.block) {
+        (x->last_step == l || *view) && (*view || !viewed[n->inputs[i]]) &&
+        y->first_step == l && tensor_bytes(&x->desc) == tensor_bytes(&y->desc) &&
+        x->desc.layout == y->desc.layout && x->desc.block == y->desc.block) {
       *from = n->inputs[i];
       *to = output;
       return true;
@@ -792,11 +796,25 @@ static npu_status plan_arena(shape_plan *ctx, bool on_host, size_t *arena_bytes)
     free(requests);
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
   }
+  /* viewed: a tensor sharing memory with a view (its source, the view, and
+   * whatever those share memory with), which no kernel may write over. */
+  bool *viewed = calloc(g->tensor_count + 1, sizeof *viewed);
+  if (!viewed) {
+    free(requests);
+    free(io);
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
+  }
   for (size_t l = 0; l < ctx->launch_count; l++) {
     int32_t from, to;
-    if (takes_input_memory(ctx, l, io, &from, &to) && requests[from].size)
+    bool view;
+    if (takes_input_memory(ctx, l, io, viewed, &from, &to, &view) && requests[from].size) {
       requests[to].inplace_source = (uint32_t)from;
+      requests[to].view = view;
+      viewed[to] = view || viewed[from];
+      viewed[from] |= view;
+    }
   }
+  free(viewed);
   free(io);
   npu_plan_tensor *workspaces = requests + g->tensor_count;
   for (size_t l = 0; l < ctx->launch_count; l++)

@@ -975,6 +975,26 @@ global_pool_case("global_pools_channels_last_wide", 300, 13)
 global_pool_case("global_pools_channels_last_narrow_tail", 140, 7)
 
 
+def reshape_view_case(name):
+    """A Reshape (Flatten) of a tensor that is read after it: the flattened
+    output shares the tensor's memory (a view), and the Relu that reads the
+    tensor last must not write over it (the flattened second output would
+    read rectified values)."""
+    x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
+    w = (rng.standard_normal((16, 3, 3, 3)) * 0.3).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    t = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], pads=[1, 1, 1, 1]),
+             helper.make_node("Flatten", ["t"], ["flat"]),
+             helper.make_node("Relu", ["t"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    write_case(name, nodes, inits, x, np.maximum(t, 0),
+               more_outputs=[("flat", t.reshape(2, -1))])
+
+
+reshape_view_case("reshape_view_of_a_live_tensor")
+
+
 def reduce_runs_case(name):
     """Reductions of one run of adjacent axes in float32 (vectors over a
     contiguous run, rows accumulated over a run with axes after it, in

@@ -60,6 +60,32 @@ static void test_in_place_reuse(void)
   NPU_ASSERT_STATUS(npu_plan_memory(twice, 3, 64, &plan), NPU_ERROR_INVALID_ARGUMENT);
 }
 
+/* Views (a Reshape's output while its input lives on) share their
+ * source's memory; a write over a source whose view is still read is
+ * refused. */
+static void test_views(void)
+{
+  npu_plan_tensor t[] = {
+      {4096, 0, 5, NO},       /* x */
+      {4096, 1, 4, 0, true},  /* a view of x */
+      {4096, 2, 6, 0, true},  /* another, read after x */
+      {4096, 1, 2, NO},       /* y, alive with them */
+  };
+  npu_memory_plan plan = plan_ok(t, 4, 64);
+  g_assert_cmpuint(plan.offsets[1], ==, plan.offsets[0]);
+  g_assert_cmpuint(plan.offsets[2], ==, plan.offsets[0]);
+  g_assert_cmpuint(plan.offsets[3], !=, plan.offsets[0]);
+  g_assert_cmpuint(plan.arena_size, ==, 2 * 4096);
+  npu_memory_plan_clear(&plan);
+  npu_plan_tensor written_over[] = {
+      {4096, 0, 5, NO},        /* x, read until step 5 */
+      {4096, 1, 3, 0, true},   /* a view of x, read last at step 3 */
+      {4096, 3, 4, 1, false},  /* written over the view at step 3 */
+  };
+  g_assert_cmpint(npu_plan_memory(written_over, 3, 64, &plan), ==, NPU_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(npu_last_error_message(), "still reads"));
+}
+
 static void test_random_lifetimes(void)
 {
   enum { N = 1500 };
@@ -111,6 +137,7 @@ int main(int argc, char **argv)
   g_test_add_func("/planner/chain-needs-two-buffers", test_chain_needs_two_buffers);
   g_test_add_func("/planner/branches-stay-apart", test_branches_stay_apart);
   g_test_add_func("/planner/in-place-reuse", test_in_place_reuse);
+  g_test_add_func("/planner/views", test_views);
   g_test_add_func("/planner/random-lifetimes", test_random_lifetimes);
   g_test_add_func("/planner/validator-catches-overlap", test_validator_catches_overlap);
   g_test_add_func("/planner/sizes-that-overflow", test_sizes_that_overflow);
