@@ -79,7 +79,9 @@ EXTRA["s3d"] = ("video", (3, 16, 224, 224))
 EXTRA["mvit_v2_s"] = ("video", (3, 16, 224, 224))
 # architectures defined in zoo_modules.py, not torchvision's: a CRNN recogniser (LSTM), a
 # U-Net, sub-pixel super-resolution, a causal transformer, 1-D convolutions and a GRU on a
-# waveform, a keypoint heatmap head, an MLP-Mixer, a DCGAN generator
+# waveform, a keypoint heatmap head, an MLP-Mixer, a DCGAN generator, a Mish detector, style
+# transfer, DETR, MobileViT, HRNet, FCOS, a Whisper-style encoder, SegFormer, ConvNeXt V2,
+# PoolFormer, a diffusion UNet, a GridSample flow warp
 EXTRA.update({name: ("module", shape) for name, shape in zoo_modules.SHAPES.items()})
 # variant -> (the zoo model it exports again, how): "opset" N (17 otherwise;
 # below 17 LayerNormalization is decomposed, below 13 Split/Squeeze/Reduce*

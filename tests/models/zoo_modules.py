@@ -1,9 +1,13 @@
 """Architectures the extra zoo defines itself, not torchvision's: the graphs
 vision and sensor pipelines bring beyond classifiers and detectors
-(recurrent recognisers, a YOLOv4-style detector with Mish, encoder-decoders with transposed convolutions and
-skip connections, sub-pixel upsampling, attention over a sequence with a
-causal mask, 1-D convolutions on a waveform, heatmap heads, token-mixing
-MLPs, a generator from a latent vector). Each is small, built from plain
+(recurrent recognisers, a YOLOv4-style detector with Mish, encoder-decoders
+with transposed convolutions and skip connections, sub-pixel upsampling,
+attention over a sequence with a causal mask, 1-D convolutions on a
+waveform, heatmap heads, token-mixing MLPs, a generator from a latent
+vector; then style transfer with InstanceNorm, DETR's cross-attention,
+MobileViT's patch unfolding, HRNet's multi-resolution exchange, GroupNorm
+heads and residual streams (FCOS, PoolFormer, a diffusion UNet), a Whisper-
+style audio encoder, SegFormer, ConvNeXt V2's GRN, a GridSample flow warp). Each is small, built from plain
 torch.nn layers, and exported like the rest (make_zoo.py: random seeded
 weights, opset 17, dynamic batch axis).
 
