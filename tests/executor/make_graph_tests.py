@@ -1926,6 +1926,9 @@ resize18_case("resize18_sizes_not_larger_axes_reversed", (1, 2, 9, 12), "linear"
               sizes=[7, 6], policy="not_larger")
 resize18_case("resize18_sizes_not_smaller_cubic", (2, 1, 8, 10), "cubic", axes=[-2, -1],
               sizes=[5, 4], policy="not_smaller")
+# rows longer than the CPU's stack blend (8192 floats): each output sums its tap rows itself
+resize18_case("resize18_linear_rows_past_the_blend", (1, 1, 3, 8300), "linear", axes=[2, 3],
+              scales=[2.0, 0.75])
 
 
 def spread_case(name, op, shape, reference, **attrs):

@@ -119,7 +119,7 @@ static void fill_row(float *y, size_t count, float value)
 }
 
 /* Elements of an output row's blended input row kept on the stack (a
- * worker thread's); longer rows are summed tap by tap. */
+ * worker thread's); longer rows are summed tap row by tap row. */
 enum { BLEND_ELEMENTS = 8192 };
 
 /* to = weight * from (first), else to += weight * from. */
@@ -135,21 +135,29 @@ static void add_scaled(float *restrict to, const float *restrict from, float wei
       to[i] += weight * from[i];
 }
 
-/* An interpolated output row, separably: the input rows its taps read,
- * blended into one (unless a single row is read as it is), then each
- * output pixel from its taps along that row, all the pixel's channels at
- * once (a channel block's 16 lanes in one vector). */
+/* An interpolated output row: the input rows its taps read, blended once
+ * into one (vectorised; unless a single row is read as it is, or the row is
+ * longer than the stack's blend, when each output sums the rows itself),
+ * then each output pixel from its taps along that row, all the pixel's
+ * channels at once (a channel block's 16 lanes in one vector). */
 static void interpolate_row(const resize_params *p, const row_tap *taps, size_t count,
                             float *y)
 {
   const axis_taps *w = &p->taps[p->rank - 1];
-  size_t pixel = p->pixel, width = (size_t)p->out_dims[p->rank - 1];
+  size_t pixel = p->pixel, width = (size_t)p->out_dims[p->rank - 1], rows = count;
   float blend[BLEND_ELEMENTS];
-  const float *source = (const float *)p->x + taps[0].offset;
-  if (count > 1 || taps[0].weight != 1.0f) {
+  const float *sources[MAX_ROW_TAPS];
+  float row_weights[MAX_ROW_TAPS];
+  for (size_t t = 0; t < count; t++) {
+    sources[t] = (const float *)p->x + taps[t].offset;
+    row_weights[t] = taps[t].weight;
+  }
+  if ((count > 1 || taps[0].weight != 1.0f) && p->in_row <= BLEND_ELEMENTS) {
     for (size_t t = 0; t < count; t++)
-      add_scaled(blend, (const float *)p->x + taps[t].offset, taps[t].weight, p->in_row, t == 0);
-    source = blend;
+      add_scaled(blend, sources[t], row_weights[t], p->in_row, t == 0);
+    sources[0] = blend;
+    row_weights[0] = 1.0f;
+    rows = 1;
   }
   for (size_t j = 0; j < width; j++) {
     if (w->outside && w->outside[j]) {
@@ -159,14 +167,24 @@ static void interpolate_row(const resize_params *p, const row_tap *taps, size_t 
     const int64_t *offsets = w->offsets + j * w->count;
     const float *weights = w->weights + j * w->count;
     if (pixel == 1) { /* (a plain tensor: one value a tap) */
+      const float *source = sources[0];
       float sum = 0;
       for (uint32_t u = 0; u < w->count; u++)
         sum += source[offsets[u]] * weights[u];
+      sum *= row_weights[0];
+      for (size_t t = 1; t < rows; t++) {
+        float along = 0;
+        for (uint32_t u = 0; u < w->count; u++)
+          along += sources[t][offsets[u]] * weights[u];
+        sum += row_weights[t] * along;
+      }
       y[j] = sum;
       continue;
     }
-    for (uint32_t u = 0; u < w->count; u++)
-      add_scaled(y + j * pixel, source + offsets[u], weights[u], pixel, u == 0);
+    for (size_t t = 0; t < rows; t++)
+      for (uint32_t u = 0; u < w->count; u++)
+        add_scaled(y + j * pixel, sources[t] + offsets[u], row_weights[t] * weights[u], pixel,
+                   t == 0 && u == 0);
   }
 }
 
@@ -210,30 +228,7 @@ static void resize_row(void *ctx, size_t row)
         memcpy(to + j * pixel * bytes, x + (size_t)w->offsets[j] * bytes, pixel * bytes);
     return;
   }
-  float *y = (float *)p->y + first;
-  if (p->in_row <= BLEND_ELEMENTS) {
-    interpolate_row(p, taps, count, y);
-    return;
-  }
-  for (size_t j = 0; j < width; j++) {
-    if (w->outside && w->outside[j]) {
-      fill_row(y + j * pixel, pixel, p->extrapolation);
-      continue;
-    }
-    const int64_t *offsets = w->offsets + j * w->count;
-    const float *weights = w->weights + j * w->count;
-    for (size_t c = 0; c < pixel; c++) {
-      float sum = 0;
-      for (size_t t = 0; t < count; t++) {
-        const float *x = (const float *)p->x + taps[t].offset + c;
-        float v = 0;
-        for (uint32_t u = 0; u < w->count; u++)
-          v += x[offsets[u]] * weights[u];
-        sum += taps[t].weight * v;
-      }
-      y[j * pixel + c] = sum;
-    }
-  }
+  interpolate_row(p, taps, count, (float *)p->y + first);
 }
 
 static void run_resize(const npu_hal_kernel *k, void *const *in, void *const *out)
