@@ -1846,6 +1846,22 @@ for mode in ("bilinear", "nearest", "bicubic"):
 grid_sample_case("grid_sample_bicubic_reflection_align_corners", "bicubic", "reflection", True)
 
 
+def grid_sample_empty_case(name, padding):
+    """An image of no rows (found by fuzz_model: border and reflection
+    padding clamped the row to -1 and read before the image): every output
+    is padding, 0."""
+    x = np.zeros((2, 3, 0, 6), np.float32)
+    grid = (rng.standard_normal((2, 4, 7, 2)) * 0.9).astype(np.float32)
+    nodes = [helper.make_node("GridSample", ["x", "grid"], ["y"], mode="bicubic",
+                              padding_mode=padding, align_corners=1)]
+    write_case(name, nodes, [numpy_helper.from_array(grid, "grid")], x,
+               np.zeros((2, 3, 4, 7), np.float32), opset=16)
+
+
+grid_sample_empty_case("grid_sample_empty_image_reflection", "reflection")
+grid_sample_empty_case("grid_sample_empty_image_border", "border")
+
+
 def resize_coefficients(kind, ratio, scale, antialias):
     """ONNX's reference weights of the inputs around a point `ratio` (in
     (0, 1]) past the input before it: linear or cubic (a = -0.75), widened

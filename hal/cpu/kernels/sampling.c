@@ -218,6 +218,10 @@ static void grid_sample_plane(void *ctx, size_t task)
   const float *image = job->x + (size_t)task * p->height * p->width;
   const float *grid = job->grid + n * p->out_h * p->out_w * 2;
   float *y = job->y + (size_t)task * p->out_h * p->out_w;
+  if (p->height == 0 || p->width == 0) { /* an empty image: nothing but padding */
+    memset(y, 0, (size_t)(p->out_h * p->out_w) * sizeof *y);
+    return;
+  }
   int64_t size[2] = {p->width, p->height};
   double low[2], high[2]; /* the coordinates inside the image, x then y */
   for (int d = 0; d < 2; d++) {
