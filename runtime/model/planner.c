@@ -106,16 +106,22 @@ static npu_status check_request(const npu_plan_tensor *tensors, size_t count, si
                            "%u in place: it must die where %zu is written", i, t->inplace_source,
                            i);
   }
-  /* A tensor written over its source's memory: nothing else there (a view
-   * of the source, or the source of a view) may be read after. */
+  return NPU_OK;
+}
+
+/* A tensor written over its source's memory (`root`: each tensor's chain):
+ * nothing else there (a view of the source, or the source of a view) may
+ * be read after. */
+static npu_status check_overwrites(const npu_plan_tensor *tensors, size_t count,
+                                   const uint32_t *root)
+{
   for (size_t i = 0; i < count; i++) {
     const npu_plan_tensor *t = &tensors[i];
     if (t->inplace_source == NPU_PLAN_NO_SOURCE || t->view || t->size == 0)
       continue;
-    uint32_t root = root_of(tensors, (uint32_t)i);
     for (size_t j = 0; j < count; j++)
       if (j != i && tensors[j].size && tensors[j].last_step > t->first_step &&
-          tensors[j].first_step <= t->first_step && root_of(tensors, (uint32_t)j) == root)
+          tensors[j].first_step <= t->first_step && root[j] == root[i])
         return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensor %zu is written over "
                              "memory tensor %zu still reads", i, j);
   }
@@ -157,6 +163,9 @@ npu_status npu_plan_memory(const npu_plan_tensor *tensors, size_t count, size_t 
     g->first_step = tensors[i].first_step < g->first_step ? tensors[i].first_step : g->first_step;
     g->last_step = tensors[i].last_step > g->last_step ? tensors[i].last_step : g->last_step;
   }
+  status = check_overwrites(tensors, count, root);
+  if (status != NPU_OK)
+    goto done;
   size_t group_count = 0;
   for (uint32_t i = 0; i < count; i++)
     if (root[i] == i && groups[i].size > 0)

@@ -887,10 +887,11 @@ static const npu_hal_activation *only_residual(const npu_hal_op *op)
 /* How a residual Add runs where a binary post-op keeps oneDNN from its
  * fastest primitive:
  * - RESIDUAL_UNBLOCKED: into a channels-last or plain output from an input
- *   in channel blocks (or a plain one, reordered into blocks), the Add last. oneDNN fuses an Add only into an output
- *   in the addend's layout, which its fast kernels reach from blocks only by
- *   reordering the input, the wider tensor in a projection, to channels-last
- *   first (and a plain output only by its GEMM convolution). Instead the
+ *   in channel blocks (or a plain one, reordered into blocks), the Add last.
+ *   oneDNN fuses an Add only into an output in the addend's layout, which its
+ *   fast kernels reach from blocks only by reordering the input, the wider
+ *   tensor in a projection, to channels-last first (and a plain output only
+ *   by its GEMM convolution). Instead the
  *   convolution writes channel blocks into the workspace (the last block
  *   padded) and cpu_unblock_add moves them to the output adding the addend:
  *   EfficientNet-B0's 144 -> 24 projection at batch 8 took 3.7 ms so against

@@ -121,15 +121,15 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
                        int64_t dst, int64_t out_stride_a, int64_t first_row, int64_t end_row)
 {
   uint32_t last = c->rank - 1;
-  int64_t rows = end_row, cols = c->dims[last], col_stride = c->strides[last];
+  int64_t cols = c->dims[last], col_stride = c->strides[last];
   size_t e = c->esize;
   if (e == 4) { /* 32-bit: each tile read and written a whole line at a time, through L1 */
     const uint32_t *f = (const uint32_t *)from + src;
     uint32_t *t = (uint32_t *)to + dst;
     uint32_t tile[TILE][TILE];
-    for (int64_t r0 = first_row; r0 < rows; r0 += TILE)
+    for (int64_t r0 = first_row; r0 < end_row; r0 += TILE)
       for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
-        int64_t nr = r0 + TILE < rows ? TILE : rows - r0, nc = c0 + TILE < cols ? TILE : cols - c0;
+        int64_t nr = r0 + TILE < end_row ? TILE : end_row - r0, nc = c0 + TILE < cols ? TILE : cols - c0;
         for (int64_t q = 0; q < nc; q++)
           memcpy(tile[q], f + r0 + (c0 + q) * col_stride, (size_t)nr * 4);
         for (int64_t r = 0; r < nr; r++)
@@ -138,9 +138,9 @@ static void copy_tiles(const strided_copy *c, const uint8_t *from, uint8_t *to, 
       }
     return;
   }
-  for (int64_t r0 = first_row; r0 < rows; r0 += TILE)
+  for (int64_t r0 = first_row; r0 < end_row; r0 += TILE)
     for (int64_t c0 = 0; c0 < cols; c0 += TILE) {
-      int64_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+      int64_t r1 = r0 + TILE < end_row ? r0 + TILE : end_row, c1 = c0 + TILE < cols ? c0 + TILE : cols;
       for (int64_t r = r0; r < r1; r++)
         for (int64_t q = c0; q < c1; q++)
           copy_element(to + (size_t)(dst + r * out_stride_a + q) * e,
