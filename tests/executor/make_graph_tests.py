@@ -977,19 +977,18 @@ global_pool_case("global_pools_channels_last_narrow_tail", 140, 7)
 
 def reshape_view_case(name):
     """A Reshape (Flatten) of a tensor that is read after it: the flattened
-    output shares the tensor's memory (a view), and the Relu that reads the
-    tensor last must not write over it (the flattened second output would
-    read rectified values)."""
+    output shares the tensor's memory (a view), and the Add that reads the
+    tensor last, which may otherwise write its sum over it, must not (the
+    flattened output would read the sums)."""
     x = rng.standard_normal((2, 3, SIZE, SIZE)).astype(np.float32)
-    w = (rng.standard_normal((16, 3, 3, 3)) * 0.3).astype(np.float32)
-    b = rng.standard_normal(16).astype(np.float32)
-    t = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], pads=[1, 1, 1, 1]),
+    t = 1 / (1 + np.exp(-x.astype(np.float64)))
+    nodes = [helper.make_node("Sigmoid", ["x"], ["t"]),
              helper.make_node("Flatten", ["t"], ["flat"]),
-             helper.make_node("Relu", ["t"], ["y"])]
-    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
-    write_case(name, nodes, inits, x, np.maximum(t, 0),
-               more_outputs=[("flat", t.reshape(2, -1))])
+             helper.make_node("Add", ["t", "x"], ["sum"]),
+             helper.make_node("Transpose", ["sum"], ["y"], perm=[0, 2, 3, 1]),
+             helper.make_node("Transpose", ["flat"], ["flat_t"], perm=[1, 0])]
+    write_case(name, nodes, [], x, np.transpose(t + x, (0, 2, 3, 1)),
+               more_outputs=[("flat_t", t.reshape(2, -1).T)])
 
 
 reshape_view_case("reshape_view_of_a_live_tensor")
