@@ -168,6 +168,45 @@ save(model_of(replan_residual_nodes, [helper.make_tensor_value_info("x", TensorP
                weight("out_w", (16, 24, 1, 1))]),
      "replan_residuals.onnx")
 
+# One model, many image sizes: the CPU backend re-plans a new size on its own loops over
+# the weights packed for the first (hal/cpu/kernels/direct_conv.c) while oneDNN compiles
+# the new size in the background. Every kind of window they take: a strided stem from 3
+# plain channels with ReLU6, a dilated depthwise one, 1x1 with HardSwish, groups of 8
+# channels, 5x5 with a residual Add, a projection to 24 channels (channels-last), a
+# deconvolution and an asymmetrically padded strided one.
+replan_image_nodes = [
+    helper.make_node("Conv", ["x", "stem_w", "stem_b"], ["stem"], strides=[2, 2],
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("Clip", ["stem", "zero", "six"], ["stem6"]),
+    helper.make_node("Conv", ["stem6", "depth_w"], ["depth"], group=32, dilations=[2, 2],
+                     pads=[2, 2, 2, 2]),
+    helper.make_node("Relu", ["depth"], ["depth_relu"]),
+    helper.make_node("Conv", ["depth_relu", "widen_w", "widen_b"], ["wide"]),
+    helper.make_node("HardSwish", ["wide"], ["wide_swish"]),
+    helper.make_node("Conv", ["wide_swish", "grouped_w"], ["grouped"], group=6,
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("Conv", ["grouped", "five_w"], ["five"], pads=[2, 2, 2, 2]),
+    helper.make_node("Add", ["five", "wide_swish"], ["summed"]),
+    helper.make_node("Relu", ["summed"], ["summed_relu"]),
+    helper.make_node("Conv", ["summed_relu", "project_w"], ["projected"]),
+    helper.make_node("ConvTranspose", ["projected", "up_w", "up_b"], ["up"],
+                     kernel_shape=[2, 2], strides=[2, 2]),
+    helper.make_node("Conv", ["up", "out_w"], ["y"], strides=[2, 2], pads=[0, 0, 1, 1]),
+]
+save(model_of(replan_image_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                 ["batch", 3, "h", "w"])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                             ["batch", 16, "out_h", "out_w"])],
+              [weight("stem_w", (32, 3, 3, 3)), weight("stem_b", (32,)),
+               numpy_helper.from_array(np.array(0, np.float32), "zero"),
+               numpy_helper.from_array(np.array(6, np.float32), "six"),
+               weight("depth_w", (32, 1, 3, 3)), weight("widen_w", (48, 32, 1, 1)),
+               weight("widen_b", (48,)), weight("grouped_w", (48, 8, 3, 3)),
+               weight("five_w", (48, 48, 5, 5)), weight("project_w", (24, 48, 1, 1)),
+               weight("up_w", (24, 16, 2, 2)), weight("up_b", (16,)),
+               weight("out_w", (16, 16, 3, 3))], opset=14),
+     "replan_images.onnx")
+
 # Re-planned batches on 20x20 positions (the fewest the CPU backend runs in slices of an
 # earlier batch) and a deconvolution, whose slices share its packing the same way.
 replan_deconv_nodes = [

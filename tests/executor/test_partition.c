@@ -16,6 +16,7 @@
 #include "compiling_backend.h"
 #include "held_plan.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/kernels/direct_conv.h"
 #include "cpu/kernels/packed_weights.h"
 #include "model_internal.h"
 #include "npu_hal_graph.h"
@@ -890,6 +891,76 @@ static void test_cpu_reshape_slices_residuals(void)
   check_batch_replans("replan_residuals.onnx", image, 7, batches, 4, &in_order, 1);
 }
 
+/* A context planned at one image size and re-planned at others (odd, tiny,
+ * larger, other batches), the background compiler held back: its
+ * convolutions run the direct loops on the first plan's packed weights
+ * (cpu_direct_conv_launches counts them), outputs equal a plan made at that
+ * shape alone; after npu_context_settle oneDNN's primitives for the shape
+ * run instead (no more direct launches), outputs equal again. No weights
+ * are packed again throughout. Going back to the first shape re-plans
+ * nothing. Destroyed while its kernels wait for the background compiler,
+ * it leaves cleanly. */
+static void test_cpu_reshape_image_sizes(void)
+{
+  static const int64_t shapes[][4] = {{1, 3, 32, 48}, {1, 3, 20, 20}, {2, 3, 37, 29},
+                                      {3, 3, 64, 64}, {1, 3, 9, 7},   {1, 3, 32, 48}};
+  enum { COUNT = sizeof shapes / sizeof shapes[0] };
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "replan_images.onnx", NULL);
+  npu_model *model;
+  npu_device *cpu;
+  npu_tensor_info input;
+  NPU_ASSERT_OK(npu_model_load_file(path, &model));
+  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  model_run alone[COUNT];
+  for (size_t i = 0; i < COUNT; i++) {
+    npu_tensor_info shape = input;
+    memcpy(shape.dims, shapes[i], sizeof shapes[i]);
+    run_model(model, cpu, &shape, &alone[i]);
+  }
+  npu_context *context;
+  npu_tensor_info first = input;
+  memcpy(first.dims, shapes[0], sizeof shapes[0]);
+  NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
+  size_t packings, bytes, first_packings;
+  cpu_packed_weights_totals(&first_packings, &bytes);
+  g_assert_cmpuint(first_packings, >, 0);
+  held_plan plan;
+  for (size_t i = 1; i < COUNT; i++) {
+    bool new_size = i < COUNT - 1;
+    hold_background(&plan);
+    reshape_to(context, &input, shapes[i]);
+    uint64_t launches = cpu_direct_conv_launches();
+    model_run direct = {0}, settled = {0};
+    run_context(model, cpu, context, &direct);
+    assert_same_outputs(path, &alone[i], &direct, 1e-5);
+    if (new_size)
+      g_assert_cmpuint(cpu_direct_conv_launches(), >, launches);
+    else
+      g_assert_cmpuint(cpu_direct_conv_launches(), ==, launches);
+    release_background(&plan);
+    NPU_ASSERT_OK(npu_context_settle(context));
+    launches = cpu_direct_conv_launches();
+    run_context(model, cpu, context, &settled);
+    g_assert_cmpuint(cpu_direct_conv_launches(), ==, launches);
+    assert_same_outputs(path, &alone[i], &settled, 1e-5);
+    cpu_packed_weights_totals(&packings, &bytes);
+    g_assert_cmpuint(packings, ==, first_packings);
+    model_run_clear(&direct);
+    model_run_clear(&settled);
+  }
+  hold_background(&plan);
+  int64_t larger[4] = {1, 3, 40, 56};
+  reshape_to(context, &input, larger);
+  NPU_ASSERT_OK(npu_context_destroy(context));
+  release_background(&plan);
+  for (size_t i = 0; i < COUNT; i++)
+    model_run_clear(&alone[i]);
+  NPU_ASSERT_OK(npu_device_release(cpu));
+  NPU_ASSERT_OK(npu_model_release(model));
+  g_free(path);
+}
+
 /* A classifier head (replan_head.onnx: 1x1 convolutions, the second into 24
  * channels channels-last, then a Gemm of 1000 outputs) planned at batch 1
  * and re-planned at 2, 3, 8 and 16: the Gemm runs batch 1's matmul a row
@@ -931,5 +1002,6 @@ int main(int argc, char **argv)
   g_test_add_func("/partition/cpu-reshape-swaps-in-small-layers",
                   test_cpu_reshape_swaps_in_small_layers);
   g_test_add_func("/partition/cpu-reshape-slices-gemm", test_cpu_reshape_slices_gemm);
+  g_test_add_func("/partition/cpu-reshape-image-sizes", test_cpu_reshape_image_sizes);
   return g_test_run();
 }

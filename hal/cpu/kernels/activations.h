@@ -24,7 +24,8 @@ static inline float cpu_unit_clamp(float v)
 /* One activation over y[0, n): the kind is chosen once, so that each loop
  * is branch-free and vectorises (a switch per element kept the gates of
  * squeeze-and-excitation, Sigmoid and HardSigmoid, scalar). */
-static inline void cpu_activate(const npu_hal_activation *a, float *restrict y, int64_t n)
+static inline __attribute__((always_inline)) void cpu_activate(const npu_hal_activation *a,
+                                                              float *restrict y, int64_t n)
 {
   float alpha = a->alpha, beta = a->beta;
   switch (a->kind) {

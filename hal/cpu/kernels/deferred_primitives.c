@@ -21,9 +21,11 @@ enum { MAX_HELPERS = 63 };
 typedef enum { QUEUED, COMPILING, DONE } job_state;
 
 typedef struct job {
-  dnnl_primitive_desc_t pd; /* a copy: the kernel's own is gone by then */
+  dnnl_primitive_desc_t pd; /* a copy: the kernel's own is gone by then; NULL: a task */
   dnnl_primitive_t *slot;
-  atomic_bool *ready; /* background jobs: set once *slot is */
+  cpu_background_task task; /* where pd is NULL */
+  const void *key;          /* what cpu_deferred_drop finds it by: slot, or the task's */
+  atomic_bool *ready;       /* background jobs: set once *slot is (a task: once it made it) */
   int omp_threads;    /* oneDNN sizes a primitive for the creating thread's count */
   job_state state;
 } job;
@@ -32,12 +34,13 @@ typedef struct deferral {
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a job queued or done, the compile step began, a plan ended */
   job *jobs;
-  size_t count, capacity, next; /* jobs[next..count) are queued (or dropped) */
+  size_t count, capacity;
+  size_t queued;                /* jobs QUEUED among jobs[0..count) */
   size_t compiling;             /* jobs being compiled now */
   bool closing;                 /* the compile step: helpers leave once none is queued */
   dnnl_status_t failed;
   pthread_t helpers[MAX_HELPERS];
-  unsigned helper_count;
+  unsigned helper_count, helpers_wanted; /* (started with the first job) */
 } deferral;
 
 static _Thread_local deferral *pending;
@@ -52,28 +55,41 @@ static unsigned plans_compiling;
 
 static bool job_waiting(const deferral *d)
 {
-  return d->next < d->count && (d != &background || plans_compiling == 0);
+  return d->queued && (d != &background || plans_compiling == 0);
 }
 
-/* Takes the next queued job (under the lock); false when none is left and
- * the compile step has begun (the background compiler's never begins). */
+/* Marks the newest queued job compiling (under the lock); false: none is
+ * queued. The newest first: the background compiler's are the kernels of
+ * the shapes planned last (those of an older shape are often dropped with
+ * it, uncompiled), and a plan's own are all compiled before it ends. */
+static bool take_queued(deferral *d, size_t *index)
+{
+  if (!d->queued)
+    return false;
+  size_t i = d->count;
+  while (d->jobs[--i].state != QUEUED)
+    ;
+  d->jobs[i].state = COMPILING;
+  d->queued--;
+  d->compiling++;
+  *index = i;
+  return true;
+}
+
+/* Takes a queued job (under the lock), waiting for one; false when none is
+ * left and the compile step has begun (the background compiler's never
+ * begins). */
 static bool take_job(deferral *d, size_t *index)
 {
   for (;;) {
     while (!job_waiting(d) && !d->closing)
       pthread_cond_wait(&d->changed, &d->lock);
-    while (d->next < d->count && d->jobs[d->next].state != QUEUED)
-      d->next++; /* dropped */
-    if (d->next < d->count) {
-      *index = d->next++;
-      d->jobs[*index].state = COMPILING;
-      d->compiling++;
+    if (take_queued(d, index))
       return true;
-    }
     if (d->closing)
       return false;
     if (d == &background && !d->compiling) {
-      d->count = d->next = 0; /* every job done: the queue starts again */
+      d->count = 0; /* every job done: the queue starts again */
       pthread_cond_broadcast(&d->changed);
     }
   }
@@ -86,10 +102,19 @@ static void compile_job(deferral *d, size_t index)
   pthread_mutex_unlock(&d->lock);
   omp_set_num_threads(j.omp_threads);
   dnnl_primitive_t primitive = NULL;
-  dnnl_status_t s = cpu_primitive_create(&primitive, j.pd);
-  dnnl_primitive_desc_destroy(j.pd);
+  dnnl_status_t s = dnnl_success;
+  if (j.pd) {
+    s = cpu_primitive_create(&primitive, j.pd);
+    dnnl_primitive_desc_destroy(j.pd);
+  } else {
+    bool made = j.task.make(j.task.context); /* (its failure is only a slower kernel) */
+    j.task.discard(j.task.context);
+    if (!made)
+      j.ready = NULL;
+  }
   pthread_mutex_lock(&d->lock);
-  *j.slot = s == dnnl_success ? primitive : NULL;
+  if (j.pd)
+    *j.slot = s == dnnl_success ? primitive : NULL;
   if (s == dnnl_success && j.ready)
     atomic_store_explicit(j.ready, true, memory_order_release);
   if (s != dnnl_success && d->failed == dnnl_success)
@@ -118,6 +143,22 @@ static void *compile_in_background(void *unused)
   return compile_jobs(&background);
 }
 
+/* The background compiler's thread, started (under its lock) once it has
+ * a job to take: not while a plan queues them, where the new thread, at the
+ * lowest priority, taking the lock as it starts could hold up the plan's
+ * next job (3 to 4 ms of a 2 ms re-plan while the engine's threads spun). */
+static void start_background_thread(void)
+{
+  if (background.helper_count || !job_waiting(&background))
+    return;
+  pthread_attr_t detached;
+  pthread_attr_init(&detached);
+  pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&background.helpers[0], &detached, compile_in_background, NULL) == 0)
+    background.helper_count = 1;
+  pthread_attr_destroy(&detached);
+}
+
 void cpu_deferred_begin(unsigned threads)
 {
   if (pending)
@@ -128,82 +169,108 @@ void cpu_deferred_begin(unsigned threads)
   pthread_mutex_init(&d->lock, NULL);
   pthread_cond_init(&d->changed, NULL);
   d->failed = dnnl_success;
-  while (d->helper_count + 1 < threads && d->helper_count < MAX_HELPERS &&
-         pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
-    d->helper_count++;
+  d->helpers_wanted = threads > MAX_HELPERS ? MAX_HELPERS : threads ? threads - 1 : 0;
   pthread_mutex_lock(&background.lock);
   plans_compiling++;
   pthread_mutex_unlock(&background.lock);
   pending = d;
 }
 
-/* Queues a copy of `pd` for `slot`; false where it cannot. */
-static bool queue_job(deferral *d, const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
-                      atomic_bool *ready)
+/* Queues `j` (its pd a copy, freed here where it cannot be queued). */
+static bool queue_job(deferral *d, job j)
 {
-  dnnl_primitive_desc_t copy;
-  if (dnnl_primitive_desc_clone(&copy, pd) != dnnl_success)
-    return false;
   pthread_mutex_lock(&d->lock);
-  if (d == &background && !d->helper_count) {
-    pthread_attr_t detached;
-    pthread_attr_init(&detached);
-    pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&d->helpers[0], &detached, compile_in_background, NULL) == 0)
-      d->helper_count = 1;
-    pthread_attr_destroy(&detached);
-  }
+  /* A plan's helpers start with its first job: a re-plan that defers none
+   * (its kernels compile nothing) does not wait for threads to start and
+   * leave, which took milliseconds while the engine's threads spun after a
+   * run. */
+  while (d != &background && d->helper_count < d->helpers_wanted &&
+         pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
+    d->helper_count++;
+  d->helpers_wanted = d->helper_count;
   if (d->count == d->capacity) {
     size_t capacity = d->capacity ? 2 * d->capacity : 64;
     job *grown = realloc(d->jobs, capacity * sizeof *grown);
     if (!grown) {
       pthread_mutex_unlock(&d->lock);
-      dnnl_primitive_desc_destroy(copy);
+      if (j.pd)
+        dnnl_primitive_desc_destroy(j.pd);
       return false;
     }
     d->jobs = grown;
     d->capacity = capacity;
   }
-  d->jobs[d->count++] = (job){copy, slot, ready, omp_get_max_threads(), QUEUED};
-  pthread_cond_broadcast(&d->changed);
+  j.omp_threads = omp_get_max_threads();
+  j.state = QUEUED;
+  d->jobs[d->count++] = j;
+  d->queued++;
+  /* The background compiler is woken only when it may take the job: woken
+   * while a plan queues its jobs, at the lowest priority it could be
+   * preempted holding this lock, which the plan's next job then waited for
+   * (milliseconds while the engine's threads spun after a run). A plan's
+   * end wakes it. */
+  if (job_waiting(d))
+    pthread_cond_broadcast(&d->changed);
+  if (d == &background)
+    start_background_thread();
   pthread_mutex_unlock(&d->lock);
   return true;
 }
 
+/* A job compiling a copy of `pd` into `slot`; false where it cannot. */
+static bool queue_primitive(deferral *d, const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
+                            atomic_bool *ready)
+{
+  dnnl_primitive_desc_t copy;
+  if (dnnl_primitive_desc_clone(&copy, pd) != dnnl_success)
+    return false;
+  return queue_job(d, (job){.pd = copy, .slot = slot, .key = slot, .ready = ready});
+}
+
 bool cpu_deferred_add(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot)
 {
-  return pending && queue_job(pending, pd, slot, NULL);
+  return pending && queue_primitive(pending, pd, slot, NULL);
 }
 
 bool cpu_deferred_add_background(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
                                  atomic_bool *ready)
 {
-  return queue_job(&background, pd, slot, ready);
+  return queue_primitive(&background, pd, slot, ready);
 }
 
-static void drop_from(deferral *d, dnnl_primitive_t *slot)
+bool cpu_deferred_add_background_task(const cpu_background_task *task, const void *key,
+                                      atomic_bool *ready)
+{
+  return queue_job(&background, (job){.task = *task, .key = key, .ready = ready});
+}
+
+static void drop_from(deferral *d, const void *key)
 {
   pthread_mutex_lock(&d->lock);
   for (size_t i = 0; i < d->count; i++) {
-    if (d->jobs[i].slot != slot)
+    if (d->jobs[i].key != key)
       continue;
     /* One being compiled is waited for: its primitive then goes with the kernel. */
     while (d->jobs[i].state == COMPILING)
       pthread_cond_wait(&d->changed, &d->lock);
     if (d->jobs[i].state == QUEUED) {
-      dnnl_primitive_desc_destroy(d->jobs[i].pd);
+      if (d->jobs[i].pd)
+        dnnl_primitive_desc_destroy(d->jobs[i].pd);
+      else
+        d->jobs[i].task.discard(d->jobs[i].task.context);
       d->jobs[i].state = DONE;
+      d->queued--;
     }
-    d->jobs[i].slot = NULL;
+    d->jobs[i].key = NULL;
   }
   pthread_mutex_unlock(&d->lock);
 }
 
-void cpu_deferred_drop(dnnl_primitive_t *slot)
+void cpu_deferred_drop(const void *key)
 {
   if (pending)
-    drop_from(pending, slot);
-  drop_from(&background, slot);
+    drop_from(pending, key);
+  drop_from(&background, key);
 }
 
 void cpu_deferred_wait_background(void)
@@ -211,14 +278,9 @@ void cpu_deferred_wait_background(void)
   int saved = omp_get_max_threads();
   pthread_mutex_lock(&background.lock);
   /* This thread helps, at its own priority, with what is queued. */
-  while (plans_compiling == 0 && background.next < background.count) {
-    size_t i = background.next++;
-    if (background.jobs[i].state != QUEUED)
-      continue;
-    background.jobs[i].state = COMPILING;
-    background.compiling++;
+  size_t i;
+  while (plans_compiling == 0 && take_queued(&background, &i))
     compile_job(&background, i);
-  }
   while (background.compiling || job_waiting(&background))
     pthread_cond_wait(&background.changed, &background.lock);
   pthread_mutex_unlock(&background.lock);
@@ -243,6 +305,7 @@ npu_status cpu_deferred_compile(void)
   pthread_mutex_lock(&background.lock);
   plans_compiling--;
   pthread_cond_broadcast(&background.changed);
+  start_background_thread();
   pthread_mutex_unlock(&background.lock);
   dnnl_status_t failed = d->failed;
   pthread_cond_destroy(&d->changed);

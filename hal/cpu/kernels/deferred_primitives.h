@@ -22,9 +22,10 @@ void cpu_deferred_begin(unsigned threads);
 bool cpu_deferred_add(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot);
 /* A kernel freed before its primitive is compiled (for the plan: on the
  * thread that made it, before cpu_deferred_compile; in the background: on
- * any thread): its slot is forgotten, or if its primitive is being
- * compiled, waited for (the slot then holds it, or NULL). */
-void cpu_deferred_drop(dnnl_primitive_t *slot);
+ * any thread): its job (found by its slot, or a task's key) is forgotten,
+ * or if it is being compiled, waited for (the slot then holds the
+ * primitive, or NULL). */
+void cpu_deferred_drop(const void *key);
 /* Whether `pd`'s primitive is left to the background compiler: one thread
  * at the lowest priority that compiles while no plan is being made, its
  * primitives not waited for by any plan. `*slot` (NULL until then) is
@@ -33,6 +34,20 @@ void cpu_deferred_drop(dnnl_primitive_t *slot);
  * and takes the primitive when ready. */
 bool cpu_deferred_add_background(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot,
                                  atomic_bool *ready);
+/* Other work for the background compiler: make(context) runs there (or on
+ * a thread waiting for it) and delivers what it made itself; discard(context)
+ * follows it, or replaces it where the job is dropped. */
+typedef struct cpu_background_task {
+  bool (*make)(void *context); /* false: nothing made */
+  void (*discard)(void *context);
+  void *context;
+} cpu_background_task;
+
+/* Whether the task is queued (false: out of memory; the caller discards
+ * its context). Found by `key` (cpu_deferred_drop); `*ready` is set
+ * (release order) once make returned true. */
+bool cpu_deferred_add_background_task(const cpu_background_task *task, const void *key,
+                                      atomic_bool *ready);
 /* Waits until the background compiler has nothing queued or compiling,
  * helping with the queue; while a plan is being made on another thread,
  * only for what is compiling (the queue waits for that plan). */

@@ -17,6 +17,7 @@
 
 #include "compile_profile.h"
 #include "deferred_primitives.h"
+#include "direct_conv.h"
 #include "dnnl_kernels.h"
 
 static dnnl_engine_t engine;
@@ -69,7 +70,10 @@ void cpu_dnnl_free_params(void *data)
   cpu_dnnl_params *p = data;
   if (!p)
     return;
+  cpu_deferred_drop(p); /* a whole being made in the background (see build_direct) */
   cpu_dnnl_free_params(p->whole);
+  cpu_direct_conv_free(p->direct);
+  free(p->own_workspace);
   cpu_dnnl_free_params(p->next_channel);
   cpu_deferred_drop(&p->primitive);
   dnnl_memory_t memories[] = {p->src,       p->weights,   p->bias,     p->dst,
@@ -93,7 +97,7 @@ void cpu_dnnl_free_params(void *data)
 static void run_primitive(const npu_hal_kernel *k, cpu_dnnl_params *p, char *src_base,
                           void *const *in, void *const *out)
 {
-  char *workspace = out[k->output_count];
+  char *workspace = p->own_workspace ? p->own_workspace : out[k->output_count];
   dnnl_memory_set_data_handle(p->scratchpad, workspace);
   if (p->src_reorder)
     dnnl_memory_set_data_handle(p->src, workspace + p->src_offset);
@@ -149,8 +153,12 @@ static void run_primitive(const npu_hal_kernel *k, cpu_dnnl_params *p, char *src
 void cpu_dnnl_run(const npu_hal_kernel *k, void *const *in, void *const *out)
 {
   cpu_dnnl_params *p = k->params;
-  if (p->whole && atomic_load_explicit(&p->whole_ready, memory_order_acquire))
+  if (atomic_load_explicit(&p->whole_ready, memory_order_acquire) && p->whole)
     p = p->whole;
+  else if (p->direct) {
+    cpu_direct_conv_run(k->device, p->direct, in, out);
+    return;
+  }
   for (; p; p = p->next_channel)
     run_primitive(k, p, (char *)in[0] + p->channel_offset, in, out);
 }
@@ -455,7 +463,9 @@ static bool pack_with_reorder(void *ctx, void *packed)
  * transposed and a plain use of one matrix differ) and packed into the same. */
 typedef struct packing_layouts {
   dnnl_memory_desc_t from, to;
-  int64_t batch; /* input 0's first axis in the kernel that packed them (not compared) */
+  /* Input 0's dims in the kernel that packed them (not compared): its batch,
+   * and the rest (an image size), padded with zeros. */
+  int64_t batch, image[NPU_MAX_RANK - 1];
 } packing_layouts;
 
 static bool packing_layouts_equal(const void *a, const void *b)
@@ -464,14 +474,17 @@ static bool packing_layouts_equal(const void *a, const void *b)
   return dnnl_memory_desc_equal(&x->from, &y->from) && dnnl_memory_desc_equal(&x->to, &y->to);
 }
 
-npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
-                                 const cpu_weights_id *id, bool lasting,
-                                 dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
-                                 npu_hal_kernel *k, cpu_dnnl_params *p)
+/* cpu_dnnl_pack_weights into `chosen`. */
+static npu_status pack_weights_as(const npu_hal_op *op, uint32_t input, const void *values,
+                                  const cpu_weights_id *id, bool lasting,
+                                  const dnnl_memory_desc_t *chosen,
+                                  const dnnl_memory_desc_t *user_md, npu_hal_kernel *k,
+                                  cpu_dnnl_params *p)
 {
-  const dnnl_memory_desc_t *chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   weights_packing packing = {k->device, user_md, chosen, values};
-  packing_layouts layouts = {*user_md, *chosen, op->inputs[0].dims[0]};
+  packing_layouts layouts = {*user_md, *chosen, op->inputs[0].dims[0], {0}};
+  for (uint32_t d = 1; d < op->inputs[0].rank; d++)
+    layouts.image[d - 1] = op->inputs[0].dims[d];
   npu_status status = cpu_packed_weights_acquire(
       id, lasting ? values : NULL, &layouts, sizeof layouts, packing_layouts_equal,
       dnnl_memory_desc_get_size(chosen), pack_with_reorder, &packing, &p->packed_weights);
@@ -486,6 +499,16 @@ npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const voi
     return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "oneDNN: cannot describe the packed weights");
   k->packed_inputs |= 1u << input;
   return NPU_OK;
+}
+
+npu_status cpu_dnnl_pack_weights(const npu_hal_op *op, uint32_t input, const void *values,
+                                 const cpu_weights_id *id, bool lasting,
+                                 dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *user_md,
+                                 npu_hal_kernel *k, cpu_dnnl_params *p)
+{
+  return pack_weights_as(op, input, values, id, lasting,
+                         dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), user_md, k,
+                         p);
 }
 
 static size_t align64(size_t bytes)
@@ -847,15 +870,26 @@ static size_t earlier_packings(const cpu_weights_id *id, const dnnl_memory_desc_
   return kept;
 }
 
-/* Of the earlier packings, the one made for the largest batch below
- * `batch` that divides it (its kernel can run the batch in slices); NULL:
- * none. */
+/* Whether the kernel that made a packing had input 0's image size (all
+ * dims but the batch). */
+static bool same_image(const packing_layouts *packing, const npu_hal_tensor_desc *x)
+{
+  for (uint32_t d = 1; d < x->rank; d++)
+    if (packing->image[d - 1] != x->dims[d])
+      return false;
+  return true;
+}
+
+/* Of the earlier packings made at x's image size, the one made for the
+ * largest batch below x's that divides it (its kernel can run the batch
+ * in slices); NULL: none. */
 static const packing_layouts *packing_to_slice(const packing_layouts *earlier, size_t count,
-                                               int64_t batch)
+                                               const npu_hal_tensor_desc *x)
 {
   const packing_layouts *planned = NULL;
+  int64_t batch = x->dims[0];
   for (size_t i = 0; i < count; i++)
-    if (earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
+    if (same_image(&earlier[i], x) && earlier[i].batch < batch && batch % earlier[i].batch == 0 &&
         (!planned || earlier[i].batch > planned->batch))
       planned = &earlier[i];
   return planned;
@@ -1255,6 +1289,141 @@ static npu_status build_as_planned(const npu_hal_op *op, npu_hal_kernel *k, bool
   return status;
 }
 
+/* An op and what a kernel build reads through it, owned: to build a
+ * kernel on another thread after the plan's op is gone. */
+typedef struct owned_op {
+  npu_hal_op op;
+  npu_hal_tensor_desc inputs[3], output, fused_inputs[NPU_HAL_MAX_ACTIVATIONS];
+  npu_hal_activation activations[NPU_HAL_MAX_ACTIVATIONS];
+  npu_hal_window window;
+  const void *input_values[3];
+} owned_op;
+
+/* false where the op has more than fits. */
+static bool own_op(const npu_hal_op *op, owned_op *o)
+{
+  if (op->input_count > 3 || op->output_count != 1 || !op->window ||
+      op->activation_count > NPU_HAL_MAX_ACTIVATIONS ||
+      op->fused_input_count > NPU_HAL_MAX_ACTIVATIONS)
+    return false;
+  o->op = *op;
+  memcpy(o->inputs, op->inputs, op->input_count * sizeof *op->inputs);
+  memcpy(o->input_values, op->input_values, op->input_count * sizeof *op->input_values);
+  o->output = op->outputs[0];
+  memcpy(o->fused_inputs, op->fused_inputs, op->fused_input_count * sizeof *op->fused_inputs);
+  memcpy(o->activations, op->activations, op->activation_count * sizeof *op->activations);
+  o->window = *op->window;
+  o->op.inputs = o->inputs;
+  o->op.outputs = &o->output;
+  o->op.input_values = o->input_values;
+  o->op.fused_inputs = o->fused_inputs;
+  o->op.activations = o->activations;
+  o->op.window = &o->window;
+  /* (the node itself may be gone: its attributes and name are not read) */
+  o->op.attributes = (npu_hal_attributes){0};
+  o->op.name = NULL;
+  o->op.axes = NULL;
+  o->op.ranges = NULL;
+  for (uint32_t i = 0; i < op->input_count; i++)
+    o->inputs[i].quant = (npu_hal_quant){0};
+  o->output.quant = (npu_hal_quant){0};
+  return true;
+}
+
+/* A direct kernel's oneDNN primitive for its own shape, made in the background. */
+typedef struct whole_job {
+  owned_op op;
+  npu_hal_device *device;
+  cpu_weights_id weights_id;
+  dnnl_memory_desc_t packed; /* the direct kernel's packing, which it must run on */
+  bool transposed;
+  cpu_dnnl_params *owner;
+} whole_job;
+
+static bool make_whole(void *context)
+{
+  whole_job *job = context;
+  npu_hal_kernel whole = {.device = job->device};
+  if (build_as_planned(&job->op.op, &whole, job->transposed, &job->weights_id, &job->packed) !=
+      NPU_OK)
+    return false; /* the direct kernel stays */
+  cpu_dnnl_params *p = whole.params;
+  if (whole.workspace_bytes &&
+      !(p->own_workspace = aligned_alloc(64, align64(whole.workspace_bytes)))) {
+    cpu_dnnl_free_params(p);
+    return false;
+  }
+  job->owner->whole = p;
+  return true;
+}
+
+/* A convolution on an earlier plan's packing `planned` run by loops of ours
+ * (direct_conv.h), which compile nothing, and swapped for oneDNN's primitive
+ * for this shape on the same packing once the background compiler has made
+ * it (without packing the weights again: where oneDNN's choice for this
+ * shape is another packing, the loops stay). NPU_ERROR_NOT_SUPPORTED where
+ * the loops do not take the op (k is then as it came). */
+static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+                               const cpu_weights_id *weights_id, const packing_layouts *planned)
+{
+  if (transposed && op->activation_count) /* (oneDNN's would refuse them: see build_window_kernel) */
+    return NPU_ERROR_NOT_SUPPORTED;
+  whole_job *job = malloc(sizeof *job);
+  cpu_dnnl_params *p = calloc(1, sizeof *p);
+  npu_status status = job && p ? NPU_OK : npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (status == NPU_OK && !own_op(op, &job->op))
+    status = NPU_ERROR_NOT_SUPPORTED;
+  if (status == NPU_OK) {
+    k->params = p;
+    k->free_params = cpu_dnnl_free_params;
+    status = pack_weights_as(op, 1, op->input_values[1], weights_id, true, &planned->to,
+                             &planned->from, k, p);
+  }
+  if (status == NPU_OK)
+    status = cpu_direct_conv_create(op, transposed, &planned->to,
+                                    cpu_packed_weights_data(p->packed_weights), &p->direct);
+  if (status != NPU_OK) {
+    if (k->params)
+      forget_kernel(k);
+    else
+      free(p);
+    free(job);
+    return status;
+  }
+  k->run = cpu_dnnl_run;
+  k->workspace_bytes = 0;
+  job->device = k->device;
+  job->weights_id = *weights_id;
+  job->packed = planned->to;
+  job->transposed = transposed;
+  job->owner = p;
+  cpu_background_task task = {make_whole, free, job};
+  if (!cpu_deferred_add_background_task(&task, p, &p->whole_ready))
+    free(job); /* the loops run on */
+  return NPU_OK;
+}
+
+/* NPU_CPU_DIRECT_CONV=always (for tests): every convolution the direct
+ * loops take runs them, on the weights its primitive was given, and never
+ * its primitive (compiled all the same). */
+static bool direct_always(void)
+{
+  const char *value = getenv("NPU_CPU_DIRECT_CONV");
+  return value && strcmp(value, "always") == 0;
+}
+
+static void run_direct_always(const npu_hal_op *op, npu_hal_kernel *k, bool transposed)
+{
+  cpu_dnnl_params *p = k->params;
+  if (k->run != cpu_dnnl_run || p->direct || p->whole || p->next_channel || p->slices > 1 ||
+      !p->packed_weights || !p->weights || (transposed && op->activation_count))
+    return;
+  const dnnl_memory_desc_t *md;
+  if (dnnl_memory_get_memory_desc(p->weights, &md) == dnnl_success)
+    cpu_direct_conv_create(op, transposed, md, cpu_packed_weights_data(p->packed_weights),
+                           &p->direct);
+}
+
 /* A convolution or deconvolution at a batch an earlier plan of the model
  * packed its weights for is described as that plan did (see
  * build_as_planned); at a multiple of such a batch it runs that plan's
@@ -1275,12 +1444,22 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
   size_t earlier_count = earlier_packings(weights_id, &m.user_weights, dnnl_f32, earlier);
   for (size_t i = 0; i < earlier_count; i++)
-    if (earlier[i].batch == batch)
+    if (earlier[i].batch == batch && same_image(&earlier[i], x))
       return build_as_planned(op, k, transposed, weights_id, &earlier[i].to);
-  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, batch);
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, x);
   /* A first plan runs the whole batch: slices of batch 1 there would spare
    * a later plan for batch 1 its compiles, but cost steady runs 5-10% at
-   * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). */
+   * batch 8 (MobileNetV2, YOLOv8n, quiet A/B). Another image size, or a
+   * batch no earlier one divides, runs loops of ours on the newest packing
+   * while oneDNN describes and compiles its primitive in the background. */
+  if (!planned && earlier_count > 0) {
+    npu_status status = build_direct(op, k, transposed, weights_id, &earlier[0]);
+    if (status != NPU_ERROR_NOT_SUPPORTED)
+      return status;
+  }
+  for (size_t i = 0; i < earlier_count && !planned; i++)
+    if (earlier[i].batch == batch)
+      return build_as_planned(op, k, transposed, weights_id, &earlier[i].to);
   if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
   int64_t slice = planned->batch;
@@ -1358,9 +1537,11 @@ static npu_status build_window(const npu_hal_op *op, npu_hal_kernel *k, bool tra
       op->input_values[1], cpu_tensor_elements(&op->inputs[1]) * sizeof(float));
   npu_status status = products != dnnl_f32 ? NPU_ERROR_NOT_SUPPORTED
                                            : build_planned_slices(op, k, transposed, &weights_id);
-  return status == NPU_ERROR_NOT_SUPPORTED
-             ? build_window_choosing(op, k, transposed, products, &weights_id, NULL)
-             : status;
+  if (status == NPU_ERROR_NOT_SUPPORTED)
+    status = build_window_choosing(op, k, transposed, products, &weights_id, NULL);
+  if (status == NPU_OK && direct_always())
+    run_direct_always(op, k, transposed);
+  return status;
 }
 
 /* ---- MatMul and Gemm ------------------------------------------------------------- */
@@ -1523,7 +1704,7 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
   cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
   size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
-  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a->dims[0]);
+  const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a);
   if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
   npu_hal_tensor_desc inputs[3], output = *y;

@@ -59,6 +59,11 @@ typedef struct cpu_dnnl_params {
    * `next_channel` (NULL: none) sums the next channel's share onto the output. */
   size_t channel_offset;
   struct cpu_dnnl_params *next_channel;
+  /* A re-plan's convolution that runs loops of ours on an earlier plan's
+   * packed weights (direct_conv.h) until `whole`, made in the background,
+   * is ready; NULL: none. */
+  struct cpu_direct_conv *direct;
+  void *own_workspace; /* a `whole` made in the background: its workspace (not the arena's) */
 } cpu_dnnl_params;
 
 /* out = blocked moved to channels-last + addend (channels-last), in parallel. */
