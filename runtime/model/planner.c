@@ -87,13 +87,28 @@ static npu_status check_request(const npu_plan_tensor *tensors, size_t count, si
   if ((count && !tensors) || alignment == 0 || (alignment & (alignment - 1)))
     return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: no tensors, or alignment %zu is "
                          "not a power of two", alignment);
-  for (size_t i = 0; i < count; i++)
-    for (size_t j = i + 1; j < count; j++)
-      if (tensors[i].inplace_source != NPU_PLAN_NO_SOURCE &&
-          tensors[i].inplace_source == tensors[j].inplace_source &&
-          !(tensors[i].view && tensors[j].view))
-        return npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensors %zu and %zu both "
-                             "claim tensor %u's memory", i, j, tensors[i].inplace_source);
+  /* Each source's first claimant that writes over it (+ 1; 0: none), and
+   * its first view: a source may have any number of views, or one
+   * claimant alone. */
+  size_t *writer = calloc(count + 1, sizeof *writer), *viewer = calloc(count + 1, sizeof *viewer);
+  npu_status status = writer && viewer ? NPU_OK
+                                       : npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "planner: out of memory");
+  for (size_t j = 0; j < count && status == NPU_OK; j++) {
+    uint32_t source = tensors[j].inplace_source;
+    if (source == NPU_PLAN_NO_SOURCE || source >= count)
+      continue; /* (a source out of range is refused below) */
+    size_t *mine = tensors[j].view ? &viewer[source] : &writer[source];
+    size_t other = writer[source] ? writer[source] : tensors[j].view ? 0 : viewer[source];
+    if (other)
+      status = npu_set_error(NPU_ERROR_INVALID_ARGUMENT, "planner: tensors %zu and %zu both "
+                             "claim tensor %u's memory", other - 1, j, source);
+    if (!*mine)
+      *mine = j + 1;
+  }
+  free(writer);
+  free(viewer);
+  if (status != NPU_OK)
+    return status;
   for (size_t i = 0; i < count; i++) {
     const npu_plan_tensor *t = &tensors[i];
     if (t->first_step > t->last_step)

@@ -84,6 +84,16 @@ static void test_views(void)
   };
   g_assert_cmpint(npu_plan_memory(written_over, 3, 64, &plan), ==, NPU_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull(strstr(npu_last_error_message(), "still reads"));
+  /* A source has any number of views or one tensor written over it, never both. */
+  npu_plan_tensor viewed_then_written[] = {
+      {4096, 0, 1, NO}, {4096, 1, 2, 0, true}, {4096, 1, 3, 0, false}};
+  npu_plan_tensor written_then_viewed[] = {
+      {4096, 0, 1, NO}, {4096, 1, 3, 0, false}, {4096, 1, 2, 0, true}};
+  npu_plan_tensor *claimed[] = {viewed_then_written, written_then_viewed};
+  for (size_t i = 0; i < 2; i++) {
+    g_assert_cmpint(npu_plan_memory(claimed[i], 3, 64, &plan), ==, NPU_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull(strstr(npu_last_error_message(), "tensors 1 and 2 both claim tensor 0"));
+  }
 }
 
 static void test_random_lifetimes(void)
