@@ -207,6 +207,25 @@ save(model_of(replan_image_nodes, [helper.make_tensor_value_info("x", TensorProt
                weight("out_w", (16, 16, 3, 3))], opset=14),
      "replan_images.onnx")
 
+# The same for sequences of any length: products of tokens by constant weights (with a
+# bias row, a ReLU, a residual Add) and a Gemm with C over their rows.
+replan_token_nodes = [
+    helper.make_node("MatMul", ["x", "up_w"], ["up"]),
+    helper.make_node("Add", ["up", "up_b"], ["up_biased"]),
+    helper.make_node("Relu", ["up_biased"], ["up_relu"]),
+    helper.make_node("MatMul", ["up_relu", "down_w"], ["down"]),
+    helper.make_node("Add", ["down", "x"], ["summed"]),
+    helper.make_node("Reshape", ["summed", "rows"], ["flat"]),
+    helper.make_node("Gemm", ["flat", "head_w", "head_c"], ["y"]),
+]
+save(model_of(replan_token_nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                 ["batch", "tokens", 32])],
+              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["rows", 40])],
+              [weight("up_w", (32, 96)), weight("up_b", (96,)), weight("down_w", (96, 32)),
+               numpy_helper.from_array(np.array([-1, 32], np.int64), "rows"),
+               weight("head_w", (32, 40)), weight("head_c", (40,))]),
+     "replan_tokens.onnx")
+
 # Re-planned batches on 20x20 positions (the fewest the CPU backend runs in slices of an
 # earlier batch) and a deconvolution, whose slices share its packing the same way.
 replan_deconv_nodes = [

@@ -891,50 +891,49 @@ static void test_cpu_reshape_slices_residuals(void)
   check_batch_replans("replan_residuals.onnx", image, 7, batches, 4, &in_order, 1);
 }
 
-/* A context planned at one image size and re-planned at others (odd, tiny,
- * larger, other batches), the background compiler held back: its
- * convolutions run the direct loops on the first plan's packed weights
- * (cpu_direct_conv_launches counts them), outputs equal a plan made at that
- * shape alone; after npu_context_settle oneDNN's primitives for the shape
- * run instead (no more direct launches), outputs equal again. No weights
- * are packed again throughout. Going back to the first shape re-plans
- * nothing. Destroyed while its kernels wait for the background compiler,
- * it leaves cleanly. */
-static void test_cpu_reshape_image_sizes(void)
+/* A context planned at one shape of `file` and re-planned at others
+ * (`shapes`, of the input's rank, the first plan's last), the background
+ * compiler held back: its convolutions and products run the direct loops
+ * on the first plan's packed weights (cpu_direct_conv_launches counts
+ * them), outputs equal a plan made at that shape alone; after
+ * npu_context_settle oneDNN's primitives for the shape run instead (no more
+ * direct launches), outputs equal again. No weights are packed again
+ * throughout. Going back to the first shape re-plans nothing. Destroyed
+ * while its kernels wait for the background compiler (re-planned at
+ * `last`), it leaves cleanly. */
+static void check_direct_replans(const char *file, const int64_t (*shapes)[4], size_t count,
+                                 const int64_t *last)
 {
-  static const int64_t shapes[][4] = {{1, 3, 32, 48}, {1, 3, 20, 20}, {2, 3, 37, 29},
-                                      {3, 3, 64, 64}, {1, 3, 9, 7},   {1, 3, 32, 48}};
-  enum { COUNT = sizeof shapes / sizeof shapes[0] };
-  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), "replan_images.onnx", NULL);
+  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL);
   npu_model *model;
   npu_device *cpu;
   npu_tensor_info input;
   NPU_ASSERT_OK(npu_model_load_file(path, &model));
   NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
   NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
-  model_run alone[COUNT];
-  for (size_t i = 0; i < COUNT; i++) {
+  model_run *alone = g_new0(model_run, count);
+  for (size_t i = 0; i < count; i++) {
     npu_tensor_info shape = input;
-    memcpy(shape.dims, shapes[i], sizeof shapes[i]);
+    memcpy(shape.dims, shapes[i], input.rank * sizeof shapes[i][0]);
     run_model(model, cpu, &shape, &alone[i]);
   }
   npu_context *context;
   npu_tensor_info first = input;
-  memcpy(first.dims, shapes[0], sizeof shapes[0]);
+  memcpy(first.dims, shapes[0], input.rank * sizeof shapes[0][0]);
   NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
   size_t packings, bytes, first_packings;
   cpu_packed_weights_totals(&first_packings, &bytes);
   g_assert_cmpuint(first_packings, >, 0);
   held_plan plan;
-  for (size_t i = 1; i < COUNT; i++) {
-    bool new_size = i < COUNT - 1;
+  for (size_t i = 1; i < count; i++) {
+    bool new_shape = i < count - 1;
     hold_background(&plan);
     reshape_to(context, &input, shapes[i]);
     uint64_t launches = cpu_direct_conv_launches();
     model_run direct = {0}, settled = {0};
     run_context(model, cpu, context, &direct);
     assert_same_outputs(path, &alone[i], &direct, 1e-5);
-    if (new_size)
+    if (new_shape)
       g_assert_cmpuint(cpu_direct_conv_launches(), >, launches);
     else
       g_assert_cmpuint(cpu_direct_conv_launches(), ==, launches);
@@ -950,15 +949,35 @@ static void test_cpu_reshape_image_sizes(void)
     model_run_clear(&settled);
   }
   hold_background(&plan);
-  int64_t larger[4] = {1, 3, 40, 56};
-  reshape_to(context, &input, larger);
+  reshape_to(context, &input, last);
   NPU_ASSERT_OK(npu_context_destroy(context));
   release_background(&plan);
-  for (size_t i = 0; i < COUNT; i++)
+  for (size_t i = 0; i < count; i++)
     model_run_clear(&alone[i]);
+  g_free(alone);
   NPU_ASSERT_OK(npu_device_release(cpu));
   NPU_ASSERT_OK(npu_model_release(model));
   g_free(path);
+}
+
+/* replan_images.onnx (every kind of window the direct loops take) at odd,
+ * tiny and larger image sizes and other batches. */
+static void test_cpu_reshape_image_sizes(void)
+{
+  static const int64_t shapes[][4] = {{1, 3, 32, 48}, {1, 3, 20, 20}, {2, 3, 37, 29},
+                                      {3, 3, 64, 64}, {1, 3, 9, 7},   {1, 3, 32, 48}};
+  static const int64_t last[4] = {1, 3, 40, 56};
+  check_direct_replans("replan_images.onnx", shapes, sizeof shapes / sizeof shapes[0], last);
+}
+
+/* replan_tokens.onnx (MatMuls with a bias row and a residual, a Gemm with
+ * C) at other sequence lengths and batches. */
+static void test_cpu_reshape_sequence_lengths(void)
+{
+  static const int64_t shapes[][4] = {{1, 10, 32}, {1, 23, 32}, {3, 7, 32},
+                                      {2, 64, 32}, {1, 1, 32},  {1, 10, 32}};
+  static const int64_t last[4] = {2, 33, 32};
+  check_direct_replans("replan_tokens.onnx", shapes, sizeof shapes / sizeof shapes[0], last);
 }
 
 /* A classifier head (replan_head.onnx: 1x1 convolutions, the second into 24
@@ -1003,5 +1022,7 @@ int main(int argc, char **argv)
                   test_cpu_reshape_swaps_in_small_layers);
   g_test_add_func("/partition/cpu-reshape-slices-gemm", test_cpu_reshape_slices_gemm);
   g_test_add_func("/partition/cpu-reshape-image-sizes", test_cpu_reshape_image_sizes);
+  g_test_add_func("/partition/cpu-reshape-sequence-lengths",
+                  test_cpu_reshape_sequence_lengths);
   return g_test_run();
 }

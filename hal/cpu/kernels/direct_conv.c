@@ -15,6 +15,7 @@ enum {
   LANES = 16,
   TILE = 12,      /* output positions summed at once (2 x 12 vectors of sums) */
   MAX_CHUNKS = 2, /* vectors of output channels a tile sums */
+  SEGMENT = 4 * TILE, /* positions of a row per task (a MatMul's rows are one long row) */
 };
 
 typedef struct addend {
@@ -81,6 +82,14 @@ static int64_t *channel_offsets(const npu_hal_tensor_desc *t, int64_t count)
   return offsets;
 }
 
+static int64_t *identity_offsets(int64_t count)
+{
+  int64_t *offsets = malloc((size_t)(count > 0 ? count : 1) * sizeof *offsets);
+  for (int64_t i = 0; offsets && i < count; i++)
+    offsets[i] = i;
+  return offsets;
+}
+
 void cpu_direct_conv_free(cpu_direct_conv *c)
 {
   if (!c)
@@ -105,8 +114,10 @@ static bool same_shape(const npu_hal_tensor_desc *a, const npu_hal_tensor_desc *
   return true;
 }
 
-/* The activations and addends; false for an activation it cannot apply. */
-static bool take_activations(const npu_hal_op *op, cpu_direct_conv *c)
+/* The activations and addends; false for an activation it cannot apply.
+ * `rows`: the output is a matrix of c->out_channels columns (MatMul), and
+ * an addend one of its shape, plain. */
+static bool take_activations(const npu_hal_op *op, cpu_direct_conv *c, bool rows)
 {
   const npu_hal_tensor_desc *y = &op->outputs[0];
   if (op->activation_count > NPU_HAL_MAX_ACTIVATIONS)
@@ -121,11 +132,15 @@ static bool take_activations(const npu_hal_op *op, cpu_direct_conv *c)
     if (a->input >= op->fused_input_count)
       return false;
     const npu_hal_tensor_desc *t = &op->fused_inputs[a->input];
-    if (t->dtype != NPU_DTYPE_FLOAT32 || !same_shape(t, y))
+    /* (a matrix's: one of its shape, or a row added to every row, a bias) */
+    bool row = rows && (int64_t)cpu_tensor_elements(t) == c->out_channels;
+    if (t->dtype != NPU_DTYPE_FLOAT32 || (!same_shape(t, y) && !row) ||
+        (rows && t->layout != NPU_HAL_LAYOUT_PLAIN))
       return false;
     c->addends[i].input = op->input_count + a->input;
-    c->addends[i].walk = cpu_channel_walk_of(t);
-    c->addends[i].channel = channel_offsets(t, y->dims[1]);
+    c->addends[i].walk = row ? (cpu_channel_walk){0} : rows ? c->out_walk : cpu_channel_walk_of(t);
+    c->addends[i].channel = rows ? identity_offsets(c->out_channels)
+                                 : channel_offsets(t, y->dims[1]);
     if (!c->addends[i].channel)
       return false;
   }
@@ -207,7 +222,7 @@ npu_status cpu_direct_conv_create(const npu_hal_op *op, bool transposed,
   c->out_walk = cpu_channel_walk_of(y);
   c->in_channel = channel_offsets(x, x->dims[1]);
   c->out_channel = channel_offsets(y, y->dims[1]);
-  bool fits = c->in_channel && c->out_channel && take_activations(op, c) &&
+  bool fits = c->in_channel && c->out_channel && take_activations(op, c, false) &&
               take_weights(weights_md, weights, c, spatial);
   /* (a group's vectors start at multiples of 16 only where its channels do) */
   c->out_vectors = fits && (c->depthwise || c->out_per_group % LANES == 0) &&
@@ -222,6 +237,65 @@ npu_status cpu_direct_conv_create(const npu_hal_op *op, bool transposed,
     const float *values = op->input_values[2];
     for (int64_t o = 0; fits && o < c->out_channels; o++)
       c->bias[c->depthwise ? o : o / c->out_per_group * padded + o % c->out_per_group] = values[o];
+  }
+  if (!fits) {
+    cpu_direct_conv_free(c);
+    return NPU_ERROR_NOT_SUPPORTED;
+  }
+  *conv = c;
+  return NPU_OK;
+}
+
+npu_status cpu_direct_conv_create_matmul(const npu_hal_op *op, int32_t bias_input,
+                                         const dnnl_memory_desc_t *weights_md,
+                                         const float *weights, cpu_direct_conv **conv)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *y = &op->outputs[0];
+  *conv = NULL;
+  if (a->dtype != NPU_DTYPE_FLOAT32 || y->dtype != NPU_DTYPE_FLOAT32 || a->rank < 2 ||
+      y->rank < 2 || a->layout != NPU_HAL_LAYOUT_PLAIN || y->layout != NPU_HAL_LAYOUT_PLAIN)
+    return NPU_ERROR_NOT_SUPPORTED;
+  int64_t depth = a->dims[a->rank - 1], columns = y->dims[y->rank - 1];
+  int64_t rows = depth > 0 ? (int64_t)cpu_tensor_elements(a) / depth : 0;
+  int ndims = weights_md->ndims;
+  const float *bias_values = bias_input >= 0 ? op->input_values[bias_input] : NULL;
+  if (rows <= 0 || (int64_t)cpu_tensor_elements(y) != rows * columns || ndims != 2 ||
+      weights_md->format_kind != dnnl_blocked || weights_md->data_type != dnnl_f32 ||
+      weights_md->dims[0] != depth || weights_md->dims[1] != columns ||
+      (bias_input >= 0 &&
+       (!bias_values || op->inputs[bias_input].dtype != NPU_DTYPE_FLOAT32 ||
+        (int64_t)cpu_tensor_elements(&op->inputs[bias_input]) != columns)))
+    return NPU_ERROR_NOT_SUPPORTED;
+  cpu_direct_conv *c = calloc(1, sizeof *c);
+  if (!c)
+    return npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory");
+  /* A 1x1 convolution over one row of `rows` positions of `depth` channels. */
+  c->batch = c->group = 1;
+  c->in_per_group = depth;
+  c->out_per_group = c->out_channels = columns;
+  c->in_h = c->out_h = c->kernel_h = c->kernel_w = 1;
+  c->stride_h = c->stride_w = c->dilation_h = c->dilation_w = 1;
+  c->in_w = c->out_w = c->interior_end = rows;
+  c->in_walk = (cpu_channel_walk){0, (size_t)depth, 0, 0};
+  c->out_walk = (cpu_channel_walk){0, (size_t)columns, 0, 0};
+  c->in_channel = identity_offsets(depth);
+  c->out_channel = identity_offsets(columns);
+  c->out_vectors = true;
+  const dnnl_dims_t *padded = &weights_md->padded_dims;
+  c->weights = weights + weights_md->offset0;
+  c->w_in = axis_offsets(weights_md, ndims - 2, (*padded)[ndims - 2]);
+  c->w_out = axis_offsets(weights_md, ndims - 1, (*padded)[ndims - 1]);
+  c->w_group = calloc(1, sizeof *c->w_group);
+  c->w_row = calloc(1, sizeof *c->w_row);
+  c->w_col = calloc(1, sizeof *c->w_col);
+  bool fits = c->in_channel && c->out_channel && c->w_in && c->w_out && c->w_group &&
+              c->w_row && c->w_col && (*padded)[ndims - 1] % LANES == 0 &&
+              vector_runs(c->w_out, (*padded)[ndims - 1]) && take_activations(op, c, true);
+  if (fits && bias_values) {
+    c->bias = calloc((size_t)(columns + LANES), sizeof *c->bias);
+    fits = c->bias != NULL;
+    if (fits)
+      memcpy(c->bias, bias_values, (size_t)columns * sizeof *c->bias);
   }
   if (!fits) {
     cpu_direct_conv_free(c);
@@ -441,8 +515,11 @@ static void run_row(void *data, size_t index)
 {
   const conv_run *run = data;
   const cpu_direct_conv *c = run->conv;
-  /* Consecutive tasks share their weights: rows vary fastest. */
-  int64_t oh = (int64_t)index % c->out_h, rest = (int64_t)index / c->out_h;
+  /* Consecutive tasks share their weights: segments of rows vary fastest. */
+  int64_t segments = (c->out_w + SEGMENT - 1) / SEGMENT;
+  int64_t segment = (int64_t)index % segments, rest = (int64_t)index / segments;
+  int64_t oh = rest % c->out_h;
+  rest /= c->out_h;
   int64_t unit = rest % run->vectors, n = rest / run->vectors;
   const float *image = (const float *)run->in[0] + n * (int64_t)c->in_walk.batch;
   int64_t g = 0, o0 = 0, channel = unit * LANES;
@@ -456,12 +533,12 @@ static void run_row(void *data, size_t index)
     channel = g * c->out_per_group + o0;
   }
   tile t;
-  int64_t ow = 0;
-  while (ow + TILE <= c->out_w)
+  int64_t ow = segment * SEGMENT, end = ow + SEGMENT < c->out_w ? ow + SEGMENT : c->out_w;
+  while (ow + TILE <= end)
     RUN_TILE(TILE);
-  while (ow + 4 <= c->out_w)
+  while (ow + 4 <= end)
     RUN_TILE(4);
-  while (ow < c->out_w)
+  while (ow < end)
     RUN_TILE(1);
 }
 
@@ -479,5 +556,7 @@ void cpu_direct_conv_run(npu_hal_device *device, const cpu_direct_conv *c, void 
   conv_run run = {c, in, out[0], 0, 0};
   run.pairs = (c->out_per_group + MAX_CHUNKS * LANES - 1) / (MAX_CHUNKS * LANES);
   run.vectors = c->depthwise ? c->group / LANES : c->group * run.pairs;
-  npu_cpu_parallel_for(device, (size_t)(c->batch * run.vectors * c->out_h), run_row, &run);
+  int64_t segments = (c->out_w + SEGMENT - 1) / SEGMENT;
+  npu_cpu_parallel_for(device, (size_t)(c->batch * run.vectors * c->out_h * segments), run_row,
+                       &run);
 }

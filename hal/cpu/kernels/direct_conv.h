@@ -22,6 +22,13 @@ typedef struct cpu_direct_conv cpu_direct_conv;
 npu_status cpu_direct_conv_create(const npu_hal_op *op, bool transposed,
                                   const dnnl_memory_desc_t *weights_md, const float *weights,
                                   cpu_direct_conv **conv);
+/* A float32 MatMul or Gemm `op` (A plain and not transposed, of rank 2 or
+ * more: its rows one product) by weights laid out as `weights_md` ((K, N),
+ * output columns innermost in blocks of 16 or more), Gemm's C (input `bias_input`, or -1) constant values of N.
+ * NPU_ERROR_NOT_SUPPORTED (no message) for any other. */
+npu_status cpu_direct_conv_create_matmul(const npu_hal_op *op, int32_t bias_input,
+                                         const dnnl_memory_desc_t *weights_md,
+                                         const float *weights, cpu_direct_conv **conv);
 /* Runs it on the device's threads: in and out as a kernel's launch has them. */
 void cpu_direct_conv_run(npu_hal_device *device, const cpu_direct_conv *conv, void *const *in,
                          void *const *out);

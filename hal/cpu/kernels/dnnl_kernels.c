@@ -1302,7 +1302,7 @@ typedef struct owned_op {
 /* false where the op has more than fits. */
 static bool own_op(const npu_hal_op *op, owned_op *o)
 {
-  if (op->input_count > 3 || op->output_count != 1 || !op->window ||
+  if (op->input_count > 3 || op->output_count != 1 ||
       op->activation_count > NPU_HAL_MAX_ACTIVATIONS ||
       op->fused_input_count > NPU_HAL_MAX_ACTIVATIONS)
     return false;
@@ -1312,13 +1312,14 @@ static bool own_op(const npu_hal_op *op, owned_op *o)
   o->output = op->outputs[0];
   memcpy(o->fused_inputs, op->fused_inputs, op->fused_input_count * sizeof *op->fused_inputs);
   memcpy(o->activations, op->activations, op->activation_count * sizeof *op->activations);
-  o->window = *op->window;
+  if (op->window)
+    o->window = *op->window;
   o->op.inputs = o->inputs;
   o->op.outputs = &o->output;
   o->op.input_values = o->input_values;
   o->op.fused_inputs = o->fused_inputs;
   o->op.activations = o->activations;
-  o->op.window = &o->window;
+  o->op.window = op->window ? &o->window : NULL;
   /* (the node itself may be gone: its attributes and name are not read) */
   o->op.attributes = (npu_hal_attributes){0};
   o->op.name = NULL;
@@ -1330,23 +1331,43 @@ static bool own_op(const npu_hal_op *op, owned_op *o)
   return true;
 }
 
+/* What a direct kernel runs: a window (Conv, ConvTranspose where
+ * `transposed`) or a product (MatMul, Gemm: B transposed where `trans_b`,
+ * C input `bias_input` or -1). */
+typedef struct direct_kind {
+  bool product, transposed, trans_b;
+  int32_t bias_input;
+} direct_kind;
+
 /* A direct kernel's oneDNN primitive for its own shape, made in the background. */
 typedef struct whole_job {
   owned_op op;
+  direct_kind kind;
   npu_hal_device *device;
   cpu_weights_id weights_id;
   dnnl_memory_desc_t packed; /* the direct kernel's packing, which it must run on */
-  bool transposed;
   cpu_dnnl_params *owner;
 } whole_job;
+
+static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
+                                bool trans_b, int32_t bias_input, dnnl_data_type_t products,
+                                const cpu_weights_id *weights_id,
+                                const dnnl_memory_desc_t *replica);
 
 static bool make_whole(void *context)
 {
   whole_job *job = context;
+  const direct_kind *kind = &job->kind;
   npu_hal_kernel whole = {.device = job->device};
-  if (build_as_planned(&job->op.op, &whole, job->transposed, &job->weights_id, &job->packed) !=
-      NPU_OK)
+  npu_status status =
+      kind->product ? build_product(&job->op.op, &whole, false, kind->trans_b, kind->bias_input,
+                                    dnnl_f32, &job->weights_id, &job->packed)
+                    : build_as_planned(&job->op.op, &whole, kind->transposed, &job->weights_id,
+                                       &job->packed);
+  if (status != NPU_OK) {
+    forget_kernel(&whole);
     return false; /* the direct kernel stays */
+  }
   cpu_dnnl_params *p = whole.params;
   if (whole.workspace_bytes &&
       !(p->own_workspace = aligned_alloc(64, align64(whole.workspace_bytes)))) {
@@ -1357,16 +1378,18 @@ static bool make_whole(void *context)
   return true;
 }
 
-/* A convolution on an earlier plan's packing `planned` run by loops of ours
- * (direct_conv.h), which compile nothing, and swapped for oneDNN's primitive
- * for this shape on the same packing once the background compiler has made
- * it (without packing the weights again: where oneDNN's choice for this
- * shape is another packing, the loops stay). NPU_ERROR_NOT_SUPPORTED where
- * the loops do not take the op (k is then as it came). */
-static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, bool transposed,
+/* A convolution or product on an earlier plan's packing `planned` run by
+ * loops of ours (direct_conv.h), which compile nothing, and swapped for
+ * oneDNN's primitive for this shape on the same packing once the background
+ * compiler has made it (without packing the weights again: where oneDNN's
+ * choice for this shape is another packing, the loops stay).
+ * NPU_ERROR_NOT_SUPPORTED where the loops do not take the op (k is then as
+ * it came). */
+static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, const direct_kind *kind,
                                const cpu_weights_id *weights_id, const packing_layouts *planned)
 {
-  if (transposed && op->activation_count) /* (oneDNN's would refuse them: see build_window_kernel) */
+  /* (oneDNN's deconvolution would refuse them: see build_window_kernel) */
+  if (kind->transposed && op->activation_count)
     return NPU_ERROR_NOT_SUPPORTED;
   whole_job *job = malloc(sizeof *job);
   cpu_dnnl_params *p = calloc(1, sizeof *p);
@@ -1379,9 +1402,12 @@ static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, bool tra
     status = pack_weights_as(op, 1, op->input_values[1], weights_id, true, &planned->to,
                              &planned->from, k, p);
   }
+  const float *packed = status == NPU_OK ? cpu_packed_weights_data(p->packed_weights) : NULL;
   if (status == NPU_OK)
-    status = cpu_direct_conv_create(op, transposed, &planned->to,
-                                    cpu_packed_weights_data(p->packed_weights), &p->direct);
+    status = kind->product ? cpu_direct_conv_create_matmul(op, kind->bias_input, &planned->to,
+                                                           packed, &p->direct)
+                           : cpu_direct_conv_create(op, kind->transposed, &planned->to, packed,
+                                                    &p->direct);
   if (status != NPU_OK) {
     if (k->params)
       forget_kernel(k);
@@ -1395,7 +1421,7 @@ static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, bool tra
   job->device = k->device;
   job->weights_id = *weights_id;
   job->packed = planned->to;
-  job->transposed = transposed;
+  job->kind = *kind;
   job->owner = p;
   cpu_background_task task = {make_whole, free, job};
   if (!cpu_deferred_add_background_task(&task, p, &p->whole_ready))
@@ -1453,7 +1479,8 @@ static npu_status build_planned_slices(const npu_hal_op *op, npu_hal_kernel *k, 
    * batch no earlier one divides, runs loops of ours on the newest packing
    * while oneDNN describes and compiles its primitive in the background. */
   if (!planned && earlier_count > 0) {
-    npu_status status = build_direct(op, k, transposed, weights_id, &earlier[0]);
+    direct_kind kind = {.transposed = transposed, .bias_input = -1};
+    npu_status status = build_direct(op, k, &kind, weights_id, &earlier[0]);
     if (status != NPU_ERROR_NOT_SUPPORTED)
       return status;
   }
@@ -1620,7 +1647,9 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   cpu_dnnl_matrix_md(&user_b_md, rank, b_dims, trans_b, dnnl_f32);
   cpu_dnnl_matrix_md(&y_md, rank, y_dims, false, dnnl_f32);
   dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, products, dnnl_format_tag_any);
-  b_md = packed ? any_b_md : user_b_md;
+  /* (on an earlier plan's packing: oneDNN's choice for other rows may be
+   * another, say BA16a48b for BA16a64b, and the primitive runs on it too) */
+  b_md = !packed ? user_b_md : replica && replica->ndims == rank ? *replica : any_b_md;
   if (bias_input >= 0) { /* Gemm's C: broadcast to (M, N) from a shape of rank 0 to 2 */
     const npu_hal_tensor_desc *c = &op->inputs[bias_input];
     for (int d = 0; d < rank; d++) {
@@ -1738,6 +1767,31 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
 /* A product in slices of an earlier plan's where one applies (float32
  * products), else build_product. Constant float32 weights are identified
  * once (a first plan hashes them). */
+/* A product whose constant weights an earlier plan packed for other rows
+ * (a sequence of another length) and that no earlier kernel of these rows
+ * has: it runs on the direct loops until oneDNN's primitive for these rows
+ * is compiled in the background (see build_direct). NPU_ERROR_NOT_SUPPORTED
+ * where this does not apply (k is then as it came). */
+static npu_status build_product_direct(const npu_hal_op *op, npu_hal_kernel *k, bool trans_b,
+                                       int32_t bias_input, const cpu_weights_id *weights_id)
+{
+  const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
+  if (b->rank != 2 || a->rank < 2)
+    return NPU_ERROR_NOT_SUPPORTED;
+  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
+  dnnl_memory_desc_t user_b_md;
+  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
+  packing_layouts earlier[MAX_EARLIER_PACKINGS];
+  size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
+  for (size_t i = 0; i < earlier_count; i++)
+    if (earlier[i].batch == a->dims[0] && same_image(&earlier[i], a))
+      return NPU_ERROR_NOT_SUPPORTED; /* (its primitive is in oneDNN's cache) */
+  if (earlier_count == 0 || earlier[0].to.ndims != 2)
+    return NPU_ERROR_NOT_SUPPORTED;
+  direct_kind kind = {.product = true, .trans_b = trans_b, .bias_input = bias_input};
+  return build_direct(op, k, &kind, weights_id, &earlier[0]);
+}
+
 static npu_status build_product_planned(const npu_hal_op *op, npu_hal_kernel *k, bool trans_a,
                                         bool trans_b, int32_t bias_input,
                                         dnnl_data_type_t products)
@@ -1751,6 +1805,8 @@ static npu_status build_product_planned(const npu_hal_op *op, npu_hal_kernel *k,
   npu_status status = constant && products == dnnl_f32
                           ? build_product_slices(op, k, trans_a, trans_b, bias_input, &weights_id)
                           : NPU_ERROR_NOT_SUPPORTED;
+  if (status == NPU_ERROR_NOT_SUPPORTED && constant && products == dnnl_f32 && !trans_a)
+    status = build_product_direct(op, k, trans_b, bias_input, &weights_id);
   return status == NPU_ERROR_NOT_SUPPORTED
              ? build_product(op, k, trans_a, trans_b, bias_input, products, &weights_id, NULL)
              : status;
