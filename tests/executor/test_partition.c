@@ -787,6 +787,34 @@ static void check_whole_batch_swapped_in(npu_model *model, npu_device *cpu, cons
   release_background(&plan);
 }
 
+/* A re-plan test's model (of the test models), its first input and the CPU device. */
+typedef struct replan_test {
+  gchar *path;
+  npu_model *model;
+  npu_device *cpu;
+  npu_tensor_info input;
+} replan_test;
+
+static replan_test open_replan_test(const char *file)
+{
+  replan_test t = {g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL), NULL, NULL, {0}};
+  NPU_ASSERT_OK(npu_model_load_file(t.path, &t.model));
+  NPU_ASSERT_OK(npu_model_input_info(t.model, 0, &t.input));
+  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &t.cpu));
+  return t;
+}
+
+/* Releases it and its runs at each shape alone. */
+static void close_replan_test(replan_test *t, model_run *alone, size_t count)
+{
+  for (size_t i = 0; i < count; i++)
+    model_run_clear(&alone[i]);
+  g_free(alone);
+  NPU_ASSERT_OK(npu_device_release(t->cpu));
+  NPU_ASSERT_OK(npu_model_release(t->model));
+  g_free(t->path);
+}
+
 /* One order of re-plans: the first plan's batch, then the others. */
 typedef struct replan_order {
   const int64_t *batches;
@@ -802,34 +830,23 @@ static void check_batch_replans(const char *file, const int64_t image[3], size_t
                                 const int64_t *batches, size_t count,
                                 const replan_order *orders, size_t order_count)
 {
-  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL);
-  npu_model *model;
-  npu_device *cpu;
-  npu_tensor_info input;
-  NPU_ASSERT_OK(npu_model_load_file(path, &model));
-  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
-  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  replan_test t = open_replan_test(file);
   model_run *alone = g_new0(model_run, count);
   for (size_t i = 0; i < count; i++) { /* each alone: its packings gone with it */
-    npu_tensor_info shape = input;
+    npu_tensor_info shape = t.input;
     int64_t dims[NPU_MAX_RANK] = {batches[i], image[0], image[1], image[2]};
     memcpy(shape.dims, dims, shape.rank * sizeof dims[0]);
-    run_model(model, cpu, &shape, &alone[i]);
+    run_model(t.model, t.cpu, &shape, &alone[i]);
     size_t packings, bytes;
     cpu_packed_weights_totals(&packings, &bytes);
     g_assert_cmpuint(packings, ==, 0);
   }
-  assert_batches_match_images(model, cpu, path, image, batches, count, alone);
-  check_whole_batch_swapped_in(model, cpu, path, image, weighted, batches, count, alone);
+  assert_batches_match_images(t.model, t.cpu, t.path, image, batches, count, alone);
+  check_whole_batch_swapped_in(t.model, t.cpu, t.path, image, weighted, batches, count, alone);
   for (size_t o = 0; o < order_count; o++)
-    replan_in_order(model, cpu, path, image, weighted, orders[o].batches, orders[o].added,
+    replan_in_order(t.model, t.cpu, t.path, image, weighted, orders[o].batches, orders[o].added,
                     orders[o].count, alone, batches);
-  for (size_t i = 0; i < count; i++)
-    model_run_clear(&alone[i]);
-  g_free(alone);
-  NPU_ASSERT_OK(npu_device_release(cpu));
-  NPU_ASSERT_OK(npu_model_release(model));
-  g_free(path);
+  close_replan_test(&t, alone, count);
 }
 
 /* A context planned at batch 1 re-plans 2, 3, 8 and 16 on the kernels of
@@ -904,23 +921,17 @@ static void test_cpu_reshape_slices_residuals(void)
 static void check_direct_replans(const char *file, const int64_t (*shapes)[4], size_t count,
                                  const int64_t *last)
 {
-  gchar *path = g_build_filename(g_getenv("NPU_TEST_MODELS"), file, NULL);
-  npu_model *model;
-  npu_device *cpu;
-  npu_tensor_info input;
-  NPU_ASSERT_OK(npu_model_load_file(path, &model));
-  NPU_ASSERT_OK(npu_model_input_info(model, 0, &input));
-  NPU_ASSERT_OK(npu_device_open_by_backend("cpu", 0, &cpu));
+  replan_test t = open_replan_test(file);
   model_run *alone = g_new0(model_run, count);
   for (size_t i = 0; i < count; i++) {
-    npu_tensor_info shape = input;
-    memcpy(shape.dims, shapes[i], input.rank * sizeof shapes[i][0]);
-    run_model(model, cpu, &shape, &alone[i]);
+    npu_tensor_info shape = t.input;
+    memcpy(shape.dims, shapes[i], t.input.rank * sizeof shapes[i][0]);
+    run_model(t.model, t.cpu, &shape, &alone[i]);
   }
   npu_context *context;
-  npu_tensor_info first = input;
-  memcpy(first.dims, shapes[0], input.rank * sizeof shapes[0][0]);
-  NPU_ASSERT_OK(npu_context_create(model, cpu, &first, 1, &context));
+  npu_tensor_info first = t.input;
+  memcpy(first.dims, shapes[0], t.input.rank * sizeof shapes[0][0]);
+  NPU_ASSERT_OK(npu_context_create(t.model, t.cpu, &first, 1, &context));
   size_t packings, bytes, first_packings;
   cpu_packed_weights_totals(&first_packings, &bytes);
   g_assert_cmpuint(first_packings, >, 0);
@@ -928,11 +939,11 @@ static void check_direct_replans(const char *file, const int64_t (*shapes)[4], s
   for (size_t i = 1; i < count; i++) {
     bool new_shape = i < count - 1;
     hold_background(&plan);
-    reshape_to(context, &input, shapes[i]);
+    reshape_to(context, &t.input, shapes[i]);
     uint64_t launches = cpu_direct_conv_launches();
     model_run direct = {0}, settled = {0};
-    run_context(model, cpu, context, &direct);
-    assert_same_outputs(path, &alone[i], &direct, 1e-5);
+    run_context(t.model, t.cpu, context, &direct);
+    assert_same_outputs(t.path, &alone[i], &direct, 1e-5);
     if (new_shape)
       g_assert_cmpuint(cpu_direct_conv_launches(), >, launches);
     else
@@ -940,24 +951,19 @@ static void check_direct_replans(const char *file, const int64_t (*shapes)[4], s
     release_background(&plan);
     NPU_ASSERT_OK(npu_context_settle(context));
     launches = cpu_direct_conv_launches();
-    run_context(model, cpu, context, &settled);
+    run_context(t.model, t.cpu, context, &settled);
     g_assert_cmpuint(cpu_direct_conv_launches(), ==, launches);
-    assert_same_outputs(path, &alone[i], &settled, 1e-5);
+    assert_same_outputs(t.path, &alone[i], &settled, 1e-5);
     cpu_packed_weights_totals(&packings, &bytes);
     g_assert_cmpuint(packings, ==, first_packings);
     model_run_clear(&direct);
     model_run_clear(&settled);
   }
   hold_background(&plan);
-  reshape_to(context, &input, last);
+  reshape_to(context, &t.input, last);
   NPU_ASSERT_OK(npu_context_destroy(context));
   release_background(&plan);
-  for (size_t i = 0; i < count; i++)
-    model_run_clear(&alone[i]);
-  g_free(alone);
-  NPU_ASSERT_OK(npu_device_release(cpu));
-  NPU_ASSERT_OK(npu_model_release(model));
-  g_free(path);
+  close_replan_test(&t, alone, count);
 }
 
 /* replan_images.onnx (every kind of window the direct loops take) at odd,

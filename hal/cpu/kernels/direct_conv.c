@@ -329,6 +329,16 @@ static inline bool tap_source(int64_t o, int64_t tap, int64_t stride, int64_t di
   return scaled >= 0 && scaled % stride == 0 && *i < in;
 }
 
+/* The input row that tap row r of output row oh reads, from `image`; NULL: none. */
+static inline const float *tap_row(const cpu_direct_conv *c, const float *image, int64_t oh,
+                                   int64_t r)
+{
+  int64_t ih;
+  return tap_source(oh, r, c->stride_h, c->dilation_h, c->pad_h, c->in_h, c->transposed, &ih)
+             ? image + ih * c->in_w * (int64_t)c->in_walk.pixel
+             : NULL;
+}
+
 /* Where `positions` output positions from column ow read tap s of a row:
  * each one's offset from the row, and whether it reads one (`checked`: the
  * tile reaches past the columns whose taps all lie within the row). */
@@ -347,36 +357,50 @@ tap_columns(const cpu_direct_conv *c, int64_t ow, int64_t s, int positions, bool
 }
 
 /* Sums of `positions` output positions (a constant where it is inlined)
- * from column ow of row oh, for `chunks` vectors of output channels from
- * o0 of group g. */
+ * from column ow of row oh: for `chunks` vectors of output channels from
+ * o0 of group g, or `depthwise`, for the 16 groups from g (each its own
+ * input channel: one vector of input read per position and tap). */
 static inline __attribute__((always_inline)) void
 sum_tile(const cpu_direct_conv *c, const float *image, int64_t g, int64_t o0, int chunks,
-         int64_t oh, int64_t ow, int positions, bool checked, tile *t)
+         int64_t oh, int64_t ow, int positions, bool checked, bool depthwise, tile *t)
 {
   cpu_lanes16 sums[TILE][MAX_CHUNKS];
-  const float *weights = c->weights + c->w_group[g] + c->w_out[o0];
-  int64_t second = chunks > 1 ? c->w_out[o0 + LANES] - c->w_out[o0] : 0;
   int64_t padded = (c->out_per_group + LANES - 1) / LANES * LANES;
+  const float *bias = depthwise ? c->bias + g : c->bias + g * padded + o0;
   for (int j = 0; j < chunks; j++) {
-    cpu_lanes16 bias = {0};
+    cpu_lanes16 start = {0};
     if (c->bias)
-      cpu_lanes16_load(&bias, c->bias + g * padded + o0 + j * LANES);
+      cpu_lanes16_load(&start, bias + j * LANES);
     for (int p = 0; p < positions; p++)
-      sums[p][j] = bias;
+      sums[p][j] = start;
   }
+  const float *weights = c->weights + c->w_group[g] + (depthwise ? 0 : c->w_out[o0]);
+  int64_t second = chunks > 1 ? c->w_out[o0 + LANES] - c->w_out[o0] : 0;
   const int64_t *in_channel = c->in_channel + g * c->in_per_group;
+  const float *channels = depthwise ? image + in_channel[0] : image;
   int64_t step = c->stride_w * (int64_t)c->in_walk.pixel;
-  for (int64_t r = 0, ih; r < c->kernel_h; r++) {
-    if (!tap_source(oh, r, c->stride_h, c->dilation_h, c->pad_h, c->in_h, c->transposed, &ih))
-      continue;
-    const float *row = image + ih * c->in_w * (int64_t)c->in_walk.pixel;
-    for (int64_t s = 0; s < c->kernel_w; s++) {
+  for (int64_t r = 0; r < c->kernel_h; r++) {
+    const float *row = tap_row(c, channels, oh, r);
+    for (int64_t s = 0; row && s < c->kernel_w; s++) {
       int64_t offset[TILE];
       bool reads[TILE];
       tap_columns(c, ow, s, positions, checked, offset, reads);
       const float *tap = weights + c->w_row[r] + c->w_col[s];
       /* (unchecked: position p reads at offset[0] + p * step, in registers) */
       const float *first = row + offset[0];
+      if (depthwise) {
+        cpu_lanes16 w;
+        cpu_lanes16_load(&w, tap);
+#pragma GCC unroll 12
+        for (int p = 0; p < positions; p++) {
+          if (checked && !reads[p])
+            continue;
+          cpu_lanes16 v;
+          cpu_lanes16_load(&v, checked ? row + offset[p] : first + p * step);
+          sums[p][0] += v * w;
+        }
+        continue;
+      }
       for (int64_t i = 0; i < c->in_per_group; i++) {
         const float *wi = tap + c->w_in[i];
         cpu_lanes16 w[MAX_CHUNKS];
@@ -397,44 +421,6 @@ sum_tile(const cpu_direct_conv *c, const float *image, int64_t g, int64_t o0, in
   for (int p = 0; p < positions; p++)
     for (int j = 0; j < chunks; j++)
       cpu_lanes16_store(&t->sums[p * t->width + j * LANES], &sums[p][j]);
-}
-
-/* Depthwise: 16 groups from g0 at `positions` output positions. */
-static inline __attribute__((always_inline)) void
-sum_depthwise(const cpu_direct_conv *c, const float *image, int64_t g0, int64_t oh, int64_t ow,
-              int positions, bool checked, tile *t)
-{
-  cpu_lanes16 sums[TILE], bias = {0};
-  if (c->bias)
-    cpu_lanes16_load(&bias, c->bias + g0);
-  for (int p = 0; p < positions; p++)
-    sums[p] = bias;
-  const float *channels = image + c->in_channel[g0];
-  const float *weights = c->weights + c->w_group[g0];
-  int64_t step = c->stride_w * (int64_t)c->in_walk.pixel;
-  for (int64_t r = 0, ih; r < c->kernel_h; r++) {
-    if (!tap_source(oh, r, c->stride_h, c->dilation_h, c->pad_h, c->in_h, false, &ih))
-      continue;
-    const float *row = channels + ih * c->in_w * (int64_t)c->in_walk.pixel;
-    for (int64_t s = 0; s < c->kernel_w; s++) {
-      int64_t offset[TILE];
-      bool reads[TILE];
-      tap_columns(c, ow, s, positions, checked, offset, reads);
-      cpu_lanes16 w;
-      cpu_lanes16_load(&w, weights + c->w_row[r] + c->w_col[s]);
-#pragma GCC unroll 12
-      for (int p = 0; p < positions; p++) {
-        if (checked && !reads[p])
-          continue;
-        cpu_lanes16 v;
-        cpu_lanes16_load(&v, checked ? row + offset[p] : row + offset[0] + p * step);
-        sums[p] += v * w;
-      }
-    }
-  }
-  t->width = LANES;
-  for (int p = 0; p < positions; p++)
-    cpu_lanes16_store(&t->sums[p * LANES], &sums[p]);
 }
 
 /* The tile's activations, in order, and its move to the output: `count`
@@ -495,17 +481,17 @@ static bool tile_checked(const cpu_direct_conv *c, int64_t ow, int64_t count)
   do {                                                                                        \
     bool checked = tile_checked(c, ow, positions);                                          \
     if (c->depthwise && checked)                                                              \
-      sum_depthwise(c, image, channel, oh, ow, positions, true, &t);                         \
+      sum_tile(c, image, channel, 0, 1, oh, ow, positions, true, true, &t);                   \
     else if (c->depthwise)                                                                    \
-      sum_depthwise(c, image, channel, oh, ow, positions, false, &t);                        \
+      sum_tile(c, image, channel, 0, 1, oh, ow, positions, false, true, &t);                  \
     else if (chunks == 2 && !checked)                                                         \
-      sum_tile(c, image, g, o0, 2, oh, ow, positions, false, &t);                             \
+      sum_tile(c, image, g, o0, 2, oh, ow, positions, false, false, &t);                      \
     else if (chunks == 2)                                                                     \
-      sum_tile(c, image, g, o0, 2, oh, ow, positions, true, &t);                              \
+      sum_tile(c, image, g, o0, 2, oh, ow, positions, true, false, &t);                       \
     else if (!checked)                                                                        \
-      sum_tile(c, image, g, o0, 1, oh, ow, positions, false, &t);                             \
+      sum_tile(c, image, g, o0, 1, oh, ow, positions, false, false, &t);                      \
     else                                                                                      \
-      sum_tile(c, image, g, o0, 1, oh, ow, positions, true, &t);                              \
+      sum_tile(c, image, g, o0, 1, oh, ow, positions, true, false, &t);                       \
     finish_tile(c, &t, positions, n, oh, ow, channel, count, run->in, run->out);             \
     ow += positions;                                                                          \
   } while (0)

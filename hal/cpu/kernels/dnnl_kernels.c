@@ -1708,6 +1708,18 @@ done:
   return status;
 }
 
+/* The earlier packings of a product's constant 2-D weights `b` (float32,
+ * read transposed where `trans_b`). */
+static size_t product_packings(const npu_hal_tensor_desc *b, bool trans_b,
+                               const cpu_weights_id *weights_id,
+                               packing_layouts earlier[MAX_EARLIER_PACKINGS])
+{
+  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
+  dnnl_memory_desc_t user_b_md;
+  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
+  return earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
+}
+
 /* A product of rows (A and Y of rank 2) by constant weights at a multiple
  * of a batch an earlier plan packed them for: that plan's kernel, taken from
  * oneDNN's cache, runs a slice of the rows at a time until the whole
@@ -1728,11 +1740,8 @@ static npu_status build_product_slices(const npu_hal_op *op, npu_hal_kernel *k, 
       (bias_input >= 0 &&
        cpu_tensor_elements(&op->inputs[bias_input]) != (size_t)y->dims[1]))
     return NPU_ERROR_NOT_SUPPORTED;
-  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
-  dnnl_memory_desc_t user_b_md;
-  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
+  size_t earlier_count = product_packings(b, trans_b, weights_id, earlier);
   const packing_layouts *planned = packing_to_slice(earlier, earlier_count, a);
   if (!planned)
     return NPU_ERROR_NOT_SUPPORTED;
@@ -1778,11 +1787,8 @@ static npu_status build_product_direct(const npu_hal_op *op, npu_hal_kernel *k, 
   const npu_hal_tensor_desc *a = &op->inputs[0], *b = &op->inputs[1];
   if (b->rank != 2 || a->rank < 2)
     return NPU_ERROR_NOT_SUPPORTED;
-  dnnl_dims_t b_dims = {trans_b ? b->dims[1] : b->dims[0], trans_b ? b->dims[0] : b->dims[1]};
-  dnnl_memory_desc_t user_b_md;
-  cpu_dnnl_matrix_md(&user_b_md, 2, b_dims, trans_b, dnnl_f32);
   packing_layouts earlier[MAX_EARLIER_PACKINGS];
-  size_t earlier_count = earlier_packings(weights_id, &user_b_md, dnnl_f32, earlier);
+  size_t earlier_count = product_packings(b, trans_b, weights_id, earlier);
   for (size_t i = 0; i < earlier_count; i++)
     if (earlier[i].batch == a->dims[0] && same_image(&earlier[i], a))
       return NPU_ERROR_NOT_SUPPORTED; /* (its primitive is in oneDNN's cache) */
