@@ -1123,8 +1123,17 @@ static npu_status build_window_kernel(const npu_hal_op *op, npu_hal_kernel *k, b
   if (replica &&
       !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
                               replica)) {
-    status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
-    goto done;
+    /* oneDNN picks another packing for this shape: a fast primitive on the
+     * replica's, if it has one (described as picked, above, a first plan's
+     * primitive comes from oneDNN's cache; described on the packing, it is
+     * compiled). */
+    dnnl_primitive_desc_destroy(pd);
+    pd = NULL;
+    s = describe_fastest(&g, transposed, false, &m, replica, bias, attr, &pd);
+    if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
+      status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
+      goto done;
+    }
   }
   if (unblocked && (implementation_rank(pd, true) < 2 ||
                     !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
