@@ -16,7 +16,7 @@
 #include "compile_profile.h"
 #include "deferred_primitives.h"
 
-enum { MAX_HELPERS = 63 };
+enum { MAX_HELPERS = 63, HELPERS_FROM_JOBS = 8 };
 
 typedef enum { QUEUED, COMPILING, DONE } job_state;
 
@@ -40,7 +40,7 @@ typedef struct deferral {
   bool closing;                 /* the compile step: helpers leave once none is queued */
   dnnl_status_t failed;
   pthread_t helpers[MAX_HELPERS];
-  unsigned helper_count, helpers_wanted; /* (started with the first job) */
+  unsigned helper_count, helpers_wanted; /* (started once HELPERS_FROM_JOBS are queued) */
 } deferral;
 
 static _Thread_local deferral *pending;
@@ -180,14 +180,17 @@ void cpu_deferred_begin(unsigned threads)
 static bool queue_job(deferral *d, job j)
 {
   pthread_mutex_lock(&d->lock);
-  /* A plan's helpers start with its first job: a re-plan that defers none
-   * (its kernels compile nothing) does not wait for threads to start and
+  /* A plan's helpers start once it has deferred a few jobs: a re-plan that
+   * defers none or a handful (its other kernels compile nothing) compiles
+   * them itself at its end instead of waiting for threads to start and
    * leave, which took milliseconds while the engine's threads spun after a
    * run. */
-  while (d != &background && d->helper_count < d->helpers_wanted &&
-         pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
-    d->helper_count++;
-  d->helpers_wanted = d->helper_count;
+  if (d != &background && d->queued + 1 >= HELPERS_FROM_JOBS) {
+    while (d->helper_count < d->helpers_wanted &&
+           pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
+      d->helper_count++;
+    d->helpers_wanted = d->helper_count;
+  }
   if (d->count == d->capacity) {
     size_t capacity = d->capacity ? 2 * d->capacity : 64;
     job *grown = realloc(d->jobs, capacity * sizeof *grown);

@@ -1319,8 +1319,10 @@ static bool own_op(const npu_hal_op *op, owned_op *o)
   memcpy(o->inputs, op->inputs, op->input_count * sizeof *op->inputs);
   memcpy(o->input_values, op->input_values, op->input_count * sizeof *op->input_values);
   o->output = op->outputs[0];
-  memcpy(o->fused_inputs, op->fused_inputs, op->fused_input_count * sizeof *op->fused_inputs);
-  memcpy(o->activations, op->activations, op->activation_count * sizeof *op->activations);
+  if (op->fused_input_count) /* (NULL where there are none) */
+    memcpy(o->fused_inputs, op->fused_inputs, op->fused_input_count * sizeof *op->fused_inputs);
+  if (op->activation_count)
+    memcpy(o->activations, op->activations, op->activation_count * sizeof *op->activations);
   if (op->window)
     o->window = *op->window;
   o->op.inputs = o->inputs;
