@@ -271,6 +271,12 @@ struct npu_hal_graph_ops {
    * every such kernel has switched (the caller may help compile). Optional
    * (NULL: kernels_ready leaves nothing to wait for). */
   void (*kernels_settle)(npu_hal_device *device);
+  /* Runs the launches, in order, now, and returns once they have run (the
+   * first failure is returned with its message): for the runtime's
+   * constant folding while it plans, where a stream's round trips per
+   * folded node cost more than the kernels. Optional (NULL: the runtime
+   * queues them with run on a stream and waits for it). */
+  npu_status (*run_now)(npu_hal_device *device, const npu_hal_launch *launches, size_t count);
   /* Queues the launches, in order, on `stream`; `done` runs after the last. */
   npu_status (*run)(npu_hal_device *device, npu_hal_stream *stream,
                     const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,

@@ -236,7 +236,7 @@ typedef struct node_io {
  * CPU backend's kernels (which read and write host memory), whatever the
  * target device: folding never needs the target to run an operator, and
  * nothing goes to the device and back. The outputs stay as host values. */
-static npu_status fold_node(shape_plan *ctx, npu_stream *host_stream, const npu_hal_op *op,
+static npu_status fold_node(shape_plan *ctx, npu_stream **host_stream, const npu_hal_op *op,
                             void **results)
 {
   const npu_hal_backend *backend = npu_device_backend(ctx->host);
@@ -267,11 +267,16 @@ static npu_status fold_node(shape_plan *ctx, npu_stream *host_stream, const npu_
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory folding constants");
   npu_hal_launch launch = {kernel, op->input_count, op->output_count, refs,
                            refs + op->input_count, {NULL, workspace, 0}};
-  if (status == NPU_OK)
-    status = backend->graph->run(npu_device_hal(ctx->host), npu_stream_hal(host_stream), &launch,
+  bool now = backend->graph->run_now != NULL; /* else on a stream, made with the first fold */
+  if (status == NPU_OK && now)
+    status = backend->graph->run_now(npu_device_hal(ctx->host), &launch, 1);
+  if (status == NPU_OK && !now && !*host_stream)
+    status = npu_stream_create(ctx->host, host_stream);
+  if (status == NPU_OK && !now)
+    status = backend->graph->run(npu_device_hal(ctx->host), npu_stream_hal(*host_stream), &launch,
                                  1, NULL, NULL);
-  if (status == NPU_OK)
-    status = npu_stream_synchronize(host_stream);
+  if (status == NPU_OK && !now)
+    status = npu_stream_synchronize(*host_stream);
   free(workspace);
   backend->graph->kernel_destroy(kernel);
   return status;
@@ -453,7 +458,7 @@ static npu_status read_back_inputs(shape_plan *ctx, uint32_t index)
 /* First planning pass over a node: infers its output shapes, and computes
  * it right away when all its inputs are known (constant folding). *runs:
  * whether a kernel must run it at inference time. */
-static npu_status infer_node(shape_plan *ctx, npu_stream *fold_stream, uint32_t index,
+static npu_status infer_node(shape_plan *ctx, npu_stream **fold_stream, uint32_t index,
                              node_io *io, bool *runs)
 {
   const npu_graph *g = ctx->graph;
@@ -1481,10 +1486,7 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
     status = npu_consumers_build(g, &ctx->consumers);
   if (status != NPU_OK)
     return status;
-  npu_stream *fold_stream;
-  status = npu_stream_create(ctx->host, &fold_stream);
-  if (status != NPU_OK)
-    return status;
+  npu_stream *fold_stream = NULL;
   node_io *io = malloc(sizeof *io);
   if (!io)
     status = npu_set_error(NPU_ERROR_OUT_OF_MEMORY, "out of memory planning");
@@ -1494,7 +1496,7 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
   for (size_t k = 0; k < g->node_count && status == NPU_OK; k++) {
     uint32_t index = g->order[k];
     if (!g->nodes[index].folded)
-      status = infer_node(ctx, fold_stream, index, io, &runs[index]);
+      status = infer_node(ctx, &fold_stream, index, io, &runs[index]);
   }
   end_phase(ctx, NPU_PLAN_PHASE_SHAPES, &phase_start);
   if (status == NPU_OK) {
@@ -1522,7 +1524,8 @@ static npu_status plan(shape_plan *ctx, const npu_tensor_info *shapes, uint32_t 
   free(per_op);
   free(runs);
   free(io);
-  npu_stream_destroy(fold_stream);
+  if (fold_stream)
+    npu_stream_destroy(fold_stream);
   ctx->stats.kernels = (uint32_t)ctx->launch_count - ctx->stats.compiled_subgraphs;
   if (status == NPU_OK)
     status = bind_outputs(ctx);

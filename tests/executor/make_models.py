@@ -547,6 +547,13 @@ for name, to in (("int64", TensorProto.INT64), ("int32", TensorProto.INT32),
     crafted["cast_to_" + name] = model_of(
         [helper.make_node("Cast", ["x"], ["y"], name="n", to=to)], f4,
         [helper.make_tensor_value_info("y", to, [4])])
+# A kernel that fails while folding constants (run then, on the host, as the plan is made):
+# RoiAlign of a region of image 5 of 1, all of its inputs constants.
+crafted["roi_align_folded_batch_index"] = single(
+    "RoiAlign", ["x", "rois", "b"], ["y"],
+    [const("x", TensorProto.FLOAT, [1, 1, 4, 4], [float(v) for v in range(16)]),
+     const("rois", TensorProto.FLOAT, [1, 4], [0, 0, 2, 2]),
+     const("b", TensorProto.INT64, [1], [5])], opset=16, output_height=2, output_width=2)
 crafted["constant_of_shape_int64_max"] = model_of(
     [helper.make_node("ConstantOfShape", ["s"], ["y"], name="n",
                       value=const("v", TensorProto.INT64, [1], [(1 << 63) - 1]))], [],

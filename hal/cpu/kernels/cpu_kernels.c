@@ -612,6 +612,20 @@ bool cpu_profiling(void)
   return profiling;
 }
 
+/* The engine runs them while this thread waits: no stream worker between. */
+static npu_status cpu_graph_run_now(npu_hal_device *device, const npu_hal_launch *launches,
+                                    size_t count)
+{
+  pthread_once(&profile_once, start_profile);
+  plan_run run = {device, NULL, launches, count, NULL, NULL, 0, {NPU_OK, ""},
+                  profiling ? seconds_now() : 0, 0, 0};
+  if (count)
+    npu_cpu_run_steps_on_engine(device, run_next_launch, &run);
+  return run.failure.status == NPU_OK
+             ? NPU_OK
+             : npu_set_error(run.failure.status, "%s", run.failure.message);
+}
+
 static npu_status cpu_graph_run(npu_hal_device *device, npu_hal_stream *stream,
                                 const npu_hal_launch *launches, size_t count, npu_hal_task_fn done,
                                 void *done_data)
@@ -638,6 +652,7 @@ const npu_hal_graph_ops npu_cpu_graph_ops = {
     .kernel_workspace = cpu_kernel_workspace,
     .kernels_begin = cpu_kernels_begin,
     .kernels_ready = cpu_kernels_ready,
+    .run_now = cpu_graph_run_now,
     .kernels_settle = cpu_kernels_settle,
     .run = cpu_graph_run,
 };
