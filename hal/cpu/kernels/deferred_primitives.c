@@ -41,9 +41,11 @@ typedef struct deferral {
   dnnl_status_t failed;
   pthread_t helpers[MAX_HELPERS];
   unsigned helper_count, helpers_wanted; /* (started once HELPERS_FROM_JOBS are queued) */
+  uint64_t plan;                         /* cpu_deferred_plan */
 } deferral;
 
 static _Thread_local deferral *pending;
+static atomic_uint_fast64_t plans_begun;
 
 /* The background compiler; its thread starts with its first job. It waits
  * while plans compile (plans_compiling, under its lock): their primitives
@@ -170,6 +172,7 @@ void cpu_deferred_begin(unsigned threads)
   pthread_cond_init(&d->changed, NULL);
   d->failed = dnnl_success;
   d->helpers_wanted = threads > MAX_HELPERS ? MAX_HELPERS : threads ? threads - 1 : 0;
+  d->plan = atomic_fetch_add(&plans_begun, 1) + 1;
   pthread_mutex_lock(&background.lock);
   plans_compiling++;
   pthread_mutex_unlock(&background.lock);
@@ -228,6 +231,11 @@ static bool queue_primitive(deferral *d, const_dnnl_primitive_desc_t pd, dnnl_pr
   if (dnnl_primitive_desc_clone(&copy, pd) != dnnl_success)
     return false;
   return queue_job(d, (job){.pd = copy, .slot = slot, .key = slot, .ready = ready});
+}
+
+uint64_t cpu_deferred_plan(void)
+{
+  return pending ? pending->plan : 0;
 }
 
 bool cpu_deferred_add(const_dnnl_primitive_desc_t pd, dnnl_primitive_t *slot)

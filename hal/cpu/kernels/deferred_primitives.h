@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -15,6 +16,10 @@
 /* From now on, primitives asked for on this thread are compiled by
  * `threads` - 1 helper threads, and by this one in cpu_deferred_compile. */
 void cpu_deferred_begin(unsigned threads);
+/* The plan being made on this thread (between cpu_deferred_begin and
+ * cpu_deferred_compile), a number no other plan of the process has; 0:
+ * none. */
+uint64_t cpu_deferred_plan(void);
 /* Whether this thread defers: then `*slot` (NULL until then) is filled,
  * by the time cpu_deferred_compile returns, from a copy of `pd`, with the
  * OpenMP thread count this thread has now, and true is returned; false:

@@ -366,11 +366,11 @@ sum_tile(const cpu_direct_conv *c, const float *image, int64_t g, int64_t o0, in
 {
   cpu_lanes16 sums[TILE][MAX_CHUNKS];
   int64_t padded = (c->out_per_group + LANES - 1) / LANES * LANES;
-  const float *bias = depthwise ? c->bias + g : c->bias + g * padded + o0;
+  int64_t bias = depthwise ? g : g * padded + o0; /* c->bias[bias]: the first vector's */
   for (int j = 0; j < chunks; j++) {
     cpu_lanes16 start = {0};
     if (c->bias)
-      cpu_lanes16_load(&start, bias + j * LANES);
+      cpu_lanes16_load(&start, c->bias + bias + j * LANES);
     for (int p = 0; p < positions; p++)
       sums[p][j] = start;
   }

@@ -464,8 +464,10 @@ static bool pack_with_reorder(void *ctx, void *packed)
 typedef struct packing_layouts {
   dnnl_memory_desc_t from, to;
   /* Input 0's dims in the kernel that packed them (not compared): its batch,
-   * and the rest (an image size), padded with zeros. */
+   * and the rest (an image size), padded with zeros; and the plan that made
+   * it (cpu_deferred_plan). */
   int64_t batch, image[NPU_MAX_RANK - 1];
+  uint64_t plan;
 } packing_layouts;
 
 static bool packing_layouts_equal(const void *a, const void *b)
@@ -482,7 +484,8 @@ static npu_status pack_weights_as(const npu_hal_op *op, uint32_t input, const vo
                                   cpu_dnnl_params *p)
 {
   weights_packing packing = {k->device, user_md, chosen, values};
-  packing_layouts layouts = {*user_md, *chosen, op->inputs[0].dims[0], {0}};
+  packing_layouts layouts = {*user_md, *chosen, op->inputs[0].dims[0], {0},
+                             cpu_deferred_plan()};
   for (uint32_t d = 1; d < op->inputs[0].rank; d++)
     layouts.image[d - 1] = op->inputs[0].dims[d];
   npu_status status = cpu_packed_weights_acquire(
@@ -1399,6 +1402,11 @@ static bool make_whole(void *context)
 static npu_status build_direct(const npu_hal_op *op, npu_hal_kernel *k, const direct_kind *kind,
                                const cpu_weights_id *weights_id, const packing_layouts *planned)
 {
+  /* Only in a re-plan: a first plan (weights shared by layers of other
+   * shapes in one model, FPN heads say) makes its primitives as before. */
+  uint64_t plan = cpu_deferred_plan();
+  if (!plan || planned->plan == plan)
+    return NPU_ERROR_NOT_SUPPORTED;
   /* (oneDNN's deconvolution would refuse them: see build_window_kernel) */
   if (kind->transposed && op->activation_count)
     return NPU_ERROR_NOT_SUPPORTED;
