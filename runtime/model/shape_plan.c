@@ -517,7 +517,9 @@ static npu_status infer_node(shape_plan *ctx, npu_stream **fold_stream, uint32_t
   if (status != NPU_OK) {
     char reason[400];
     snprintf(reason, sizeof reason, "%s", npu_last_error_message());
-    return npu_set_error(status, "%s: %s", label, reason);
+    /* (a kernel that failed as it ran named its node already) */
+    bool named = strncmp(reason, label, strlen(label)) == 0;
+    return npu_set_error(status, "%s%s%s", named ? "" : label, named ? "" : ": ", reason);
   }
   for (uint32_t o = 0; o < n->output_count; o++) {
     if (n->outputs[o] < 0)

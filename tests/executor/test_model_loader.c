@@ -436,7 +436,8 @@ static void test_crafted_models_are_refused(void)
       {"bitshift_without_direction", {"direction '', expected 'LEFT' or 'RIGHT'", "node 'n'"}},
       {"eye_like_of_rank_3", {"input of rank 3, expected a matrix", "node 'n'"}},
       {"roi_align_folded_batch_index",
-       {"batch index 5 of region 0 is not one of the 1 images", "node 'n'"}},
+       {"node 'n' (RoiAlign): batch index 5 of region 0 is not one of the 1 images",
+        "node 'n'"}},
   };
   npu_device *device = npu_test_open_device();
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
