@@ -1,6 +1,6 @@
 /* Deferred primitives (deferred_primitives.h). Helper threads start
- * compiling as soon as a primitive is deferred, while the plan goes on
- * describing the next kernels; the compile step then joins them. The
+ * compiling once a plan has deferred a few primitives, while the plan goes
+ * on describing the next kernels; the compile step then joins them. The
  * state is the planning thread's own, so that contexts planned at once on
  * different threads do not wait for each other's primitives. The
  * background compiler is one queue for the process, served by one thread
@@ -188,12 +188,10 @@ static bool queue_job(deferral *d, job j)
    * them itself at its end instead of waiting for threads to start and
    * leave, which took milliseconds while the engine's threads spun after a
    * run. */
-  if (d != &background && d->queued + 1 >= HELPERS_FROM_JOBS) {
-    while (d->helper_count < d->helpers_wanted &&
-           pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
-      d->helper_count++;
-    d->helpers_wanted = d->helper_count;
-  }
+  while (d != &background && d->queued + 1 >= HELPERS_FROM_JOBS &&
+         d->helper_count < d->helpers_wanted &&
+         pthread_create(&d->helpers[d->helper_count], NULL, compile_jobs, d) == 0)
+    d->helper_count++;
   if (d->count == d->capacity) {
     size_t capacity = d->capacity ? 2 * d->capacity : 64;
     job *grown = realloc(d->jobs, capacity * sizeof *grown);

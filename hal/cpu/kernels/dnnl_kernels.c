@@ -1666,9 +1666,7 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   cpu_dnnl_matrix_md(&user_b_md, rank, b_dims, trans_b, dnnl_f32);
   cpu_dnnl_matrix_md(&y_md, rank, y_dims, false, dnnl_f32);
   dnnl_memory_desc_init_by_tag(&any_b_md, rank, b_dims, products, dnnl_format_tag_any);
-  /* (on an earlier plan's packing: oneDNN's choice for other rows may be
-   * another, say BA16a48b for BA16a64b, and the primitive runs on it too) */
-  b_md = !packed ? user_b_md : replica && replica->ndims == rank ? *replica : any_b_md;
+  b_md = packed ? any_b_md : user_b_md;
   if (bias_input >= 0) { /* Gemm's C: broadcast to (M, N) from a shape of rank 0 to 2 */
     const npu_hal_tensor_desc *c = &op->inputs[bias_input];
     for (int d = 0; d < rank; d++) {
@@ -1702,8 +1700,21 @@ static npu_status build_product(const npu_hal_op *op, npu_hal_kernel *k, bool tr
   if (replica &&
       !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
                               replica)) {
-    status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
-    goto done;
+    /* oneDNN picks another packing for these rows (say BA16a48b for
+     * BA16a64b): a fast primitive on the replica's, if it has one (described
+     * as picked, above, an earlier plan's primitive comes from oneDNN's
+     * cache; described on the packing, it is compiled). */
+    dnnl_primitive_desc_destroy(pd);
+    pd = NULL;
+    s = replica->ndims == rank ? dnnl_matmul_desc_init(&desc, &run_a_md, replica,
+                                                       bias_input >= 0 ? &bias_md : NULL, &y_md)
+                               : dnnl_invalid_arguments;
+    if (s == dnnl_success)
+      s = cpu_primitive_desc_create(&pd, &desc, attr);
+    if (s != dnnl_success || !cpu_dnnl_fast_implementation(pd)) {
+      status = cpu_unsupported(op, "the first plan's choice is not on the packed weights");
+      goto done;
+    }
   }
   if (packed)
     status = cpu_dnnl_pack_weights(op, 1, op->input_values[1], weights_id, true, pd, &user_b_md,
