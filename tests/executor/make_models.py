@@ -173,7 +173,8 @@ save(model_of(replan_residual_nodes, [helper.make_tensor_value_info("x", TensorP
 # the new size in the background. Every kind of window they take: a strided stem from 3
 # plain channels with ReLU6, a dilated depthwise one, 1x1 with HardSwish, groups of 8
 # channels, 5x5 with a residual Add, a projection to 24 channels (channels-last), a
-# deconvolution and an asymmetrically padded strided one.
+# depthwise one on those 24 (a last vector of 8 groups), a deconvolution and an
+# asymmetrically padded strided one.
 replan_image_nodes = [
     helper.make_node("Conv", ["x", "stem_w", "stem_b"], ["stem"], strides=[2, 2],
                      pads=[1, 1, 1, 1]),
@@ -189,7 +190,9 @@ replan_image_nodes = [
     helper.make_node("Add", ["five", "wide_swish"], ["summed"]),
     helper.make_node("Relu", ["summed"], ["summed_relu"]),
     helper.make_node("Conv", ["summed_relu", "project_w"], ["projected"]),
-    helper.make_node("ConvTranspose", ["projected", "up_w", "up_b"], ["up"],
+    helper.make_node("Conv", ["projected", "depth24_w"], ["projected_depth"], group=24,
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("ConvTranspose", ["projected_depth", "up_w", "up_b"], ["up"],
                      kernel_shape=[2, 2], strides=[2, 2]),
     helper.make_node("Conv", ["up", "out_w"], ["y"], strides=[2, 2], pads=[0, 0, 1, 1]),
 ]
@@ -203,6 +206,7 @@ save(model_of(replan_image_nodes, [helper.make_tensor_value_info("x", TensorProt
                weight("depth_w", (32, 1, 3, 3)), weight("widen_w", (48, 32, 1, 1)),
                weight("widen_b", (48,)), weight("grouped_w", (48, 8, 3, 3)),
                weight("five_w", (48, 48, 5, 5)), weight("project_w", (24, 48, 1, 1)),
+               weight("depth24_w", (24, 1, 3, 3)),
                weight("up_w", (24, 16, 2, 2)), weight("up_b", (16,)),
                weight("out_w", (16, 16, 3, 3))], opset=14),
      "replan_images.onnx")

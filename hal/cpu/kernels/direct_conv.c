@@ -228,8 +228,7 @@ npu_status cpu_direct_conv_create(const npu_hal_op *op, bool transposed,
   c->out_vectors = fits && (c->depthwise || c->out_per_group % LANES == 0) &&
                    vector_runs(c->out_channel, y->dims[1]);
   /* A depthwise convolution reads its input 16 channels at a time too. */
-  fits = fits && (!c->depthwise || (x->dims[1] % LANES == 0 && c->out_vectors &&
-                                    vector_runs(c->in_channel, x->dims[1])));
+  fits = fits && (!c->depthwise || (c->out_vectors && vector_runs(c->in_channel, x->dims[1])));
   if (fits && has_bias) {
     int64_t padded = (c->out_per_group + LANES - 1) / LANES * LANES;
     c->bias = calloc((size_t)(c->group * padded + LANES), sizeof *c->bias);
@@ -356,13 +355,27 @@ tap_columns(const cpu_direct_conv *c, int64_t ow, int64_t s, int positions, bool
   }
 }
 
+/* `lanes` floats from `from` (16: a vector load; fewer: the rest zero,
+ * nothing read past them). */
+static inline void load_lanes(cpu_lanes16 *v, const float *from, int lanes)
+{
+  if (lanes == LANES) {
+    cpu_lanes16_load(v, from);
+    return;
+  }
+  *v = (cpu_lanes16){0};
+  memcpy(v, from, (size_t)lanes * sizeof(float));
+}
+
 /* Sums of `positions` output positions (a constant where it is inlined)
  * from column ow of row oh: for `chunks` vectors of output channels from
- * o0 of group g, or `depthwise`, for the 16 groups from g (each its own
- * input channel: one vector of input read per position and tap). */
+ * o0 of group g, or `depthwise`, for the `lanes` (16, or the last few)
+ * groups from g (each its own input channel: one vector of input read per
+ * position and tap). */
 static inline __attribute__((always_inline)) void
 sum_tile(const cpu_direct_conv *c, const float *image, int64_t g, int64_t o0, int chunks,
-         int64_t oh, int64_t ow, int positions, bool checked, bool depthwise, tile *t)
+         int64_t oh, int64_t ow, int positions, bool checked, bool depthwise, int lanes,
+         tile *t)
 {
   cpu_lanes16 sums[TILE][MAX_CHUNKS];
   int64_t padded = (c->out_per_group + LANES - 1) / LANES * LANES;
@@ -396,7 +409,7 @@ sum_tile(const cpu_direct_conv *c, const float *image, int64_t g, int64_t o0, in
           if (checked && !reads[p])
             continue;
           cpu_lanes16 v;
-          cpu_lanes16_load(&v, checked ? row + offset[p] : first + p * step);
+          load_lanes(&v, checked ? row + offset[p] : first + p * step, lanes);
           sums[p][0] += v * w;
         }
         continue;
@@ -480,18 +493,20 @@ static bool tile_checked(const cpu_direct_conv *c, int64_t ow, int64_t count)
 #define RUN_TILE(positions)                                                                   \
   do {                                                                                        \
     bool checked = tile_checked(c, ow, positions);                                          \
-    if (c->depthwise && checked)                                                              \
-      sum_tile(c, image, channel, 0, 1, oh, ow, positions, true, true, &t);                   \
+    if (c->depthwise && count < LANES) /* the last groups: loads of fewer lanes */           \
+      sum_tile(c, image, channel, 0, 1, oh, ow, positions, true, true, count, &t);            \
+    else if (c->depthwise && checked)                                                         \
+      sum_tile(c, image, channel, 0, 1, oh, ow, positions, true, true, LANES, &t);            \
     else if (c->depthwise)                                                                    \
-      sum_tile(c, image, channel, 0, 1, oh, ow, positions, false, true, &t);                  \
+      sum_tile(c, image, channel, 0, 1, oh, ow, positions, false, true, LANES, &t);           \
     else if (chunks == 2 && !checked)                                                         \
-      sum_tile(c, image, g, o0, 2, oh, ow, positions, false, false, &t);                      \
+      sum_tile(c, image, g, o0, 2, oh, ow, positions, false, false, LANES, &t);               \
     else if (chunks == 2)                                                                     \
-      sum_tile(c, image, g, o0, 2, oh, ow, positions, true, false, &t);                       \
+      sum_tile(c, image, g, o0, 2, oh, ow, positions, true, false, LANES, &t);                \
     else if (!checked)                                                                        \
-      sum_tile(c, image, g, o0, 1, oh, ow, positions, false, false, &t);                      \
+      sum_tile(c, image, g, o0, 1, oh, ow, positions, false, false, LANES, &t);               \
     else                                                                                      \
-      sum_tile(c, image, g, o0, 1, oh, ow, positions, true, false, &t);                       \
+      sum_tile(c, image, g, o0, 1, oh, ow, positions, true, false, LANES, &t);                \
     finish_tile(c, &t, positions, n, oh, ow, channel, count, run->in, run->out);             \
     ow += positions;                                                                          \
   } while (0)
@@ -509,7 +524,7 @@ static void run_row(void *data, size_t index)
   int64_t unit = rest % run->vectors, n = rest / run->vectors;
   const float *image = (const float *)run->in[0] + n * (int64_t)c->in_walk.batch;
   int64_t g = 0, o0 = 0, channel = unit * LANES;
-  int chunks = 1, count = LANES;
+  int chunks = 1, count = (int)(c->group - channel < LANES ? c->group - channel : LANES);
   if (!c->depthwise) {
     g = unit / run->pairs;
     o0 = unit % run->pairs * MAX_CHUNKS * LANES;
@@ -541,7 +556,7 @@ void cpu_direct_conv_run(npu_hal_device *device, const cpu_direct_conv *c, void 
   atomic_fetch_add(&launches, 1);
   conv_run run = {c, in, out[0], 0, 0};
   run.pairs = (c->out_per_group + MAX_CHUNKS * LANES - 1) / (MAX_CHUNKS * LANES);
-  run.vectors = c->depthwise ? c->group / LANES : c->group * run.pairs;
+  run.vectors = c->depthwise ? (c->group + LANES - 1) / LANES : c->group * run.pairs;
   int64_t segments = (c->out_w + SEGMENT - 1) / SEGMENT;
   npu_cpu_parallel_for(device, (size_t)(c->batch * run.vectors * c->out_h * segments), run_row,
                        &run);
